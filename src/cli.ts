@@ -1,0 +1,55 @@
+/** The command-line surface (commander). Each subcommand lives in src/commands/. */
+import { Command, Option } from 'commander';
+import { UsageError } from './errors.js';
+import type { UiLoaders } from './ui.js';
+import { registerGenerate } from './commands/generate.js';
+import { registerPreset } from './commands/preset.js';
+import { registerEstimate } from './commands/estimate.js';
+import { registerLaunch } from './commands/launch.js';
+
+declare const ZEROWIZ_VERSION: string | undefined;
+export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
+
+/** What every subcommand gets: the lazily loaded views and a way to set the exit code. */
+export interface CommandContext {
+  ui: UiLoaders;
+  setExitCode(code: number): void;
+}
+
+/** The program, with the exit code its action chose. */
+export type Program = Command & { exitCodeFromAction?: number };
+
+/** Builds the whole CLI. Usage errors print one line and a hint, and exit 2. */
+export function buildProgram(ui: UiLoaders): Program {
+  const program = new Command('zerowiz') as Program;
+  const ctx: CommandContext = {
+    ui,
+    setExitCode(code) {
+      program.exitCodeFromAction = code;
+    },
+  };
+  program
+    .description('A terminal wizard for accelerate + DeepSpeed ZeRO: the questions of `accelerate config`, the cost of each ZeRO mode, the YAML and JSON, and the launch.')
+    .version(VERSION, '-v, --version')
+    .addOption(new Option('--config <file>', 'an accelerate config YAML to import into the wizard'))
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      outputError: (str, write) => write(oneLineError(str)),
+    })
+    .action(async (opts: { config?: string }) => {
+      if (!process.stdin.isTTY || !process.stdout.isTTY) {
+        throw new UsageError('the wizard needs an interactive terminal', 'run it in a terminal, or use `zerowiz generate --help` to write the files from flags');
+      }
+      ctx.setExitCode(await ui.runWizard({ configPath: opts.config }));
+    });
+  for (const register of [registerGenerate, registerEstimate, registerPreset, registerLaunch]) register(program, ctx);
+  for (const sub of program.commands) sub.exitOverride().configureOutput({ outputError: (str, write) => write(oneLineError(str)) });
+  return program;
+}
+
+/** commander's error text as zerowiz's one line plus a hint. */
+function oneLineError(str: string): string {
+  const line = str.trim().split('\n')[0]!.replace(/^error: /, '');
+  return `zerowiz: ${line}\n  hint: see \`zerowiz --help\` (every subcommand has --help)\n`;
+}

@@ -1,0 +1,548 @@
+/**
+ * The one question catalog. The wizard renders it, `zerowiz generate` maps its flags onto the same ids
+ * (kebab case), presets store the same ids. Order = `accelerate config`'s order on the
+ * "This machine -> multi-GPU -> DeepSpeed" path (see shared/reference/accelerate-config.md, §1), with the
+ * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
+ */
+import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
+import { formatBytes, formatCount, parseBytes, parseCount } from './units.js';
+import { UsageError } from './errors.js';
+
+export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;
+export type Launcher = (typeof LAUNCHERS)[number];
+export const PRECISIONS = ['auto', 'no', 'fp16', 'bf16'] as const;
+export type Precision = (typeof PRECISIONS)[number];
+export const DYNAMO_BACKENDS = ['no', 'eager', 'aot_eager', 'inductor', 'aot_ts_nvfuser', 'nvprims_nvfuser', 'cudagraphs', 'ofi', 'fx2trt', 'onnxrt', 'tensorrt', 'aot_torchxla_trace_once', 'tvm'] as const;
+export type DynamoBackend = (typeof DYNAMO_BACKENDS)[number];
+
+/** Every answer of a setup. Always complete: unanswered ids hold their defaults. */
+export interface Answers {
+  num_machines: number;
+  machine_rank: number;
+  main_process_ip: string;
+  main_process_port: number | null;
+  same_network: boolean;
+  rdzv_backend: string;
+  debug: boolean;
+  dynamo_backend: DynamoBackend;
+  model_name: string;
+  model_params: number | null;
+  largest_layer_params: number | null;
+  gpu_memory: number | null;
+  cpu_memory: number | null;
+  mode: Mode;
+  offload_device: OffloadDevice;
+  nvme_path: string;
+  gradient_accumulation_steps: number | 'auto';
+  gradient_clipping: number | 'auto';
+  zero3_save_16bit_model: boolean;
+  zero3_init: boolean;
+  moe_layer_cls_names: string;
+  multinode_launcher: Launcher;
+  hostfile: string;
+  exclusion_filter: string;
+  inclusion_filter: string;
+  num_processes: number;
+  mixed_precision: Precision;
+  gradient_checkpointing: boolean;
+  overlap_comm: boolean;
+  pin_memory: boolean;
+  contiguous_gradients: boolean;
+  sub_group_size: number;
+  reduce_bucket_size: number;
+  prefetch_bucket_size: number;
+  param_persistence_threshold: number;
+  max_live_parameters: number;
+  max_reuse_distance: number;
+  ds_config_path: string;
+}
+/** A question id. */
+export type QuestionId = keyof Answers;
+
+/** What was found on this machine, used for defaults (GPU count and memory). */
+export interface DetectedEnv {
+  gpuCount: number | null;
+  gpuMemoryBytes: number | null;
+  cpuMemoryBytes: number | null;
+}
+export const NO_DETECTION: DetectedEnv = { gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null };
+
+/** Parse result of one typed answer. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** One choice of a select question. */
+export interface Choice<T> {
+  value: T;
+  label: string;
+  help?: string;
+}
+
+/** One question: how it is asked, when, its default, how it is parsed, and which keys it sets. */
+export interface Question<K extends QuestionId = QuestionId> {
+  id: K;
+  kind: 'select' | 'text' | 'boolean';
+  section: 'machine' | 'model' | 'deepspeed' | 'processes' | 'json';
+  /** zerowiz's wording. */
+  prompt: string;
+  /** accelerate config's wording, when accelerate asks it. */
+  acceleratePrompt?: string;
+  help: string;
+  /** The accelerate YAML key it sets (dotted), if any. */
+  yamlKey?: string;
+  /** The DeepSpeed JSON key it sets (dotted), if any. */
+  jsonKey?: string;
+  choices?: readonly Choice<Answers[K]>[];
+  /** Advanced: left out of the wizard's walk (defaults apply), editable from the review screen and flags. */
+  advanced?: boolean;
+  when: (a: Answers) => boolean;
+  defaultValue: (a: Answers, env: DetectedEnv) => Answers[K];
+  parse: (text: string, a: Answers) => Parsed<Answers[K]>;
+  format: (v: Answers[K]) => string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsers shared by many questions.
+
+function ok<T>(value: T): Parsed<T> {
+  return { ok: true, value };
+}
+function fail<T>(error: string): Parsed<T> {
+  return { ok: false, error };
+}
+function intIn(min: number, max = Number.MAX_SAFE_INTEGER, what = 'a whole number') {
+  return (text: string): Parsed<number> => {
+    const t = text.trim();
+    if (!/^[0-9]+$/.test(t)) return fail(`'${text}' is not ${what}; type digits only, e.g. ${min}`);
+    const n = Number(t);
+    if (n < min || n > max) return fail(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be from ${min} to ${max}`);
+    return ok(n);
+  };
+}
+/** Yes/no, as accelerate's converter but also taking y/n/true/false. */
+export function parseBool(text: string): Parsed<boolean> {
+  const t = text.trim().toLowerCase();
+  if (['yes', 'y', 'true', '1', 'on'].includes(t)) return ok(true);
+  if (['no', 'n', 'false', '0', 'off'].includes(t)) return ok(false);
+  return fail(`'${text}' is not yes or no`);
+}
+function choiceParser<T extends string>(values: readonly T[]) {
+  return (text: string): Parsed<T> => {
+    const t = text.trim();
+    const hit = values.find((v) => v.toLowerCase() === t.toLowerCase());
+    return hit !== undefined ? ok(hit) : fail(`'${text}' is not one of ${values.join(', ')}`);
+  };
+}
+function bigInt(text: string): Parsed<number> {
+  const t = text.trim();
+  const n = Number(t);
+  if (t === '' || !Number.isFinite(n) || n < 0 || !Number.isInteger(n)) return fail(`'${text}' is not a whole number >= 0 (1e9 and 50000000 both work)`);
+  return ok(n);
+}
+function str(text: string): Parsed<string> {
+  return ok(text.trim());
+}
+function countOrNull(what: string) {
+  return (text: string): Parsed<number | null> => {
+    if (text.trim() === '') return ok(null);
+    try {
+      return ok(parseCount(text, what));
+    } catch (e) {
+      return fail(e instanceof UsageError ? `${e.message}; ${e.hint ?? ''}`.trim() : String(e));
+    }
+  };
+}
+function bytesOrNull(what: string) {
+  return (text: string): Parsed<number | null> => {
+    if (text.trim() === '') return ok(null);
+    try {
+      return ok(parseBytes(text, what));
+    } catch (e) {
+      return fail(e instanceof UsageError ? `${e.message}; ${e.hint ?? ''}`.trim() : String(e));
+    }
+  };
+}
+const always = () => true;
+const multiNode = (a: Answers) => a.num_machines > 1;
+const yesNo = (v: boolean) => (v ? 'yes' : 'no');
+const boolChoices: readonly Choice<boolean>[] = [
+  { value: false, label: 'no' },
+  { value: true, label: 'yes' },
+];
+const isOffload = (a: Answers) => MODE_INFO[a.mode].offloadOptimizer || MODE_INFO[a.mode].offloadParam;
+const isStage3 = (a: Answers) => MODE_INFO[a.mode].stage === 3;
+
+function q<K extends QuestionId>(def: Question<K>): Question<K> {
+  return def;
+}
+
+/** The catalog, in the order asked. */
+export const QUESTIONS = [
+  q({
+    id: 'num_machines', kind: 'text', section: 'machine',
+    prompt: 'How many machines (nodes) will you use? More than 1 means multi-node training.',
+    acceleratePrompt: 'How many different machines will you use (use more than 1 for multi-node training)? [1]: ',
+    help: 'The number of nodes. Each node runs num_processes / num_machines processes (one per GPU).',
+    yamlKey: 'num_machines', when: always, defaultValue: () => 1,
+    parse: intIn(1, 100000), format: String,
+  }),
+  q({
+    id: 'machine_rank', kind: 'text', section: 'machine',
+    prompt: 'What is the rank of this machine? (0 on the main node)',
+    acceleratePrompt: 'What is the rank of this machine?',
+    help: 'Which node this is, from 0 to num_machines - 1. The node with rank 0 hosts the main process.',
+    yamlKey: 'machine_rank', when: multiNode, defaultValue: () => 0,
+    parse: (t, a) => intIn(0, Math.max(0, a.num_machines - 1))(t), format: String,
+  }),
+  q({
+    id: 'main_process_ip', kind: 'text', section: 'machine',
+    prompt: 'IP address of the machine that hosts the main process (rank 0)',
+    acceleratePrompt: 'What is the IP address of the machine that will host the main process? ',
+    help: 'Every node connects to this address. Use the address of node 0 on the network the nodes share.',
+    yamlKey: 'main_process_ip', when: multiNode, defaultValue: () => '',
+    parse: str, format: (v) => v,
+  }),
+  q({
+    id: 'main_process_port', kind: 'text', section: 'machine',
+    prompt: 'Port for talking to the main process',
+    acceleratePrompt: 'What is the port you will use to communicate with the main process? ',
+    help: 'A free TCP port on node 0, the same on every node. accelerate uses 29500 when none is given.',
+    yamlKey: 'main_process_port', when: multiNode, defaultValue: () => 29500,
+    parse: (t) => (t.trim() === '' ? ok(null) : intIn(1, 65535, 'a port number')(t)), format: (v) => (v === null ? '' : String(v)),
+  }),
+  q({
+    id: 'same_network', kind: 'boolean', section: 'machine',
+    prompt: 'Are all the machines on the same local network?',
+    acceleratePrompt: 'Are all the machines on the same local network? Answer `no` if nodes are on the cloud and/or on different network hosts [YES/no]: ',
+    help: 'Answer no if the nodes are in the cloud or on different networks; you will then be asked for a rendezvous backend.',
+    yamlKey: 'same_network', choices: [...boolChoices].reverse(), when: multiNode, defaultValue: () => true,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'rdzv_backend', kind: 'text', section: 'machine',
+    prompt: "Rendezvous backend ('static', 'c10d', ...)",
+    acceleratePrompt: "What rendezvous backend will you use? ('static', 'c10d', ...): ",
+    help: "How the nodes find each other. 'static' needs a fixed main IP; 'c10d' suits elastic or cloud setups.",
+    yamlKey: 'rdzv_backend', when: (a) => multiNode(a) && !a.same_network, defaultValue: () => 'static',
+    parse: (t) => (t.trim() === '' ? fail('type a backend name, e.g. static or c10d') : ok(t.trim())), format: (v) => v,
+  }),
+  q({
+    id: 'debug', kind: 'boolean', section: 'machine',
+    prompt: 'Check distributed operations for errors while running? (avoids silent timeouts, but slower)',
+    acceleratePrompt: 'Should distributed operations be checked while running for errors? This can avoid timeout issues but will be slower. [yes/NO]: ',
+    help: 'Sets debug: true, which makes accelerate check collective operations and report mismatches instead of hanging.',
+    yamlKey: 'debug', choices: boolChoices, when: always, defaultValue: () => false,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'dynamo_backend', kind: 'select', section: 'machine',
+    prompt: 'Optimize your script with torch dynamo? Pick a backend, or no.',
+    acceleratePrompt: 'Do you wish to optimize your script with torch dynamo?[yes/NO]:',
+    help: 'torch.compile backend; inductor is the usual one. Stored upper-case under dynamo_config.dynamo_backend.',
+    yamlKey: 'dynamo_config.dynamo_backend',
+    choices: DYNAMO_BACKENDS.map((b) => ({ value: b, label: b === 'no' ? 'no (do not compile)' : b })),
+    when: always, defaultValue: () => 'no',
+    parse: choiceParser(DYNAMO_BACKENDS), format: (v) => v,
+  }),
+  q({
+    id: 'model_name', kind: 'text', section: 'model', advanced: true,
+    prompt: 'Model name (for your notes; not written to the configs)',
+    help: 'A label kept in presets, e.g. Qwen-Image DiT.',
+    when: always, defaultValue: () => '', parse: str, format: (v) => v,
+  }),
+  q({
+    id: 'model_params', kind: 'text', section: 'model',
+    prompt: 'How many parameters does the trained model have? (e.g. 20.4B, 7e9, 350M; empty to skip the estimate)',
+    help: 'All parameters of the model being trained, counted once. Used only for the memory estimate at the ZeRO question.',
+    when: always, defaultValue: () => null,
+    parse: countOrNull('parameter count'), format: (v) => (v === null ? '' : formatCount(v)),
+  }),
+  q({
+    id: 'largest_layer_params', kind: 'text', section: 'model',
+    prompt: 'Parameters of the largest single layer (e.g. 120M; empty: estimate as 1% of the model)',
+    help: "ZeRO-3 gathers one whole layer at a time on a GPU; DeepSpeed's estimator calls this largest_layer_params.",
+    when: (a) => a.model_params !== null, defaultValue: () => null,
+    parse: countOrNull('largest layer'), format: (v) => (v === null ? '' : formatCount(v)),
+  }),
+  q({
+    id: 'gpu_memory', kind: 'text', section: 'model',
+    prompt: 'Memory of one GPU (e.g. 80GiB; G and GiB mean 2^30 bytes, GB 10^9)',
+    help: 'Taken from nvidia-smi when it is found. Used to mark which ZeRO modes fit.',
+    when: (a) => a.model_params !== null, defaultValue: (_a, env) => env.gpuMemoryBytes,
+    parse: bytesOrNull('GPU memory'), format: (v) => (v === null ? '' : formatBytes(v, 0)),
+  }),
+  q({
+    id: 'cpu_memory', kind: 'text', section: 'model',
+    prompt: 'CPU memory (RAM) of one machine (e.g. 1TiB)',
+    help: 'Read from the OS when zerowiz runs on the training machine. Offload modes keep optimizer states here.',
+    when: (a) => a.model_params !== null, defaultValue: (_a, env) => env.cpuMemoryBytes,
+    parse: bytesOrNull('CPU memory'), format: (v) => (v === null ? '' : formatBytes(v, 0)),
+  }),
+  q({
+    id: 'mode', kind: 'select', section: 'deepspeed',
+    prompt: "Which ZeRO mode? (DeepSpeed's ZeRO optimization stage, with or without offload)",
+    acceleratePrompt: "What should be your DeepSpeed's ZeRO optimization stage?",
+    help: 'Sets zero_optimization.stage and the offload devices in the DeepSpeed JSON. Higher stages shard more and save more GPU memory; offload moves state to the CPU (or NVMe) at the cost of traffic.',
+    jsonKey: 'zero_optimization.stage',
+    choices: MODES.map((m) => ({ value: m, label: `${MODE_INFO[m].label}`, help: `${MODE_INFO[m].shards} ${MODE_INFO[m].cost}` })),
+    when: always, defaultValue: () => '2',
+    parse: (t) => (isMode(t.trim()) ? ok(t.trim() as Mode) : fail(`'${t}' is not a ZeRO mode; use one of ${MODES.join(', ')}`)),
+    format: (v) => v,
+  }),
+  q({
+    id: 'offload_device', kind: 'select', section: 'deepspeed',
+    prompt: 'Offload to CPU memory or to an NVMe drive?',
+    acceleratePrompt: 'Where to offload optimizer states?',
+    help: 'cpu keeps offloaded state in RAM. nvme (ZeRO-Infinity) swaps it to a fast local drive; it only really works at stage 3.',
+    jsonKey: 'zero_optimization.offload_optimizer.device',
+    choices: [
+      { value: 'cpu', label: 'cpu', help: 'Offload to CPU memory (pinned).' },
+      { value: 'nvme', label: 'nvme', help: 'Offload to an NVMe drive (ZeRO-Infinity, stage 3).' },
+    ],
+    when: isOffload, defaultValue: () => 'cpu',
+    parse: choiceParser(['cpu', 'nvme'] as const), format: (v) => v,
+  }),
+  q({
+    id: 'nvme_path', kind: 'text', section: 'deepspeed',
+    prompt: 'Path on the NVMe drive to offload to',
+    acceleratePrompt: 'Nvme Path to offload parameters?',
+    help: 'A directory on a local NVMe drive with room for the offloaded state. DeepSpeed writes under it.',
+    jsonKey: 'zero_optimization.offload_param.nvme_path',
+    when: (a) => isOffload(a) && a.offload_device === 'nvme', defaultValue: () => '/nvme',
+    parse: (t) => (t.trim() === '' ? fail('NVMe offload needs a path; type a directory such as /nvme') : ok(t.trim())), format: (v) => v,
+  }),
+  q({
+    id: 'gradient_accumulation_steps', kind: 'text', section: 'deepspeed',
+    prompt: "Gradient accumulation steps ('auto' takes it from your script's Accelerator)",
+    acceleratePrompt: "How many gradient accumulation steps you're passing in your script? [1]: ",
+    help: "Written to the DeepSpeed JSON. 'auto' lets accelerate fill in the value your script passes to Accelerator().",
+    jsonKey: 'gradient_accumulation_steps', when: always, defaultValue: () => 'auto',
+    parse: (t) => (t.trim().toLowerCase() === 'auto' ? ok('auto' as const) : intIn(1)(t)), format: String,
+  }),
+  q({
+    id: 'gradient_clipping', kind: 'text', section: 'deepspeed',
+    prompt: "Gradient clipping value ('auto': accelerate's default 1.0; 0 turns clipping off)",
+    acceleratePrompt: 'Do you want to use gradient clipping? [yes/NO]: ',
+    help: 'Maximum gradient norm, written to the DeepSpeed JSON.',
+    jsonKey: 'gradient_clipping', when: always, defaultValue: () => 'auto',
+    parse: (t) => {
+      const s = t.trim().toLowerCase();
+      if (s === 'auto') return ok('auto' as const);
+      const n = Number(s);
+      return s !== '' && Number.isFinite(n) && n >= 0 ? ok(n) : fail(`'${t}' is not a number >= 0 or 'auto'`);
+    },
+    format: String,
+  }),
+  q({
+    id: 'zero3_save_16bit_model', kind: 'boolean', section: 'deepspeed',
+    prompt: 'Save 16-bit model weights when using ZeRO-3? (gathers the full weights on save)',
+    acceleratePrompt: 'Do you want to save 16-bit model weights when using ZeRO Stage-3? [yes/NO]: ',
+    help: 'Without it, a ZeRO-3 checkpoint holds only shards and needs zero_to_fp32.py to recover weights.',
+    jsonKey: 'zero_optimization.stage3_gather_16bit_weights_on_model_save',
+    choices: boolChoices, when: isStage3, defaultValue: () => true,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'zero3_init', kind: 'boolean', section: 'deepspeed',
+    prompt: 'Enable deepspeed.zero.Init to build massive models already sharded (ZeRO-3)?',
+    acceleratePrompt: 'Do you want to enable `deepspeed.zero.Init` when using ZeRO Stage-3 for constructing massive models? [yes/NO]: ',
+    help: 'Constructs the model directly in shards so no single GPU or process holds it whole. Needs transformers; only has an effect at stage 3.',
+    yamlKey: 'deepspeed_config.zero3_init_flag',
+    choices: boolChoices, when: always, defaultValue: (a) => isStage3(a),
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'moe_layer_cls_names', kind: 'text', section: 'deepspeed',
+    prompt: 'Mixture-of-Experts layer class names, comma-separated (empty: not an MoE model)',
+    acceleratePrompt: 'Do you want to enable Mixture-of-Experts training (MoE)? [yes/NO]: ',
+    help: 'E.g. MixtralSparseMoeBlock or Qwen2MoeSparseMoeBlock (case-sensitive); makes ZeRO-3 treat each block as a leaf.',
+    yamlKey: 'deepspeed_config.deepspeed_moe_layer_cls_names', when: always, defaultValue: () => '',
+    parse: str, format: (v) => v,
+  }),
+  q({
+    id: 'multinode_launcher', kind: 'select', section: 'deepspeed',
+    prompt: 'Which launcher starts the processes on the other nodes?',
+    acceleratePrompt: 'Which Type of launcher do you want to use?',
+    help: "pdsh uses ssh from node 0 and a hostfile; 'standard' is torchrun on each node; slurm/openmpi/mvapich/mpich use those schedulers; nossh needs DeepSpeed >= 0.14.5.",
+    yamlKey: 'deepspeed_config.deepspeed_multinode_launcher',
+    choices: LAUNCHERS.map((l) => ({ value: l, label: l })), when: multiNode, defaultValue: () => 'pdsh',
+    parse: choiceParser(LAUNCHERS), format: (v) => v,
+  }),
+  q({
+    id: 'hostfile', kind: 'text', section: 'deepspeed',
+    prompt: 'Path of the DeepSpeed hostfile (rows like `node1 slots=8`)',
+    acceleratePrompt: 'DeepSpeed configures multi-node compute resources with hostfile. ... Please specify the location of hostfile: ',
+    help: 'One row per node: `hostname slots=<gpus>`. See DeepSpeed "resource configuration (multi-node)".',
+    yamlKey: 'deepspeed_config.deepspeed_hostfile',
+    when: (a) => multiNode(a) && a.multinode_launcher !== 'standard', defaultValue: () => '',
+    parse: str, format: (v) => v,
+  }),
+  q({
+    id: 'exclusion_filter', kind: 'text', section: 'deepspeed',
+    prompt: 'DeepSpeed exclusion filter (empty: none), e.g. node1:0,1',
+    acceleratePrompt: 'Do you want to specify exclusion filter string? [yes/NO]: ',
+    help: 'Hosts or GPUs to leave out. When both filters are set, the exclusion filter wins.',
+    yamlKey: 'deepspeed_config.deepspeed_exclusion_filter',
+    when: (a) => multiNode(a) && a.multinode_launcher !== 'standard', defaultValue: () => '',
+    parse: str, format: (v) => v,
+  }),
+  q({
+    id: 'inclusion_filter', kind: 'text', section: 'deepspeed',
+    prompt: 'DeepSpeed inclusion filter (empty: all), e.g. node1@node2:0,1',
+    acceleratePrompt: 'Do you want to specify inclusion filter string? [yes/NO]: ',
+    help: 'Only these hosts or GPUs are used.',
+    yamlKey: 'deepspeed_config.deepspeed_inclusion_filter',
+    when: (a) => multiNode(a) && a.multinode_launcher !== 'standard', defaultValue: () => '',
+    parse: str, format: (v) => v,
+  }),
+  q({
+    id: 'num_processes', kind: 'text', section: 'processes',
+    prompt: 'How many GPUs in total, across all machines? (one process per GPU)',
+    acceleratePrompt: 'How many GPU(s) should be used for distributed training? [1]:',
+    help: 'The TOTAL over all nodes: 2 nodes x 8 GPUs = 16. The launcher divides it by num_machines.',
+    yamlKey: 'num_processes', when: always,
+    defaultValue: (a, env) => Math.max(1, env.gpuCount ?? 1) * a.num_machines,
+    parse: intIn(1, 1000000), format: String,
+  }),
+  q({
+    id: 'mixed_precision', kind: 'select', section: 'processes',
+    prompt: 'Mixed precision (written into the DeepSpeed JSON)',
+    acceleratePrompt: 'Do you wish to use mixed precision?',
+    help: "accelerate refuses mixed_precision in the YAML next to a DeepSpeed JSON, so zerowiz writes it into the JSON's fp16/bf16 blocks. 'auto' leaves both to `accelerate launch --mixed_precision`; without that flag training runs in fp32.",
+    jsonKey: 'fp16.enabled / bf16.enabled',
+    choices: [
+      { value: 'auto', label: 'auto', help: 'fp16/bf16 "auto": accelerate fills them from --mixed_precision at launch.' },
+      { value: 'bf16', label: 'bf16', help: 'bf16 on (Ampere or newer).' },
+      { value: 'fp16', label: 'fp16', help: 'fp16 with dynamic loss scaling.' },
+      { value: 'no', label: 'no', help: 'fp32 training.' },
+    ],
+    when: always, defaultValue: () => 'bf16',
+    parse: choiceParser(PRECISIONS), format: (v) => v,
+  }),
+  q({
+    id: 'gradient_checkpointing', kind: 'boolean', section: 'json',
+    prompt: 'Will training use gradient checkpointing? (adds the activation_checkpointing block)',
+    help: "ZeRO-3 offload is incompatible with PyTorch's native gradient checkpointing; scripts such as DiffSynth-Studio's then use DeepSpeed's own, configured by the JSON's activation_checkpointing block.",
+    jsonKey: 'activation_checkpointing',
+    choices: boolChoices, when: always, defaultValue: () => false,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'overlap_comm', kind: 'boolean', section: 'json', advanced: true,
+    prompt: 'Overlap gradient communication with the backward pass? (faster, uses more GPU memory)',
+    help: 'DeepSpeed defaults to true at stage 3, false below. The buckets it needs cost GPU memory.',
+    jsonKey: 'zero_optimization.overlap_comm',
+    choices: boolChoices, when: always, defaultValue: () => false,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'pin_memory', kind: 'boolean', section: 'json', advanced: true,
+    prompt: 'Pin the CPU memory used for offload? (faster transfers, less pageable RAM)',
+    help: 'offload_optimizer.pin_memory and offload_param.pin_memory.',
+    jsonKey: 'zero_optimization.offload_*.pin_memory',
+    choices: [...boolChoices].reverse(), when: isOffload, defaultValue: () => true,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'contiguous_gradients', kind: 'boolean', section: 'json', advanced: true,
+    prompt: 'Copy gradients into one contiguous buffer? (avoids fragmentation)',
+    help: 'zero_optimization.contiguous_gradients (DeepSpeed default true).',
+    jsonKey: 'zero_optimization.contiguous_gradients',
+    choices: [...boolChoices].reverse(), when: always, defaultValue: () => true,
+    parse: parseBool, format: yesNo,
+  }),
+  q({
+    id: 'sub_group_size', kind: 'text', section: 'json', advanced: true,
+    prompt: 'ZeRO-3 sub_group_size (elements per optimizer step tile)',
+    help: 'Smaller values lower peak memory of the optimizer step with offload. DeepSpeed default 1e9.',
+    jsonKey: 'zero_optimization.sub_group_size', when: isStage3, defaultValue: () => 1e9,
+    parse: bigInt, format: formatSci,
+  }),
+  q({
+    id: 'reduce_bucket_size', kind: 'text', section: 'json', advanced: true,
+    prompt: 'reduce_bucket_size (elements reduced at once)',
+    help: 'Larger is faster but uses more GPU memory. DeepSpeed default 5e8; the seed uses 5e7.',
+    jsonKey: 'zero_optimization.reduce_bucket_size', when: always, defaultValue: () => 5e7,
+    parse: bigInt, format: formatSci,
+  }),
+  q({
+    id: 'prefetch_bucket_size', kind: 'text', section: 'json', advanced: true,
+    prompt: 'stage3_prefetch_bucket_size (elements fetched ahead)',
+    help: 'ZeRO-3 parameter prefetch size. DeepSpeed default 5e7.',
+    jsonKey: 'zero_optimization.stage3_prefetch_bucket_size', when: isStage3, defaultValue: () => 5e7,
+    parse: bigInt, format: formatSci,
+  }),
+  q({
+    id: 'param_persistence_threshold', kind: 'text', section: 'json', advanced: true,
+    prompt: 'stage3_param_persistence_threshold (parameters below this stay whole on every GPU)',
+    help: 'DeepSpeed default 1e5.',
+    jsonKey: 'zero_optimization.stage3_param_persistence_threshold', when: isStage3, defaultValue: () => 1e5,
+    parse: bigInt, format: formatSci,
+  }),
+  q({
+    id: 'max_live_parameters', kind: 'text', section: 'json', advanced: true,
+    prompt: 'stage3_max_live_parameters (most parameters resident on a GPU at once)',
+    help: 'Lower it to save GPU memory at some speed. DeepSpeed default 1e9; the seed uses 1e8.',
+    jsonKey: 'zero_optimization.stage3_max_live_parameters', when: isStage3, defaultValue: () => 1e8,
+    parse: bigInt, format: formatSci,
+  }),
+  q({
+    id: 'max_reuse_distance', kind: 'text', section: 'json', advanced: true,
+    prompt: 'stage3_max_reuse_distance (keep a parameter if reused within this many)',
+    help: 'DeepSpeed default 1e9; the seed uses 1e8.',
+    jsonKey: 'zero_optimization.stage3_max_reuse_distance', when: isStage3, defaultValue: () => 1e8,
+    parse: bigInt, format: formatSci,
+  }),
+  q({
+    id: 'ds_config_path', kind: 'text', section: 'json', advanced: true,
+    prompt: 'Path the YAML gives for the DeepSpeed JSON (empty: next to the YAML)',
+    acceleratePrompt: 'Please enter the path to the json DeepSpeed config file: ',
+    help: 'Written as deepspeed_config.deepspeed_config_file. A relative path is resolved from the directory you launch in.',
+    yamlKey: 'deepspeed_config.deepspeed_config_file', when: always, defaultValue: () => '',
+    parse: str, format: (v) => v,
+  }),
+] as const satisfies readonly Question<any>[];
+
+/** Formats an element count like the seed JSON does: 1e9, 5e7, 1e5; other values in full. */
+export function formatSci(n: number): string {
+  if (n >= 1e5 && Number.isInteger(n)) {
+    const exp = Math.floor(Math.log10(n));
+    const mant = n / 10 ** exp;
+    if (Number.isInteger(mant)) return `${mant}e${exp}`;
+  }
+  return String(n);
+}
+
+const BY_ID = new Map<QuestionId, Question>(QUESTIONS.map((x) => [x.id, x as unknown as Question]));
+
+/** The question with this id. */
+export function question<K extends QuestionId>(id: K): Question<K> {
+  const found = BY_ID.get(id);
+  if (!found) throw new Error(`no question ${id}`);
+  return found as unknown as Question<K>;
+}
+
+/** Every question id, in order. */
+export const QUESTION_IDS: readonly QuestionId[] = QUESTIONS.map((x) => x.id);
+
+/** The kebab-case flag name of a question id (`num_processes` -> `num-processes`). */
+export function flagName(id: QuestionId): string {
+  return id.replace(/_/g, '-');
+}
+
+/**
+ * Fills every answer with its default, in catalog order (a default may depend on earlier answers),
+ * keeping the answers given in `given`.
+ */
+export function withDefaults(given: Partial<Answers>, env: DetectedEnv = NO_DETECTION): Answers {
+  const a = {} as Record<string, unknown>;
+  for (const qq of QUESTIONS) {
+    const id = qq.id as QuestionId;
+    a[id] = id in given && given[id] !== undefined ? given[id] : (qq as unknown as Question).defaultValue(a as unknown as Answers, env);
+  }
+  return a as unknown as Answers;
+}
+
+/** The questions asked for these answers (their `when` holds), in order. */
+export function activeQuestions(a: Answers, includeAdvanced = false): Question[] {
+  return (QUESTIONS as readonly Question<any>[]).filter((x) => (includeAdvanced || !x.advanced) && x.when(a)) as Question[];
+}

@@ -1,0 +1,51 @@
+/** The setup: every answer, the files to write, and the launch steps. Emitters are pure functions of it. */
+import type { Answers } from './questions.js';
+
+/** One `accelerate launch` step of a pipeline. */
+export interface LaunchStep {
+  /** Short name shown in the log pane and used as the log file name, e.g. `data_process`. */
+  name: string;
+  /** Arguments after `accelerate launch` (and after `--config_file PATH` when `usesConfig`). */
+  args: string[];
+  /** Whether zerowiz passes `--config_file <the generated accelerate YAML>` to this step. */
+  usesConfig: boolean;
+}
+
+/** Where the two config files go. Relative paths are relative to the directory zerowiz runs in. */
+export interface SetupFiles {
+  accelerateConfig: string;
+  dsConfig: string;
+}
+
+/** A whole setup. */
+export interface Setup {
+  name: string;
+  answers: Answers;
+  files: SetupFiles;
+  steps: LaunchStep[];
+  /** Keys of an imported YAML/JSON that zerowiz does not model: kept and written back as they were. */
+  extra?: { yaml?: Record<string, unknown>; json?: Record<string, unknown> };
+}
+
+/** One command to run: the argv after the `accelerate` executable. */
+export interface LaunchCommand {
+  step: string;
+  argv: string[];
+  usesConfig: boolean;
+}
+
+export const DEFAULT_FILES: SetupFiles = { accelerateConfig: 'accelerate_config.yaml', dsConfig: 'ds_config.json' };
+
+/** The `accelerate launch` argv of every step, in order. */
+export function toLaunchCommands(setup: Setup): LaunchCommand[] {
+  return setup.steps.map((s) => ({
+    step: s.name,
+    usesConfig: s.usesConfig,
+    argv: s.usesConfig ? ['launch', '--config_file', setup.files.accelerateConfig, ...s.args] : ['launch', ...s.args],
+  }));
+}
+
+/** The value the YAML writes as deepspeed_config_file: the answer if given, else the JSON's path. */
+export function dsConfigReference(setup: Setup): string {
+  return setup.answers.ds_config_path !== '' ? setup.answers.ds_config_path : setup.files.dsConfig;
+}

@@ -1,0 +1,17 @@
+/**
+ * The Ink views live in components/ and are loaded lazily by the bin (bin/zerowiz.ts), so src/ never
+ * imports ink or react and the plain commands never pay for loading them.
+ */
+
+/** Options of the interactive wizard. */
+export interface WizardOptions {
+  /** `zerowiz --config FILE`: an accelerate YAML to import on start. */
+  configPath?: string;
+}
+
+/** The views the CLI can mount. Each resolves with the process exit code. */
+export interface UiLoaders {
+  runWizard(opts: WizardOptions): Promise<number>;
+  /** Mounts the launch log pane over a started pipeline (see src/launch/). */
+  runLogPane(opts: unknown): Promise<number>;
+}

@@ -1,0 +1,65 @@
+import { UsageError } from './errors.js';
+
+const COUNT_SUFFIX: Record<string, number> = { '': 1, K: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12 };
+// Memory: binary units for KiB..TiB and for the bare K/M/G/T letters (as nvidia-smi, free -g and
+// DeepSpeed's estimator all count in 2^30), decimal units only when spelled KB/MB/GB/TB.
+const BYTE_SUFFIX: Record<string, number> = {
+  B: 1, '': 2 ** 30,
+  K: 2 ** 10, KI: 2 ** 10, KIB: 2 ** 10, KB: 1e3,
+  M: 2 ** 20, MI: 2 ** 20, MIB: 2 ** 20, MB: 1e6,
+  G: 2 ** 30, GI: 2 ** 30, GIB: 2 ** 30, GB: 1e9,
+  T: 2 ** 40, TI: 2 ** 40, TIB: 2 ** 40, TB: 1e12,
+};
+
+const NUMBER_RE = /^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$/i;
+
+/** Parses a parameter count such as `20.4B`, `7e9`, `350M`, `1.3T`, `120k` or `1000000`. */
+export function parseCount(text: string, what = 'parameter count'): number {
+  const m = NUMBER_RE.exec(text);
+  const mult = m ? COUNT_SUFFIX[m[2]!.toUpperCase()] : undefined;
+  if (!m || mult === undefined) {
+    throw new UsageError(`${what} '${text}' is not a number`, 'write it like 20.4B, 7e9, 350M or 1.3T');
+  }
+  const value = Math.round(Number(m[1]) * mult);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new UsageError(`${what} '${text}' must be greater than zero`, 'write it like 20.4B, 7e9 or 350M');
+  }
+  return value;
+}
+
+/**
+ * Parses a memory size: `80GiB`, `80G` and a bare `80` mean GiB (2^30 bytes), `80GB` means 10^9 bytes,
+ * likewise K/M/T; `B` alone means bytes.
+ */
+export function parseBytes(text: string, what = 'memory size'): number {
+  const m = NUMBER_RE.exec(text);
+  const mult = m ? BYTE_SUFFIX[m[2]!.toUpperCase()] : undefined;
+  if (!m || mult === undefined) {
+    throw new UsageError(`${what} '${text}' is not a size`, 'write it like 80GiB, 80GB, 141G or 1.5TiB (G and GiB mean 2^30 bytes, GB 10^9)');
+  }
+  const value = Math.round(Number(m[1]) * mult);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new UsageError(`${what} '${text}' must be greater than zero`, 'write it like 80GiB');
+  }
+  return value;
+}
+
+/** Formats bytes in binary units, as DeepSpeed's estimator does (it prints GiB and labels them "GB"). */
+export function formatBytes(bytes: number, digits = 2): string {
+  const abs = Math.abs(bytes);
+  if (abs >= 2 ** 40) return `${(bytes / 2 ** 40).toFixed(digits)} TiB`;
+  if (abs >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(digits)} GiB`;
+  if (abs >= 2 ** 20) return `${(bytes / 2 ** 20).toFixed(digits)} MiB`;
+  if (abs >= 2 ** 10) return `${(bytes / 2 ** 10).toFixed(digits)} KiB`;
+  return `${bytes} B`;
+}
+
+/** Formats a parameter count: 20.4B, 350M, 120K. */
+export function formatCount(n: number): string {
+  const trim = (x: number) => String(Number(x.toFixed(2)));
+  if (n >= 1e12) return `${trim(n / 1e12)}T`;
+  if (n >= 1e9) return `${trim(n / 1e9)}B`;
+  if (n >= 1e6) return `${trim(n / 1e6)}M`;
+  if (n >= 1e3) return `${trim(n / 1e3)}K`;
+  return String(n);
+}
