@@ -49,9 +49,9 @@ export interface Answers {
   pin_memory: boolean;
   contiguous_gradients: boolean;
   sub_group_size: number;
-  reduce_bucket_size: number;
-  prefetch_bucket_size: number;
-  param_persistence_threshold: number;
+  reduce_bucket_size: number | 'auto';
+  prefetch_bucket_size: number | 'auto';
+  param_persistence_threshold: number | 'auto';
   max_live_parameters: number;
   max_reuse_distance: number;
   ds_config_path: string;
@@ -137,6 +137,9 @@ function bigInt(text: string): Parsed<number> {
   const n = Number(t);
   if (t === '' || !Number.isFinite(n) || n < 0 || !Number.isInteger(n)) return fail(`'${text}' is not a whole number >= 0 (1e9 and 50000000 both work)`);
   return ok(n);
+}
+function bigIntOrAuto(text: string): Parsed<number | 'auto'> {
+  return text.trim().toLowerCase() === 'auto' ? ok('auto') : bigInt(text);
 }
 function str(text: string): Parsed<string> {
   return ok(text.trim());
@@ -460,23 +463,23 @@ export const QUESTIONS = [
   q({
     id: 'reduce_bucket_size', kind: 'text', section: 'json', advanced: true,
     prompt: 'reduce_bucket_size (elements reduced at once)',
-    help: 'Larger is faster but uses more GPU memory. DeepSpeed default 5e8; the seed uses 5e7.',
+    help: "Larger is faster but uses more GPU memory. DeepSpeed default 5e8; the seed uses 5e7. 'auto': accelerate sets hidden_size^2.",
     jsonKey: 'zero_optimization.reduce_bucket_size', when: always, defaultValue: () => 5e7,
-    parse: bigInt, format: formatSci,
+    parse: bigIntOrAuto, format: (v) => (v === 'auto' ? v : formatSci(v)),
   }),
   q({
     id: 'prefetch_bucket_size', kind: 'text', section: 'json', advanced: true,
     prompt: 'stage3_prefetch_bucket_size (elements fetched ahead)',
     help: 'ZeRO-3 parameter prefetch size. DeepSpeed default 5e7.',
     jsonKey: 'zero_optimization.stage3_prefetch_bucket_size', when: isStage3, defaultValue: () => 5e7,
-    parse: bigInt, format: formatSci,
+    parse: bigIntOrAuto, format: (v) => (v === 'auto' ? v : formatSci(v)),
   }),
   q({
     id: 'param_persistence_threshold', kind: 'text', section: 'json', advanced: true,
     prompt: 'stage3_param_persistence_threshold (parameters below this stay whole on every GPU)',
     help: 'DeepSpeed default 1e5.',
     jsonKey: 'zero_optimization.stage3_param_persistence_threshold', when: isStage3, defaultValue: () => 1e5,
-    parse: bigInt, format: formatSci,
+    parse: bigIntOrAuto, format: (v) => (v === 'auto' ? v : formatSci(v)),
   }),
   q({
     id: 'max_live_parameters', kind: 'text', section: 'json', advanced: true,
