@@ -63,3 +63,14 @@ export function formatCount(n: number): string {
   if (n >= 1e3) return `${trim(n / 1e3)}K`;
   return String(n);
 }
+
+/** Short binary size for sentences: `80 GiB`, `31.4 GiB`, `512 MiB` (at most one decimal, trailing .0 dropped). */
+export function formatBytesShort(bytes: number): string {
+  const units: [number, string][] = [[2 ** 40, 'TiB'], [2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB']];
+  const sign = bytes < 0 ? '-' : '';
+  const abs = Math.abs(bytes);
+  for (const [size, unit] of units) {
+    if (abs >= size) return `${sign}${String(Number((abs / size).toFixed(1)))} ${unit}`;
+  }
+  return `${bytes} B`;
+}
