@@ -146,7 +146,7 @@ function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => /\.ya?ml$/.test(f) && !NOT_PRESETS.has(f))
-    .sort()
+    .sort((x, y) => x.replace(/\.ya?ml$/, '').localeCompare(y.replace(/\.ya?ml$/, '')))
     .map((f) => join(dir, f))
     .filter((p) => statSync(p).isFile());
 }

@@ -74,3 +74,16 @@ export function formatBytesShort(bytes: number): string {
   }
   return `${bytes} B`;
 }
+
+/** Parses a whole number flag such as `--nodes 2` within [min, max]; UsageError otherwise. */
+export function parseInteger(text: string, what: string, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+  const t = text.trim();
+  if (!/^[+-]?[0-9]+$/.test(t)) {
+    throw new UsageError(`${what} '${text}' is not a whole number`, `write a whole number from ${min} to ${max}`);
+  }
+  const value = Number(t);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`${what} '${text}' is out of range`, `write a whole number from ${min} to ${max}`);
+  }
+  return value;
+}

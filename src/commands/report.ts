@@ -1,0 +1,21 @@
+/** Printing findings and write results the same way in every plain command. */
+import type { Finding } from '../validate.js';
+import type { WriteResult } from '../write.js';
+
+/** One line per finding: `warning: message (fix: ...)`. */
+export function formatFinding(f: Finding): string {
+  return `${f.level}: ${f.message}\n  fix: ${f.fix}`;
+}
+
+/** Prints warnings to stderr; returns the first error, if any. */
+export function reportFindings(findings: Finding[], stream: NodeJS.WritableStream = process.stderr): Finding | undefined {
+  for (const f of findings) if (f.level === 'warning') stream.write(`zerowiz: ${formatFinding(f)}\n`);
+  return findings.find((f) => f.level === 'error');
+}
+
+/** `wrote PATH` / `unchanged PATH` / `updated PATH (previous kept as BACKUP)`. */
+export function formatWrite(r: WriteResult): string {
+  if (r.status === 'unchanged') return `unchanged ${r.path}`;
+  if (r.backup) return `updated ${r.path} (previous content kept as ${r.backup})`;
+  return `${r.status === 'created' ? 'wrote' : 'updated'} ${r.path}`;
+}

@@ -1,0 +1,193 @@
+/**
+ * Import: an existing accelerate YAML (and the DeepSpeed JSON its deepspeed_config_file names) into a
+ * Setup. Keys zerowiz does not model are kept (written back as they were) and reported, never dropped.
+ * Keys accelerate refuses next to a JSON file (mixed_precision, zero_stage, ...) are moved into the
+ * answers, so the files zerowiz writes back are accepted.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { UsageError } from './errors.js';
+import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { modeFromStage } from './modes.js';
+import { parseAnswers } from './presets.js';
+import { withDefaults, type Answers } from './questions.js';
+import { DEFAULT_FILES, type Setup } from './setup.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig, type Finding } from './validate.js';
+
+/** The result of an import. */
+export interface ImportResult {
+  setup: Setup;
+  /** Dotted paths of keys zerowiz does not model, kept as they were. */
+  kept: string[];
+  /** Keys moved out of the YAML into the JSON (accelerate refuses them next to a JSON file). */
+  moved: string[];
+  /** What accelerate and DeepSpeed would say about the files as they are now. */
+  findings: Finding[];
+  /** The JSON file read, if any. */
+  jsonPath: string | null;
+}
+
+function readStructured(path: string, what: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message}`, 'check the path');
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text, { version: '1.1' }); // accelerate reads YAML with PyYAML (YAML 1.1); JSON is YAML too
+  } catch (e) {
+    throw new UsageError(`${what} ${path} is not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`, 'fix the file; zerowiz left it untouched');
+  }
+  if (!isPlainObject(data)) throw new UsageError(`${what} ${path} does not hold a mapping of keys`, 'is this the right file?');
+  return data;
+}
+
+const YES = (v: unknown) => v === true || v === 'true' || v === 'yes';
+
+/** Reads an accelerate config (and its DeepSpeed JSON) into a setup. */
+export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): ImportResult {
+  const abs = isAbsolute(yamlPath) ? yamlPath : join(cwd, yamlPath);
+  const y = readStructured(abs, 'accelerate config');
+  const findings: Finding[] = [...checkAccelerateConfig(y)];
+  const ds = isPlainObject(y.deepspeed_config) ? y.deepspeed_config : {};
+  const raw: Record<string, unknown> = {};
+  const setIf = (id: string, v: unknown) => {
+    if (v !== undefined && v !== null) raw[id] = v;
+  };
+  for (const id of ['num_machines', 'machine_rank', 'main_process_ip', 'main_process_port', 'same_network', 'rdzv_backend', 'debug', 'num_processes']) setIf(id, y[id]);
+  if (typeof y.num_machines === 'number' && y.num_machines > 1 && typeof y.machine_rank === 'number' && y.machine_rank >= y.num_machines) delete raw.machine_rank;
+  if (isPlainObject(y.dynamo_config) && typeof y.dynamo_config.dynamo_backend === 'string') {
+    const b = y.dynamo_config.dynamo_backend.toLowerCase();
+    raw.dynamo_backend = b === 'no' ? 'no' : b;
+  }
+  setIf('zero3_init', ds.zero3_init_flag);
+  setIf('moe_layer_cls_names', ds.deepspeed_moe_layer_cls_names);
+  setIf('multinode_launcher', ds.deepspeed_multinode_launcher);
+  setIf('hostfile', ds.deepspeed_hostfile);
+  setIf('exclusion_filter', ds.deepspeed_exclusion_filter);
+  setIf('inclusion_filter', ds.deepspeed_inclusion_filter);
+  const moved: string[] = [];
+  // Values accelerate itself would take from the YAML when there is no JSON (or refuse when there is).
+  if (typeof y.mixed_precision === 'string' && ['no', 'fp16', 'bf16'].includes(y.mixed_precision.toLowerCase())) {
+    raw.mixed_precision = y.mixed_precision.toLowerCase();
+    moved.push('mixed_precision');
+  }
+  const stageFromYaml = typeof ds.zero_stage === 'number' ? ds.zero_stage : undefined;
+  const optDevYaml = typeof ds.offload_optimizer_device === 'string' ? ds.offload_optimizer_device : 'none';
+  const parDevYaml = typeof ds.offload_param_device === 'string' ? ds.offload_param_device : 'none';
+  for (const k of ['zero_stage', 'offload_optimizer_device', 'offload_param_device', 'offload_optimizer_nvme_path', 'offload_param_nvme_path', 'gradient_accumulation_steps', 'gradient_clipping', 'zero3_save_16bit_model']) {
+    if (k in ds) moved.push(`deepspeed_config.${k}`);
+  }
+  if (stageFromYaml !== undefined) {
+    const mode = modeFromStage(stageFromYaml, optDevYaml !== 'none', parDevYaml !== 'none' && stageFromYaml === 3);
+    if (mode) raw.mode = mode;
+    const dev = optDevYaml !== 'none' ? optDevYaml : parDevYaml;
+    if (dev === 'cpu' || dev === 'nvme') raw.offload_device = dev;
+    const nvme = ds.offload_optimizer_nvme_path ?? ds.offload_param_nvme_path;
+    if (dev === 'nvme' && typeof nvme === 'string') raw.nvme_path = nvme;
+  }
+  setIf('gradient_accumulation_steps', ds.gradient_accumulation_steps);
+  setIf('gradient_clipping', ds.gradient_clipping);
+  setIf('zero3_save_16bit_model', ds.zero3_save_16bit_model);
+
+  // The DeepSpeed JSON, resolved like accelerate does (from the launch directory), else next to the YAML.
+  const ref = typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file !== 'none' && ds.deepspeed_config_file !== '' ? ds.deepspeed_config_file : null;
+  let jsonPath: string | null = null;
+  let j: Record<string, unknown> | null = null;
+  if (ref) {
+    const candidates = isAbsolute(ref) ? [ref] : [join(cwd, ref), join(dirname(abs), ref)];
+    jsonPath = candidates.find((c) => existsSync(c)) ?? null;
+    if (!jsonPath) {
+      findings.push({ level: 'error', rule: 'ds-file-missing', message: `deepspeed_config_file ${ref} does not exist (looked in ${candidates.join(' and ')})`, fix: 'write it with zerowiz, or fix the path' });
+    } else {
+      j = readStructured(jsonPath, 'DeepSpeed config');
+      findings.push(...checkDeepSpeedConfig(j, typeof y.num_processes === 'number' ? { worldSize: y.num_processes } : {}));
+      absorbJson(j, raw);
+    }
+  }
+  let given: Partial<Answers>;
+  try {
+    given = parseAnswers(raw);
+  } catch (e) {
+    throw new UsageError(`cannot import ${yamlPath}: ${(e as Error).message}`, 'fix that value in the file (zerowiz left it untouched) and try again');
+  }
+  const answers = withDefaults(given);
+  const setup: Setup = {
+    name: 'imported',
+    answers,
+    files: { accelerateConfig: yamlPath, dsConfig: ref ?? DEFAULT_FILES.dsConfig },
+    steps: [],
+  };
+  // Whatever the answers do not reproduce is kept as it was.
+  const dropFromYaml = new Set(['mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_optimizer_device', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_optimizer_nvme_path', 'deepspeed_config.offload_param_nvme_path', 'deepspeed_config.gradient_accumulation_steps', 'deepspeed_config.gradient_clipping', 'deepspeed_config.zero3_save_16bit_model']);
+  const yamlExtra = difference(y, accelerateConfigObject(setup), '', dropFromYaml);
+  const jsonExtra = j ? difference(j, plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>, '', new Set()) : { value: {}, paths: [] };
+  setup.extra = {};
+  if (yamlExtra.paths.length > 0) setup.extra.yaml = yamlExtra.value;
+  if (jsonExtra.paths.length > 0) setup.extra.json = jsonExtra.value;
+  return { setup, kept: [...yamlExtra.paths, ...jsonExtra.paths.map((p) => `json:${p}`)], moved, findings, jsonPath };
+}
+
+/** Takes the modelled values of a DeepSpeed JSON into raw answers; absent keys get DeepSpeed's own defaults. */
+function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): void {
+  const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
+  const stage = typeof zero.stage === 'number' ? zero.stage : 0;
+  const opt = isPlainObject(zero.offload_optimizer) ? zero.offload_optimizer : {};
+  const par = isPlainObject(zero.offload_param) ? zero.offload_param : {};
+  const optDev = typeof opt.device === 'string' ? opt.device : 'none';
+  const parDev = typeof par.device === 'string' ? par.device : 'none';
+  const mode = modeFromStage(stage, optDev !== 'none', parDev !== 'none' && stage === 3);
+  if (mode) raw.mode = mode;
+  const dev = optDev !== 'none' ? optDev : parDev;
+  if (dev === 'cpu' || dev === 'nvme') raw.offload_device = dev;
+  const nvme = opt.nvme_path ?? par.nvme_path;
+  if (typeof nvme === 'string') raw.nvme_path = nvme;
+  const pin = opt.pin_memory ?? par.pin_memory;
+  if (typeof pin === 'boolean') raw.pin_memory = pin;
+  const pick = (...keys: string[]) => keys.map((k) => zero[k]).find((v) => v !== undefined);
+  raw.overlap_comm = typeof zero.overlap_comm === 'boolean' ? zero.overlap_comm : stage === 3;
+  raw.contiguous_gradients = pick('contiguous_gradients') ?? true;
+  raw.sub_group_size = pick('sub_group_size') ?? 1e9;
+  raw.reduce_bucket_size = pick('reduce_bucket_size') ?? 5e8;
+  raw.prefetch_bucket_size = pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? 5e7;
+  raw.param_persistence_threshold = pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ?? 1e5;
+  raw.max_live_parameters = pick('stage3_max_live_parameters', 'max_live_parameters') ?? 1e9;
+  raw.max_reuse_distance = pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? 1e9;
+  const gather = pick('stage3_gather_16bit_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save');
+  raw.zero3_save_16bit_model = gather === 'auto' ? false : YES(gather);
+  const fp16 = isPlainObject(j.fp16) ? j.fp16.enabled : undefined;
+  const bf16 = isPlainObject(j.bf16) ? j.bf16.enabled : isPlainObject(j.bfloat16) ? j.bfloat16.enabled : undefined;
+  if (fp16 === 'auto' || bf16 === 'auto') raw.mixed_precision = 'auto';
+  else if (fp16 === true) raw.mixed_precision = 'fp16';
+  else if (bf16 === true) raw.mixed_precision = 'bf16';
+  else if (raw.mixed_precision === undefined) raw.mixed_precision = 'no';
+  raw.gradient_checkpointing = isPlainObject(j.activation_checkpointing);
+  if (j.gradient_accumulation_steps !== undefined) raw.gradient_accumulation_steps = j.gradient_accumulation_steps;
+  if (j.gradient_clipping !== undefined) raw.gradient_clipping = j.gradient_clipping;
+}
+
+/** The parts of `orig` that `emitted` does not reproduce (missing or different leaves), as a nested object. */
+function difference(orig: Record<string, unknown>, emitted: Record<string, unknown>, prefix: string, drop: Set<string>): { value: Record<string, unknown>; paths: string[] } {
+  const value: Record<string, unknown> = {};
+  const paths: string[] = [];
+  for (const [k, v] of Object.entries(orig)) {
+    const path = prefix ? `${prefix}.${k}` : k;
+    if (drop.has(path)) continue;
+    const e = emitted[k];
+    if (isPlainObject(v) && isPlainObject(e)) {
+      const sub = difference(v, e, path, drop);
+      if (sub.paths.length > 0) {
+        value[k] = sub.value;
+        paths.push(...sub.paths);
+      }
+    } else if (JSON.stringify(v) !== JSON.stringify(e)) {
+      value[k] = v;
+      paths.push(path);
+    }
+  }
+  return { value, paths };
+}

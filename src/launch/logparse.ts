@@ -1,0 +1,174 @@
+/**
+ * Reading training progress out of log text: tqdm bars (the shape accelerate/DiffSynth scripts print,
+ * `{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]`,
+ * and the unknown-total shape `{desc}: {n_fmt}{unit} [{elapsed}, {rate_fmt}{postfix}]`) and loss values
+ * (`loss=0.12` in a tqdm postfix, `'loss': 0.12` in a HF-style dict, `loss: 0.12` in a log line).
+ */
+
+/** One tqdm update, parsed. */
+export interface Progress {
+  /** The bar's description (`Steps`, `Epoch 1`), '' if none. */
+  desc: string;
+  /** 0..100, or null when the total is unknown. */
+  percent: number | null;
+  n: number;
+  total: number | null;
+  /** Elapsed seconds, as tqdm printed it. */
+  elapsedS: number | null;
+  /** Remaining seconds (tqdm's ETA), null when unknown (`?`). */
+  remainingS: number | null;
+  /** Units per second (converted from `s/it` when tqdm prints that), null when unknown (`?it/s`). */
+  ratePerS: number | null;
+  /** The rate as tqdm printed it (`6.00it/s`, `12.34s/it`). */
+  rateText: string;
+  /** The postfix after the rate, without the leading comma (`loss=0.1234, lr=1e-4`). */
+  postfix: string;
+  /** The loss in the postfix, if any. */
+  loss: number | null;
+}
+
+const SCALE: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Z: 1e21, Y: 1e24 };
+const NUM = String.raw`\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[kKMGTPEZY]?`;
+
+// Known total: "Steps:  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]"
+const BAR_RE = new RegExp(
+  String.raw`^(?<desc>.*?)(?<pct>\d{1,3})%\|(?<bar>[^|]*)\|\s*(?<n>${NUM})\/(?<total>${NUM})\s*\[(?<elapsed>[^<\]]*)<(?<remaining>[^,\]]*),\s*(?<rate>[^,\]]*?)\s*(?:,\s*(?<postfix>[^\]]*))?\]\s*$`,
+);
+// Unknown total: "Steps: 123it [00:01, 99.50it/s, loss=0.1]"
+const OPEN_RE = new RegExp(
+  String.raw`^(?<desc>.*?)(?<n>${NUM})(?<unit>[A-Za-z]*) \[(?<elapsed>[\d:d ]+),\s*(?<rate>(?:\?|${NUM})\s*[A-Za-z]*\/[A-Za-z]+)\s*(?:,\s*(?<postfix>[^\]]*))?\]\s*$`,
+);
+const LOSS_RE = /(?<![A-Za-z0-9])(?:train[_ ])?loss['"]?\s*[=:]\s*['"]?(?<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/i;
+
+/** A tqdm count with tqdm's unit_scale suffix (`1.23k` -> 1230). */
+export function parseScaled(text: string): number {
+  const m = /^(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)([kKMGTPEZY]?)$/.exec(text.trim());
+  if (!m) return Number.NaN;
+  return Number(m[1]) * (SCALE[m[2] ?? ''] ?? 1);
+}
+
+/** tqdm's `format_interval` text (`05:07`, `1:02:03`, `2d 1:02:03`) in seconds; null for `?`. */
+export function parseInterval(text: string): number | null {
+  const t = text.trim();
+  const m = /^(?:(\d+)d\s*)?(?:(\d+):)?(\d+):(\d{2})$/.exec(t);
+  if (!m) return null;
+  return Number(m[1] ?? 0) * 86_400 + Number(m[2] ?? 0) * 3600 + Number(m[3]) * 60 + Number(m[4]);
+}
+
+/** tqdm's rate (`6.00it/s`, `1.2kit/s`, `12.34s/it`, `?it/s`) as units per second. */
+export function parseRate(text: string): number | null {
+  const t = text.trim();
+  let m = /^(\d+(?:\.\d+)?)([kKMGTPEZY]?)[A-Za-z]*\/s$/.exec(t);
+  if (m) return Number(m[1]) * (SCALE[m[2] ?? ''] ?? 1);
+  m = /^(\d+(?:\.\d+)?)s\/[A-Za-z]+$/.exec(t);
+  if (m) {
+    const v = Number(m[1]);
+    return v > 0 ? 1 / v : null;
+  }
+  return null;
+}
+
+/** The loss value in a line, or null. `loss_scale`, `val_loss` and the like are not the training loss. */
+export function parseLoss(line: string): number | null {
+  if (!line.includes('oss')) return null;
+  const m = LOSS_RE.exec(line);
+  if (!m) return null;
+  const v = Number(m.groups!.v!.toLowerCase() === 'inf' ? Infinity : m.groups!.v);
+  return Number.isNaN(v) && m.groups!.v!.toLowerCase() !== 'nan' ? null : v;
+}
+
+/** Parses one tqdm update (one `\r` segment, ANSI already stripped); null if the text is not a bar. */
+export function parseProgress(segment: string): Progress | null {
+  if (!segment.includes('[')) return null;
+  if (segment.includes('%|')) {
+    const m = BAR_RE.exec(segment);
+    if (!m) return null;
+    const g = m.groups!;
+    const n = parseScaled(g.n!);
+    const total = parseScaled(g.total!);
+    if (Number.isNaN(n) || Number.isNaN(total)) return null;
+    const postfix = (g.postfix ?? '').trim();
+    return {
+      desc: cleanDesc(g.desc!),
+      percent: Number(g.pct),
+      n,
+      total,
+      elapsedS: parseInterval(g.elapsed!),
+      remainingS: parseInterval(g.remaining!),
+      ratePerS: parseRate(g.rate!),
+      rateText: g.rate!.trim(),
+      postfix,
+      loss: postfix === '' ? null : parseLoss(postfix),
+    };
+  }
+  if (!segment.includes('/')) return null;
+  const m = OPEN_RE.exec(segment);
+  if (!m) return null;
+  const g = m.groups!;
+  const n = parseScaled(g.n!);
+  if (Number.isNaN(n)) return null;
+  const postfix = (g.postfix ?? '').trim();
+  return {
+    desc: cleanDesc(g.desc!),
+    percent: null,
+    n,
+    total: null,
+    elapsedS: parseInterval(g.elapsed!),
+    remainingS: null,
+    ratePerS: parseRate(g.rate!),
+    rateText: g.rate!.trim(),
+    postfix,
+    loss: postfix === '' ? null : parseLoss(postfix),
+  };
+}
+
+function cleanDesc(d: string): string {
+  return d.trim().replace(/:$/, '').trim();
+}
+
+/** `1:02:03` / `02:03` for seconds (tqdm's style), `--:--` when unknown. */
+export function formatClock(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return '--:--';
+  const s = Math.floor(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const mm = String(m).padStart(2, '0');
+  const ss = String(sec).padStart(2, '0');
+  return h > 0 ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
+}
+
+/** A compact count (`1000` -> `1000`, `12500` -> `12.5k`). */
+export function formatCount(n: number): string {
+  if (n < 10_000) return String(Math.round(n * 100) / 100);
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)}k`;
+  return `${(n / 1e6).toFixed(1)}M`;
+}
+
+/** Rate text for the pane: `6.00it/s`, or `12.3s/it` below one per second. */
+export function formatRate(ratePerS: number | null): string {
+  if (ratePerS === null || !Number.isFinite(ratePerS) || ratePerS <= 0) return '?it/s';
+  return ratePerS >= 1 ? `${ratePerS.toFixed(2)}it/s` : `${(1 / ratePerS).toFixed(2)}s/it`;
+}
+
+const SPARK = '▁▂▃▄▅▆▇█';
+
+/** A one-line sparkline of the last `width` values (NaN/infinite values show as a gap). */
+export function sparkline(values: readonly number[], width: number): string {
+  const v = values.slice(-width);
+  const finite = v.filter((x) => Number.isFinite(x));
+  if (finite.length === 0) return '';
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const x of finite) {
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  const span = hi - lo;
+  let out = '';
+  for (const x of v) {
+    if (!Number.isFinite(x)) out += ' ';
+    else out += SPARK[span === 0 ? 3 : Math.min(7, Math.floor(((x - lo) / span) * 8))];
+  }
+  return out;
+}

@@ -1,0 +1,273 @@
+/**
+ * The pipeline runner: runs steps in order, each as the leader of its own process group, streams their
+ * output as lines (and progress/loss parsed from them) to subscribers, writes the raw output to one log
+ * file per step, and stops the whole group on request. No ink, no react: the pane and stream mode only
+ * subscribe.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { gracePeriods, groupAlive, stopGroup, trackGroup, untrackGroup, type StopSignal } from './group.js';
+import { LineSplitter, type LineSink } from './lines.js';
+import { parseLoss, parseProgress, type Progress } from './logparse.js';
+
+/** One command of a pipeline. */
+export interface StepSpec {
+  name: string;
+  /** The executable (resolved path of `accelerate`). */
+  file: string;
+  args: string[];
+  /** Where the step's full raw output goes; null for none. */
+  logPath: string | null;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Status of a step, as the pane shows it. */
+export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'stopped';
+
+/** How a step ended. */
+export interface StepResult {
+  status: 'done' | 'failed' | 'stopped';
+  exitCode: number | null;
+  signal: string | null;
+  startedAt: number;
+  endedAt: number;
+  /** The signal that finally ended a stop (`SIGINT` if the step obeyed the first one). */
+  stopSignal?: StopSignal;
+  /** Set when the step could not be started at all (e.g. ENOENT). */
+  error?: string;
+}
+
+/** How the pipeline ended, with the exit code zerowiz uses for it. */
+export interface PipelineOutcome {
+  outcome: 'succeeded' | 'failed' | 'interrupted';
+  exitCode: 0 | 1 | 130;
+  /** Index of the step that failed (or was stopped), if any. */
+  failedStep: number | null;
+  results: (StepResult | null)[];
+}
+
+/** What subscribers hear. Every method is optional. */
+export interface PipelineListener {
+  stepStart?(index: number, info: { pid: number | null; startedAt: number }): void;
+  /** A finished line (collapsed, cleaned). */
+  line?(index: number, text: string): void;
+  /** The open (unfinished) line changed, e.g. a tqdm bar redraw. '' clears it. */
+  partial?(index: number, text: string): void;
+  /** A tqdm update (one per distinct update; `\r` redraws of the same state are dropped). */
+  progress?(index: number, p: Progress): void;
+  /** A loss value, from a tqdm postfix or a log line. */
+  loss?(index: number, value: number): void;
+  stepEnd?(index: number, result: StepResult): void;
+  /** A stop was requested (the pane shows "stopping..."). */
+  stopping?(): void;
+  end?(outcome: PipelineOutcome): void;
+}
+
+/** Extra environment for every step: Python output unbuffered, so lines arrive as they are printed. */
+export const STEP_ENV: Readonly<Record<string, string>> = { PYTHONUNBUFFERED: '1' };
+
+/** Runs steps in order; a step starts only if the previous one exited 0. */
+export class Pipeline {
+  readonly statuses: StepStatus[];
+  readonly results: (StepResult | null)[];
+  private readonly listeners = new Set<PipelineListener>();
+  private stopRequested = false;
+  private current: { child: ChildProcess; pgid: number } | null = null;
+  private stopPromise: Promise<void> | null = null;
+  private started = false;
+  private outcome: PipelineOutcome | null = null;
+  private stopSignalUsed: StopSignal | undefined;
+
+  constructor(
+    readonly steps: StepSpec[],
+    private readonly grace = gracePeriods(),
+  ) {
+    this.statuses = steps.map(() => 'pending');
+    this.results = steps.map(() => null);
+  }
+
+  /** Adds a listener; returns the function that removes it. */
+  subscribe(l: PipelineListener): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
+  /** Whether a stop was requested. */
+  get stopping(): boolean {
+    return this.stopRequested;
+  }
+
+  /** The outcome once the pipeline has ended. */
+  get result(): PipelineOutcome | null {
+    return this.outcome;
+  }
+
+  /** Runs every step; resolves when the last one ended, one failed, or a stop finished. */
+  async run(): Promise<PipelineOutcome> {
+    if (this.started) throw new Error('pipeline already started');
+    this.started = true;
+    let failedStep: number | null = null;
+    for (let i = 0; i < this.steps.length; i++) {
+      if (this.stopRequested) break;
+      const r = await this.runStep(i);
+      this.results[i] = r;
+      this.statuses[i] = r.status;
+      this.emit((l) => l.stepEnd?.(i, r));
+      if (r.status !== 'done') {
+        failedStep = i;
+        break;
+      }
+    }
+    const interrupted = this.stopRequested;
+    const outcome: PipelineOutcome = interrupted
+      ? { outcome: 'interrupted', exitCode: 130, failedStep, results: this.results }
+      : failedStep !== null
+        ? { outcome: 'failed', exitCode: 1, failedStep, results: this.results }
+        : { outcome: 'succeeded', exitCode: 0, failedStep: null, results: this.results };
+    this.outcome = outcome;
+    this.emit((l) => l.end?.(outcome));
+    return outcome;
+  }
+
+  /**
+   * Stops the run: no further step starts, and the running step's group gets SIGINT, then SIGTERM after
+   * the first grace period, then SIGKILL after the second. Resolves when the group is gone.
+   */
+  stop(): Promise<void> {
+    if (this.stopPromise) return this.stopPromise;
+    this.stopRequested = true;
+    this.emit((l) => l.stopping?.());
+    const cur = this.current;
+    this.stopPromise = cur
+      ? stopGroup(cur.pgid, this.grace).then((sig) => {
+          this.stopSignalUsed = sig;
+        })
+      : Promise.resolve();
+    return this.stopPromise;
+  }
+
+  private emit(f: (l: PipelineListener) => void): void {
+    for (const l of this.listeners) f(l);
+  }
+
+  private runStep(i: number): Promise<StepResult> {
+    const spec = this.steps[i]!;
+    const startedAt = Date.now();
+    this.statuses[i] = 'running';
+    let fd: number | null = null;
+    if (spec.logPath) fd = openSync(spec.logPath, 'a');
+    const writeLog = (buf: Buffer) => {
+      if (fd !== null) writeSync(fd, buf);
+    };
+    return new Promise<StepResult>((resolve) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(spec.file, spec.args, {
+          cwd: spec.cwd,
+          env: { ...process.env, ...STEP_ENV, ...spec.env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true,
+        });
+      } catch (err) {
+        if (fd !== null) closeSync(fd);
+        resolve({ status: 'failed', exitCode: null, signal: null, startedAt, endedAt: Date.now(), error: (err as Error).message });
+        return;
+      }
+      const pgid = child.pid ?? null;
+      if (pgid !== null) {
+        trackGroup(pgid);
+        this.current = { child, pgid };
+      }
+      this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt }));
+
+      const lastProgress: { n: number; desc: string } = { n: Number.NaN, desc: '' };
+      const onProgress = (p: Progress) => {
+        if (p.n === lastProgress.n && p.desc === lastProgress.desc) return;
+        lastProgress.n = p.n;
+        lastProgress.desc = p.desc;
+        this.emit((l) => l.progress?.(i, p));
+        if (p.loss !== null) {
+          const v = p.loss;
+          this.emit((l) => l.loss?.(i, v));
+        }
+      };
+      const sink: LineSink = {
+        line: (text) => {
+          this.emit((l) => l.line?.(i, text));
+          const p = text.includes('[') ? parseProgress(text) : null;
+          if (p) onProgress(p);
+          else {
+            const v = parseLoss(text);
+            if (v !== null) this.emit((l) => l.loss?.(i, v));
+          }
+        },
+        partial: (text) => this.emit((l) => l.partial?.(i, text)),
+        segment: (seg) => {
+          const p = parseProgress(seg);
+          if (p) onProgress(p);
+        },
+      };
+      const pumps = [child.stdout!, child.stderr!].map((stream) => {
+        const splitter = new LineSplitter();
+        const decoder = new StringDecoder('utf8');
+        let held: Buffer | null = null; // raw bytes after the last line boundary, written with the next chunk
+        stream.on('data', (chunk: Buffer) => {
+          let buf = held ? Buffer.concat([held, chunk]) : chunk;
+          held = null;
+          const cut = Math.max(buf.lastIndexOf(0x0a), buf.lastIndexOf(0x0d));
+          if (cut === -1 && buf.length < 65_536) held = buf;
+          else if (cut !== -1 && cut < buf.length - 1 && buf.length - cut < 65_536) {
+            held = buf.subarray(cut + 1);
+            buf = buf.subarray(0, cut + 1);
+            writeLog(buf);
+          } else writeLog(buf);
+          splitter.feed(decoder.write(chunk), sink);
+        });
+        return new Promise<void>((res) => {
+          stream.on('close', () => {
+            if (held) writeLog(held);
+            held = null;
+            const tail = decoder.end();
+            if (tail) splitter.feed(tail, sink);
+            splitter.flush(sink);
+            res();
+          });
+        });
+      });
+
+      let spawnError: string | undefined;
+      child.on('error', (err) => {
+        spawnError = err.message;
+      });
+      const exited = new Promise<{ code: number | null; signal: string | null }>((res) => {
+        child.on('exit', (code, signal) => res({ code, signal }));
+        child.on('error', () => res({ code: null, signal: null }));
+      });
+
+      void (async () => {
+        const { code, signal } = await exited;
+        if (pgid !== null) {
+          if (this.stopRequested && this.stopPromise) {
+            await this.stopPromise;
+          } else if (groupAlive(pgid)) {
+            // The leader is gone but workers are left: they would outlive the step, so end them.
+            await stopGroup(pgid, this.grace, 'SIGTERM');
+          }
+          untrackGroup(pgid);
+        }
+        await Promise.all(pumps);
+        this.emit((l) => l.partial?.(i, ''));
+        if (fd !== null) closeSync(fd);
+        this.current = null;
+        const endedAt = Date.now();
+        const status: StepResult['status'] = this.stopRequested ? 'stopped' : code === 0 ? 'done' : 'failed';
+        const r: StepResult = { status, exitCode: code, signal, startedAt, endedAt };
+        if (this.stopRequested && this.stopSignalUsed) r.stopSignal = this.stopSignalUsed;
+        if (spawnError) r.error = spawnError;
+        resolve(r);
+      })();
+    });
+  }
+}
