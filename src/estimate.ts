@@ -405,3 +405,17 @@ export function recommend(n: NormalizedInput, modes: ModeEstimate[]): { recommen
   const sentence = `${fitsText}${tail}.`;
   return { recommended: best, reason: `${oneGpu}${sentence}` };
 }
+
+/**
+ * The ZeRO paper's model-state bytes per device (Rajbhandari et al. 2020, Sec. 5): stage 0 (DDP)
+ * (2+2+K)P, stage 1 4P + KP/N, stage 2 2P + (2+K)P/N, stage 3 (4+K)P/N; K = 12 for mixed-precision Adam.
+ * For comparison only: DeepSpeed's estimators count 16-bit grads and 32-bit grads separately (18P/N).
+ */
+export function zeroPaperBytes(stage: 0 | 1 | 2 | 3, P: number, N: number, K = 12): number {
+  switch (stage) {
+    case 0: return (4 + K) * P;
+    case 1: return 4 * P + (K * P) / N;
+    case 2: return 2 * P + ((2 + K) * P) / N;
+    case 3: return ((4 + K) * P) / N;
+  }
+}
