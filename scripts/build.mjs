@@ -27,7 +27,11 @@ await build({
     js: [
       '#!/usr/bin/env node',
       "import { createRequire as __zwCreateRequire } from 'node:module';",
+      "import { fileURLToPath as __zwFileURLToPath } from 'node:url';",
+      "import { dirname as __zwDirname } from 'node:path';",
       'const require = __zwCreateRequire(import.meta.url);',
+      'const __filename = __zwFileURLToPath(import.meta.url);',
+      'const __dirname = __zwDirname(__filename);',
     ].join('\n'),
   },
 });

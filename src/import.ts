@@ -151,14 +151,17 @@ function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): v
   const pick = (...keys: string[]) => keys.map((k) => zero[k]).find((v) => v !== undefined);
   raw.overlap_comm = typeof zero.overlap_comm === 'boolean' ? zero.overlap_comm : stage === 3;
   raw.contiguous_gradients = pick('contiguous_gradients') ?? true;
-  raw.sub_group_size = pick('sub_group_size') ?? 1e9;
   raw.reduce_bucket_size = pick('reduce_bucket_size') ?? 5e8;
-  raw.prefetch_bucket_size = pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? 5e7;
-  raw.param_persistence_threshold = pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ?? 1e5;
-  raw.max_live_parameters = pick('stage3_max_live_parameters', 'max_live_parameters') ?? 1e9;
-  raw.max_reuse_distance = pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? 1e9;
-  const gather = pick('stage3_gather_16bit_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save');
-  raw.zero3_save_16bit_model = gather === 'auto' ? false : YES(gather);
+  if (stage === 3) {
+    // Stage-3-only keys: absent means DeepSpeed's default; below stage 3 they are not written at all.
+    raw.sub_group_size = pick('sub_group_size') ?? 1e9;
+    raw.prefetch_bucket_size = pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? 5e7;
+    raw.param_persistence_threshold = pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ?? 1e5;
+    raw.max_live_parameters = pick('stage3_max_live_parameters', 'max_live_parameters') ?? 1e9;
+    raw.max_reuse_distance = pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? 1e9;
+    const gather = pick('stage3_gather_16bit_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save');
+    raw.zero3_save_16bit_model = gather === 'auto' ? false : YES(gather);
+  }
   const fp16 = isPlainObject(j.fp16) ? j.fp16.enabled : undefined;
   const bf16 = isPlainObject(j.bf16) ? j.bf16.enabled : isPlainObject(j.bfloat16) ? j.bfloat16.enabled : undefined;
   if (fp16 === 'auto' || bf16 === 'auto') raw.mixed_precision = 'auto';

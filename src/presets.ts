@@ -112,6 +112,15 @@ export function readPresetFile(path: string, source: Preset['source']): Preset {
   let data: unknown;
   try {
     data = parseYaml(text);
+    // Launch arguments are strings exactly as written: `1e-4` must not become 0.0001.
+    const asText = parseYaml(text, { schema: 'failsafe' }) as { steps?: Array<{ args?: unknown }> } | null;
+    const steps = (data as { steps?: Array<{ args?: unknown }> } | null)?.steps;
+    if (Array.isArray(steps) && Array.isArray(asText?.steps)) {
+      steps.forEach((s, i) => {
+        const raw = asText.steps?.[i]?.args;
+        if (s && Array.isArray(s.args) && Array.isArray(raw) && raw.length === s.args.length) s.args = raw;
+      });
+    }
   } catch (e) {
     return fail('', `not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -6,7 +6,7 @@ import { validate } from '../validate.js';
 import { setupInDir, writeConfigFiles } from '../write.js';
 import { quote } from 'shell-quote';
 import { addAnswerOptions, setupFromOptions } from './answer-flags.js';
-import { formatWrite, reportFindings } from './report.js';
+import { formatFinding, formatWrite, reportFindings } from './report.js';
 
 /** Registers `zerowiz generate`: answers as flags (or a preset) to the accelerate YAML and DeepSpeed JSON. */
 export function registerGenerate(program: Command, ctx: CommandContext): void {
@@ -32,10 +32,12 @@ Exit codes: 0 written or printed; 2 bad flags, bad values or a setup accelerate/
     if (opts.out !== undefined && opts.print !== undefined) throw new UsageError('--out and --print cannot be used together', 'pick one');
     let { setup } = setupFromOptions(opts);
     if (typeof opts.out === 'string') setup = setupInDir(setup, opts.out);
-    const firstError = reportFindings(validate(setup));
+    const findings = validate(setup);
+    const firstError = reportFindings(findings);
     if (firstError && !opts.force) {
       throw new UsageError(`${firstError.message}`, `${firstError.fix} (or pass --force to write it anyway)`);
     }
+    if (firstError) for (const f of findings) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
     if (opts.print === 'yaml') {
       process.stdout.write(toAccelerateYaml(setup));
       return;

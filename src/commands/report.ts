@@ -7,10 +7,15 @@ export function formatFinding(f: Finding): string {
   return `${f.level}: ${f.message}\n  fix: ${f.fix}`;
 }
 
-/** Prints warnings to stderr; returns the first error, if any. */
+/**
+ * Returns the first error, if any; otherwise prints the warnings to `stream`. (With an error the caller
+ * fails with that one line, so the warnings would only bury it.)
+ */
 export function reportFindings(findings: Finding[], stream: NodeJS.WritableStream = process.stderr): Finding | undefined {
-  for (const f of findings) if (f.level === 'warning') stream.write(`zerowiz: ${formatFinding(f)}\n`);
-  return findings.find((f) => f.level === 'error');
+  const error = findings.find((f) => f.level === 'error');
+  if (error) return error;
+  for (const f of findings) stream.write(`zerowiz: ${formatFinding(f)}\n`);
+  return undefined;
 }
 
 /** `wrote PATH` / `unchanged PATH` / `updated PATH (previous kept as BACKUP)`. */

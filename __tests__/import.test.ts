@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importAccelerateConfig } from '../src/import.js';
+import { listPresets } from '../src/presets.js';
+import { configTexts, writeConfigFiles } from '../src/write.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../src/emit.js';
+import { UsageError } from '../src/errors.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'zw-import-'));
+
+describe('round trip: emit(parse(x)) reproduces what zerowiz writes', () => {
+  for (const preset of listPresets({ XDG_CONFIG_HOME: tmp() }).presets) {
+    it(`${preset.name}`, async () => {
+      const dir = tmp();
+      await writeConfigFiles(preset.setup, dir);
+      const before = configTexts(preset.setup);
+      const r = importAccelerateConfig(preset.setup.files.accelerateConfig, dir);
+      expect(r.kept).toEqual([]);
+      expect(r.jsonPath).toBe(join(dir, preset.setup.files.dsConfig));
+      expect(configTexts(r.setup)).toEqual(before);
+      // And the answers themselves survive (not just the text).
+      for (const [k, v] of Object.entries(preset.setup.answers)) {
+        if (['model_name', 'model_params', 'largest_layer_params', 'gpu_memory', 'cpu_memory'].includes(k)) continue;
+        expect([k, (r.setup.answers as unknown as Record<string, unknown>)[k]]).toEqual([k, v]);
+      }
+    });
+  }
+});
+
+describe('importing files zerowiz did not write', () => {
+  it("moves a DiffSynth-style ZeRO-2 offload YAML's inline keys into the answers", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'a.yaml'), [
+      'compute_environment: LOCAL_MACHINE', 'debug: false', 'deepspeed_config:', '  gradient_accumulation_steps: 1',
+      "  offload_optimizer_device: 'cpu'", "  offload_param_device: 'cpu'", '  zero3_init_flag: false', '  zero_stage: 2',
+      'distributed_type: DEEPSPEED', "downcast_bf16: 'no'", 'enable_cpu_affinity: false', 'machine_rank: 0', 'main_training_function: main',
+      'mixed_precision: bf16', 'num_machines: 1', 'num_processes: 8', 'rdzv_backend: static', 'same_network: true', 'tpu_env: []',
+      'tpu_use_cluster: false', 'tpu_use_sudo: false', 'use_cpu: false', '',
+    ].join('\n'));
+    const r = importAccelerateConfig('a.yaml', dir);
+    expect(r.setup.answers).toMatchObject({ mode: '2-offload', offload_device: 'cpu', mixed_precision: 'bf16', gradient_accumulation_steps: 1, num_processes: 8 });
+    expect(r.moved).toEqual(expect.arrayContaining(['mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_param_device']));
+    expect(r.kept).toEqual([]);
+    const yaml = toAccelerateYaml(r.setup);
+    expect(yaml).not.toContain('mixed_precision');
+    expect(yaml).not.toContain('zero_stage');
+    expect(JSON.parse(toDeepSpeedJson(r.setup)).zero_optimization).toMatchObject({ stage: 2, offload_optimizer: { device: 'cpu' } });
+  });
+
+  it('keeps and reports keys it does not model, and writes them back', () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'ds.json'), JSON.stringify({ zero_optimization: { stage: 3, round_robin_gradients: true }, steps_per_print: 50, optimizer: { type: 'AdamW', params: { lr: 'auto' } } }));
+    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 4\ngpu_ids: all\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n');
+    const r = importAccelerateConfig('a.yaml', dir);
+    expect(r.kept).toEqual(expect.arrayContaining(['gpu_ids', 'json:zero_optimization.round_robin_gradients', 'json:steps_per_print', 'json:optimizer']));
+    expect(r.setup.answers.mode).toBe('3');
+    expect(r.setup.answers.overlap_comm).toBe(true); // DeepSpeed's own default at stage 3 when the key is absent
+    const json = JSON.parse(toDeepSpeedJson(r.setup));
+    expect(json.steps_per_print).toBe(50);
+    expect(json.optimizer).toEqual({ type: 'AdamW', params: { lr: 'auto' } });
+    expect(json.zero_optimization.round_robin_gradients).toBe(true);
+    expect(toAccelerateYaml(r.setup)).toContain('gpu_ids: all');
+  });
+
+  it("reads `accelerate config default`'s JSON-in-YAML file", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'default_config.yaml'), JSON.stringify({ compute_environment: 'LOCAL_MACHINE', debug: false, distributed_type: 'MULTI_GPU', downcast_bf16: false, num_processes: 2, same_network: false }, null, 2));
+    const r = importAccelerateConfig('default_config.yaml', dir);
+    expect(r.setup.answers.num_processes).toBe(2);
+    expect(r.findings.map((f) => f.rule)).toContain('accelerate-not-deepspeed');
+  });
+
+  it('reports a deepspeed_config_file that does not exist', () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 1\ndeepspeed_config:\n  deepspeed_config_file: missing.json\n');
+    expect(importAccelerateConfig('a.yaml', dir).findings.map((f) => f.rule)).toContain('ds-file-missing');
+  });
+
+  it('refuses a broken file with a UsageError and leaves it untouched', () => {
+    const dir = tmp();
+    const text = 'distributed_type: [DEEPSPEED\n';
+    writeFileSync(join(dir, 'bad.yaml'), text);
+    expect(() => importAccelerateConfig('bad.yaml', dir)).toThrow(UsageError);
+    expect(readFileSync(join(dir, 'bad.yaml'), 'utf8')).toBe(text);
+  });
+});
