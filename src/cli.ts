@@ -37,7 +37,13 @@ export function buildProgram(ui: UiLoaders): Program {
     .configureOutput({
       outputError: (str, write) => write(oneLineError(str)),
     })
-    .action(async (opts: { config?: string }) => {
+    .usage('[options] [command]')
+    .argument('[command]')
+    .action(async (command: string | undefined, opts: { config?: string }) => {
+      if (command !== undefined) {
+        const names = program.commands.map((c) => c.name());
+        throw new UsageError(`unknown command '${command}'`, `the commands are: ${names.join(', ')} (zerowiz --help)`);
+      }
       if (!process.stdin.isTTY || !process.stdout.isTTY) {
         throw new UsageError('the wizard needs an interactive terminal', 'run it in a terminal, or use `zerowiz generate --help` to write the files from flags');
       }
