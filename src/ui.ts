@@ -13,5 +13,5 @@ export interface WizardOptions {
 export interface UiLoaders {
   runWizard(opts: WizardOptions): Promise<number>;
   /** Mounts the launch log pane over a started pipeline (see src/launch/). */
-  runLogPane(opts: unknown): Promise<number>;
+  runLogPane(opts: import('./launch/session.js').LogPaneOptions): Promise<number>;
 }

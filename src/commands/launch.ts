@@ -135,7 +135,13 @@ async function launchCommand(ref: string | undefined, flags: LaunchFlags, ctx: C
 
 /** Runs a session in stream mode, writing to stdout; resolves with the exit code. */
 export async function runStream(session: LaunchSession, out: { write(s: string): unknown } = process.stdout): Promise<number> {
-  const printer = new StreamPrinter(out, session.model.steps.map((s) => s.name));
+  // A closed stdout (`| head`, a dead tmux pane) must not kill the run: the logs on disk keep everything.
+  let outClosed = false;
+  const onOutError = () => {
+    outClosed = true;
+  };
+  if (out === process.stdout) process.stdout.on('error', onOutError);
+  const printer = new StreamPrinter({ write: (s) => (outClosed ? undefined : out.write(s)) }, session.model.steps.map((s) => s.name));
   printer.note(`run ${session.record.json.id}: ${session.prepared.commands.length} step(s); record in ${displayDir(session.record.dir, session.prepared.cwd)}`);
   session.pipeline.subscribe({
     stepStart: (i) => {
@@ -150,6 +156,7 @@ export async function runStream(session: LaunchSession, out: { write(s: string):
   const outcome = await session.run();
   for (const l of summaryLines(session, { tail: false })) printer.note(l);
   printer.flush();
+  if (out === process.stdout) process.stdout.off('error', onOutError);
   return outcome.exitCode;
 }
 

@@ -25,6 +25,8 @@ export interface Progress {
   postfix: string;
   /** The loss in the postfix, if any. */
   loss: number | null;
+  /** The update as printed (one `\r` segment). */
+  text: string;
 }
 
 const SCALE: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Z: 1e21, Y: 1e24 };
@@ -99,6 +101,7 @@ export function parseProgress(segment: string): Progress | null {
       rateText: g.rate!.trim(),
       postfix,
       loss: postfix === '' ? null : parseLoss(postfix),
+      text: segment,
     };
   }
   if (!segment.includes('/')) return null;
@@ -119,6 +122,7 @@ export function parseProgress(segment: string): Progress | null {
     rateText: g.rate!.trim(),
     postfix,
     loss: postfix === '' ? null : parseLoss(postfix),
+    text: segment,
   };
 }
 

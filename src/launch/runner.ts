@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { gracePeriods, groupAlive, stopGroup, trackGroup, untrackGroup, type StopSignal } from './group.js';
+import { gracePeriods, groupAlive, signalGroup, stopGroup, trackGroup, untrackGroup, type StopSignal } from './group.js';
 import { LineSplitter, type LineSink } from './lines.js';
 import { parseLoss, parseProgress, type Progress } from './logparse.js';
 
@@ -146,6 +146,12 @@ export class Pipeline {
         })
       : Promise.resolve();
     return this.stopPromise;
+  }
+
+  /** Skips the grace periods: SIGKILL to the running step's group now (a second Ctrl+C). */
+  killNow(): void {
+    this.stopRequested = true;
+    if (this.current) signalGroup(this.current.pgid, 'SIGKILL');
   }
 
   private emit(f: (l: PipelineListener) => void): void {

@@ -1,0 +1,142 @@
+/**
+ * What the log pane shows, kept up to date from pipeline events: per step its status, times, the last
+ * PANE_RING_LINES lines, the open `\r` line, the latest tqdm state and a bounded loss series. Plain
+ * TypeScript; the view reads it at a capped frame rate (a `version` counter says whether anything changed).
+ */
+import { PANE_RING_LINES, RingBuffer } from './lines.js';
+import type { Progress } from './logparse.js';
+import type { PipelineListener, PipelineOutcome, StepResult, StepStatus } from './runner.js';
+
+/** Loss values kept per step for the sparkline. */
+export const LOSS_SERIES_MAX = 512;
+
+/** One step as the pane sees it. */
+export interface StepState {
+  name: string;
+  status: StepStatus;
+  startedAt: number | null;
+  endedAt: number | null;
+  pid: number | null;
+  /** Finished lines (the last PANE_RING_LINES of them). */
+  lines: RingBuffer<string>;
+  /** The unfinished line (a tqdm bar being redrawn), '' if none. */
+  open: string;
+  progress: Progress | null;
+  losses: number[];
+  result: StepResult | null;
+  /** The step's full log file. */
+  logPath: string | null;
+  /** The command, shell-quoted, as shown before the run. */
+  command: string;
+}
+
+/** The state of one run, for the pane. */
+export class RunModel implements PipelineListener {
+  readonly steps: StepState[];
+  /** Bumped on every change; the view re-renders when it differs from what it drew. */
+  version = 0;
+  stoppingRequested = false;
+  outcome: PipelineOutcome | null = null;
+  private readonly changeListeners = new Set<() => void>();
+
+  constructor(
+    steps: { name: string; logPath: string | null; command: string }[],
+    ringLines = PANE_RING_LINES,
+  ) {
+    this.steps = steps.map((s) => ({
+      name: s.name,
+      status: 'pending',
+      startedAt: null,
+      endedAt: null,
+      pid: null,
+      lines: new RingBuffer<string>(ringLines),
+      open: '',
+      progress: null,
+      losses: [],
+      result: null,
+      logPath: s.logPath,
+      command: s.command,
+    }));
+  }
+
+  /** Called for events the view should show at once (step boundaries, the end), not per line. */
+  onMilestone(f: () => void): () => void {
+    this.changeListeners.add(f);
+    return () => this.changeListeners.delete(f);
+  }
+
+  /** Index of the running step, or of the last one that ran. */
+  get activeStep(): number {
+    let last = 0;
+    for (let i = 0; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
+      if (s.status === 'running') return i;
+      if (s.status !== 'pending') last = i;
+    }
+    return last;
+  }
+
+  private milestone(): void {
+    this.version++;
+    for (const f of this.changeListeners) f();
+  }
+
+  stepStart(i: number, info: { pid: number | null; startedAt: number }): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.status = 'running';
+    s.startedAt = info.startedAt;
+    s.pid = info.pid;
+    this.milestone();
+  }
+
+  line(i: number, text: string): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.lines.push(text);
+    this.version++;
+  }
+
+  partial(i: number, text: string): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.open = text;
+    this.version++;
+  }
+
+  progress(i: number, p: Progress): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.progress = p;
+    this.version++;
+  }
+
+  loss(i: number, v: number): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.losses.push(v);
+    if (s.losses.length > LOSS_SERIES_MAX * 2) s.losses.splice(0, s.losses.length - LOSS_SERIES_MAX);
+    this.version++;
+  }
+
+  stepEnd(i: number, r: StepResult): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.status = r.status;
+    s.endedAt = r.endedAt;
+    s.result = r;
+    s.open = '';
+    if (r.error) s.lines.push(`zerowiz: could not start the step: ${r.error}`);
+    this.milestone();
+  }
+
+  stopping(): void {
+    this.stoppingRequested = true;
+    this.milestone();
+  }
+
+  end(o: PipelineOutcome): void {
+    this.outcome = o;
+    this.milestone();
+  }
+}

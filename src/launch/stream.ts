@@ -1,0 +1,113 @@
+/**
+ * Stream mode (`--no-tui`, or stdout not a terminal): plain lines prefixed with the step name, fit for
+ * nohup, tmux and batch schedulers. tqdm's `\r` redraws are thinned to one line per percent (one per
+ * PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS when the total is unknown). Output is batched into large writes.
+ */
+import { cleanLine } from './lines.js';
+import type { Progress } from './logparse.js';
+import type { PipelineListener, PipelineOutcome, StepResult } from './runner.js';
+
+/** With no total (no percent), a progress line at most this often. */
+export const PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS = 1_000;
+/** Output is flushed when this much is buffered, and at the latest on the next turn of the event loop. */
+const STREAM_FLUSH_BYTES = 64 * 1024;
+
+/** Something to write text to (process.stdout, or a test buffer). */
+export interface TextSink {
+  write(text: string): unknown;
+}
+
+/** `1h02m`, `3m07s`, `12.3s`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/** Prints pipeline events as prefixed lines. */
+export class StreamPrinter implements PipelineListener {
+  private buf = '';
+  private scheduled = false;
+  private readonly prefixes: string[];
+  private readonly lastPct: (number | null)[];
+  private readonly lastProgressAt: number[];
+  private readonly lastProgressText: string[];
+
+  constructor(
+    private readonly out: TextSink,
+    private readonly stepNames: string[],
+    private readonly now: () => number = Date.now,
+  ) {
+    const width = Math.max(...stepNames.map((n) => n.length), 7);
+    this.prefixes = stepNames.map((n) => `[${n}]`.padEnd(width + 2) + ' ');
+    this.lastPct = stepNames.map(() => null);
+    this.lastProgressAt = stepNames.map(() => 0);
+    this.lastProgressText = stepNames.map(() => '');
+  }
+
+  /** A zerowiz message, prefixed `[zerowiz]`. */
+  note(text: string): void {
+    for (const l of text.split('\n')) this.push(`[zerowiz] ${l}\n`);
+  }
+
+  line(i: number, text: string): void {
+    if (this.lastProgressText[i] !== '' && text.trim() === this.lastProgressText[i]) return; // a bar's final state, already printed
+    this.push(this.prefixes[i] + text + '\n');
+  }
+
+  progress(i: number, p: Progress): void {
+    const t = this.now();
+    if (p.percent !== null) {
+      if (p.percent === this.lastPct[i]) return;
+      this.lastPct[i] = p.percent;
+    } else if (t - this.lastProgressAt[i]! < PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS) return;
+    this.lastProgressAt[i] = t;
+    const text = cleanLine(p.text).trim();
+    this.lastProgressText[i] = text;
+    this.push(this.prefixes[i] + text + '\n');
+  }
+
+  stepStart(i: number): void {
+    this.lastPct[i] = null;
+    this.lastProgressText[i] = '';
+  }
+
+  stepEnd(i: number, r: StepResult): void {
+    const name = this.stepNames[i] ?? String(i);
+    const took = formatDuration(r.endedAt - r.startedAt);
+    if (r.status === 'done') this.note(`step ${name} done in ${took} (exit 0)`);
+    else if (r.status === 'stopped') this.note(`step ${name} stopped after ${took}${r.stopSignal && r.stopSignal !== 'none' ? ` (${r.stopSignal})` : ''}`);
+    else this.note(`step ${name} failed after ${took} (${r.error ? r.error : r.signal ? `signal ${r.signal}` : `exit ${r.exitCode}`})`);
+  }
+
+  stopping(): void {
+    this.note('stopping: SIGINT to the step\'s process group (Ctrl+C again to kill at once)');
+  }
+
+  end(_o: PipelineOutcome): void {
+    this.flush();
+  }
+
+  /** Writes out whatever is buffered. */
+  flush(): void {
+    if (this.buf === '') return;
+    const b = this.buf;
+    this.buf = '';
+    this.out.write(b);
+  }
+
+  private push(s: string): void {
+    this.buf += s;
+    if (this.buf.length >= STREAM_FLUSH_BYTES) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    }
+  }
+}
