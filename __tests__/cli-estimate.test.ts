@@ -30,6 +30,7 @@ function json(args: string[], env?: NodeJS.ProcessEnv) {
     deepspeed: Record<string, unknown>[];
     recommended: string | null;
     reason: string;
+    notes: string[];
   };
 }
 
@@ -90,6 +91,7 @@ describe('zerowiz estimate --json', () => {
     expect(out.input).toMatchObject({ gpusPerNode: 8, gpuMemoryBytes: 81559 * 2 ** 20 });
     expect((out.input.detected as { gpus: unknown[] }).gpus).toHaveLength(8);
     expect(typeof out.input.cpuMemoryBytes).toBe('number');
+    expect(out.notes).toEqual([expect.stringMatching(/^detected: 8 x NVIDIA H100 80GB HBM3 \(79\.6 GiB\); CPU memory /)]);
   });
 
   it('explicit flags win over --detect; mixed GPUs size by the smallest', () => {

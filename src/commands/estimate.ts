@@ -288,6 +288,7 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
     recommended: report.recommended,
     recommendedOffloadDevice: report.recommendedOffloadDevice,
     reason: report.reason,
+    notes: built.notes,
   };
 }
 
