@@ -365,5 +365,5 @@ function renderCatalog(models: ModelEntry[], json: boolean): string {
   if (json) return `${JSON.stringify(models, null, 2)}\n`;
   const rows = [['id', 'params', 'largest layer', 'name']];
   for (const m of models) rows.push([m.id, formatCount(m.params), formatCount(m.largestLayer), m.name]);
-  return `${pad(rows)}\n`;
+  return `${pad(rows, [3])}\n`;
 }
