@@ -1,12 +1,8 @@
 import { Option, type Command } from 'commander';
 import type { CommandContext } from '../cli.js';
-import { MODE_INFO } from '../modes.js';
-import { deletePreset, findPreset, listPresets, presetFileFor, renderPresetFile, savePreset } from '../presets.js';
-import { formatCount } from '../units.js';
-import { validate } from '../validate.js';
-import { addAnswerOptions, setupFromOptions } from './answer-flags.js';
-import { reportFindings } from './report.js';
-import { UsageError } from '../errors.js';
+import { addAnswerOptions } from './answer-flags.js';
+
+const load = () => import('./preset-run.js');
 
 /** Registers `zerowiz preset list | show NAME | save NAME [flags] | delete NAME`. */
 export function registerPreset(program: Command, _ctx: CommandContext): void {
@@ -15,61 +11,23 @@ export function registerPreset(program: Command, _ctx: CommandContext): void {
     .command('list')
     .description('list built-in and user presets; broken user presets are reported and skipped')
     .option('--json', 'print JSON: {"presets": [{name, source, path, description, mode, numProcesses, steps}], "problems": [{path, key, problem}]}')
-    .action((opts: { json?: boolean }) => {
-      const { presets, problems } = listPresets();
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify({
-          presets: presets.map((p) => ({ name: p.name, source: p.source, path: p.path, description: p.description, mode: p.setup.answers.mode, numProcesses: p.setup.answers.num_processes, steps: p.setup.steps.map((s) => s.name) })),
-          problems,
-        }, null, 2)}\n`);
-        return;
-      }
-      const nameWidth = Math.max(4, ...presets.map((p) => p.name.length));
-      process.stdout.write(`${'NAME'.padEnd(nameWidth)}  SOURCE   MODE            GPUS  DESCRIPTION\n`);
-      for (const p of presets) {
-        const a = p.setup.answers;
-        process.stdout.write(`${p.name.padEnd(nameWidth)}  ${p.source.padEnd(7)}  ${MODE_INFO[a.mode].label.padEnd(14)}  ${String(a.num_processes).padStart(4)}  ${p.description}\n`);
-      }
-      for (const pr of problems) process.stderr.write(`zerowiz: skipped ${pr.path}: ${pr.key ? `${pr.key}: ` : ''}${pr.problem} (the file was left as it is)\n`);
-    });
+    .action(async (opts: { json?: boolean }) => (await load()).presetList(opts));
   preset
     .command('show')
     .argument('<name>', 'a preset name or a preset file')
     .description('print a preset file and what it sets')
     .option('--json', 'print JSON: {name, source, path, description, answers, files, steps, findings}')
-    .action((name: string, opts: { json?: boolean }) => {
-      const p = findPreset(name);
-      const findings = validate(p.setup);
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`);
-        return;
-      }
-      const a = p.setup.answers;
-      process.stdout.write(`# ${p.name} (${p.source}: ${p.path})\n`);
-      process.stdout.write(`# ${MODE_INFO[a.mode].label}, ${a.num_processes} GPU(s) on ${a.num_machines} machine(s)${a.model_params ? `, model ${formatCount(a.model_params)} params` : ''}\n`);
-      process.stdout.write(renderPresetFile(presetFileFor(p.setup, p.description, p.given)));
-      reportFindings(findings, process.stdout);
-    });
+    .action(async (name: string, opts: { json?: boolean }) => (await load()).presetShow(name, opts));
   const save = preset
     .command('save')
     .argument('<name>', 'the new preset name (letters, digits, . _ -)')
     .description('save answers (flags, on top of --preset or --from) as a user preset')
     .addOption(new Option('--description <text>', 'one line saying what the preset is for'));
   addAnswerOptions(save);
-  save.action(async (name: string, opts: Record<string, unknown>) => {
-    const { setup, given } = setupFromOptions(opts);
-    const firstError = reportFindings(validate(setup));
-    if (firstError) throw new UsageError(firstError.message, firstError.fix);
-    const description = typeof opts.description === 'string' ? opts.description : typeof opts.preset === 'string' ? `based on ${opts.preset}` : '';
-    const path = await savePreset(name, { ...setup, name }, description, given);
-    process.stdout.write(`saved ${path}\n`);
-  });
+  save.action(async (name: string, opts: Record<string, unknown>) => (await load()).presetSave(name, opts));
   preset
     .command('delete')
     .argument('<name>', 'a user preset name')
     .description('delete a user preset (it is renamed to NAME.yaml.deleted-<time>, not erased)')
-    .action(async (name: string) => {
-      const backup = await deletePreset(name);
-      process.stdout.write(`deleted preset ${name} (kept as ${backup})\n`);
-    });
+    .action(async (name: string) => (await load()).presetDelete(name));
 }

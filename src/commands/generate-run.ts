@@ -1,0 +1,36 @@
+/** `zerowiz generate`'s work, loaded only when the command runs. */
+import { UsageError } from '../errors.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../emit.js';
+import { validate } from '../validate.js';
+import { setupInDir, writeConfigFiles } from '../write.js';
+import { quote } from 'shell-quote';
+import { setupFromOptions } from './setup-from-flags.js';
+import { formatFinding, formatWrite, reportFindings } from './report.js';
+
+/** Validates, then prints or writes; resolves with the exit code. */
+export async function runGenerate(opts: Record<string, unknown>): Promise<number> {
+  if (opts.out === undefined && opts.print === undefined) {
+    throw new UsageError('generate needs --out DIR or --print yaml|json', 'e.g. zerowiz generate --mode 2 --num-processes 8 --out ./configs');
+  }
+  if (opts.out !== undefined && opts.print !== undefined) throw new UsageError('--out and --print cannot be used together', 'pick one');
+  let { setup } = setupFromOptions(opts);
+  if (typeof opts.out === 'string') setup = setupInDir(setup, opts.out);
+  const findings = validate(setup);
+  const firstError = reportFindings(findings);
+  if (firstError && !opts.force) {
+    throw new UsageError(`${firstError.message}`, `${firstError.fix} (or pass --force to write it anyway)`);
+  }
+  if (firstError) for (const f of findings) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
+  if (opts.print === 'yaml') {
+    process.stdout.write(toAccelerateYaml(setup));
+    return 0;
+  }
+  if (opts.print === 'json') {
+    process.stdout.write(`${toDeepSpeedJson(setup)}\n`);
+    return 0;
+  }
+  const results = await writeConfigFiles(setup);
+  for (const r of results) process.stdout.write(`${formatWrite(r)}\n`);
+  process.stdout.write(`run: ${quote(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])}\n`);
+  return 0;
+}

@@ -1,0 +1,58 @@
+/** `zerowiz preset ...`'s work, loaded only when the command runs. */
+import { MODE_INFO } from '../modes.js';
+import { deletePreset, findPreset, listPresets, presetFileFor, renderPresetFile, savePreset } from '../presets.js';
+import { formatCount } from '../units.js';
+import { validate } from '../validate.js';
+import { UsageError } from '../errors.js';
+import { setupFromOptions } from './setup-from-flags.js';
+import { reportFindings } from './report.js';
+
+/** `preset list`. */
+export function presetList(opts: { json?: boolean }): void {
+  const { presets, problems } = listPresets();
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({
+      presets: presets.map((p) => ({ name: p.name, source: p.source, path: p.path, description: p.description, mode: p.setup.answers.mode, numProcesses: p.setup.answers.num_processes, steps: p.setup.steps.map((s) => s.name) })),
+      problems,
+    }, null, 2)}\n`);
+    return;
+  }
+  const nameWidth = Math.max(4, ...presets.map((p) => p.name.length));
+  process.stdout.write(`${'NAME'.padEnd(nameWidth)}  SOURCE   MODE            GPUS  DESCRIPTION\n`);
+  for (const p of presets) {
+    const a = p.setup.answers;
+    process.stdout.write(`${p.name.padEnd(nameWidth)}  ${p.source.padEnd(7)}  ${MODE_INFO[a.mode].label.padEnd(14)}  ${String(a.num_processes).padStart(4)}  ${p.description}\n`);
+  }
+  for (const pr of problems) process.stderr.write(`zerowiz: skipped ${pr.path}: ${pr.key ? `${pr.key}: ` : ''}${pr.problem} (the file was left as it is)\n`);
+}
+
+/** `preset show NAME`. */
+export function presetShow(name: string, opts: { json?: boolean }): void {
+  const p = findPreset(name);
+  const findings = validate(p.setup);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`);
+    return;
+  }
+  const a = p.setup.answers;
+  process.stdout.write(`# ${p.name} (${p.source}: ${p.path})\n`);
+  process.stdout.write(`# ${MODE_INFO[a.mode].label}, ${a.num_processes} GPU(s) on ${a.num_machines} machine(s)${a.model_params ? `, model ${formatCount(a.model_params)} params` : ''}\n`);
+  process.stdout.write(renderPresetFile(presetFileFor(p.setup, p.description, p.given)));
+  reportFindings(findings, process.stdout);
+}
+
+/** `preset save NAME [flags]`. */
+export async function presetSave(name: string, opts: Record<string, unknown>): Promise<void> {
+  const { setup, given } = setupFromOptions(opts);
+  const firstError = reportFindings(validate(setup));
+  if (firstError) throw new UsageError(firstError.message, firstError.fix);
+  const description = typeof opts.description === 'string' ? opts.description : typeof opts.preset === 'string' ? `based on ${opts.preset}` : '';
+  const path = await savePreset(name, { ...setup, name }, description, given);
+  process.stdout.write(`saved ${path}\n`);
+}
+
+/** `preset delete NAME`. */
+export async function presetDelete(name: string): Promise<void> {
+  const backup = await deletePreset(name);
+  process.stdout.write(`deleted preset ${name} (kept as ${backup})\n`);
+}

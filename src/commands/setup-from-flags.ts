@@ -1,0 +1,42 @@
+/** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
+import { UsageError } from '../errors.js';
+import { flagName, question, withDefaults, type Answers, type Question, type QuestionId } from '../questions.js';
+import { findPreset, parseAnswers } from '../presets.js';
+import { importAccelerateConfig } from '../import.js';
+import { DEFAULT_FILES, type Setup } from '../setup.js';
+import { answersFromOptions } from './answer-flags.js';
+
+/** Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. */
+export function setupFromOptions(opts: Record<string, unknown>): { setup: Setup; given: Partial<Answers> } {
+  let base: Setup | null = null;
+  let baseGiven: Partial<Answers> = {};
+  if (typeof opts.preset === 'string' && typeof opts.from === 'string') throw new UsageError('--preset and --from cannot be used together', 'pick one starting point');
+  if (typeof opts.preset === 'string') {
+    const p = findPreset(opts.preset);
+    base = p.setup;
+    baseGiven = p.given;
+  } else if (typeof opts.from === 'string') {
+    const r = importAccelerateConfig(opts.from);
+    base = r.setup;
+    baseGiven = { ...r.setup.answers };
+  }
+  const raw = answersFromOptions(opts);
+  let given: Partial<Answers>;
+  try {
+    given = parseAnswers(raw, baseGiven);
+  } catch (e) {
+    const key = (e as { key?: QuestionId }).key;
+    const name = key ? `--${flagName(key)}` : 'an answer flag';
+    const hint = key ? hintFor(key) : 'see --help';
+    throw new UsageError(`${name}: ${(e as Error).message}`, hint);
+  }
+  const answers = withDefaults(given);
+  const setup: Setup = base ? { ...base, answers } : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
+  return { setup, given };
+}
+
+function hintFor(id: QuestionId): string {
+  const x = question(id) as Question;
+  if (x.choices) return `use one of: ${x.choices.map((c) => String(c.value)).join(', ')}`;
+  return x.help;
+}
