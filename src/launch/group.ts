@@ -5,6 +5,8 @@
  * SIGHUP), so no step process outlives it.
  */
 
+import { readFileSync, readdirSync } from 'node:fs';
+
 /** How long a stop waits after SIGINT before sending SIGTERM (override: ZEROWIZ_SIGINT_GRACE_MS). */
 export const SIGINT_GRACE_MS = 10_000;
 /** How long a stop waits after SIGTERM before sending SIGKILL (override: ZEROWIZ_SIGTERM_GRACE_MS). */
@@ -35,9 +37,39 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/** Whether any process of the group is still alive. */
+/**
+ * Whether any process of the group is still alive. A zombie (exited, not yet reaped by whoever adopted
+ * it) still answers `kill(-pgid, 0)` but runs nothing, so on Linux /proc decides.
+ */
 export function groupAlive(pgid: number): boolean {
-  return signalGroup(pgid, 0);
+  if (!signalGroup(pgid, 0)) return false;
+  const members = groupMembers(pgid);
+  return members === null ? true : members.some((m) => m.state !== 'Z');
+}
+
+/** The processes of a group with their state letter (R, S, Z, ...), from /proc; null without /proc. */
+export function groupMembers(pgid: number): { pid: number; state: string }[] | null {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  const out: { pid: number; state: string }[] = [];
+  for (const n of names) {
+    const c = n.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses, so parse after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(rest[2]) === pgid) out.push({ pid: Number(n), state: rest[0] ?? '?' });
+  }
+  return out;
 }
 
 /** Resolves true once the group is gone, false if `ms` passed first. */

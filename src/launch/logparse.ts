@@ -40,7 +40,7 @@ const BAR_RE = new RegExp(
 const OPEN_RE = new RegExp(
   String.raw`^(?<desc>.*?)(?<n>${NUM})(?<unit>[A-Za-z]*) \[(?<elapsed>[\d:d ]+),\s*(?<rate>(?:\?|${NUM})\s*[A-Za-z]*\/[A-Za-z]+)\s*(?:,\s*(?<postfix>[^\]]*))?\]\s*$`,
 );
-const LOSS_RE = /(?<![A-Za-z0-9])(?:train[_ ])?loss['"]?\s*[=:]\s*['"]?(?<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/i;
+const LOSS_RE = /(?<![A-Za-z0-9_])(?:train[_ ])?loss['"]?\s*[=:]\s*['"]?(?<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/i;
 
 /** A tqdm count with tqdm's unit_scale suffix (`1.23k` -> 1230). */
 export function parseScaled(text: string): number {
