@@ -3,13 +3,13 @@
  * with highlights, wrap), a tqdm progress bar with a loss sparkline, and key hints. Renders from the
  * RunModel at a capped frame rate; keys go through the keymap and the pure reducer in ./state.ts.
  */
-import React, { useEffect, useReducer, useRef, useState } from 'react';
+import React, { useCallback, useEffect, useRef, useState } from 'react';
 import { Box, Text, useInput, useStdout } from 'ink';
 import type { RunModel, StepState } from '../../src/launch/model.js';
 import { formatClock, formatCount, formatRate, sparkline } from '../../src/launch/logparse.js';
 import { formatDuration } from '../../src/launch/stream.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/launch/group.js';
-import { commandFor, highlightParts, initialPaneState, paneReducer, visibleRows, type LinesView, type PaneState } from './state.js';
+import { commandFor, highlightParts, initialPaneState, paneReducer, visibleRows, type KeyInfo, type LinesView, type PaneAction, type PaneState } from './state.js';
 
 /** How often the pane redraws for new output at most (the full log goes to disk regardless). */
 export const LOG_FRAME_INTERVAL_MS = 100;
@@ -63,7 +63,16 @@ function useTerminalSize(override?: { columns: number; rows: number }): { column
 /** The pane. */
 export function LogPane({ model, controls, onExit, title, grace, size: sizeOverride }: LogPaneProps): React.ReactElement {
   const size = useTerminalSize(sizeOverride);
-  const [state, dispatch] = useReducer(paneReducer, undefined, initialPaneState);
+  // The reducer state lives in a ref too, so keys that arrive before the next render see each other.
+  const stateRef = useRef<PaneState>(initialPaneState());
+  const [state, setState] = useState<PaneState>(stateRef.current);
+  const dispatch = useCallback((a: PaneAction) => {
+    const next = paneReducer(stateRef.current, a);
+    if (next !== stateRef.current) {
+      stateRef.current = next;
+      setState(next);
+    }
+  }, []);
   const [, setFrame] = useState(0);
   const drawn = useRef(-1);
   const exited = useRef(false);
@@ -110,7 +119,8 @@ export function LogPane({ model, controls, onExit, title, grace, size: sizeOverr
   const step = model.steps[selected]!;
   const view = linesView(step, logHeight);
 
-  useInput((input, key) => {
+  const onKey = (input: string, key: KeyInfo & { meta?: boolean }) => {
+    const state = stateRef.current;
     if (state.search.mode === 'input') {
       if (key.escape) dispatch({ type: 'searchCancel' });
       else if (key.return) dispatch({ type: 'searchCommit', view });
@@ -159,6 +169,14 @@ export function LogPane({ model, controls, onExit, title, grace, size: sizeOverr
       default:
         return;
     }
+  };
+
+  useInput((input, key) => {
+    // Several plain keys in one read (typed fast, or pasted) are handled one by one.
+    const plain = input.length > 1 && !key.ctrl && !key.meta && !key.escape && !input.includes('\x1b');
+    if (plain) for (const ch of input.replace(/\r$/, '')) onKey(ch, {});
+    else onKey(input, key);
+    if (plain && input.endsWith('\r')) onKey('', { return: true });
   });
 
   const cols = Math.max(20, size.columns);

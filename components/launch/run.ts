@@ -46,7 +46,7 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
         title: `${session.record.json.name} (${session.record.json.id})`,
         grace: gracePeriods(session.prepared.env),
       }),
-      { exitOnCtrlC: false, patchConsole: false, maxFps: 30, incrementalRendering: true },
+      { exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
     );
     const code = await exit;
     // The pane only closes early on a finished run, but make sure nothing is left running.
