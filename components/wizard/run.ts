@@ -1,7 +1,106 @@
+/**
+ * Mounts the wizard on the terminal and resolves with the exit code. The terminal is always restored
+ * (alternate screen left, cursor shown, raw mode off) on every way out: finishing, q, Ctrl+C, a signal,
+ * an exception. Files are only written by the finish step's atomic writes, so an abort never leaves one.
+ */
+import { existsSync } from 'node:fs';
+import React from 'react';
+import { render } from 'ink';
 import type { WizardOptions } from '../../src/ui.js';
+import { detectHost, describeGpus } from '../../src/detect.js';
+import { importAccelerateConfig } from '../../src/import.js';
+import { loadModelCatalog } from '../../src/models.js';
+import { accelerateDefaultConfig } from '../../src/paths.js';
+import { listPresets, savePreset } from '../../src/presets.js';
+import { formatBytesShort } from '../../src/units.js';
+import { carryOut, planWrite } from '../../src/wizard/finish.js';
+import { App, type AppDeps } from './App.js';
+import type { WizardResult } from './FinishScreen.js';
 
-/** Mounts the wizard (placeholder until the wizard issue lands). */
-export async function runWizard(_opts: WizardOptions): Promise<number> {
-  process.stderr.write('zerowiz: the wizard is not built yet; see `zerowiz --help`\n');
-  return 2;
+/** Enter the alternate screen (the user's scrollback stays untouched). */
+const ENTER_ALT = '\x1b[?1049h\x1b[H';
+/** Leave it and show the cursor again. */
+const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
+
+/** The real dependencies: detection, presets, import, the model catalog and the writers. */
+export function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppDeps {
+  const defaultConfigPath = accelerateDefaultConfig(env);
+  return {
+    async detect() {
+      const host = await detectHost({ env });
+      const g = host.gpu;
+      const gpuEnv = { gpuCount: g.detected ? g.gpus.length : null, gpuMemoryBytes: g.minMemoryBytes, cpuMemoryBytes: host.cpuMemoryBytes };
+      const text = g.detected ? describeGpus(g) : 'GPUs not detected: asked instead';
+      return { env: gpuEnv, description: `${text} · RAM ${formatBytesShort(host.cpuMemoryBytes)}` };
+    },
+    listPresets: () => listPresets(env),
+    importConfig: (path) => importAccelerateConfig(path, cwd),
+    loadModels: () => loadModelCatalog(),
+    defaultConfigPath,
+    defaultConfigExists: existsSync(defaultConfigPath),
+    planWrite: (setup, target) => planWrite(setup, target, env, cwd),
+    carryOut,
+    savePreset: (name, setup, description, given) => savePreset(name, setup, description, given, env),
+  };
+}
+
+/** Mounts the wizard; resolves with the exit code (0 done or quit, 130 aborted, 1 an unexpected error). */
+export async function runWizard(opts: WizardOptions): Promise<number> {
+  const out = process.stdout;
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    if (process.stdin.isTTY) {
+      try {
+        process.stdin.setRawMode(false);
+      } catch {
+        // stdin already closed
+      }
+    }
+    out.write(LEAVE_ALT);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    restore();
+    process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 129);
+  };
+  const onCrash = (err: unknown) => {
+    restore();
+    process.stderr.write(`zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  };
+  process.on('exit', restore);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+  process.on('uncaughtException', onCrash);
+  out.write(ENTER_ALT);
+  let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
+  try {
+    const deps = realDeps();
+    let resolveResult: (r: WizardResult) => void = () => undefined;
+    const got = new Promise<WizardResult>((res) => {
+      resolveResult = res;
+    });
+    const app = render(React.createElement(App, { deps, configPath: opts.configPath, onExit: (r: WizardResult) => resolveResult(r) }), {
+      exitOnCtrlC: false,
+      patchConsole: false,
+      maxFps: 120,
+    });
+    result = await Promise.race([got, app.waitUntilExit().then(() => result)]);
+    app.unmount();
+    await app.waitUntilExit().catch(() => undefined);
+  } catch (err) {
+    result = { code: 1, summary: [`zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}`, 'nothing was written by the step that failed.'] };
+  } finally {
+    restore();
+    process.off('exit', restore);
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, onSignal);
+    process.off('uncaughtException', onCrash);
+  }
+  const stream = result.code === 0 ? process.stdout : process.stderr;
+  for (const line of result.summary) stream.write(`${line}\n`);
+  if (result.launch) {
+    const { launchSetup } = await import('../launch/run.js');
+    return launchSetup(result.launch);
+  }
+  return result.code;
 }

@@ -1,0 +1,177 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { parse as parseYaml } from 'yaml';
+import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from '../../src/validate.js';
+
+/** A temp HOME/XDG/cwd and a stand-in nvidia-smi reporting `gpus` x 80 GB. */
+function sandbox(gpus = 8) {
+  const dir = mkdtempSync(join(tmpdir(), 'zw-e2e-'));
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  const lines = Array.from({ length: gpus }, (_, i) => `${i}, NVIDIA H100 80GB HBM3, 81559`).join('\\n');
+  writeFileSync(join(bin, 'nvidia-smi'), `#!/bin/sh\nprintf '${lines}\\n'\n`);
+  chmodSync(join(bin, 'nvidia-smi'), 0o755);
+  const cwd = join(dir, 'work');
+  mkdirSync(cwd);
+  const env = {
+    HOME: join(dir, 'home'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+    HF_HOME: undefined,
+    NO_COLOR: '1',
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+  };
+  return { dir, cwd, env };
+}
+
+const sessions: PtySession[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const s of sessions.splice(0)) s.kill();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function start(opts: { cols?: number; rows?: number; gpus?: number } = {}) {
+  const box = sandbox(opts.gpus);
+  dirs.push(box.dir);
+  const s = spawnPty({ cwd: box.cwd, env: box.env, cols: opts.cols ?? 80, rows: opts.rows ?? 24 });
+  sessions.push(s);
+  return { s, ...box };
+}
+
+/** Resolves once the screen holds `text` and has not changed for a short while (Ink subscribes a new list's keys just after drawing it). */
+async function settled(s: PtySession, text: string | RegExp) {
+  let last = await s.waitFor(text);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const now = await s.waitFor(text);
+    if (now === last) return now;
+    last = now;
+  }
+}
+const SETTLE_MS = 40;
+
+/** Waits for `text` on a settled screen, then presses `key`. */
+async function at(s: PtySession, text: string | RegExp, key: string = KEYS.enter) {
+  await settled(s, text);
+  s.write(key);
+}
+
+/** Walks from the start screen to the ZeRO mode question with the detected defaults and Qwen-Image. */
+async function walkToMode(s: PtySession) {
+  await s.waitFor('H100'); // detection done: defaults come from it
+  await at(s, 'New setup');
+  await at(s, 'How many machines');
+  await at(s, 'Check distributed operations');
+  await at(s, 'torch dynamo');
+  await at(s, 'How many parameters'); // the model catalog: Qwen-Image first
+  await at(s, 'largest single layer');
+  await at(s, 'Memory of one GPU');
+  await at(s, 'CPU memory (RAM)');
+  await s.waitFor('Which ZeRO mode');
+}
+
+/** Moves the mode highlight down (the list wraps) until the panel explains `label`. */
+async function highlight(s: PtySession, label: string) {
+  for (let i = 0; i < 8; i++) {
+    if (s.screen().includes(`▸ ${label}:`)) return;
+    const before = s.screen();
+    s.write(KEYS.down);
+    await s.waitFor((x) => x !== before);
+  }
+  await s.waitFor(`▸ ${label}:`, 1000);
+}
+
+beforeAll(() => {
+  if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);
+});
+
+describe('the wizard in a real terminal', () => {
+  it("walks a newcomer from the start screen to written files for ZeRO-3 offload on 8 GPUs", async () => {
+    const { s, cwd } = start();
+    await walkToMode(s);
+    await highlight(s, 'ZeRO-3 offload');
+    s.write(KEYS.enter);
+    await at(s, 'Offload to CPU memory or to an NVMe');
+    await at(s, 'Gradient accumulation steps');
+    await at(s, 'Gradient clipping value');
+    await at(s, 'Save 16-bit model weights');
+    await at(s, 'Enable deepspeed.zero.Init');
+    await at(s, 'Mixture-of-Experts');
+    await settled(s, 'How many GPUs in total');
+    expect(s.screen()).toMatch(/❯ 8/);
+    s.write(KEYS.enter);
+    await at(s, 'Mixed precision');
+    await at(s, 'gradient checkpointing');
+    await at(s, 'Review:');
+    await at(s, 'Write to a directory');
+    await at(s, 'Directory for accelerate_config.yaml');
+    await at(s, 'Done: exit');
+    expect(await s.exited).toBe(0);
+    const yamlText = readFileSync(join(cwd, 'accelerate_config.yaml'), 'utf8');
+    const jsonText = readFileSync(join(cwd, 'ds_config.json'), 'utf8');
+    const yaml = parseYaml(yamlText) as Record<string, unknown>;
+    const json = JSON.parse(jsonText) as Record<string, any>;
+    expect(yaml.num_processes).toBe(8);
+    expect(yaml.distributed_type).toBe('DEEPSPEED');
+    expect(json.zero_optimization.stage).toBe(3);
+    expect(json.zero_optimization.offload_param.device).toBe('cpu');
+    expect(json.zero_optimization.offload_optimizer.device).toBe('cpu');
+    expect(json.bf16.enabled).toBe(true);
+    // the same checks as `zerowiz generate`
+    expect(checkAccelerateConfig(yaml).filter((f) => f.level === 'error')).toEqual([]);
+    expect(checkDeepSpeedConfig(json, { worldSize: 8 }).filter((f) => f.level === 'error')).toEqual([]);
+    // the paths and the exact command are printed after the terminal is restored
+    await s.waitFor('accelerate launch --config_file');
+    expect(s.screen()).toContain(join(cwd, 'accelerate_config.yaml'));
+  });
+
+  it('going back changes an earlier answer and the preview follows', async () => {
+    const { s } = start({ cols: 100, rows: 40 });
+    await s.waitFor('H100');
+    await at(s, 'New setup');
+    await at(s, 'How many machines');
+    await at(s, 'Check distributed operations', KEYS.esc); // back to the number of machines
+    await settled(s, 'How many machines');
+    s.write(KEYS.backspace);
+    await s.waitFor(/❯ \n|❯ *\n/);
+    s.write('2');
+    await s.waitFor('num_machines: 2');
+    s.write(KEYS.enter);
+    await s.waitFor('rank of this machine');
+    expect(s.screen()).toContain('num_machines: 2');
+  });
+
+  it('Ctrl+C mid-way leaves no file and a sane terminal', async () => {
+    const { s, cwd } = start();
+    await walkToMode(s);
+    s.write(KEYS.ctrlC);
+    expect(await s.exited).toBe(130);
+    expect(readdirSync(cwd)).toEqual([]);
+    const raw = s.raw();
+    const lastEnter = raw.lastIndexOf('\x1b[?1049h');
+    const lastLeave = raw.lastIndexOf('\x1b[?1049l');
+    expect(lastLeave).toBeGreaterThan(lastEnter);
+    expect(raw.lastIndexOf('\x1b[?25h')).toBeGreaterThan(raw.lastIndexOf('\x1b[?25l'));
+  });
+
+  it('shows the whole tradeoff table at 80x24 without cut-off numbers', async () => {
+    const { s } = start({ cols: 80, rows: 24 });
+    await walkToMode(s);
+    const screen = await s.waitFor(/^★ /m);
+    const lines = s.lines();
+    for (const label of ['ZeRO-1 ', 'ZeRO-2 ', 'ZeRO-2 offload ', 'ZeRO-2 offload NVMe', 'ZeRO-3 ', 'ZeRO-3 offload ', 'ZeRO-3 offload NVMe']) {
+      const row = lines.find((l) => l.slice(2).startsWith(label));
+      expect(row, `${label} row\n${screen}`).toBeDefined();
+      // GPU, CPU, comm, offload and the fit mark are all there
+      expect(row!).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
+    }
+    expect(screen).toMatch(/▸ ZeRO-/);
+    expect(lines.length).toBe(24);
+    expect(lines.every((l) => l.length <= 80)).toBe(true);
+  });
+});

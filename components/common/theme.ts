@@ -1,0 +1,26 @@
+/**
+ * Colours, off when NO_COLOR is set (https://no-color.org). Views ask `tint(name)` for a colour prop;
+ * with NO_COLOR it is undefined and Ink prints plain text (bold/inverse still mark the highlight).
+ */
+/** True when colours are allowed. */
+export const COLOR_ENABLED = !(process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '');
+
+/** Named colours of the wizard. */
+export const PALETTE = {
+  key: 'cyan',
+  string: 'green',
+  number: 'yellow',
+  boolean: 'magenta',
+  comment: 'gray',
+  accent: 'cyan',
+  good: 'green',
+  bad: 'red',
+  warn: 'yellow',
+  dim: 'gray',
+  recommended: 'yellow',
+} as const;
+
+/** The colour for a role, or undefined without colour. */
+export function tint(role: keyof typeof PALETTE, enabled = COLOR_ENABLED): string | undefined {
+  return enabled ? PALETTE[role] : undefined;
+}

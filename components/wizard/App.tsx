@@ -1,0 +1,281 @@
+import React, { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import type { ImportResult } from '../../src/import.js';
+import type { ModelEntry } from '../../src/models.js';
+import type { Preset, PresetProblem } from '../../src/presets.js';
+import { question, withDefaults, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
+import { answersOf, flowReducer, initialFlow, progress, type FlowAction } from '../../src/wizard/flow.js';
+import { nextTab, previewOf, type PreviewTab } from '../../src/wizard/preview.js';
+import { tradeoffOf } from '../../src/wizard/tradeoff.js';
+import { clip, wrap } from '../common/text.js';
+import { tint } from '../common/theme.js';
+import { useTerminalSize } from '../common/useTerminalSize.js';
+import { FinishScreen, type FinishDeps, type WizardResult } from './FinishScreen.js';
+import { commandFor, footerKeys, type KeyContext } from './keymap.js';
+import { modeHeight } from './ModeQuestion.js';
+import { Preview } from './Preview.js';
+import { LIST_LIMIT, QuestionScreen, helpLines, promptLines } from './QuestionScreen.js';
+import { ReviewScreen, reviewItems } from './ReviewScreen.js';
+import { StartScreen } from './StartScreen.js';
+
+/** Everything the wizard reads or writes outside itself (real in the bin, stand-ins in tests). */
+export interface AppDeps extends FinishDeps {
+  detect(): Promise<{ env: DetectedEnv; description: string }>;
+  listPresets(): { presets: Preset[]; problems: PresetProblem[] };
+  importConfig(path: string): ImportResult;
+  loadModels(): ModelEntry[];
+  defaultConfigExists: boolean;
+}
+
+/** Columns from which the preview sits beside the questions instead of below them. */
+export const WIDE_COLUMNS = 120;
+/** Rows kept free below the frame, so Ink never has to clear the whole screen. */
+const SPARE_ROWS = 1;
+
+function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: DetectedEnv, width: number, help: boolean, models: number): number {
+  let body: number;
+  if (q.id === 'mode') body = modeHeight(tradeoffOf(a, given.zero3_init), width);
+  else if (q.id === 'model_params' && models > 0) body = Math.min(LIST_LIMIT, models + 2);
+  else if (q.kind === 'text') body = 2;
+  else body = Math.min(LIST_LIMIT, q.choices?.length ?? 2);
+  return promptLines(q, width).length + body + (help ? helpLines(q, a, env, width).length : 0);
+}
+
+/** The wizard: start, questions, review, finish; the preview follows every answer. */
+export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: string | undefined; onExit: (r: WizardResult) => void }): React.JSX.Element {
+  const { columns, rows } = useTerminalSize();
+  const [flow, dispatchFlow] = useReducer(flowReducer, undefined, () => initialFlow({ gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null }));
+  const [draft, setDraft] = useState<Partial<Answers> | null>(null);
+  const [tab, setTab] = useState<PreviewTab>('yaml');
+  const [scroll, setScroll] = useState(0);
+  const [help, setHelp] = useState(false);
+  const [detection, setDetection] = useState('detecting GPUs…');
+  const [message, setMessage] = useState<string | null>(null);
+  const [confirmQuit, setConfirmQuit] = useState(false);
+  const [typing, setTyping] = useState(false);
+  const [done, setDone] = useState(false);
+  const presetList = useMemo(() => deps.listPresets(), [deps]);
+  const models = useMemo(() => {
+    try {
+      return deps.loadModels();
+    } catch {
+      return [];
+    }
+  }, [deps]);
+
+  const dispatch = useCallback((a: FlowAction) => {
+    setDraft(null);
+    setHelp(false);
+    setScroll(0);
+    dispatchFlow(a);
+  }, []);
+  const finish = useCallback(
+    (r: WizardResult) => {
+      if (done) return;
+      setDone(true);
+      onExit(r);
+    },
+    [done, onExit],
+  );
+
+  useEffect(() => {
+    let live = true;
+    deps.detect().then(
+      (r) => {
+        if (!live) return;
+        dispatchFlow({ type: 'env', env: r.env });
+        setDetection(r.description);
+      },
+      () => live && setDetection('GPUs not detected'),
+    );
+    return () => {
+      live = false;
+    };
+  }, [deps]);
+
+  const importFrom = useCallback(
+    (path: string) => {
+      try {
+        const r = deps.importConfig(path);
+        const { answers, ...base } = r.setup;
+        dispatch({ type: 'start', origin: { kind: 'import', path }, given: { ...answers }, base, to: 'review' });
+        const notes = [`imported ${path}`];
+        if (r.kept.length) notes.push(`kept ${r.kept.length} key(s) zerowiz does not model`);
+        if (r.moved.length) notes.push(`moved ${r.moved.join(', ')} into the JSON`);
+        setMessage(notes.join('; '));
+      } catch (e) {
+        setMessage(`cannot import: ${(e as Error).message}`);
+        dispatch({ type: 'toStart' });
+      }
+    },
+    [deps, dispatch],
+  );
+  useEffect(() => {
+    if (configPath) importFrom(configPath);
+  }, [configPath, importFrom]);
+
+  const answers = useMemo(() => answersOf(flow), [flow.given, flow.env]);
+  const previewAnswers = useMemo(() => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers), [draft, answers, flow.given, flow.env]);
+  const setup = useMemo(() => ({ ...flow.base, answers }), [flow.base, answers]);
+  const previewSetup = useMemo(() => ({ ...flow.base, answers: previewAnswers }), [flow.base, previewAnswers]);
+  const preview = useMemo(() => previewOf(previewSetup), [previewSetup]);
+  const committedPreview = useMemo(() => (previewSetup === setup ? preview : previewOf(setup)), [previewSetup, setup, preview]);
+  const q = flow.screen === 'question' ? (question(flow.current) as Question) : null;
+
+  const textInput = flow.screen === 'question' ? q?.kind === 'text' : typing;
+  const keyCtx: KeyContext = { textInput, screen: flow.screen };
+
+  useInput(
+    (input, key) => {
+      if (confirmQuit) {
+        if (key.ctrl && input === 'c') finish({ code: 130, summary: ['zerowiz: aborted; nothing written.'] });
+        else if (input === 'y' || input === 'Y') finish({ code: 0, summary: ['zerowiz: quit without writing.'] });
+        else if (input === 'n' || input === 'N' || key.escape) setConfirmQuit(false);
+        return;
+      }
+      const cmd = commandFor(input, key, keyCtx);
+      if (cmd === 'forceQuit') finish({ code: 130, summary: ['zerowiz: aborted; nothing written.'] });
+      else if (cmd === 'nextTab' && flow.screen !== 'start') {
+        setTab(nextTab(tab));
+        setScroll(0);
+      } else if (cmd === 'scrollDown') setScroll((x) => x + 5);
+      else if (cmd === 'scrollUp') setScroll((x) => Math.max(0, x - 5));
+      else if (cmd === 'help' && flow.screen === 'question') setHelp((h) => !h);
+      else if (cmd === 'back' && (flow.screen === 'question' || flow.screen === 'review')) dispatch({ type: 'back' });
+      else if (cmd === 'review' && flow.screen === 'question') dispatch({ type: 'review' });
+      else if (cmd === 'quit' && flow.screen !== 'finish') {
+        if (flow.dirty) setConfirmQuit(true);
+        else finish({ code: 0, summary: ['zerowiz: nothing written.'] });
+      }
+    },
+    { isActive: !done },
+  );
+
+  // Layout: header, main (+ preview below or beside), footer; every height counted.
+  const footer = wrap(confirmQuit ? 'y quit without writing · n/Esc stay' : footerKeys(keyCtx), columns).slice(0, 2);
+  const body = Math.max(4, rows - 1 - footer.length - SPARE_ROWS);
+  const showPreview = flow.screen !== 'start';
+  const wide = showPreview && columns >= WIDE_COLUMNS;
+  const previewWidth = wide ? Math.min(72, Math.floor(columns * 0.45)) : columns;
+  const mainWidth = wide ? columns - previewWidth - 2 : columns;
+  let needed = body;
+  if (q) needed = questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models.length);
+  else if (flow.screen === 'review') needed = 1 + reviewItems(answers, flow.given, committedPreview.findings, mainWidth).length;
+  else if (flow.screen === 'finish') needed = Math.max(9, Math.floor(body / 2));
+  const mainHeight = !showPreview || wide ? body : Math.max(3, Math.min(needed, body - 3));
+  const previewHeight = wide ? body : body - mainHeight - 1;
+  const isActive = !done && !confirmQuit;
+
+  const origin = flow.origin.kind === 'preset' ? `preset ${flow.origin.name}` : flow.origin.kind === 'import' ? 'imported config' : 'new setup';
+  let where: string = flow.screen;
+  if (q) {
+    const pr = progress(q.id, answers);
+    where = q.advanced ? `${q.id} (advanced)` : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
+  }
+  const header = `zerowiz · ${flow.screen === 'start' ? 'start' : `${origin}${flow.dirty ? ' *' : ''} · ${where}`} · ${detection}${message ? ` · ${message}` : ''}`;
+
+  let main: React.JSX.Element;
+  if (flow.screen === 'start') {
+    main = (
+      <StartScreen
+        presets={presetList.presets}
+        problems={presetList.problems}
+        defaultConfigPath={deps.defaultConfigPath}
+        defaultConfigExists={deps.defaultConfigExists}
+        message={message}
+        width={mainWidth}
+        height={mainHeight}
+        isActive={isActive}
+        onTyping={setTyping}
+        onNew={() => dispatch({ type: 'start', origin: { kind: 'new' } })}
+        onPreset={(p) => {
+          const { answers: _a, ...base } = p.setup;
+          dispatch({ type: 'start', origin: { kind: 'preset', name: p.name }, given: p.given, base, to: 'review' });
+          setMessage(null);
+        }}
+        onImport={importFrom}
+        onQuit={() => finish({ code: 0, summary: ['zerowiz: nothing written.'] })}
+      />
+    );
+  } else if (q) {
+    main = (
+      <QuestionScreen
+        key={`${q.id}:${flow.returnToReview}`}
+        q={q}
+        answers={answers}
+        given={flow.given}
+        env={flow.env}
+        width={mainWidth}
+        help={help}
+        isActive={isActive}
+        models={models}
+        onDraft={setDraft}
+        onAnswer={(values) => {
+          const id = q.id as QuestionId;
+          const { [id]: value, ...also } = values as Record<string, unknown>;
+          dispatch({ type: 'answer', id, value: id in values ? value : answers[id], also: also as Partial<Answers> });
+        }}
+      />
+    );
+  } else if (flow.screen === 'review') {
+    main = (
+      <ReviewScreen
+        answers={answers}
+        given={flow.given}
+        findings={committedPreview.findings}
+        width={mainWidth}
+        height={mainHeight}
+        isActive={isActive}
+        onJump={(id) => dispatch({ type: 'jump', id })}
+        onFinish={() => dispatch({ type: 'finish' })}
+      />
+    );
+  } else {
+    main = (
+      <FinishScreen
+        setup={setup}
+        given={flow.given}
+        dirty={flow.dirty}
+        hasErrors={committedPreview.findings.some((f) => f.level === 'error')}
+        width={mainWidth}
+        height={mainHeight}
+        isActive={isActive}
+        deps={deps}
+        onTyping={setTyping}
+        onBack={() => dispatch({ type: 'back' })}
+        onWritten={() => dispatchFlow({ type: 'written' })}
+        onExit={finish}
+      />
+    );
+  }
+
+  return (
+    <Box flexDirection="column" width={columns}>
+      <Text color={tint('accent')} wrap="truncate">
+        {clip(header, columns)}
+      </Text>
+      <Box flexDirection={wide ? 'row' : 'column'} height={body}>
+        <Box flexDirection="column" width={mainWidth} height={mainHeight} overflow="hidden" flexShrink={0}>
+          <Box flexDirection="column" flexShrink={0}>
+          {confirmQuit ? (
+            <Box flexDirection="column">
+              <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
+              <Text>y: quit · n/Esc: stay</Text>
+            </Box>
+          ) : (
+            main
+          )}
+          </Box>
+        </Box>
+        {showPreview && !wide ? <Text color={tint('dim')}>{'─'.repeat(columns)}</Text> : null}
+        {showPreview && wide ? <Box width={2} /> : null}
+        {showPreview ? <Preview preview={preview} tab={tab} width={previewWidth} height={previewHeight} scroll={scroll} /> : null}
+      </Box>
+      {footer.map((l, i) => (
+        <Text key={i} color={tint('dim')} wrap="truncate">
+          {l}
+        </Text>
+      ))}
+    </Box>
+  );
+}

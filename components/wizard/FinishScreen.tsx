@@ -1,0 +1,229 @@
+import React, { useEffect, useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import SelectInput from 'ink-select-input';
+import TextInput from 'ink-text-input';
+import type { Answers } from '../../src/questions.js';
+import { MODE_INFO } from '../../src/modes.js';
+import type { Setup } from '../../src/setup.js';
+import type { WriteResult } from '../../src/write.js';
+import { summaryLines, type WritePlan, type WriteTarget } from '../../src/wizard/finish.js';
+import { clip } from '../common/text.js';
+import { tint } from '../common/theme.js';
+import { Indicator, PlainItem } from './parts.js';
+
+/** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
+export interface FinishDeps {
+  planWrite(setup: Setup, target: WriteTarget): WritePlan;
+  carryOut(plan: WritePlan): Promise<WriteResult[]>;
+  savePreset(name: string, setup: Setup, description: string, given: Partial<Answers>): Promise<string>;
+  defaultConfigPath: string;
+}
+
+/** How the wizard ends. */
+export interface WizardResult {
+  code: number;
+  /** Lines printed after the terminal is restored (paths written, the launch command). */
+  summary: string[];
+  /** Set when the user chose to launch: the written setup. */
+  launch?: Setup;
+}
+
+type Step =
+  | { step: 'menu' }
+  | { step: 'dir'; text: string }
+  | { step: 'confirm'; plan: WritePlan; scroll: number; thenLaunch: boolean }
+  | { step: 'writing' }
+  | { step: 'written'; lines: string[]; setup: Setup }
+  | { step: 'presetName'; text: string; after: 'menu' | 'written' }
+  | { step: 'quitConfirm' };
+
+/** Props of the finish screen. */
+export interface FinishScreenProps {
+  setup: Setup;
+  given: Partial<Answers>;
+  dirty: boolean;
+  hasErrors: boolean;
+  width: number;
+  height: number;
+  isActive: boolean;
+  /** Tells the app when a text field has the keys (q, r and ← then type). */
+  onTyping?: (typing: boolean) => void;
+  deps: FinishDeps;
+  onBack: () => void;
+  onWritten: () => void;
+  onExit: (r: WizardResult) => void;
+}
+
+function describe(setup: Setup): string {
+  const a = setup.answers;
+  return `${MODE_INFO[a.mode].label}${a.offload_device === 'nvme' && a.mode.endsWith('offload') ? ' (NVMe)' : ''} on ${a.num_processes} GPU(s), ${a.mixed_precision}; saved from the zerowiz wizard`;
+}
+
+/** Write (default location or a directory, with a diff and a confirmation), save a preset, launch, or quit. */
+export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
+  const [s, setS] = useState<Step>({ step: 'menu' });
+  const [note, setNote] = useState<string | null>(null);
+  const [written, setWritten] = useState<{ lines: string[]; setup: Setup } | null>(null);
+  const w = p.width;
+  useEffect(() => p.onTyping?.(s.step === 'dir' || s.step === 'presetName'), [s.step]);
+
+  const startWrite = (target: WriteTarget, thenLaunch: boolean) => {
+    let plan: WritePlan;
+    try {
+      plan = p.deps.planWrite(p.setup, target);
+    } catch (e) {
+      setNote(`cannot write: ${(e as Error).message}`);
+      setS({ step: 'menu' });
+      return;
+    }
+    if (plan.changesExisting) setS({ step: 'confirm', plan, scroll: 0, thenLaunch });
+    else void doWrite(plan, thenLaunch);
+  };
+  const doWrite = async (plan: WritePlan, thenLaunch: boolean) => {
+    setS({ step: 'writing' });
+    try {
+      const results = await p.deps.carryOut(plan);
+      const lines = summaryLines(results, plan.setup);
+      p.onWritten();
+      setWritten({ lines, setup: plan.setup });
+      if (thenLaunch) p.onExit({ code: 0, summary: lines, launch: plan.setup });
+      else setS({ step: 'written', lines, setup: plan.setup });
+    } catch (e) {
+      setNote(`nothing written: ${(e as Error).message}`);
+      setS({ step: 'menu' });
+    }
+  };
+
+  useInput(
+    (input, key) => {
+      if (s.step === 'confirm') {
+        if (input === 'y' || input === 'Y') void doWrite(s.plan, s.thenLaunch);
+        else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
+        else if (key.downArrow || key.pageDown) setS({ ...s, scroll: s.scroll + (key.pageDown ? 10 : 1) });
+        else if (key.upArrow || key.pageUp) setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? 10 : 1)) });
+      } else if (s.step === 'quitConfirm') {
+        if (input === 'y' || input === 'Y') p.onExit({ code: 0, summary: ['zerowiz: quit without writing.'] });
+        else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
+      } else if (s.step === 'dir' || s.step === 'presetName') {
+        if (key.escape) setS(s.step === 'presetName' && s.after === 'written' && written ? { step: 'written', ...written } : { step: 'menu' });
+      } else if (s.step === 'menu' && (key.escape || key.leftArrow)) {
+        p.onBack();
+      }
+    },
+    { isActive: p.isActive },
+  );
+
+  const quit = () => (p.dirty ? setS({ step: 'quitConfirm' }) : p.onExit({ code: 0, summary: written ? written.lines : ['zerowiz: nothing written.'] }));
+  const noteLine = note ? <Text color={tint('warn')} wrap="truncate">{clip(note, w)}</Text> : null;
+
+  if (s.step === 'dir') {
+    return (
+      <Box flexDirection="column">
+        <Text bold>Directory for accelerate_config.yaml and ds_config.json (Enter: write, Esc: back):</Text>
+        <Box>
+          <Text color={tint('accent')}>{'❯ '}</Text>
+          <TextInput value={s.text} focus={p.isActive} onChange={(t) => setS({ step: 'dir', text: t })} onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() }, false)} />
+        </Box>
+      </Box>
+    );
+  }
+  if (s.step === 'presetName') {
+    return (
+      <Box flexDirection="column">
+        <Text bold>Name of the user preset (letters, digits, . _ -; Enter: save, Esc: back):</Text>
+        <Box>
+          <Text color={tint('accent')}>{'❯ '}</Text>
+          <TextInput
+            value={s.text}
+            focus={p.isActive}
+            onChange={(t) => setS({ ...s, text: t })}
+            onSubmit={async (t) => {
+              try {
+                const path = await p.deps.savePreset(t.trim(), written?.setup ?? p.setup, describe(p.setup), p.given);
+                setNote(`saved preset ${t.trim()}: ${path}`);
+                setS(s.after === 'written' && written ? { step: 'written', ...written } : { step: 'menu' });
+              } catch (e) {
+                setNote(`not saved: ${(e as Error).message}`);
+              }
+            }}
+          />
+        </Box>
+        {noteLine}
+      </Box>
+    );
+  }
+  if (s.step === 'confirm') {
+    const patch = s.plan.files.map((f) => f.patch).filter((x) => x !== '').join('\n').split('\n');
+    const rows = Math.max(3, p.height - 3);
+    const top = Math.min(s.scroll, Math.max(0, patch.length - rows));
+    return (
+      <Box flexDirection="column">
+        <Text bold wrap="truncate">{clip('These files exist and would change (a backup of each is kept):', w)}</Text>
+        {patch.slice(top, top + rows).map((l, i) => (
+          <Text key={i} wrap="truncate" color={l.startsWith('+') ? tint('good') : l.startsWith('-') ? tint('bad') : l.startsWith('@@') ? tint('accent') : undefined}>
+            {clip(l, w)}
+          </Text>
+        ))}
+        <Text bold wrap="truncate">{clip(`Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ scroll (${patch.length} lines)`, w)}</Text>
+      </Box>
+    );
+  }
+  if (s.step === 'quitConfirm') {
+    return (
+      <Box flexDirection="column">
+        <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
+        <Text>y: quit · n/Esc: stay</Text>
+      </Box>
+    );
+  }
+  if (s.step === 'writing') return <Text>Writing…</Text>;
+
+  const launchable = p.setup.steps.length > 0;
+  const items =
+    s.step === 'written'
+      ? [
+          { key: 'exit', value: 'exit', label: 'Done: exit (the paths and the command are printed)' },
+          { key: 'preset', value: 'preset', label: 'Save these answers as a user preset…' },
+          ...(launchable ? [{ key: 'launch', value: 'launch', label: 'Launch now in the log pane' }] : []),
+        ]
+      : [
+          { key: 'dir', value: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
+          { key: 'default', value: 'default', label: clip(`Write as accelerate's default config: ${p.deps.defaultConfigPath}`, w - 2) },
+          { key: 'preset', value: 'preset', label: 'Save the answers as a user preset…' },
+          ...(launchable ? [{ key: 'launch', value: 'launch', label: `Write to the current directory and launch the ${p.setup.steps.length} step(s) in the log pane` }] : []),
+          { key: 'back', value: 'back', label: 'Back to the review' },
+          { key: 'quit', value: 'quit', label: 'Quit without writing' },
+        ];
+  return (
+    <Box flexDirection="column">
+      {s.step === 'written' ? (
+        s.lines.map((l, i) => (
+          <Text key={i} color={i === s.lines.length - 1 ? tint('good') : undefined} wrap="truncate">
+            {clip(l, w)}
+          </Text>
+        ))
+      ) : (
+        <Text bold>{p.hasErrors ? 'Finish (validation reports errors: see the preview; writing is still allowed):' : 'Finish:'}</Text>
+      )}
+      <SelectInput
+        items={items}
+        isFocused={p.isActive}
+        indicatorComponent={Indicator}
+        itemComponent={PlainItem}
+        onSelect={(item) => {
+          setNote(null);
+          if (item.value === 'dir') setS({ step: 'dir', text: '.' });
+          else if (item.value === 'default') startWrite({ kind: 'default' }, false);
+          else if (item.value === 'preset') setS({ step: 'presetName', text: p.setup.name === 'custom' ? 'my-setup' : p.setup.name, after: s.step === 'written' ? 'written' : 'menu' });
+          else if (item.value === 'launch') {
+            if (s.step === 'written') p.onExit({ code: 0, summary: s.lines, launch: s.setup });
+            else startWrite({ kind: 'dir', dir: '.' }, true);
+          } else if (item.value === 'back') p.onBack();
+          else if (item.value === 'exit') p.onExit({ code: 0, summary: s.step === 'written' ? s.lines : [] });
+          else quit();
+        }}
+      />
+      {noteLine}
+    </Box>
+  );
+}

@@ -1,0 +1,140 @@
+import React, { useMemo, useState } from 'react';
+import { Box, Text } from 'ink';
+import SelectInput from 'ink-select-input';
+import type { Answers } from '../../src/questions.js';
+import { MODE_INFO } from '../../src/modes.js';
+import { explainRow, selectedKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
+import { MODES } from '../../src/modes.js';
+import { bar, clip, padEnd, padStart, wrap } from '../common/text.js';
+import { tint } from '../common/theme.js';
+import { Indicator } from './parts.js';
+
+const LABEL_W = 19;
+const NUM_W = 8;
+const COMM_W = 5;
+
+/** Bar width for a terminal width: 5 cells at 80 columns, 10 from 110. */
+function barWidth(width: number): number {
+  return width >= 110 ? 10 : 5;
+}
+
+/** The table header, aligned with `rowText`. */
+export function headerText(width: number): string {
+  const b = barWidth(width);
+  return `  ${padEnd('mode', LABEL_W)} ${padStart('GPU each', NUM_W)} ${' '.repeat(b)}  ${padStart('CPU/node', NUM_W)} ${' '.repeat(b)}  ${padStart('comm', COMM_W)}  ${padStart('GPU↔CPU', NUM_W)}  fit`;
+}
+
+function fitMark(r: TradeoffRow): string {
+  return r.fits === null ? '?' : r.fits ? '✓' : '✗';
+}
+
+/** The items of the mode list: the tradeoff rows, or the five modes without a model size. */
+export function modeItems(t: Tradeoff): { key: string; label: string; value: string }[] {
+  if (t.available) return t.rows.map((r) => ({ key: r.key, label: r.key, value: r.key }));
+  return MODES.map((m) => ({ key: m, label: m, value: m }));
+}
+
+/** Rows of text the mode question needs (without the prompt and progress lines). */
+export function modeHeight(t: Tradeoff, width: number): number {
+  const items = modeItems(t);
+  const reason = wrap(reasonText(t), width).length;
+  const panel = Math.max(...items.map((i) => {
+    const [l1, l2] = explainRow(t, i.key);
+    return wrap(`▸ ${labelOfKey(t, i.key)}: ${l1}`, width).length + wrap(l2, width).length;
+  }));
+  return 1 + (t.available ? 1 : 0) + items.length + reason + panel;
+}
+
+function labelOfKey(t: Tradeoff, key: string): string {
+  return t.rows.find((r) => r.key === key)?.label ?? MODE_INFO[key.split(':')[0] as keyof typeof MODE_INFO]?.label ?? key;
+}
+
+function reasonText(t: Tradeoff): string {
+  if (!t.available) return t.reason;
+  const rec = t.rows.find((r) => r.recommended);
+  return rec ? `★ ${t.reason}` : `No mode is recommended: ${t.reason}`;
+}
+
+/** The ZeRO mode question: the modes with their tradeoff, the recommendation, and a panel on the highlighted one. */
+export function ModeQuestion(props: {
+  answers: Answers;
+  zeroInit: boolean | undefined;
+  given: boolean;
+  width: number;
+  isActive: boolean;
+  onAnswer: (a: Partial<Answers>) => void;
+  onDraft: (a: Partial<Answers> | null) => void;
+}): React.JSX.Element {
+  const { answers, width } = props;
+  const t = useMemo(() => tradeoffOf(answers, props.zeroInit), [answers, props.zeroInit]);
+  const items = modeItems(t);
+  const current = selectedKey(answers);
+  const startKey = props.given || !t.recommendedKey ? current : t.recommendedKey;
+  const initialIndex = Math.max(0, items.findIndex((i) => i.key === startKey));
+  const [highlighted, setHighlighted] = useState(items[initialIndex]?.key ?? current);
+  const b = barWidth(width);
+  const byKey = new Map(t.rows.map((r) => [r.key, r]));
+
+  const Item = ({ label, isSelected }: { label: string; isSelected?: boolean }) => {
+    const r = byKey.get(label);
+    if (!r) {
+      const info = MODE_INFO[label as keyof typeof MODE_INFO];
+      return <Text bold={isSelected} wrap="truncate">{clip(`${padEnd(info.label, 15)} ${info.shards}`, width - 2)}</Text>;
+    }
+    const fitColor = r.fits === null ? undefined : r.fits ? tint('good') : tint('bad');
+    return (
+      <Text wrap="truncate">
+        <Text bold={isSelected}>{padEnd(r.label, LABEL_W)}</Text>
+        {' '}
+        {padStart(r.gpu, NUM_W)} <Text color={fitColor}>{bar(r.gpuBar, b)}</Text>
+        {'  '}
+        {padStart(r.cpu, NUM_W)} <Text color={tint('accent')}>{bar(r.cpuBar, b)}</Text>
+        {'  '}
+        {padStart(r.comm, COMM_W)}
+        {'  '}
+        {padStart(r.offload, NUM_W)}
+        {'  '}
+        <Text color={fitColor}>{fitMark(r)}</Text>
+        <Text color={tint('recommended')}>{r.recommended ? ' ★' : ''}</Text>
+      </Text>
+    );
+  };
+
+  const [what, cost] = explainRow(t, highlighted);
+  const hiLabel = labelOfKey(t, highlighted);
+  return (
+    <Box flexDirection="column">
+      <Text color={tint('dim')} wrap="truncate">{clip(`for ${t.context}`, width)}</Text>
+      {t.available ? <Text color={tint('dim')} wrap="truncate">{clip(headerText(width), width)}</Text> : null}
+      <SelectInput
+        items={items}
+        initialIndex={initialIndex}
+        isFocused={props.isActive}
+        indicatorComponent={Indicator}
+        itemComponent={Item}
+        onHighlight={(item) => {
+          setHighlighted(item.value);
+          props.onDraft(draftFor(item.value));
+        }}
+        onSelect={(item) => props.onAnswer(draftFor(item.value))}
+      />
+      {wrap(reasonText(t), width).map((l, i) => (
+        <Text key={`r${i}`} color={tint('recommended')}>{l}</Text>
+      ))}
+      {wrap(`▸ ${hiLabel}: ${what}`, width).map((l, i) => (
+        <Text key={`a${i}`} bold={i === 0}>{l}</Text>
+      ))}
+      {wrap(cost, width).map((l, i) => (
+        <Text key={`b${i}`}>{l}</Text>
+      ))}
+    </Box>
+  );
+}
+
+/** The answers a row key stands for (mode, and the offload device of offload modes). */
+export function draftFor(key: string): Partial<Answers> {
+  const [mode, dev] = key.split(':') as [Answers['mode'], string | undefined];
+  const info = MODE_INFO[mode];
+  if (info.offloadOptimizer || info.offloadParam) return { mode, offload_device: dev === 'nvme' ? 'nvme' : 'cpu' };
+  return { mode };
+}

@@ -1,0 +1,78 @@
+import React from 'react';
+import { Box, Text } from 'ink';
+import type { Preview as PreviewData, PreviewTab } from '../../src/wizard/preview.js';
+import { PREVIEW_TABS } from '../../src/wizard/preview.js';
+import { clip } from '../common/text.js';
+import { tint } from '../common/theme.js';
+
+const TAB_LABEL: Record<PreviewTab, string> = { yaml: 'YAML', json: 'JSON', commands: 'commands' };
+
+/** The text of the preview tab. */
+export function tabText(p: PreviewData, tab: PreviewTab): string {
+  return tab === 'yaml' ? p.yaml.replace(/\n$/, '') : tab === 'json' ? p.json : p.commands;
+}
+
+function valueRole(v: string): 'string' | 'number' | 'boolean' | 'comment' | undefined {
+  const t = v.replace(/,$/, '').trim();
+  if (t === '') return undefined;
+  if (t === 'true' || t === 'false') return 'boolean';
+  if (/^-?[0-9][0-9.e+-]*$/.test(t)) return 'number';
+  if (t === '{' || t === '[' || t === '}' || t === ']') return undefined;
+  return 'string';
+}
+
+/** One preview line with its key and value coloured. */
+function Line({ text, width }: { text: string; width: number }): React.JSX.Element {
+  const s = clip(text, width);
+  if (s.startsWith('#')) return <Text color={tint('comment')}>{s}</Text>;
+  const m = /^(\s*(?:- )?)("[^"]*"|[A-Za-z0-9_.-]+)(:\s?)(.*)$/.exec(s);
+  if (!m) return <Text>{s}</Text>;
+  const [, indent, key, colon, value] = m as unknown as [string, string, string, string, string];
+  const role = valueRole(value);
+  return (
+    <Text>
+      {indent}
+      <Text color={tint('key')}>{key}</Text>
+      {colon}
+      <Text color={role ? tint(role) : undefined}>{value}</Text>
+    </Text>
+  );
+}
+
+/** The live preview: tabs, a window of the current text, and the validation findings under it. */
+export function Preview({ preview, tab, width, height, scroll }: { preview: PreviewData; tab: PreviewTab; width: number; height: number; scroll: number }): React.JSX.Element {
+  const lines = tabText(preview, tab).split('\n');
+  const errors = preview.findings.filter((f) => f.level === 'error').length;
+  const warnings = preview.findings.length - errors;
+  const findingRows = Math.min(preview.findings.length, Math.floor((height - 1) / 3));
+  const bodyRows = Math.max(0, height - 1 - findingRows);
+  const maxScroll = Math.max(0, lines.length - bodyRows);
+  const top = Math.min(Math.max(0, scroll), maxScroll);
+  const shown = lines.slice(top, top + bodyRows);
+  const more = lines.length > bodyRows ? ` ${top + 1}-${Math.min(lines.length, top + bodyRows)}/${lines.length}` : '';
+  const status = errors + warnings === 0 ? 'no findings' : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
+  return (
+    <Box flexDirection="column" width={width} height={height} overflow="hidden" flexShrink={0}>
+      <Text wrap="truncate">
+        {PREVIEW_TABS.map((t) => (
+          <Text key={t} inverse={t === tab} bold={t === tab}>{` ${TAB_LABEL[t]} `}</Text>
+        ))}
+        <Text color={tint('dim')}>{more}</Text>
+        <Text color={errors > 0 ? tint('bad') : warnings > 0 ? tint('warn') : tint('good')}>{`  ${status}`}</Text>
+      </Text>
+      {shown.map((l, i) => (
+        <Line key={i} text={l} width={width} />
+      ))}
+      {preview.findings.slice(0, findingRows).map((f, i) => {
+        const last = i === findingRows - 1 && preview.findings.length > findingRows;
+        const text = `${f.level === 'error' ? '✗' : '!'} ${f.message}`;
+        const tail = last ? ` (+${preview.findings.length - findingRows} more in review)` : '';
+        return (
+          <Text key={`f${i}`} color={f.level === 'error' ? tint('bad') : tint('warn')} wrap="truncate">
+            {clip(text, width - tail.length) + tail}
+          </Text>
+        );
+      })}
+    </Box>
+  );
+}

@@ -1,0 +1,191 @@
+import React, { useMemo, useState } from 'react';
+import { Box, Text } from 'ink';
+import SelectInput from 'ink-select-input';
+import TextInput from 'ink-text-input';
+import type { Answers, DetectedEnv, Question } from '../../src/questions.js';
+import type { ModelEntry } from '../../src/models.js';
+import { formatCount } from '../../src/units.js';
+import { clip, wrap } from '../common/text.js';
+import { tint } from '../common/theme.js';
+import { ModeQuestion } from './ModeQuestion.js';
+import { Indicator, PlainItem } from './parts.js';
+
+/** Lines of the help box for a question. */
+export function helpLines(q: Question, a: Answers, env: DetectedEnv, width: number): string[] {
+  const def = q.format(q.defaultValue(a, env) as never);
+  const keys = [q.yamlKey ? `accelerate YAML: ${q.yamlKey}` : 'accelerate YAML: (none)', q.jsonKey ? `DeepSpeed JSON: ${q.jsonKey}` : 'DeepSpeed JSON: (none)'].join(' · ');
+  const parts = [
+    `? ${q.help}`,
+    q.acceleratePrompt ? `accelerate config asks: ${q.acceleratePrompt.trim()}` : 'accelerate config does not ask this.',
+    `Sets ${keys}`,
+    `Default: ${def === '' ? '(empty)' : def}   (? closes this help)`,
+  ];
+  return parts.flatMap((p) => wrap(p, width));
+}
+
+/** The list entries of a select or yes/no question. */
+export function choiceItems(q: Question, width: number): { key: string; label: string; value: string }[] {
+  return (q.choices ?? []).map((c) => ({
+    key: String(c.value),
+    value: String(c.value),
+    label: clip(c.help ? `${c.label}  — ${c.help}` : c.label, width - 2),
+  }));
+}
+
+/** The most list rows a plain select shows at once. */
+export const LIST_LIMIT = 8;
+
+/** A select or yes/no question. */
+function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): React.JSX.Element {
+  const items = choiceItems(q, width);
+  const current = String(a[q.id]);
+  const initialIndex = Math.max(0, items.findIndex((i) => i.value === current));
+  const toValue = (v: string) => (q.choices ?? []).find((c) => String(c.value) === v)?.value;
+  return (
+    <SelectInput
+      items={items}
+      initialIndex={initialIndex}
+      limit={Math.min(LIST_LIMIT, items.length)}
+      isFocused={isActive}
+      indicatorComponent={Indicator}
+      itemComponent={PlainItem}
+      onHighlight={(item) => onDraft({ [q.id]: toValue(item.value) } as Partial<Answers>)}
+      onSelect={(item) => onAnswer({ [q.id]: toValue(item.value) } as Partial<Answers>)}
+    />
+  );
+}
+
+/** A typed answer, validated as you type; Enter is refused while it is invalid. */
+function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): React.JSX.Element {
+  const [text, setText] = useState(() => q.format(a[q.id] as never));
+  const [refused, setRefused] = useState(false);
+  const parsed = useMemo(() => q.parse(text, a), [q, text, a]);
+  return (
+    <Box flexDirection="column">
+      <Box>
+        <Text color={tint('accent')}>{'❯ '}</Text>
+        <TextInput
+          value={text}
+          focus={isActive}
+          onChange={(v) => {
+            if (v.includes('?') && !text.includes('?')) return; // `?` opens the help
+            setText(v);
+            setRefused(false);
+            const p = q.parse(v, a);
+            onDraft(p.ok ? ({ [q.id]: p.value } as Partial<Answers>) : null);
+          }}
+          onSubmit={() => {
+            if (parsed.ok) onAnswer({ [q.id]: parsed.value } as Partial<Answers>);
+            else setRefused(true);
+          }}
+        />
+      </Box>
+      {parsed.ok ? (
+        <Text color={tint('dim')} wrap="truncate">{clip(text.trim() === '' ? 'empty: Enter keeps it empty (see ? for what that means)' : 'Enter to accept', width)}</Text>
+      ) : (
+        <Text color={tint('bad')} wrap="truncate">{clip(`${refused ? 'Enter refused: ' : '✗ '}${parsed.error}`, width)}</Text>
+      )}
+    </Box>
+  );
+}
+
+/** The model size question: a model from the catalog, a typed count, or no estimate. */
+function ModelQuestion(props: BodyProps & { models: ModelEntry[] }): React.JSX.Element {
+  const { a, models, width } = props;
+  const [typing, setTyping] = useState(() => a.model_params !== null && !models.some((m) => m.params === a.model_params));
+  if (typing || models.length === 0) return <TextQuestion {...props} />;
+  const items = [
+    ...models.map((m) => ({ key: m.id, value: m.id, label: clip(`${m.name}: ${formatCount(m.params)} params, largest layer ${formatCount(m.largestLayer)}`, width - 2) })),
+    { key: '__type', value: '__type', label: 'Type a parameter count (e.g. 20.4B, 7e9, 350M)…' },
+    { key: '__skip', value: '__skip', label: 'Skip: no memory estimate' },
+  ];
+  const current = models.find((m) => m.params === a.model_params)?.id ?? (a.model_params === null && 'model_params' in (props.givenIds ?? {}) ? '__skip' : models[0]?.id);
+  const initialIndex = Math.max(0, items.findIndex((i) => i.value === current));
+  const pick = (v: string): Partial<Answers> | null => {
+    const m = models.find((x) => x.id === v);
+    return m ? { model_params: m.params, largest_layer_params: m.largestLayer, model_name: m.name } : v === '__skip' ? { model_params: null } : null;
+  };
+  return (
+    <SelectInput
+      items={items}
+      initialIndex={initialIndex}
+      limit={Math.min(LIST_LIMIT, items.length)}
+      isFocused={props.isActive}
+      indicatorComponent={Indicator}
+      itemComponent={PlainItem}
+      onHighlight={(item) => props.onDraft(pick(item.value))}
+      onSelect={(item) => {
+        if (item.value === '__type') {
+          setTyping(true);
+          return;
+        }
+        const v = pick(item.value);
+        if (v) props.onAnswer(v);
+      }}
+    />
+  );
+}
+
+interface BodyProps {
+  q: Question;
+  a: Answers;
+  width: number;
+  isActive: boolean;
+  givenIds?: Partial<Answers>;
+  onAnswer: (values: Partial<Answers>) => void;
+  onDraft: (values: Partial<Answers> | null) => void;
+}
+
+/** Props of the question screen. */
+export interface QuestionScreenProps {
+  q: Question;
+  answers: Answers;
+  given: Partial<Answers>;
+  env: DetectedEnv;
+  width: number;
+  help: boolean;
+  isActive: boolean;
+  models: ModelEntry[];
+  onAnswer: (values: Partial<Answers>) => void;
+  onDraft: (values: Partial<Answers> | null) => void;
+}
+
+/** The prompt line(s). */
+export function promptLines(q: Question, width: number): string[] {
+  return wrap(q.prompt, width);
+}
+
+/** One question, rendered from the catalog. */
+export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
+  const { q, width } = p;
+  const body: BodyProps = { q, a: p.answers, width, isActive: p.isActive, givenIds: p.given, onAnswer: p.onAnswer, onDraft: p.onDraft };
+  let content: React.JSX.Element;
+  if (q.id === 'mode') {
+    content = <ModeQuestion answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} />;
+  } else if (q.id === 'model_params') {
+    content = <ModelQuestion {...body} models={p.models} />;
+  } else if (q.kind === 'text') {
+    content = <TextQuestion {...body} />;
+  } else {
+    content = <SelectQuestion {...body} />;
+  }
+  return (
+    <Box flexDirection="column">
+      {promptLines(q, width).map((l, i) => (
+        <Text key={i} bold>
+          {l}
+        </Text>
+      ))}
+      {content}
+      {p.help ? (
+        <Box flexDirection="column">
+          {helpLines(q, p.answers, p.env, width).map((l, i) => (
+            <Text key={i} color={tint('accent')}>
+              {l}
+            </Text>
+          ))}
+        </Box>
+      ) : null}
+    </Box>
+  );
+}

@@ -1,0 +1,106 @@
+import React, { useEffect, useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import SelectInput from 'ink-select-input';
+import TextInput from 'ink-text-input';
+import type { Preset, PresetProblem } from '../../src/presets.js';
+import { clip, padEnd } from '../common/text.js';
+import { tint } from '../common/theme.js';
+import { Indicator, PlainItem } from './parts.js';
+
+/** Props of the start screen. */
+export interface StartScreenProps {
+  presets: Preset[];
+  problems: PresetProblem[];
+  defaultConfigPath: string;
+  defaultConfigExists: boolean;
+  message: string | null;
+  width: number;
+  height: number;
+  isActive: boolean;
+  /** Tells the app when a text field has the keys (q, r and ← then type). */
+  onTyping?: (typing: boolean) => void;
+  onNew: () => void;
+  onPreset: (p: Preset) => void;
+  onImport: (path: string) => void;
+  onQuit: () => void;
+}
+
+/** The first screen: a new setup, a preset, or an existing accelerate config. */
+export function StartScreen(p: StartScreenProps): React.JSX.Element {
+  const [view, setView] = useState<'menu' | 'presets' | 'path'>('menu');
+  const [path, setPath] = useState('');
+  useInput((_i, key) => {
+    if (key.escape || (key.leftArrow && view === 'presets')) setView('menu');
+  }, { isActive: p.isActive && view !== 'menu' });
+  const w = p.width;
+  useEffect(() => p.onTyping?.(view === 'path'), [view]);
+  if (view === 'presets') {
+    const nameW = Math.min(30, Math.max(...p.presets.map((x) => x.name.length + 7), 10));
+    const items = p.presets.map((x, i) => ({
+      key: `${i}`,
+      value: `${i}`,
+      label: clip(`${padEnd(`${x.name}${x.source === 'user' ? ' (user)' : ''}`, nameW)} ${x.description}`, w - 2),
+    }));
+    return (
+      <Box flexDirection="column">
+        <Text bold>Start from a preset (Esc: back). Built-in presets first, then yours:</Text>
+        {items.length === 0 ? <Text color={tint('dim')}>No presets found.</Text> : null}
+        <SelectInput
+          items={items}
+          limit={Math.max(3, Math.min(items.length, p.height - 3))}
+          isFocused={p.isActive}
+          indicatorComponent={Indicator}
+          itemComponent={PlainItem}
+          onSelect={(item) => {
+            const chosen = p.presets[Number(item.value)];
+            if (chosen) p.onPreset(chosen);
+          }}
+        />
+        {p.problems.map((x, i) => (
+          <Text key={i} color={tint('warn')} wrap="truncate">{clip(`! skipped ${x.path}${x.key ? ` (${x.key})` : ''}: ${x.problem}`, w)}</Text>
+        ))}
+      </Box>
+    );
+  }
+  if (view === 'path') {
+    return (
+      <Box flexDirection="column">
+        <Text bold>Path of an accelerate config YAML to import (Esc: back):</Text>
+        <Box>
+          <Text color={tint('accent')}>{'❯ '}</Text>
+          <TextInput value={path} focus={p.isActive} onChange={setPath} onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())} />
+        </Box>
+      </Box>
+    );
+  }
+  const items = [
+    { key: 'new', value: 'new', label: 'New setup: answer the questions (as `accelerate config`, with estimates)' },
+    { key: 'preset', value: 'preset', label: `Start from a preset (${p.presets.length} found)…` },
+    {
+      key: 'default',
+      value: 'default',
+      label: clip(p.defaultConfigExists ? `Import accelerate's default config: ${p.defaultConfigPath}` : `Import accelerate's default config (none at ${p.defaultConfigPath})`, w - 2),
+    },
+    { key: 'path', value: 'path', label: 'Import another accelerate config file…' },
+    { key: 'quit', value: 'quit', label: 'Quit' },
+  ];
+  return (
+    <Box flexDirection="column">
+      <Text bold>zerowiz: accelerate + DeepSpeed ZeRO, explained. What do you want to do?</Text>
+      <SelectInput
+        items={items}
+        isFocused={p.isActive}
+        indicatorComponent={Indicator}
+        itemComponent={PlainItem}
+        onSelect={(item) => {
+          if (item.value === 'new') p.onNew();
+          else if (item.value === 'preset') setView('presets');
+          else if (item.value === 'default') p.onImport(p.defaultConfigPath);
+          else if (item.value === 'path') setView('path');
+          else p.onQuit();
+        }}
+      />
+      {p.message ? <Text color={tint('warn')}>{p.message}</Text> : null}
+    </Box>
+  );
+}

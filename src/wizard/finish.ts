@@ -1,0 +1,86 @@
+/**
+ * The finish step as plain async functions: where the files go, what would change (a diff against files
+ * that exist), and the write itself (backup of differing content, atomic rename; never a partial file).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { quote } from 'shell-quote';
+import { accelerateDefaultConfig } from '../paths.js';
+import type { Setup } from '../setup.js';
+import { configTexts, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
+import { launchLines } from './preview.js';
+
+/** Where to write: accelerate's default config location, or a directory. */
+export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string };
+
+/** One file to write: its path, its current content (null if absent) and the new text. */
+export interface PlannedFile {
+  path: string;
+  old: string | null;
+  text: string;
+  /** A unified diff (old -> new); empty when the file does not exist or is unchanged. */
+  patch: string;
+}
+
+/** A planned write. */
+export interface WritePlan {
+  setup: Setup;
+  files: PlannedFile[];
+  /** True when some existing file would change (the user confirms first). */
+  changesExisting: boolean;
+}
+
+/** The setup re-pointed at the target: accelerate's default_config.yaml (JSON beside it) or DIR/. */
+export function setupForTarget(setup: Setup, target: WriteTarget, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Setup {
+  if (target.kind === 'default') {
+    const yaml = accelerateDefaultConfig(env);
+    return { ...setup, files: { accelerateConfig: yaml, dsConfig: join(dirname(yaml), 'ds_config.json') } };
+  }
+  return setupInDir(setup, isAbsolute(target.dir) ? target.dir : resolve(cwd, target.dir));
+}
+
+function readOrNull(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Plans the write: the texts, and diffs against files that exist. */
+export function planWrite(setup: Setup, target: WriteTarget, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): WritePlan {
+  const s = setupForTarget(setup, target, env, cwd);
+  const { yaml, json } = configTexts(s);
+  const files = [
+    { path: s.files.accelerateConfig, text: yaml },
+    { path: s.files.dsConfig, text: json },
+  ].map(({ path, text }): PlannedFile => {
+    const old = readOrNull(path);
+    const patch = old === null || old === text ? '' : createTwoFilesPatch(path, path, old, text, 'on disk', 'zerowiz', { context: 2 });
+    return { path, old, text, patch };
+  });
+  return { setup: s, files, changesExisting: files.some((f) => f.old !== null && f.old !== f.text) };
+}
+
+/** Carries out a plan (backups + atomic writes, JSON first). */
+export async function carryOut(plan: WritePlan): Promise<WriteResult[]> {
+  return writeConfigFiles(plan.setup);
+}
+
+/** What to print after writing: one line per file and the exact launch command(s). */
+export function summaryLines(results: WriteResult[], setup: Setup): string[] {
+  const out = results.map((r) => {
+    if (r.status === 'unchanged') return `unchanged ${r.path}`;
+    if (r.backup) return `updated ${r.path} (previous content kept as ${r.backup})`;
+    return `${r.status === 'created' ? 'wrote' : 'updated'} ${r.path}`;
+  });
+  out.push('run:');
+  for (const line of launchLines(setup)) out.push(`  ${line}`);
+  return out;
+}
+
+/** The command for a YAML path (for tests and messages). */
+export function launchCommandFor(yamlPath: string, script = 'train.py'): string {
+  return quote(['accelerate', 'launch', '--config_file', yamlPath, script]);
+}

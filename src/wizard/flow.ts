@@ -1,0 +1,173 @@
+/**
+ * The wizard's flow as a pure reducer: which screen is shown, which question is current, what the user
+ * has answered. No ink, no react: the views in components/wizard/ render this state and dispatch actions.
+ *
+ * The user's own answers (`given`) are kept apart from the defaults; the full answers are always derived
+ * with `withDefaults(given, env)`, so a default that depends on an earlier answer (or on detection that
+ * arrives late) follows it until the user answers that question.
+ */
+import { QUESTIONS, activeQuestions, question, withDefaults, type Answers, type DetectedEnv, type Question, type QuestionId } from '../questions.js';
+import { DEFAULT_FILES, type Setup } from '../setup.js';
+
+/** The screens of the wizard. */
+export type Screen = 'start' | 'question' | 'review' | 'finish';
+
+/** Where the current setup came from. */
+export type Origin = { kind: 'new' } | { kind: 'preset'; name: string } | { kind: 'import'; path: string };
+
+/** Everything of a setup except its answers (files, steps, kept extra keys). */
+export type SetupBase = Omit<Setup, 'answers'>;
+
+/** The flow state. */
+export interface FlowState {
+  screen: Screen;
+  /** What detection found (defaults for GPU count and memory). */
+  env: DetectedEnv;
+  /** The answers the user (or the preset/import) gave; everything else is a default. */
+  given: Partial<Answers>;
+  base: SetupBase;
+  origin: Origin;
+  /** The question shown on the question screen. */
+  current: QuestionId;
+  /** Question ids in the order they were answered during the walk (for "back"). */
+  history: QuestionId[];
+  /** True when the current question was opened from the review screen: answering returns there. */
+  returnToReview: boolean;
+  /** True when answers changed since the start or the last write. */
+  dirty: boolean;
+}
+
+/** What the views can ask the flow to do. */
+export type FlowAction =
+  | { type: 'start'; origin: Origin; given?: Partial<Answers>; base?: SetupBase; to?: 'questions' | 'review' }
+  | { type: 'answer'; id: QuestionId; value: unknown; also?: Partial<Answers> }
+  | { type: 'back' }
+  | { type: 'jump'; id: QuestionId }
+  | { type: 'review' }
+  | { type: 'finish' }
+  | { type: 'env'; env: DetectedEnv }
+  | { type: 'written' }
+  | { type: 'toStart' };
+
+/** A new setup's base: the default file names, no launch steps. */
+export const NEW_BASE: SetupBase = { name: 'custom', files: { ...DEFAULT_FILES }, steps: [] };
+
+const FIRST_ID = QUESTIONS[0].id as QuestionId;
+
+/** The state the wizard opens with. */
+export function initialFlow(env: DetectedEnv): FlowState {
+  return { screen: 'start', env, given: {}, base: NEW_BASE, origin: { kind: 'new' }, current: FIRST_ID, history: [], returnToReview: false, dirty: false };
+}
+
+/** The full answers: given ones plus defaults. */
+export function answersOf(s: Pick<FlowState, 'given' | 'env'>): Answers {
+  return withDefaults(s.given, s.env);
+}
+
+/** The setup the answers describe. */
+export function setupOf(s: FlowState, answers: Answers = answersOf(s)): Setup {
+  return { ...s.base, answers };
+}
+
+/** The questions of the walk (active, not advanced), in order. */
+export function walkQuestions(a: Answers): Question[] {
+  return activeQuestions(a, false);
+}
+
+const ORDER = new Map<QuestionId, number>(QUESTIONS.map((x, i) => [x.id as QuestionId, i]));
+function indexOf(id: QuestionId): number {
+  return ORDER.get(id) ?? -1;
+}
+
+/** The first walked question after `id` (in catalog order) whose condition holds, or null at the end. */
+export function nextQuestion(id: QuestionId, a: Answers): QuestionId | null {
+  const i = indexOf(id);
+  return walkQuestions(a).find((x) => indexOf(x.id) > i)?.id ?? null;
+}
+
+/** The last walked question before `id` whose condition holds, or null at the start. */
+export function previousQuestion(id: QuestionId, a: Answers): QuestionId | null {
+  const i = indexOf(id);
+  const before = walkQuestions(a).filter((x) => indexOf(x.id) < i);
+  return before[before.length - 1]?.id ?? null;
+}
+
+/** "Question n of m" for the header: the position of `id` among the walked questions. */
+export function progress(id: QuestionId, a: Answers): { index: number; total: number } {
+  const walk = walkQuestions(a);
+  const idx = walk.findIndex((x) => x.id === id);
+  return { index: idx < 0 ? walk.length : idx + 1, total: walk.length };
+}
+
+function sameValue(x: unknown, y: unknown): boolean {
+  return x === y || (Number.isNaN(x) && Number.isNaN(y));
+}
+
+/** The reducer. Never throws for a well-typed action; unknown ids are ignored. */
+export function flowReducer(s: FlowState, action: FlowAction): FlowState {
+  switch (action.type) {
+    case 'start': {
+      const given = { ...(action.given ?? {}) };
+      const next: FlowState = {
+        ...s,
+        given,
+        base: action.base ?? NEW_BASE,
+        origin: action.origin,
+        history: [],
+        returnToReview: false,
+        dirty: false,
+      };
+      if (action.to === 'review') return { ...next, screen: 'review' };
+      const first = walkQuestions(answersOf(next))[0]?.id ?? FIRST_ID;
+      return { ...next, screen: 'question', current: first };
+    }
+    case 'answer': {
+      if (!ORDER.has(action.id)) return s;
+      const before = answersOf(s);
+      const given: Partial<Answers> = { ...s.given, ...(action.also ?? {}), [action.id]: action.value } as Partial<Answers>;
+      const after = withDefaults(given, s.env);
+      const changed = (Object.keys(after) as QuestionId[]).some((k) => !sameValue(before[k], after[k]));
+      const dirty = s.dirty || changed;
+      const history = [...s.history.filter((h) => h !== action.id), action.id];
+      if (s.returnToReview) return { ...s, given, dirty, history, screen: 'review', returnToReview: false };
+      const next = nextQuestion(action.id, after);
+      if (next === null) return { ...s, given, dirty, history, screen: 'review', returnToReview: false };
+      return { ...s, given, dirty, history, screen: 'question', current: next };
+    }
+    case 'back': {
+      if (s.screen === 'finish') return { ...s, screen: 'review' };
+      if (s.screen === 'review') {
+        const a = answersOf(s);
+        const walk = walkQuestions(a);
+        const last = walk[walk.length - 1]?.id ?? FIRST_ID;
+        return { ...s, screen: 'question', current: last, returnToReview: false };
+      }
+      if (s.screen === 'question') {
+        if (s.returnToReview) return { ...s, screen: 'review', returnToReview: false };
+        const prev = previousQuestion(s.current, answersOf(s));
+        if (prev === null) return { ...s, screen: 'start' };
+        return { ...s, current: prev };
+      }
+      return s;
+    }
+    case 'jump': {
+      if (!ORDER.has(action.id)) return s;
+      return { ...s, screen: 'question', current: action.id, returnToReview: s.screen === 'review' || s.screen === 'finish' || s.returnToReview };
+    }
+    case 'review':
+      return { ...s, screen: 'review', returnToReview: false };
+    case 'finish':
+      return { ...s, screen: 'finish', returnToReview: false };
+    case 'env':
+      return { ...s, env: action.env };
+    case 'written':
+      return { ...s, dirty: false };
+    case 'toStart':
+      return { ...s, screen: 'start', returnToReview: false };
+  }
+}
+
+/** The question shown now, or null off the question screen. */
+export function currentQuestion(s: FlowState): Question | null {
+  return s.screen === 'question' ? (question(s.current) as Question) : null;
+}

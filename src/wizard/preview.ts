@@ -1,0 +1,51 @@
+/**
+ * What the live preview shows: the exact file texts, the launch commands and the validation findings of
+ * a setup. Pure; the view memoises it on the answers so a keypress that changes nothing costs nothing.
+ */
+import { quote } from 'shell-quote';
+import { toLaunchCommands, type Setup } from '../setup.js';
+import { validate, type Finding } from '../validate.js';
+import { configTexts } from '../write.js';
+
+/** The preview tabs, in Tab order. */
+export const PREVIEW_TABS = ['yaml', 'json', 'commands'] as const;
+/** One preview tab. */
+export type PreviewTab = (typeof PREVIEW_TABS)[number];
+
+/** Everything the preview pane can show. */
+export interface Preview {
+  yaml: string;
+  json: string;
+  commands: string;
+  findings: Finding[];
+}
+
+/** The `accelerate launch` lines of a setup (an example line when it has no steps). */
+export function launchLines(setup: Setup): string[] {
+  const cmds = toLaunchCommands(setup);
+  if (cmds.length === 0) return [quote(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])];
+  return cmds.map((c) => quote(['accelerate', ...c.argv]));
+}
+
+/** The preview of a setup. */
+export function previewOf(setup: Setup): Preview {
+  const { yaml, json } = configTexts(setup);
+  const lines = launchLines(setup);
+  const commands = [
+    `# files: ${setup.files.accelerateConfig}, ${setup.files.dsConfig}`,
+    setup.steps.length === 0 ? '# run your training script with:' : `# ${setup.steps.length} step(s):`,
+    ...lines,
+  ].join('\n');
+  let findings: Finding[];
+  try {
+    findings = validate(setup);
+  } catch (e) {
+    findings = [{ level: 'error', rule: 'internal', message: `validation failed: ${(e as Error).message}`, fix: 'report this' }];
+  }
+  return { yaml, json: json.replace(/\n$/, ''), commands, findings };
+}
+
+/** The next tab after `tab`. */
+export function nextTab(tab: PreviewTab): PreviewTab {
+  return PREVIEW_TABS[(PREVIEW_TABS.indexOf(tab) + 1) % PREVIEW_TABS.length]!;
+}
