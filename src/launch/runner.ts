@@ -65,6 +65,10 @@ export interface PipelineListener {
   end?(outcome: PipelineOutcome): void;
 }
 
+const PERCENT_RE = /(\d{1,3})%\|/;
+/** Between reads, a counter without a total is parsed at most this often. */
+const UNKNOWN_TOTAL_PARSE_INTERVAL_MS = 200;
+
 /** Extra environment for every step: Python output unbuffered, so lines arrive as they are printed. */
 export const STEP_ENV: Readonly<Record<string, string>> = { PYTHONUNBUFFERED: '1' };
 
@@ -189,6 +193,7 @@ export class Pipeline {
       this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt }));
 
       const lastProgress: { n: number; desc: string } = { n: Number.NaN, desc: '' };
+      const segState = { pct: -1, at: 0 };
       const onProgress = (p: Progress) => {
         if (p.n === lastProgress.n && p.desc === lastProgress.desc) return;
         lastProgress.n = p.n;
@@ -209,8 +214,25 @@ export class Pipeline {
             if (v !== null) this.emit((l) => l.loss?.(i, v));
           }
         },
-        partial: (text) => this.emit((l) => l.partial?.(i, text)),
+        partial: (text) => {
+          this.emit((l) => l.partial?.(i, text));
+          // The latest redraw of each read is parsed in full (pane: bar, rate, ETA, loss) ...
+          const p = text.includes('[') ? parseProgress(text) : null;
+          if (p) onProgress(p);
+        },
+        // ... and the redraws in between only when the percent moves (stream mode prints one per percent),
+        // so a flood of \r updates costs a cheap regex each, not a full parse.
         segment: (seg) => {
+          const m = PERCENT_RE.exec(seg);
+          if (m) {
+            const pct = Number(m[1]);
+            if (pct === segState.pct) return;
+            segState.pct = pct;
+          } else {
+            const now = Date.now();
+            if (now - segState.at < UNKNOWN_TOTAL_PARSE_INTERVAL_MS) return;
+            segState.at = now;
+          }
           const p = parseProgress(seg);
           if (p) onProgress(p);
         },

@@ -1,0 +1,129 @@
+// The launch flood: FLOOD_LINES log lines (~100 bytes each; half are tqdm `\r` redraws on stderr, half
+// log lines on stdout) through stream mode and through the pane, against the same child writing to
+// /dev/null. ZEROWIZ_BENCH_FLOOD_LINES scales it down for quick runs (default: the issue's 1,000,000).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pty from 'node-pty';
+import xterm from '@xterm/headless';
+
+const FLOOD_LINES = Number(process.env.ZEROWIZ_BENCH_FLOOD_LINES ?? 1_000_000);
+const KEY_INTERVAL_MS = 150;
+
+const PRESET = `name: flood
+answers:
+  num_processes: 1
+  mode: 3-offload
+  mixed_precision: bf16
+  gradient_checkpointing: true
+files:
+  accelerate_config: cfg/accelerate_config.yaml
+  ds_config: cfg/ds_config.json
+steps:
+  - name: train
+    uses_config: true
+    args: [train.py, --task, "sft:train"]
+`;
+
+function cleanEnv(extra) {
+  const env = { ...process.env, ...extra };
+  delete env.CI;
+  delete env.CONTINUOUS_INTEGRATION;
+  return env;
+}
+
+/** Peak RSS (VmHWM) of a pid, polled until it exits. */
+function watchMemory(pid) {
+  let peakKb = 0;
+  const read = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {}
+  };
+  const t = setInterval(read, 20);
+  return { stop: () => { read(); clearInterval(t); return peakKb / 1024; } };
+}
+
+function runToDevNull(cmd, args, opts) {
+  return new Promise((res, rej) => {
+    const fd = openSync('/dev/null', 'w');
+    const t0 = performance.now();
+    const c = spawn(cmd, args, { ...opts, stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    const mem = watchMemory(c.pid);
+    c.on('error', rej);
+    c.on('exit', (code) => res({ ms: performance.now() - t0, code, peakMb: mem.stop() }));
+  });
+}
+
+function pct(values, p) {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length === 0 ? NaN : v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))];
+}
+
+async function paneRun(bin, fake, cwd, env) {
+  const cols = 120;
+  const rows = 30;
+  const term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 0 });
+  const t0 = performance.now();
+  const p = pty.spawn(process.execPath, [bin, 'launch', 'flood.yaml', '--accelerate', fake], { name: 'xterm-256color', cols, rows, cwd, env });
+  const mem = watchMemory(p.pid);
+  p.onData((d) => term.write(d));
+  let exited = false;
+  const exit = new Promise((res) => p.onExit((e) => { exited = true; res(e.exitCode); }));
+  const screen = () => {
+    const b = term.buffer.active;
+    let s = '';
+    for (let i = 0; i < rows; i++) s += (b.getLine(b.viewportY + i)?.translateToString(true) ?? '') + '\n';
+    return s;
+  };
+  const flush = () => new Promise((r) => term.write('', r));
+  // Wait for the pane to be up and streaming.
+  while (!exited && !/ETA/.test(screen())) { await flush(); await new Promise((r) => setTimeout(r, 10)); }
+  const latencies = [];
+  let wrap = false;
+  while (!exited) {
+    wrap = !wrap;
+    const want = wrap ? 'wrap on' : 'wrap off';
+    const k0 = performance.now();
+    p.write('w');
+    while (!exited) {
+      await flush();
+      if (screen().includes(want)) { latencies.push(performance.now() - k0); break; }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await new Promise((r) => setTimeout(r, KEY_INTERVAL_MS));
+  }
+  const code = await exit;
+  return { ms: performance.now() - t0, code, peakMb: mem.stop(), latencies };
+}
+
+export async function bench({ root, bin }) {
+  const fake = join(root, '__tests__', 'fixtures', 'accelerate');
+  const cwd = mkdtempSync(join(tmpdir(), 'zw-bench-launch-'));
+  writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
+  writeFileSync(join(cwd, 'flood.yaml'), PRESET);
+  const env = cleanEnv({ FAKE_ACCELERATE_FLOOD_LINES: String(FLOOD_LINES) });
+  const rows = [];
+  const label = FLOOD_LINES === 1_000_000 ? '1M lines' : `${FLOOD_LINES} lines`;
+  try {
+    const base = await runToDevNull(fake, ['launch', 'train.py'], { cwd, env });
+    rows.push({ name: `launch flood ${label}: child alone to /dev/null`, value: base.ms, unit: 'ms' });
+
+    const stream = await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], { cwd, env });
+    if (stream.code !== 0) throw new Error(`stream mode exited ${stream.code}`);
+    rows.push({ name: `launch flood ${label}: stream mode (vs child to /dev/null)`, value: stream.ms, unit: 'ms', ratio: stream.ms / base.ms, goal: '<= 1.5x' });
+    rows.push({ name: `launch flood ${label}: stream mode peak RSS`, value: stream.peakMb, unit: 'MB', goal: '<= 150 MB' });
+
+    const pane = await paneRun(bin, fake, cwd, env);
+    if (pane.code !== 0) throw new Error(`pane exited ${pane.code}`);
+    rows.push({ name: `launch flood ${label}: pane (vs child to /dev/null)`, value: pane.ms, unit: 'ms', ratio: pane.ms / base.ms, goal: '<= 1.5x' });
+    rows.push({ name: `launch flood ${label}: pane peak RSS`, value: pane.peakMb, unit: 'MB', goal: '<= 150 MB' });
+    rows.push({ name: `launch flood ${label}: pane keypress latency p95 (${pane.latencies.length} keys)`, value: pct(pane.latencies, 95), unit: 'ms', goal: '<= 100 ms' });
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+  return rows;
+}
