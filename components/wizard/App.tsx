@@ -25,6 +25,8 @@ export interface AppDeps extends FinishDeps {
   importConfig(path: string): ImportResult;
   loadModels(): ModelEntry[];
   defaultConfigExists: boolean;
+  /** Resolves when listPresets/importConfig/loadModels/planWrite can be called (they may load lazily). */
+  ready?: Promise<void>;
 }
 
 /** Columns from which the preview sits beside the questions instead of below them. */
@@ -54,14 +56,23 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
   const [confirmQuit, setConfirmQuit] = useState(false);
   const [typing, setTyping] = useState(false);
   const [done, setDone] = useState(false);
-  const presetList = useMemo(() => deps.listPresets(), [deps]);
+  const [loaded, setLoaded] = useState(deps.ready === undefined);
+  useEffect(() => {
+    let live = true;
+    deps.ready?.then(() => live && setLoaded(true));
+    return () => {
+      live = false;
+    };
+  }, [deps]);
+  const presetList = useMemo(() => (loaded ? deps.listPresets() : { presets: [], problems: [] }), [deps, loaded]);
   const models = useMemo(() => {
+    if (!loaded) return [];
     try {
       return deps.loadModels();
     } catch {
       return [];
     }
-  }, [deps]);
+  }, [deps, loaded]);
 
   const dispatch = useCallback((a: FlowAction) => {
     setDraft(null);
@@ -111,8 +122,8 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
     [deps, dispatch],
   );
   useEffect(() => {
-    if (configPath) importFrom(configPath);
-  }, [configPath, importFrom]);
+    if (configPath && loaded) importFrom(configPath);
+  }, [configPath, importFrom, loaded]);
 
   const answers = useMemo(() => answersOf(flow), [flow.given, flow.env]);
   const previewAnswers = useMemo(() => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers), [draft, answers, flow.given, flow.env]);
@@ -121,6 +132,7 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
   const preview = useMemo(() => previewOf(previewSetup), [previewSetup]);
   const committedPreview = useMemo(() => (previewSetup === setup ? preview : previewOf(setup)), [previewSetup, setup, preview]);
   const q = flow.screen === 'question' ? (question(flow.current) as Question) : null;
+  const prefetch = useCallback((d: Partial<Answers>) => void previewOf({ ...flow.base, answers: withDefaults({ ...flow.given, ...d }, flow.env) }), [flow.base, flow.given, flow.env]);
 
   const textInput = flow.screen === 'question' ? q?.kind === 'text' : typing;
   const keyCtx: KeyContext = { textInput, screen: flow.screen };
@@ -210,6 +222,7 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
         isActive={isActive}
         models={models}
         onDraft={setDraft}
+        prefetch={prefetch}
         onAnswer={(values) => {
           const id = q.id as QuestionId;
           const { [id]: value, ...also } = values as Record<string, unknown>;

@@ -6,7 +6,7 @@ import type { Answers } from '../../src/questions.js';
 import { MODE_INFO } from '../../src/modes.js';
 import type { Setup } from '../../src/setup.js';
 import type { WriteResult } from '../../src/write.js';
-import { summaryLines, type WritePlan, type WriteTarget } from '../../src/wizard/finish.js';
+import type { WritePlan, WriteTarget } from '../../src/wizard/finish.js';
 import { clip } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
@@ -15,6 +15,8 @@ import { Indicator, PlainItem } from './parts.js';
 export interface FinishDeps {
   planWrite(setup: Setup, target: WriteTarget): WritePlan;
   carryOut(plan: WritePlan): Promise<WriteResult[]>;
+  /** The lines printed after a write: paths and the launch command. */
+  summarize(results: WriteResult[], setup: Setup): string[];
   savePreset(name: string, setup: Setup, description: string, given: Partial<Answers>): Promise<string>;
   defaultConfigPath: string;
 }
@@ -83,7 +85,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     setS({ step: 'writing' });
     try {
       const results = await p.deps.carryOut(plan);
-      const lines = summaryLines(results, plan.setup);
+      const lines = p.deps.summarize(results, plan.setup);
       p.onWritten();
       setWritten({ lines, setup: plan.setup });
       if (thenLaunch) p.onExit({ code: 0, summary: lines, launch: plan.setup });

@@ -1,4 +1,4 @@
-import React, { useMemo, useState } from 'react';
+import React, { useEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import SelectInput from 'ink-select-input';
 import type { Answers } from '../../src/questions.js';
@@ -64,6 +64,8 @@ export function ModeQuestion(props: {
   isActive: boolean;
   onAnswer: (a: Partial<Answers>) => void;
   onDraft: (a: Partial<Answers> | null) => void;
+  /** Computes (and caches) the preview of a draft in idle time, so moving the highlight stays cheap. */
+  prefetch?: (a: Partial<Answers>) => void;
 }): React.JSX.Element {
   const { answers, width } = props;
   const t = useMemo(() => tradeoffOf(answers, props.zeroInit), [answers, props.zeroInit]);
@@ -72,6 +74,14 @@ export function ModeQuestion(props: {
   const startKey = props.given || !t.recommendedKey ? current : t.recommendedKey;
   const initialIndex = Math.max(0, items.findIndex((i) => i.key === startKey));
   const [highlighted, setHighlighted] = useState(items[initialIndex]?.key ?? current);
+  const keys = items.map((i) => i.key).join(',');
+  useEffect(() => {
+    if (!props.prefetch) return;
+    const timer = setTimeout(() => {
+      for (const k of keys.split(',')) props.prefetch?.(draftFor(k));
+    }, 0);
+    return () => clearTimeout(timer);
+  }, [keys, props.prefetch]);
   const b = barWidth(width);
   const byKey = new Map(t.rows.map((r) => [r.key, r]));
 

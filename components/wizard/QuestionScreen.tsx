@@ -148,6 +148,7 @@ export interface QuestionScreenProps {
   models: ModelEntry[];
   onAnswer: (values: Partial<Answers>) => void;
   onDraft: (values: Partial<Answers> | null) => void;
+  prefetch?: (values: Partial<Answers>) => void;
 }
 
 /** The prompt line(s). */
@@ -161,7 +162,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
   const body: BodyProps = { q, a: p.answers, width, isActive: p.isActive, givenIds: p.given, onAnswer: p.onAnswer, onDraft: p.onDraft };
   let content: React.JSX.Element;
   if (q.id === 'mode') {
-    content = <ModeQuestion answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} />;
+    content = <ModeQuestion answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} {...(p.prefetch ? { prefetch: p.prefetch } : {})} />;
   } else if (q.id === 'model_params') {
     content = <ModelQuestion {...body} models={p.models} />;
   } else if (q.kind === 'text') {

@@ -7,13 +7,8 @@ import { existsSync } from 'node:fs';
 import React from 'react';
 import { render } from 'ink';
 import type { WizardOptions } from '../../src/ui.js';
-import { detectHost, describeGpus } from '../../src/detect.js';
-import { importAccelerateConfig } from '../../src/import.js';
-import { loadModelCatalog } from '../../src/models.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
-import { listPresets, savePreset } from '../../src/presets.js';
 import { formatBytesShort } from '../../src/units.js';
-import { carryOut, planWrite } from '../../src/wizard/finish.js';
 import { App, type AppDeps } from './App.js';
 import type { WizardResult } from './FinishScreen.js';
 
@@ -22,25 +17,38 @@ const ENTER_ALT = '\x1b[?1049h\x1b[H';
 /** Leave it and show the cursor again. */
 const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
 
-/** The real dependencies: detection, presets, import, the model catalog and the writers. */
-export function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppDeps {
+/**
+ * The real dependencies: detection, presets, import, the model catalog and the writers. The modules
+ * behind them (execa, zod, diff, ...) load after the first frame, off the start-up path.
+ */
+export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<AppDeps> {
   const defaultConfigPath = accelerateDefaultConfig(env);
+  const later = () => Promise.all([import('../../src/presets.js'), import('../../src/import.js'), import('../../src/models.js'), import('../../src/wizard/finish.js')]);
+  let mods: Awaited<ReturnType<typeof later>> | null = null;
+  const loaded = later().then((m) => (mods = m));
+  const need = () => {
+    if (!mods) throw new Error('still loading; try again');
+    return mods;
+  };
   return {
+    ready: loaded.then(() => undefined),
     async detect() {
+      const { detectHost, describeGpus } = await import('../../src/detect.js');
       const host = await detectHost({ env });
       const g = host.gpu;
       const gpuEnv = { gpuCount: g.detected ? g.gpus.length : null, gpuMemoryBytes: g.minMemoryBytes, cpuMemoryBytes: host.cpuMemoryBytes };
       const text = g.detected ? describeGpus(g) : 'GPUs not detected: asked instead';
       return { env: gpuEnv, description: `${text} · RAM ${formatBytesShort(host.cpuMemoryBytes)}` };
     },
-    listPresets: () => listPresets(env),
-    importConfig: (path) => importAccelerateConfig(path, cwd),
-    loadModels: () => loadModelCatalog(),
+    listPresets: () => need()[0].listPresets(env),
+    importConfig: (path) => need()[1].importAccelerateConfig(path, cwd),
+    loadModels: () => need()[2].loadModelCatalog(),
     defaultConfigPath,
     defaultConfigExists: existsSync(defaultConfigPath),
-    planWrite: (setup, target) => planWrite(setup, target, env, cwd),
-    carryOut,
-    savePreset: (name, setup, description, given) => savePreset(name, setup, description, given, env),
+    planWrite: (setup, target) => need()[3].planWrite(setup, target, env, cwd),
+    carryOut: (plan) => need()[3].carryOut(plan),
+    summarize: (results, setup) => need()[3].summaryLines(results, setup),
+    savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
   };
 }
 
@@ -75,7 +83,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   out.write(ENTER_ALT);
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   try {
-    const deps = realDeps();
+    const deps = await realDeps();
     let resolveResult: (r: WizardResult) => void = () => undefined;
     const got = new Promise<WizardResult>((res) => {
       resolveResult = res;

@@ -27,8 +27,26 @@ export function launchLines(setup: Setup): string[] {
   return cmds.map((c) => quote(['accelerate', ...c.argv]));
 }
 
-/** The preview of a setup. */
+/** How many previews are kept: moving a highlight back and forth costs a lookup, not an emit + validate. */
+export const PREVIEW_CACHE_SIZE = 32;
+const cache = new Map<string, Preview>();
+
+/** The preview of a setup, memoised on its content. */
 export function previewOf(setup: Setup): Preview {
+  const key = JSON.stringify(setup);
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
+  const p = computePreview(setup);
+  cache.set(key, p);
+  if (cache.size > PREVIEW_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  return p;
+}
+
+function computePreview(setup: Setup): Preview {
   const { yaml, json } = configTexts(setup);
   const lines = launchLines(setup);
   const commands = [

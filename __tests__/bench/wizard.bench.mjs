@@ -1,0 +1,106 @@
+// The wizard in a real pseudo-terminal: time to the first frame (vs node -e 0), keypress-to-frame
+// latency on the ZeRO mode question (the panel and the live preview follow the highlight), peak memory.
+import pty from 'node-pty';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const FIRST_FRAME_RUNS = 9;
+const KEYPRESSES = 60;
+const TIMEOUT_MS = 15_000;
+
+function sandbox() {
+  const dir = mkdtempSync(join(tmpdir(), 'zw-bench-'));
+  mkdirSync(join(dir, 'bin'));
+  mkdirSync(join(dir, 'work'));
+  const lines = Array.from({ length: 8 }, (_, i) => `${i}, NVIDIA H100 80GB HBM3, 81559`).join('\\n');
+  writeFileSync(join(dir, 'bin', 'nvidia-smi'), `#!/bin/sh\nprintf '${lines}\\n'\n`);
+  chmodSync(join(dir, 'bin', 'nvidia-smi'), 0o755);
+  const env = { ...process.env, TERM: 'xterm-256color', HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config'), XDG_CACHE_HOME: join(dir, 'cache'), PATH: `${join(dir, 'bin')}:${process.env.PATH}` };
+  delete env.CI;
+  delete env.CONTINUOUS_INTEGRATION;
+  delete env.HF_HOME;
+  return { dir, env, cwd: join(dir, 'work') };
+}
+
+function spawn(bin, box) {
+  const child = pty.spawn(process.execPath, [bin], { name: 'xterm-256color', cols: 100, rows: 30, cwd: box.cwd, env: box.env });
+  let out = '';
+  const waiters = [];
+  child.onData((d) => {
+    out += d;
+    for (const w of waiters.splice(0)) w(d);
+  });
+  const nextData = () => new Promise((res) => waiters.push(res));
+  const waitText = async (text) => {
+    const deadline = Date.now() + TIMEOUT_MS;
+    while (!out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').includes(text)) {
+      if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${text}`);
+      await Promise.race([nextData(), new Promise((r) => setTimeout(r, 50))]);
+    }
+  };
+  const settle = async () => {
+    for (;;) {
+      const len = out.length;
+      await new Promise((r) => setTimeout(r, 60));
+      if (out.length === len) return;
+    }
+  };
+  return { child, waitText, nextData, settle, out: () => out, clear: () => { out = ''; } };
+}
+
+export async function bench({ bin, nodeBaselineMs }) {
+  const rows = [];
+  const box = sandbox();
+  try {
+    // 1. time to the first frame
+    const times = [];
+    for (let i = 0; i < FIRST_FRAME_RUNS; i++) {
+      const t0 = process.hrtime.bigint();
+      const s = spawn(bin, box);
+      await s.waitText('New setup');
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      s.child.kill();
+    }
+    times.sort((a, b) => a - b);
+    const first = times[Math.floor(times.length / 2)];
+    rows.push({ name: 'wizard: first frame in a pty (vs node -e 0)', value: first, unit: 'ms', ratio: first / nodeBaselineMs, goal: '<= 2.5x' });
+
+    // 2. keypress -> frame on the ZeRO mode question (the panel and the preview change with each key)
+    const s = spawn(bin, box);
+    await s.waitText('H100');
+    const enter = async (text) => {
+      await s.waitText(text);
+      await s.settle();
+      s.child.write('\r');
+    };
+    await enter('New setup');
+    for (const t of ['How many machines', 'Check distributed', 'torch dynamo', 'How many parameters', 'largest single layer', 'Memory of one GPU', 'CPU memory (RAM)']) await enter(t);
+    await s.waitText('Which ZeRO mode');
+    await s.settle();
+    const lat = [];
+    for (let i = 0; i < KEYPRESSES; i++) {
+      const got = s.nextData();
+      const t0 = process.hrtime.bigint();
+      s.child.write(i % 14 < 7 ? '\x1b[B' : '\x1b[A');
+      await got;
+      lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      await s.settle();
+    }
+    lat.sort((a, b) => a - b);
+    const p50 = lat[Math.floor(lat.length * 0.5)];
+    const p95 = lat[Math.min(lat.length - 1, Math.floor(lat.length * 0.95))];
+    rows.push({ name: 'wizard: keypress to frame p50 (mode question, preview updating)', value: p50, unit: 'ms' });
+    rows.push({ name: 'wizard: keypress to frame p95 (mode question, preview updating)', value: p95, unit: 'ms', goal: '<= 33 ms' });
+
+    // 3. peak memory of the wizard process
+    const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');
+    const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+    rows.push({ name: 'wizard: peak memory (VmHWM)', value: hwmKb / 1024, unit: 'MB', goal: '<= 100 MB' });
+    s.child.write('\x03');
+    s.child.kill();
+  } finally {
+    rmSync(box.dir, { recursive: true, force: true });
+  }
+  return rows;
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { answersOf, flowReducer, initialFlow, nextQuestion, previousQuestion, progress, setupOf, walkQuestions, type FlowState } from '../src/wizard/flow.js';
+import { NO_DETECTION, withDefaults, type QuestionId } from '../src/questions.js';
+
+const env8 = { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 };
+const started = (): FlowState => flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'new' } });
+const answer = (s: FlowState, id: QuestionId, value: unknown) => flowReducer(s, { type: 'answer', id, value });
+
+describe('the wizard flow', () => {
+  it('starts a new setup at the first question of accelerate order', () => {
+    const s = started();
+    expect(s.screen).toBe('question');
+    expect(s.current).toBe('num_machines');
+  });
+
+  it('skips questions whose condition is false and asks them when it holds', () => {
+    let s = answer(started(), 'num_machines', 1);
+    expect(s.current).toBe('debug'); // no rank/IP/port on one machine
+    s = flowReducer(s, { type: 'back' });
+    s = answer(s, 'num_machines', 2);
+    expect(s.current).toBe('machine_rank');
+    const ids = walkQuestions(answersOf(s)).map((q) => q.id);
+    expect(ids).toContain('multinode_launcher');
+    expect(ids).not.toContain('rdzv_backend'); // same_network defaults to yes
+  });
+
+  it('asks the model before the mode and never walks advanced questions', () => {
+    const ids = walkQuestions(withDefaults({ model_params: 7e9 })).map((q) => q.id);
+    expect(ids.indexOf('model_params')).toBeLessThan(ids.indexOf('mode'));
+    expect(ids.indexOf('gpu_memory')).toBeLessThan(ids.indexOf('mode'));
+    expect(ids).not.toContain('overlap_comm');
+    expect(ids).not.toContain('model_name');
+  });
+
+  it('goes back one question keeping every answer', () => {
+    let s = answer(started(), 'num_machines', 1);
+    s = answer(s, 'debug', true);
+    expect(s.current).toBe('dynamo_backend');
+    s = flowReducer(s, { type: 'back' });
+    expect(s.current).toBe('debug');
+    expect(answersOf(s).debug).toBe(true);
+    s = flowReducer(s, { type: 'back' });
+    expect(s.current).toBe('num_machines');
+    s = flowReducer(s, { type: 'back' });
+    expect(s.screen).toBe('start');
+    expect(s.given.debug).toBe(true);
+  });
+
+  it('jumps from the review to a question and returns to the review after answering', () => {
+    let s = flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'preset', name: 'x' }, given: { mode: '3' }, to: 'review' });
+    expect(s.screen).toBe('review');
+    s = flowReducer(s, { type: 'jump', id: 'mode' });
+    expect(s).toMatchObject({ screen: 'question', current: 'mode', returnToReview: true });
+    s = answer(s, 'mode', '3-offload');
+    expect(s.screen).toBe('review');
+    expect(answersOf(s).mode).toBe('3-offload');
+    expect(s.dirty).toBe(true);
+    // Esc on a question opened from the review goes back to the review, answer unchanged
+    s = flowReducer(flowReducer(s, { type: 'jump', id: 'num_processes' }), { type: 'back' });
+    expect(s.screen).toBe('review');
+    expect(answersOf(s).num_processes).toBe(8);
+  });
+
+  it('keeps defaults following detection and earlier answers until answered', () => {
+    let s = flowReducer(initialFlow(NO_DETECTION), { type: 'start', origin: { kind: 'new' } });
+    expect(answersOf(s).num_processes).toBe(1);
+    s = flowReducer(s, { type: 'env', env: env8 });
+    expect(answersOf(s).num_processes).toBe(8);
+    s = answer(s, 'num_machines', 2);
+    expect(answersOf(s).num_processes).toBe(16);
+    expect(answersOf(s).zero3_init).toBe(false);
+    s = answer(s, 'machine_rank', 0);
+    expect(setupOf(s).answers.num_machines).toBe(2);
+  });
+
+  it('reaches the review after the last question and finish/back move between them', () => {
+    const a = withDefaults({}, env8);
+    const walk = walkQuestions(a);
+    const last = walk[walk.length - 1]!.id;
+    expect(nextQuestion(last, a)).toBeNull();
+    expect(previousQuestion(walk[0]!.id, a)).toBeNull();
+    expect(progress(walk[1]!.id, a)).toEqual({ index: 2, total: walk.length });
+    let s: FlowState = { ...started(), current: last };
+    s = answer(s, last, false);
+    expect(s.screen).toBe('review');
+    s = flowReducer(s, { type: 'finish' });
+    expect(s.screen).toBe('finish');
+    s = flowReducer(s, { type: 'back' });
+    expect(s.screen).toBe('review');
+    s = flowReducer(s, { type: 'back' });
+    expect(s).toMatchObject({ screen: 'question', current: last });
+  });
+
+  it('marks the setup unchanged after a write and ignores unknown ids', () => {
+    let s = answer(started(), 'num_machines', 3);
+    expect(s.dirty).toBe(true);
+    s = flowReducer(s, { type: 'written' });
+    expect(s.dirty).toBe(false);
+    expect(flowReducer(s, { type: 'jump', id: 'nope' as QuestionId })).toBe(s);
+  });
+});

@@ -1,0 +1,93 @@
+import React from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import { render } from 'ink-testing-library';
+import { withDefaults } from '../src/questions.js';
+import { previewOf } from '../src/wizard/preview.js';
+import { NEW_BASE } from '../src/wizard/flow.js';
+import { ModeQuestion } from '../components/wizard/ModeQuestion.js';
+import { Preview } from '../components/wizard/Preview.js';
+import { ReviewScreen } from '../components/wizard/ReviewScreen.js';
+import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
+import { question, type Question } from '../src/questions.js';
+import { commandFor, footerKeys } from '../components/wizard/keymap.js';
+
+const GiB = 2 ** 30;
+const a = withDefaults({ model_params: 20.4e9, largest_layer_params: 56641536, gpu_memory: 80 * GiB, cpu_memory: 1024 * GiB, num_processes: 8 });
+const tick = () => new Promise((r) => setTimeout(r, 20));
+const DOWN = '\x1b[B';
+
+describe('wizard screens', () => {
+  it('the mode question shows every mode with figures and moves the panel with the highlight', async () => {
+    const onDraft = vi.fn();
+    const onAnswer = vi.fn();
+    const r = render(<ModeQuestion answers={a} zeroInit={undefined} given={false} width={80} isActive onAnswer={onAnswer} onDraft={onDraft} />);
+    const f = r.lastFrame()!;
+    expect(f).toContain('ZeRO-3 offload NVMe');
+    expect(f).toMatch(/★/);
+    const before = f.match(/▸ [^:]+:/)![0];
+    r.stdin.write(DOWN);
+    await tick();
+    const after = r.lastFrame()!.match(/▸ [^:]+:/)![0];
+    expect(after).not.toBe(before);
+    expect(onDraft).toHaveBeenCalled();
+    r.stdin.write('\r');
+    await tick();
+    expect(onAnswer).toHaveBeenCalledWith(expect.objectContaining({ mode: expect.any(String) }));
+    r.unmount();
+  });
+
+  it('a text question refuses Enter while the answer is invalid and shows why', async () => {
+    const onAnswer = vi.fn();
+    const q = question('num_processes') as Question;
+    const r = render(<QuestionScreen q={q} answers={a} given={{}} env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }} width={80} help={false} isActive models={[]} onAnswer={onAnswer} onDraft={() => undefined} />);
+    await tick();
+    r.stdin.write('x');
+    await tick();
+    expect(r.lastFrame()).toContain('not a whole number');
+    r.stdin.write('\r');
+    await tick();
+    expect(onAnswer).not.toHaveBeenCalled();
+    expect(r.lastFrame()).toContain('Enter refused');
+    r.unmount();
+  });
+
+  it('help shows the accelerate and DeepSpeed keys and the default', () => {
+    const q = question('zero3_init') as Question;
+    const r = render(<QuestionScreen q={q} answers={a} given={{}} env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }} width={80} help isActive={false} models={[]} onAnswer={() => undefined} onDraft={() => undefined} />);
+    const f = r.lastFrame()!;
+    expect(f).toContain('deepspeed_config.zero3_init_flag');
+    expect(f).toContain('Default:');
+    expect(f).toContain('accelerate config asks');
+  });
+
+  it('the review lists answers and jumps to the chosen one', async () => {
+    const onJump = vi.fn();
+    const r = render(<ReviewScreen answers={a} given={{ num_processes: 8 }} findings={[]} width={80} height={20} isActive onJump={onJump} onFinish={() => undefined} />);
+    expect(r.lastFrame()).toContain('num_processes');
+    await tick();
+    r.stdin.write(DOWN);
+    await tick();
+    r.stdin.write('\r');
+    await tick();
+    expect(onJump).toHaveBeenCalledWith('num_machines');
+  });
+
+  it('the preview shows the YAML, JSON and commands and lists findings', () => {
+    const p = previewOf({ ...NEW_BASE, answers: withDefaults({ num_processes: 1, mode: '2' }) });
+    const y = render(<Preview preview={p} tab="yaml" width={80} height={12} scroll={0} />).lastFrame()!;
+    expect(y).toContain('distributed_type: DEEPSPEED');
+    expect(y).toMatch(/warning/);
+    const j = render(<Preview preview={p} tab="json" width={80} height={40} scroll={0} />).lastFrame()!;
+    expect(j).toContain('"zero_optimization"');
+    const c = render(<Preview preview={p} tab="commands" width={80} height={12} scroll={0} />).lastFrame()!;
+    expect(c).toContain('accelerate launch --config_file');
+  });
+
+  it('the keymap names every key in the footer', () => {
+    const f = footerKeys({ textInput: false, screen: 'question' });
+    for (const k of ['Esc/← back', '? help', 'Tab', 'r review', 'q quit', '^C']) expect(f).toContain(k);
+    const key = { escape: false, leftArrow: true, tab: false, shift: false, ctrl: false, meta: false, pageUp: false, pageDown: false } as never;
+    expect(commandFor('', key, { textInput: false, screen: 'question' })).toBe('back');
+    expect(commandFor('', key, { textInput: true, screen: 'question' })).toBeNull();
+  });
+});
