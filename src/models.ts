@@ -2,27 +2,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { z } from 'zod';
+import { z } from './zod.js';
 import { UsageError } from './errors.js';
 import { presetsDir } from './paths.js';
 
-const positiveInt = z.number().int().positive();
+const positiveInt = z.int().check(z.positive());
 
 const ModelSchema = z
-  .object({
-    id: z.string().regex(/^[a-z0-9][a-z0-9.-]*$/, 'lower-case id of letters, digits, dots and dashes'),
-    name: z.string().min(1),
+  .strictObject({
+    id: z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]*$/, 'lower-case id of letters, digits, dots and dashes')),
+    name: z.string().check(z.minLength(1)),
     params: positiveInt,
     largest_layer: positiveInt,
-    layers: positiveInt.optional(),
-    hidden: positiveInt.optional(),
-    heads: positiveInt.optional(),
-    source: z.string().min(1),
+    layers: z.optional(positiveInt),
+    hidden: z.optional(positiveInt),
+    heads: z.optional(positiveInt),
+    source: z.string().check(z.minLength(1)),
   })
-  .strict()
-  .refine((m) => m.largest_layer <= m.params, { message: 'largest_layer cannot exceed params' });
+  .check(z.refine((m) => m.largest_layer <= m.params, { message: 'largest_layer cannot exceed params' }));
 
-const CatalogSchema = z.object({ models: z.array(ModelSchema).min(1) }).strict();
+const CatalogSchema = z.strictObject({ models: z.array(ModelSchema).check(z.minLength(1)) });
 
 /** One catalog entry. */
 export interface ModelEntry {

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import { z } from './zod.js';
 import { UsageError } from './errors.js';
 import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from './paths.js';
@@ -20,26 +20,26 @@ const NOT_PRESETS = new Set(['models.yaml']);
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-const stepSchema = z.object({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a step name is letters, digits, . _ -'),
-  uses_config: z.boolean().default(false),
-  args: z.array(z.union([z.string(), z.number()]).transform(String)).min(1, 'a step needs at least the training script'),
-}).strict();
+const stepSchema = z.strictObject({
+  name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a step name is letters, digits, . _ -')),
+  uses_config: z._default(z.boolean(), false),
+  args: z.array(z.pipe(z.union([z.string(), z.number()]), z.transform(String))).check(z.minLength(1, 'a step needs at least the training script')),
+});
 /** The preset file format (validated with zod). */
-export const presetFileSchema = z.object({
-  name: z.string().regex(NAME_RE, 'a preset name is letters, digits, . _ -').optional(),
-  description: z.string().default(''),
-  model: z.object({
-    name: z.string().optional(),
-    params: z.union([z.string(), z.number()]).optional(),
-    largest_layer: z.union([z.string(), z.number()]).optional(),
-  }).strict().optional(),
-  answers: z.record(z.string(), scalar).default({}),
-  files: z.object({ accelerate_config: z.string().min(1), ds_config: z.string().min(1) }).strict().optional(),
-  steps: z.array(stepSchema).default([]),
-}).strict();
+export const presetFileSchema = z.strictObject({
+  name: z.optional(z.string().check(z.regex(NAME_RE, 'a preset name is letters, digits, . _ -'))),
+  description: z._default(z.string(), ''),
+  model: z.optional(z.strictObject({
+    name: z.optional(z.string()),
+    params: z.optional(z.union([z.string(), z.number()])),
+    largest_layer: z.optional(z.union([z.string(), z.number()])),
+  })),
+  answers: z._default(z.record(z.string(), scalar), {}),
+  files: z.optional(z.strictObject({ accelerate_config: z.string().check(z.minLength(1)), ds_config: z.string().check(z.minLength(1)) })),
+  steps: z._default(z.array(stepSchema), []),
+});
 /** A preset file as written. */
-export type PresetFile = z.infer<typeof presetFileSchema>;
+export type PresetFile = z.output<typeof presetFileSchema>;
 
 /** A loaded preset. */
 export interface Preset {
