@@ -42,7 +42,9 @@ describe('importing files zerowiz did not write', () => {
     const r = importAccelerateConfig('a.yaml', dir);
     expect(r.setup.answers).toMatchObject({ mode: '2-offload', offload_device: 'cpu', mixed_precision: 'bf16', gradient_accumulation_steps: 1, num_processes: 8 });
     expect(r.moved).toEqual(expect.arrayContaining(['mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_param_device']));
-    expect(r.kept).toEqual([]);
+    // offload_param at stage 2 is kept as it was (DeepSpeed ignores it), and said so.
+    expect(r.kept).toEqual(['json:zero_optimization.offload_param']);
+    expect(r.findings.map((f) => f.rule)).toContain('offload-param-needs-stage-3');
     const yaml = toAccelerateYaml(r.setup);
     expect(yaml).not.toContain('mixed_precision');
     expect(yaml).not.toContain('zero_stage');
@@ -70,6 +72,30 @@ describe('importing files zerowiz did not write', () => {
     const r = importAccelerateConfig('default_config.yaml', dir);
     expect(r.setup.answers.num_processes).toBe(2);
     expect(r.findings.map((f) => f.rule)).toContain('accelerate-not-deepspeed');
+  });
+
+  it('keeps ZeRO-3 with only the optimizer offloaded as it was (no mode offloads just one)', () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: none\n  zero3_init_flag: true\n');
+    const r = importAccelerateConfig('a.yaml', dir);
+    expect(r.setup.answers.mode).toBe('3');
+    const zero = JSON.parse(toDeepSpeedJson(r.setup)).zero_optimization;
+    expect(zero.offload_optimizer).toEqual({ device: 'cpu' });
+    expect(zero.offload_param).toBeUndefined();
+    expect(r.kept).toContain('json:zero_optimization.offload_optimizer');
+    // accelerate's default for a YAML without the key: do not gather 16-bit weights on save.
+    expect(zero.stage3_gather_16bit_weights_on_model_save).toBe(false);
+  });
+
+  it('a precision in the YAML wins over "auto" in the JSON, and fp8 is reported, not dropped', () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'ds.json'), JSON.stringify({ fp16: { enabled: 'auto' }, bf16: { enabled: 'auto' }, zero_optimization: { stage: 2 } }));
+    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 8\nmixed_precision: bf16\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n');
+    expect(importAccelerateConfig('a.yaml', dir).setup.answers.mixed_precision).toBe('bf16');
+    writeFileSync(join(dir, 'b.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 8\nmixed_precision: fp8\ndeepspeed_config:\n  zero_stage: 2\n');
+    const r = importAccelerateConfig('b.yaml', dir);
+    expect(r.setup.answers.mixed_precision).toBe('bf16');
+    expect(r.findings.find((f) => f.message.includes('fp8'))?.fix).toContain('--mixed_precision fp8');
   });
 
   it('reports a deepspeed_config_file that does not exist', () => {

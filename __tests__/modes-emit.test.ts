@@ -83,6 +83,14 @@ describe('emitting per answer', () => {
     expect(accelerateConfigObject(setupFor({ dynamo_backend: 'inductor' })).dynamo_config).toEqual({ dynamo_backend: 'INDUCTOR' });
   });
 
+  it('sizes the NVMe parameter swap buffer up when one rank\'s share of the largest layer would not fit', () => {
+    const small = JSON.parse(toDeepSpeedJson(setupFor({ mode: '3-offload', offload_device: 'nvme', nvme_path: '/n', num_processes: 8, largest_layer_params: 525e6 })));
+    expect(small.zero_optimization.offload_param.buffer_size).toBeUndefined(); // 66M per rank fits 1e8
+    const big = JSON.parse(toDeepSpeedJson(setupFor({ mode: '3-offload', offload_device: 'nvme', nvme_path: '/n', num_processes: 2, largest_layer_params: 525e6 })));
+    expect(big.zero_optimization.offload_param.buffer_size).toBe(3e8); // 262.5M per rank
+    expect(big.zero_optimization.offload_optimizer.buffer_size).toBeUndefined();
+  });
+
   it('adds the aio block only for NVMe offload', () => {
     for (const mode of MODES) {
       for (const dev of ['cpu', 'nvme'] as const) {

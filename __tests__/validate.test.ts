@@ -23,8 +23,11 @@ describe('validate(setup): rules about the answers', () => {
     ['one GPU without offload saves nothing', { ...GOOD, num_processes: 1, mode: '3' }, [], 'warning:single-gpu-no-saving'],
     ['"auto" precision without --mixed_precision trains in fp32', { ...GOOD, mixed_precision: 'auto' }, [], 'warning:precision-auto-fp32'],
     ['num_processes divisible by num_machines', { ...GOOD, num_machines: 2, num_processes: 9, main_process_ip: '10.0.0.1', hostfile: 'h' }, [], 'error:processes-divisible-by-machines'],
-    ['multi-node needs the main IP', { ...GOOD, num_machines: 2, num_processes: 16, hostfile: 'h' }, [], 'error:multinode-needs-ip'],
-    ['multi-node pdsh wants a hostfile', { ...GOOD, num_machines: 2, num_processes: 16, main_process_ip: '10.0.0.1' }, [], 'warning:multinode-hostfile'],
+    ['torchrun (standard) multi-node needs the main IP', { ...GOOD, num_machines: 2, num_processes: 16, multinode_launcher: 'standard' }, [], 'error:multinode-needs-ip'],
+    ['nossh multi-node needs the main IP', { ...GOOD, num_machines: 2, num_processes: 16, multinode_launcher: 'nossh', hostfile: 'h' }, [], 'error:multinode-needs-ip'],
+    ['pdsh without the main IP asks the first host over ssh (warning only)', { ...GOOD, num_machines: 2, num_processes: 16, hostfile: 'h' }, [], 'warning:multinode-needs-ip'],
+    ['multi-node pdsh without a hostfile would train on one node', { ...GOOD, num_machines: 2, num_processes: 16, main_process_ip: '10.0.0.1' }, [], 'error:multinode-hostfile'],
+    ['--mixed_precision at launch that contradicts the JSON', { ...GOOD, mixed_precision: 'bf16' }, [train('--mixed_precision', 'fp16')], 'error:precision-conflict'],
   ];
   for (const [what, given, steps, rule] of table) {
     it(what, () => {
@@ -119,13 +122,31 @@ describe("checkDeepSpeedConfig: DeepSpeed's schema", () => {
   it('refuses fp16 and bf16 both enabled', () => {
     expect(rules(checkDeepSpeedConfig(zero({ stage: 2 }, { fp16: { enabled: true }, bf16: { enabled: true } })))).toContain('error:fp16-and-bf16');
   });
-  it('warns about "auto" where accelerate does not fill it (DeepSpeed drops it silently)', () => {
-    const f = checkDeepSpeedConfig(zero({ stage: 2, overlap_comm: 'auto', reduce_bucket_size: 'auto' }, { fp16: { enabled: 'auto', loss_scale: 'auto' } }));
-    const hit = f.find((x) => x.rule === 'auto-dropped')!;
+  it('refuses "auto" where accelerate does not fill it (accelerate raises at prepare())', () => {
+    const f = checkDeepSpeedConfig(zero({ stage: 2, overlap_comm: 'auto', reduce_bucket_size: 'auto' }, { fp16: { enabled: 'auto', loss_scale: 'auto' }, optimizer: { type: 'AdamW', params: { betas: 'auto', lr: 'auto' } } }));
+    const hit = f.find((x) => x.rule === 'auto-unfilled')!;
+    expect(hit.level).toBe('error');
     expect(hit.message).toContain('zero_optimization.overlap_comm');
     expect(hit.message).toContain('fp16.loss_scale');
+    expect(hit.message).toContain('optimizer.params.betas');
     expect(hit.message).not.toContain('reduce_bucket_size');
     expect(hit.message).not.toContain('fp16.enabled');
+    const cond = f.find((x) => x.rule === 'auto-conditional')!;
+    expect(cond.level).toBe('warning');
+    expect(cond.message).toContain('zero_optimization.reduce_bucket_size');
+    expect(cond.message).toContain('hidden_size');
+    expect(cond.message).toContain('DummyOptim');
+  });
+  it('refuses "auto" NVMe paths (accelerate fills them with the string "none")', () => {
+    expect(rules(checkDeepSpeedConfig(zero({ stage: 3, offload_param: { device: 'nvme', nvme_path: 'auto' } })))).toContain('error:auto-nvme-path');
+  });
+  it('the seed JSON\'s "auto" values are all ones accelerate fills', () => {
+    const seed = { fp16: { enabled: 'auto' }, bf16: { enabled: 'auto' }, zero_optimization: { stage: 3 }, gradient_accumulation_steps: 'auto', gradient_clipping: 'auto', train_batch_size: 'auto', train_micro_batch_size_per_gpu: 'auto' };
+    expect(checkDeepSpeedConfig(seed)).toEqual([]);
+  });
+  it('takes pydantic-lax values with a warning, and refuses the rest', () => {
+    expect(rules(checkDeepSpeedConfig(zero({ stage: 2, overlap_comm: 'true', reduce_bucket_size: '500000' })))).toEqual(['warning:ds-type', 'warning:ds-type']);
+    expect(rules(checkDeepSpeedConfig(zero({ stage: 2, overlap_comm: 'maybe' })))).toEqual(['error:ds-type']);
   });
   it('refuses a deprecated key next to its replacement', () => {
     expect(rules(checkDeepSpeedConfig(zero({ stage: 2, cpu_offload: true, offload_optimizer: { device: 'cpu' } })))).toContain('error:ds-deprecated-and-new');

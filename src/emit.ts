@@ -85,10 +85,19 @@ function sciOrAuto(v: number | 'auto'): JsonOut {
   return v === 'auto' ? 'auto' : new Sci(v);
 }
 
-function offloadBlock(a: Answers): { [key: string]: JsonOut } {
+/** DeepSpeed's default offload_param.buffer_size (elements of one NVMe swap buffer). */
+export const NVME_PARAM_BUFFER_ELEMENTS = 1e8;
+
+function offloadBlock(a: Answers, forParams: boolean): { [key: string]: JsonOut } {
   const block: { [key: string]: JsonOut } = { device: a.offload_device };
   if (a.offload_device === 'nvme') block.nvme_path = a.nvme_path;
   block.pin_memory = a.pin_memory;
+  // NVMe parameter swapping asserts that one rank's share of the largest tensor fits one swap buffer
+  // ("More elements ... than buffer size"); size the buffer up when the largest layer says it would not.
+  if (forParams && a.offload_device === 'nvme' && a.largest_layer_params !== null) {
+    const perRank = Math.ceil(a.largest_layer_params / Math.max(1, a.num_processes));
+    if (perRank > NVME_PARAM_BUFFER_ELEMENTS) block.buffer_size = new Sci(Math.ceil(perRank / NVME_PARAM_BUFFER_ELEMENTS) * NVME_PARAM_BUFFER_ELEMENTS);
+  }
   return block;
 }
 
@@ -100,8 +109,8 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
   const fp16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'fp16', ...FP16_SCALING };
   const bf16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'bf16' };
   const zero: { [key: string]: JsonOut } = { stage: info.stage };
-  if (info.offloadOptimizer) zero.offload_optimizer = offloadBlock(a);
-  if (info.offloadParam) zero.offload_param = offloadBlock(a);
+  if (info.offloadOptimizer) zero.offload_optimizer = offloadBlock(a, false);
+  if (info.offloadParam) zero.offload_param = offloadBlock(a, true);
   zero.overlap_comm = a.overlap_comm;
   zero.contiguous_gradients = a.contiguous_gradients;
   if (info.stage === 3) zero.sub_group_size = new Sci(a.sub_group_size);

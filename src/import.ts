@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { UsageError } from './errors.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
-import { modeFromStage } from './modes.js';
+import { MODE_INFO, modeFromStage, type Mode } from './modes.js';
 import { parseAnswers } from './presets.js';
 import { withDefaults, type Answers } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
@@ -71,44 +71,44 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   setIf('exclusion_filter', ds.deepspeed_exclusion_filter);
   setIf('inclusion_filter', ds.deepspeed_inclusion_filter);
   const moved: string[] = [];
+  const note = (message: string, fix: string) => findings.push({ level: 'warning', rule: 'import-note', message, fix });
   // Values accelerate itself would take from the YAML when there is no JSON (or refuse when there is).
-  if (typeof y.mixed_precision === 'string' && ['no', 'fp16', 'bf16'].includes(y.mixed_precision.toLowerCase())) {
-    raw.mixed_precision = y.mixed_precision.toLowerCase();
+  let yamlPrecision: string | null = null;
+  if (typeof y.mixed_precision === 'string') {
+    const mp = y.mixed_precision.toLowerCase();
     moved.push('mixed_precision');
+    if (['no', 'fp16', 'bf16'].includes(mp)) yamlPrecision = mp;
+    else if (mp === 'fp8') {
+      yamlPrecision = 'bf16';
+      note('mixed_precision fp8 cannot sit in the YAML next to a DeepSpeed JSON; zerowiz writes bf16 into the JSON (what accelerate does for fp8)', 'pass --mixed_precision fp8 to accelerate launch to keep FP8 training');
+    }
   }
-  const stageFromYaml = typeof ds.zero_stage === 'number' ? ds.zero_stage : undefined;
-  const optDevYaml = typeof ds.offload_optimizer_device === 'string' ? ds.offload_optimizer_device : 'none';
-  const parDevYaml = typeof ds.offload_param_device === 'string' ? ds.offload_param_device : 'none';
   for (const k of ['zero_stage', 'offload_optimizer_device', 'offload_param_device', 'offload_optimizer_nvme_path', 'offload_param_nvme_path', 'gradient_accumulation_steps', 'gradient_clipping', 'zero3_save_16bit_model']) {
     if (k in ds) moved.push(`deepspeed_config.${k}`);
   }
-  if (stageFromYaml !== undefined) {
-    const mode = modeFromStage(stageFromYaml, optDevYaml !== 'none', parDevYaml !== 'none' && stageFromYaml === 3);
-    if (mode) raw.mode = mode;
-    const dev = optDevYaml !== 'none' ? optDevYaml : parDevYaml;
-    if (dev === 'cpu' || dev === 'nvme') raw.offload_device = dev;
-    const nvme = ds.offload_optimizer_nvme_path ?? ds.offload_param_nvme_path;
-    if (dev === 'nvme' && typeof nvme === 'string') raw.nvme_path = nvme;
-  }
-  setIf('gradient_accumulation_steps', ds.gradient_accumulation_steps);
-  setIf('gradient_clipping', ds.gradient_clipping);
-  setIf('zero3_save_16bit_model', ds.zero3_save_16bit_model);
 
   // The DeepSpeed JSON, resolved like accelerate does (from the launch directory), else next to the YAML.
+  // Without one, the JSON accelerate would build from the YAML's own keys stands in for it.
   const ref = typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file !== 'none' && ds.deepspeed_config_file !== '' ? ds.deepspeed_config_file : null;
   let jsonPath: string | null = null;
-  let j: Record<string, unknown> | null = null;
+  let j: Record<string, unknown>;
   if (ref) {
     const candidates = isAbsolute(ref) ? [ref] : [join(cwd, ref), join(dirname(abs), ref)];
     jsonPath = candidates.find((c) => existsSync(c)) ?? null;
     if (!jsonPath) {
       findings.push({ level: 'error', rule: 'ds-file-missing', message: `deepspeed_config_file ${ref} does not exist (looked in ${candidates.join(' and ')})`, fix: 'write it with zerowiz, or fix the path' });
+      j = jsonFromYaml(ds);
     } else {
       j = readStructured(jsonPath, 'DeepSpeed config');
       findings.push(...checkDeepSpeedConfig(j, typeof y.num_processes === 'number' ? { worldSize: y.num_processes } : {}));
-      absorbJson(j, raw);
     }
+  } else {
+    j = jsonFromYaml(ds);
+    findings.push(...checkDeepSpeedConfig(j).filter((f) => f.rule !== 'ds-stage-missing'));
   }
+  absorbJson(j, raw);
+  // A precision the YAML sets wins over a JSON "auto" (accelerate fills the "auto" from it).
+  if (yamlPrecision !== null && (raw.mixed_precision === 'auto' || raw.mixed_precision === 'no' && !jsonSetsPrecision(j))) raw.mixed_precision = yamlPrecision;
   let given: Partial<Answers>;
   try {
     given = parseAnswers(raw);
@@ -125,11 +125,40 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   // Whatever the answers do not reproduce is kept as it was.
   const dropFromYaml = new Set(['mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_optimizer_device', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_optimizer_nvme_path', 'deepspeed_config.offload_param_nvme_path', 'deepspeed_config.gradient_accumulation_steps', 'deepspeed_config.gradient_clipping', 'deepspeed_config.zero3_save_16bit_model']);
   const yamlExtra = difference(y, accelerateConfigObject(setup), '', dropFromYaml);
-  const jsonExtra = j ? difference(j, plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>, '', new Set()) : { value: {}, paths: [] };
+  const jsonExtra = difference(j, plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>, '', new Set());
   setup.extra = {};
   if (yamlExtra.paths.length > 0) setup.extra.yaml = yamlExtra.value;
   if (jsonExtra.paths.length > 0) setup.extra.json = jsonExtra.value;
   return { setup, kept: [...yamlExtra.paths, ...jsonExtra.paths.map((p) => `json:${p}`)], moved, findings, jsonPath };
+}
+
+/** The DeepSpeed config accelerate builds from a YAML's deepspeed_config keys when there is no JSON file. */
+function jsonFromYaml(ds: Record<string, unknown>): Record<string, unknown> {
+  const zero: Record<string, unknown> = { stage: typeof ds.zero_stage === 'number' ? ds.zero_stage : 2 };
+  for (const [block, dev, path] of [['offload_optimizer', 'offload_optimizer_device', 'offload_optimizer_nvme_path'], ['offload_param', 'offload_param_device', 'offload_param_nvme_path']] as const) {
+    const device = ds[dev];
+    if (typeof device === 'string' && device !== 'none') zero[block] = device === 'nvme' ? { device, nvme_path: ds[path] ?? 'none' } : { device };
+  }
+  if (ds.zero3_save_16bit_model !== undefined) zero.stage3_gather_16bit_weights_on_model_save = YES(ds.zero3_save_16bit_model);
+  const out: Record<string, unknown> = { zero_optimization: zero };
+  if (ds.gradient_accumulation_steps !== undefined) out.gradient_accumulation_steps = ds.gradient_accumulation_steps;
+  if (ds.gradient_clipping !== undefined) out.gradient_clipping = ds.gradient_clipping;
+  return out;
+}
+
+/** True when the JSON itself turns fp16 or bf16 on or off (rather than leaving it out or to "auto"). */
+function jsonSetsPrecision(j: Record<string, unknown>): boolean {
+  return [j.fp16, j.bf16].some((b) => isPlainObject(b) && typeof b.enabled === 'boolean');
+}
+
+/**
+ * The mode the answers can express for these offload devices. ZeRO-3 with only one of the two offloads
+ * has no mode of its own: it imports as ZeRO-3 and the offload block is kept as an extra key, so the
+ * written JSON still offloads exactly what the original did.
+ */
+function importMode(stage: number, opt: boolean, par: boolean): Mode | null {
+  if (stage === 3) return opt && par ? '3-offload' : '3';
+  return modeFromStage(stage, opt, false);
 }
 
 /** Takes the modelled values of a DeepSpeed JSON into raw answers; absent keys get DeepSpeed's own defaults. */
@@ -140,12 +169,12 @@ function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): v
   const par = isPlainObject(zero.offload_param) ? zero.offload_param : {};
   const optDev = typeof opt.device === 'string' ? opt.device : 'none';
   const parDev = typeof par.device === 'string' ? par.device : 'none';
-  const mode = modeFromStage(stage, optDev !== 'none', parDev !== 'none' && stage === 3);
+  const mode = importMode(stage, optDev !== 'none', parDev !== 'none');
   if (mode) raw.mode = mode;
   const dev = optDev !== 'none' ? optDev : parDev;
-  if (dev === 'cpu' || dev === 'nvme') raw.offload_device = dev;
+  if (mode && MODE_INFO[mode].offloadOptimizer && (dev === 'cpu' || dev === 'nvme')) raw.offload_device = dev;
   const nvme = opt.nvme_path ?? par.nvme_path;
-  if (typeof nvme === 'string') raw.nvme_path = nvme;
+  if (typeof nvme === 'string' && nvme !== 'auto') raw.nvme_path = nvme;
   const pin = opt.pin_memory ?? par.pin_memory;
   if (typeof pin === 'boolean') raw.pin_memory = pin;
   const pick = (...keys: string[]) => keys.map((k) => zero[k]).find((v) => v !== undefined);

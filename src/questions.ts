@@ -373,8 +373,8 @@ export const QUESTIONS = [
   q({
     id: 'hostfile', kind: 'text', section: 'deepspeed',
     prompt: 'Path of the DeepSpeed hostfile (rows like `node1 slots=8`)',
-    acceleratePrompt: 'DeepSpeed configures multi-node compute resources with hostfile. ... Please specify the location of hostfile: ',
-    help: 'One row per node: `hostname slots=<gpus>`. See DeepSpeed "resource configuration (multi-node)".',
+    acceleratePrompt: 'DeepSpeed configures multi-node compute resources with hostfile. Each row is of the format `hostname slots=[num_gpus]`, e.g., `localhost slots=2`; for more information please refer official [documentation](https://www.deepspeed.ai/getting-started/#resource-configuration-multi-node). Please specify the location of hostfile: ',
+    help: 'One row per node: `hostname slots=<gpus>`. accelerate always passes it to DeepSpeed; with none, DeepSpeed trains on this node only. See DeepSpeed "resource configuration (multi-node)".',
     yamlKey: 'deepspeed_config.deepspeed_hostfile',
     when: (a) => multiNode(a) && a.multinode_launcher !== 'standard', defaultValue: () => '',
     parse: str, format: (v) => v,

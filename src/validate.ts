@@ -81,8 +81,24 @@ export function checkAccelerateConfig(cfg: Record<string, unknown>): Finding[] {
   if (nm > 1) {
     const rank = cfg.machine_rank;
     if (typeof rank !== 'number' || rank < 0 || rank >= nm) out.push(err('machine-rank-range', `machine_rank ${String(rank)} is outside 0..${nm - 1}`, `give this node a rank from 0 to ${nm - 1}`, ['machine_rank']));
+    const dsc = isPlainObject(cfg.deepspeed_config) ? cfg.deepspeed_config : {};
+    const launcher = typeof dsc.deepspeed_multinode_launcher === 'string' ? dsc.deepspeed_multinode_launcher : 'pdsh';
     const ip = cfg.main_process_ip;
-    if (typeof ip !== 'string' || ip.trim() === '') out.push(err('multinode-needs-ip', 'multi-node training needs the main process IP address', 'set main_process_ip to the address of node 0', ['main_process_ip']));
+    if (typeof ip !== 'string' || ip.trim() === '') {
+      // torchrun ('standard') gets no master address at all, and nossh cannot fall back to ssh; the other
+      // DeepSpeed launchers ask the first host of the hostfile over ssh (deepspeed launcher/runner.py).
+      if (launcher === 'standard' || launcher === 'nossh') {
+        out.push(err('multinode-needs-ip', `multi-node training with the ${launcher} launcher needs the main process IP address`, 'set main_process_ip to the address of node 0', ['main_process_ip']));
+      } else {
+        out.push(warn('multinode-needs-ip', `no main_process_ip: DeepSpeed's ${launcher} launcher will ask the first host of the hostfile for its address over ssh`, 'set main_process_ip to the address of node 0 to skip that', ['main_process_ip']));
+      }
+    }
+    const hostfile = dsc.deepspeed_hostfile;
+    if (launcher !== 'standard' && (typeof hostfile !== 'string' || hostfile.trim() === '')) {
+      // accelerate always passes --hostfile; with an empty one DeepSpeed "will proceed with training with
+      // local resources only" and, given no --num_nodes, the other nodes are silently left out.
+      out.push(err('multinode-hostfile', `the ${launcher} launcher has no hostfile, so DeepSpeed would train on this node only and silently leave the others out`, 'give the path of a hostfile with one row per node, like `node1 slots=8`', ['hostfile']));
+    }
     const port = cfg.main_process_port;
     if (port !== undefined && port !== null && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)) {
       out.push(err('port-range', `main_process_port ${String(port)} is not a port (1-65535)`, 'pick a free port, e.g. 29500', ['main_process_port']));
@@ -143,16 +159,28 @@ const FP16_KEYS = new Set(['enabled', 'auto_cast', 'loss_scale', 'initial_scale_
 const BF16_KEYS = new Set(['enabled', 'immediate_grad_update', 'check_grad_overflow', 'bf16_master_weights_and_grads', 'bf16_optimizer_states']);
 const INT_ZERO_KEYS = ['reduce_bucket_size', 'allgather_bucket_size', 'sub_group_size', 'prefetch_bucket_size', 'stage3_prefetch_bucket_size', 'param_persistence_threshold', 'stage3_param_persistence_threshold', 'model_persistence_threshold', 'stage3_model_persistence_threshold', 'max_live_parameters', 'stage3_max_live_parameters', 'max_reuse_distance', 'stage3_max_reuse_distance', 'zero_hpz_partition_size'];
 const BOOL_ZERO_KEYS = ['contiguous_gradients', 'reduce_scatter', 'overlap_comm', 'allgather_partitions', 'load_from_fp32_weights', 'elastic_checkpoint', 'round_robin_gradients', 'gather_16bit_weights_on_model_save', 'stage3_gather_16bit_weights_on_model_save', 'ignore_unused_parameters'];
-/** "auto" values accelerate fills in before DeepSpeed sees them (Accelerator._prepare_deepspeed / DeepSpeedPlugin). */
+/**
+ * "auto" values accelerate always fills before DeepSpeed sees them (DeepSpeedPlugin and
+ * Accelerator._prepare_deepspeed). Any other "auto" makes accelerate's deepspeed_config_process raise
+ * "`key` not found in kwargs" at prepare().
+ */
 const AUTO_FILLED = new Set([
-  'fp16.enabled', 'bf16.enabled', 'zero_optimization.stage', 'zero_optimization.reduce_bucket_size',
-  'zero_optimization.stage3_prefetch_bucket_size', 'zero_optimization.stage3_param_persistence_threshold',
-  'zero_optimization.stage3_gather_16bit_weights_on_model_save', 'zero_optimization.offload_optimizer.device',
-  'zero_optimization.offload_param.device', 'zero_optimization.offload_optimizer.nvme_path', 'zero_optimization.offload_param.nvme_path',
+  'fp16.enabled', 'bf16.enabled', 'zero_optimization.stage', 'zero_optimization.stage3_gather_16bit_weights_on_model_save',
+  'zero_optimization.offload_optimizer.device', 'zero_optimization.offload_param.device',
   'train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'gradient_clipping',
-  'optimizer.params.lr', 'optimizer.params.weight_decay', 'optimizer.params.betas', 'optimizer.params.eps',
-  'scheduler.params.warmup_min_lr', 'scheduler.params.warmup_max_lr', 'scheduler.params.warmup_num_steps', 'scheduler.params.total_num_steps',
 ]);
+/** "auto" values accelerate fills only under a condition, which zerowiz cannot see from here. */
+const AUTO_CONDITIONAL: Record<string, string> = {
+  'zero_optimization.reduce_bucket_size': "the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise",
+  'zero_optimization.stage3_prefetch_bucket_size': "the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise",
+  'zero_optimization.stage3_param_persistence_threshold': "the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise",
+  'optimizer.params.lr': 'the script passes accelerate.utils.DummyOptim',
+  'optimizer.params.weight_decay': 'the script passes accelerate.utils.DummyOptim',
+  'scheduler.params.warmup_min_lr': 'the script passes accelerate.utils.DummyScheduler',
+  'scheduler.params.warmup_max_lr': 'the script passes accelerate.utils.DummyScheduler',
+  'scheduler.params.warmup_num_steps': 'the script passes accelerate.utils.DummyScheduler',
+  'scheduler.params.total_num_steps': 'the script passes accelerate.utils.DummyScheduler with total_num_steps',
+};
 
 function findAutos(v: unknown, path: string, out: string[]): void {
   if (v === 'auto') out.push(path);
@@ -193,11 +221,19 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
   }
   for (const k of INT_ZERO_KEYS) {
     const v = zero[k];
-    if (v !== undefined && v !== 'auto' && !isWholeNonNeg(v)) out.push(err('ds-type', `zero_optimization.${k} must be a whole number >= 0, not ${JSON.stringify(v)}`, 'write a count of elements such as 5e7'));
+    // pydantic's lax mode takes "5e7"-like strings; a negative or fractional number is refused.
+    if (v !== undefined && v !== 'auto' && !isWholeNonNeg(v)) {
+      const lax = typeof v === 'string' && isWholeNonNeg(Number(v)) && v.trim() !== '';
+      out.push((lax ? warn : err)('ds-type', `zero_optimization.${k} must be a whole number >= 0, not ${JSON.stringify(v)}`, 'write a count of elements such as 5e7'));
+    }
   }
   for (const k of BOOL_ZERO_KEYS) {
     const v = zero[k];
-    if (v !== undefined && v !== 'auto' && v !== null && typeof v !== 'boolean') out.push(err('ds-type', `zero_optimization.${k} must be true or false, not ${JSON.stringify(v)}`, 'write true or false'));
+    // pydantic's lax mode takes "true"/"yes"/1 and their opposites; anything else is refused.
+    if (v !== undefined && v !== 'auto' && v !== null && typeof v !== 'boolean') {
+      const lax = [0, 1, 'true', 'false', 'yes', 'no', 'on', 'off', '1', '0', 't', 'f', 'y', 'n'].includes(typeof v === 'string' ? v.toLowerCase() : (v as number));
+      out.push((lax ? warn : err)('ds-type', `zero_optimization.${k} must be true or false, not ${JSON.stringify(v)}`, 'write true or false'));
+    }
   }
   const devices: Record<string, string> = {};
   for (const [name, known] of [['offload_optimizer', OFFLOAD_OPTIMIZER_KEYS], ['offload_param', OFFLOAD_PARAM_KEYS]] as const) {
@@ -237,9 +273,17 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
   }
   const autos: string[] = [];
   findAutos(cfg, '', autos);
-  const dropped = autos.filter((p) => !AUTO_FILLED.has(p));
-  if (dropped.length > 0) {
-    out.push(warn('auto-dropped', `"auto" at ${dropped.join(', ')} is not filled in by accelerate; DeepSpeed silently drops it and uses its default`, 'write a concrete value there'));
+  const nvmeAuto = autos.filter((p) => p.endsWith('.nvme_path'));
+  if (nvmeAuto.length > 0) {
+    out.push(err('auto-nvme-path', `"auto" at ${nvmeAuto.join(', ')} is filled with the string "none" (accelerate never passes the YAML's NVMe paths on), so DeepSpeed would swap to ./none`, 'write the NVMe directory itself', ['nvme_path']));
+  }
+  const conditional = autos.filter((p) => p in AUTO_CONDITIONAL);
+  if (conditional.length > 0) {
+    out.push(warn('auto-conditional', `"auto" at ${conditional.join(', ')} is filled only when ${[...new Set(conditional.map((p) => AUTO_CONDITIONAL[p]))].join('; and when ')}`, 'write concrete values if that does not hold for your script'));
+  }
+  const unfilled = autos.filter((p) => !AUTO_FILLED.has(p) && !(p in AUTO_CONDITIONAL) && !p.endsWith('.nvme_path'));
+  if (unfilled.length > 0) {
+    out.push(err('auto-unfilled', `"auto" at ${unfilled.join(', ')} is not filled in by accelerate, which then raises "not found in kwargs" at prepare() (DeepSpeed alone would silently drop it)`, 'write a concrete value there'));
   }
   if (stage === 'auto') {
     out.push(warn('auto-stage', 'zero_optimization.stage "auto" is filled from the YAML\'s zero_stage, which cannot sit next to a JSON file, so it becomes 2', 'write the stage you want (1, 2 or 3)', ['mode']));
@@ -281,14 +325,22 @@ export function validate(setup: Setup): Finding[] {
   if (a.num_processes === 1 && !offload) {
     out.push(warn('single-gpu-no-saving', `with one GPU, ZeRO stage ${info.stage} shards over a single device and saves no memory`, 'use an offload mode (2-offload or 3-offload) to save GPU memory, or more GPUs', ['mode', 'num_processes']));
   }
+  const launchPrecisions = setup.steps.filter((s) => s.usesConfig).flatMap((s) => {
+    const i = s.args.indexOf('--mixed_precision');
+    const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
+    return i >= 0 && s.args[i + 1] !== undefined ? [s.args[i + 1]!] : eq ? [eq.slice('--mixed_precision='.length)] : [];
+  });
+  for (const lp of launchPrecisions) {
+    const want = lp === 'fp8' ? 'bf16' : lp;
+    if ((a.mixed_precision === 'fp16' || a.mixed_precision === 'bf16') && want !== a.mixed_precision) {
+      out.push(err('precision-conflict', `a step passes --mixed_precision ${lp} but the JSON enables ${a.mixed_precision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${a.mixed_precision} is set in the DeepSpeed config file")`, `pick ${lp === 'fp8' ? 'bf16' : lp} or auto here, or change the step's --mixed_precision`, ['mixed_precision']));
+    }
+  }
   if (a.mixed_precision === 'auto') {
     const passes = setup.steps.some((s) => s.usesConfig && s.args.some((x) => x === '--mixed_precision' || x.startsWith('--mixed_precision=')));
     if (!passes) {
       out.push(warn('precision-auto-fp32', 'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()', 'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch', ['mixed_precision']));
     }
-  }
-  if (a.num_machines > 1 && a.multinode_launcher !== 'standard' && a.hostfile.trim() === '') {
-    out.push(warn('multinode-hostfile', `the ${a.multinode_launcher} launcher reads a hostfile; with none given DeepSpeed looks for /job/hostfile`, 'give the path of a hostfile with rows like `node1 slots=8`', ['hostfile']));
   }
   const yaml = accelerateConfigObject(setup);
   const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
