@@ -261,7 +261,7 @@ export const QUESTIONS = [
   }),
   q({
     id: 'largest_layer_params', kind: 'text', section: 'model',
-    prompt: 'Parameters of the largest single layer (e.g. 120M; empty: estimate as 1% of the model)',
+    prompt: 'Parameters of the largest single layer (e.g. 120M; empty: leave the gathered layer out of the ZeRO-3 figures)',
     help: "ZeRO-3 gathers one whole layer at a time on a GPU; DeepSpeed's estimator calls this largest_layer_params.",
     when: (a) => a.model_params !== null, defaultValue: () => null,
     parse: countOrNull('largest layer'), format: (v) => (v === null ? '' : formatCount(v)),
