@@ -89,12 +89,12 @@ describe('sparkline', () => {
 });
 
 describe('lines', () => {
-  const collect = (chunks: string[]) => {
+  const collect = (chunks: (string | Buffer)[]) => {
     const s = new LineSplitter();
     const lines: string[] = [];
     const partials: string[] = [];
     const segments: string[] = [];
-    const sink = { line: (t: string) => lines.push(t), partial: (t: string) => partials.push(t), segment: (t: string) => segments.push(t) };
+    const sink = { line: (t: string) => lines.push(t), partial: (t: string) => partials.push(t), segment: (b: Buffer, start: number, end: number) => segments.push(b.toString('utf8', start, end)) };
     for (const c of chunks) s.feed(c, sink);
     s.flush(sink);
     return { lines, partials, segments };

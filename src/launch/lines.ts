@@ -56,71 +56,222 @@ export interface LineSink {
   line(text: string): void;
   /**
    * The current unfinished line changed (a `\r` update such as a tqdm bar). Called at most once per
-   * `feed`, with the latest state, already cleaned.
+   * `feed`, with the latest state, already cleaned; '' once a line that was reported open has finished.
    */
   partial(text: string): void;
-  /** Every `\r` segment of this feed, for callers that thin progress per update (may be omitted). */
-  segment?(text: string): void;
+  /**
+   * Each `\r` segment once it is complete (ended by `\r`, `\n` or the end of the stream), as raw bytes
+   * `bytes[start, end)`, for callers that thin progress per update (may be omitted). The bytes are only
+   * valid during the call: decode what you keep. Nothing is decoded for a segment unless the caller does.
+   */
+  segment?(bytes: Buffer, start: number, end: number): void;
 }
 
-/** Splits decoded text into lines, one splitter per stream (stdout and stderr never split each other's lines). */
-export class LineSplitter {
-  private pending = '';
+const LF = 0x0a;
+const CR = 0x0d;
+/** Bytes kept of an unfinished segment; enough for MAX_DISPLAY_LINE_CHARS characters of any UTF-8. */
+const MAX_OPEN_BYTES = MAX_DISPLAY_LINE_CHARS * 4;
+// C0 controls other than tab and newline, DEL and C1 CSI: a block of lines without any is used as is.
+const BLOCK_NEEDS_CLEAN_RE = /[\x00-\x08\x0b-\x1f\x7f\x9b]/;
 
-  /** Feeds decoded text; calls `sink.line` for each finished line and `sink.partial` for the open one. */
-  feed(text: string, sink: LineSink): void {
-    let start = 0;
-    const n = text.length;
-    const wantSegments = sink.segment !== undefined;
-    for (;;) {
-      const nl = text.indexOf('\n', start);
-      if (nl === -1) break;
-      let raw = text.slice(start, nl);
-      if (this.pending !== '') {
-        raw = this.pending + raw;
-        this.pending = '';
-      }
-      if (wantSegments && raw.includes('\r')) this.emitSegments(raw, sink);
-      sink.line(cleanLine(collapseCarriageReturns(raw)));
-      start = nl + 1;
+/** `bytes` cut back to the last complete UTF-8 character (an unfinished line may end inside one). */
+function completeUtf8End(bytes: Buffer, start: number, end: number): number {
+  // Look back at most 3 bytes for a lead byte whose sequence runs past `end`.
+  for (let i = end - 1, k = 0; i >= start && k < 3; i--, k++) {
+    const b = bytes[i]!;
+    if (b < 0x80) return end; // ASCII: complete
+    if (b >= 0xc0) {
+      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return end - i >= need ? end : i;
     }
-    if (start < n) {
-      const rest = text.slice(start);
-      const had = this.pending;
-      // Keep only what is still visible: everything before the last non-empty \r segment is overwritten.
-      const joined = had + rest;
-      if (wantSegments && rest.includes('\r')) this.emitSegments(rest, sink);
-      const cr = joined.lastIndexOf('\r');
-      if (cr !== -1 && cr < joined.length - 1) this.pending = '\r' + joined.slice(cr + 1);
-      else this.pending = joined.length > MAX_DISPLAY_LINE_CHARS * 4 ? joined.slice(-MAX_DISPLAY_LINE_CHARS * 4) : joined;
-      const visible = collapseCarriageReturns(this.pending);
-      sink.partial(cleanLine(visible));
+  }
+  return end;
+}
+
+function decode(bytes: Buffer, start: number, end: number): string {
+  return start >= end ? '' : bytes.toString('utf8', start, end);
+}
+
+/** `a` followed by `b[start, end)`, at most MAX_OPEN_BYTES bytes (the start of an overlong line is kept). */
+function append(a: Buffer | null, b: Buffer, start: number, end: number): Buffer {
+  const room = MAX_OPEN_BYTES - (a?.length ?? 0);
+  const take = Math.max(0, Math.min(end - start, room));
+  if (!a || a.length === 0) return Buffer.from(b.subarray(start, start + take)); // a copy: the chunk is not kept
+  if (take === 0) return a;
+  return Buffer.concat([a, b.subarray(start, start + take)]);
+}
+
+/**
+ * Splits a byte stream into lines, one splitter per stream (stdout and stderr never split each other's
+ * lines). Works on the bytes: `\n` and `\r` are found with Buffer.indexOf, a run of complete lines
+ * without `\r` is decoded in one go, and of a run of `\r` redraws only the segment that stays visible
+ * is decoded. UTF-8 characters split across chunks are never cut (`\n` and `\r` never occur inside one).
+ */
+export class LineSplitter {
+  /** The growing (last) segment of the open line, or null. */
+  private carry: Buffer | null = null;
+  /** The last non-empty complete segment of the open line, or null. */
+  private last: Buffer | null = null;
+  /** Whether a line is open (bytes after the last `\n`). */
+  private opened = false;
+  /** Whether the open line has had a `\r` (only then are its segments reported). */
+  private sawCr = false;
+  /** Whether the last `partial` reported a non-empty open line. */
+  private reportedOpen = false;
+  // Per feed: the next \r at or after a position (-1: none left in this chunk).
+  private crAt = -1;
+
+  /** Feeds a chunk (a string is encoded as UTF-8 first); calls the sink for what it completes. */
+  feed(chunk: Buffer | string, sink: LineSink): void {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    const n = buf.length;
+    if (n === 0) return;
+    this.crAt = buf.indexOf(CR);
+    let pos = 0;
+    if (this.opened) {
+      // The open line from earlier chunks ends at the first \n (or goes on past this chunk).
+      const nl = buf.indexOf(LF);
+      const end = nl === -1 ? n : nl;
+      this.lineRegion(buf, 0, end, nl !== -1, sink);
+      pos = nl === -1 ? n : nl + 1;
+    }
+    const lastLf = buf.lastIndexOf(LF);
+    while (pos < n) {
+      if (this.crAt !== -1 && this.crAt < pos) this.crAt = buf.indexOf(CR, pos);
+      // Complete lines up to the next \r (or all of them): one decode, split as text.
+      const blockEnd = this.crAt === -1 ? lastLf + 1 : buf.lastIndexOf(LF, this.crAt) + 1;
+      if (blockEnd > pos) {
+        this.block(buf, pos, blockEnd, sink);
+        pos = blockEnd;
+        continue;
+      }
+      const nl = buf.indexOf(LF, pos);
+      const end = nl === -1 ? n : nl;
+      this.lineRegion(buf, pos, end, nl !== -1, sink);
+      pos = nl === -1 ? n : nl + 1;
+    }
+    if (this.opened) {
+      this.reportedOpen = true;
+      sink.partial(this.openText());
+    } else if (this.reportedOpen) {
+      this.reportedOpen = false;
+      sink.partial('');
     }
   }
 
   /** Whatever is left when the stream ends, as a finished line (or nothing). */
   flush(sink: LineSink): void {
-    if (this.pending !== '') {
-      const v = collapseCarriageReturns(this.pending);
-      this.pending = '';
-      if (v !== '') sink.line(cleanLine(v));
+    if (!this.opened) return;
+    if (this.carry && this.carry.length > 0) {
+      if (this.sawCr) sink.segment?.(this.carry, 0, this.carry.length);
+      this.last = this.carry;
     }
+    const v = this.last ? cleanLine(decode(this.last, 0, this.last.length)) : '';
+    this.reset();
+    if (v !== '') sink.line(v);
   }
 
   /** The open line as it would show now ('' if none). */
   get open(): string {
-    return this.pending === '' ? '' : cleanLine(collapseCarriageReturns(this.pending));
+    return this.opened ? this.openText() : '';
   }
 
-  private emitSegments(raw: string, sink: LineSink): void {
+  private reset(): void {
+    this.carry = null;
+    this.last = null;
+    this.opened = false;
+    this.sawCr = false;
+  }
+
+  private openText(): string {
+    const b = this.carry && this.carry.length > 0 ? this.carry : this.last;
+    if (!b) return '';
+    return cleanLine(decode(b, 0, completeUtf8End(b, 0, b.length)));
+  }
+
+  /** Complete lines `buf[start, end)` (end just after a \n) without \r and with nothing carried. */
+  private block(buf: Buffer, start: number, end: number, sink: LineSink): void {
+    const text = buf.toString('utf8', start, end - 1); // without the final \n
+    const clean = !BLOCK_NEEDS_CLEAN_RE.test(text) && !text.includes('\t');
     let s = 0;
     for (;;) {
-      const cr = raw.indexOf('\r', s);
-      const end = cr === -1 ? raw.length : cr;
-      if (end > s) sink.segment!(raw.slice(s, end));
-      if (cr === -1) break;
-      s = cr + 1;
+      const nl = text.indexOf('\n', s);
+      const e = nl === -1 ? text.length : nl;
+      const raw = text.slice(s, e);
+      if (!clean) sink.line(cleanLine(raw));
+      else sink.line(raw.length > MAX_DISPLAY_LINE_CHARS ? raw.slice(0, MAX_DISPLAY_LINE_CHARS) + '…' : raw);
+      if (nl === -1) break;
+      s = nl + 1;
     }
+  }
+
+  /**
+   * One line's bytes `buf[start, end)` (continuing the open line if there is one); `ended` when a \n
+   * follows, else the line stays open.
+   */
+  private lineRegion(buf: Buffer, start: number, end: number, ended: boolean, sink: LineSink): void {
+    let s = start;
+    let cr = this.nextCr(buf, s, end);
+    // A line without any \r is not a redraw: no segments for it.
+    const redraw = this.sawCr || cr !== -1;
+    const seg = redraw ? sink.segment : undefined;
+    // The last non-empty complete segment: in this chunk [lastA, lastB), or `lastBuf` from before.
+    let lastA = -1;
+    let lastB = -1;
+    let lastBuf = this.last;
+    if (this.carry) {
+      const upto = cr === -1 ? end : cr;
+      const joined = append(this.carry, buf, s, upto);
+      this.carry = null;
+      if (cr === -1 && !ended) {
+        this.carry = joined;
+        this.opened = true;
+        return;
+      }
+      if (joined.length > 0) {
+        seg?.(joined, 0, joined.length);
+        lastBuf = joined;
+      }
+      if (cr === -1) {
+        // ended: the joined segment is the line
+        this.reset();
+        sink.line(lastBuf ? cleanLine(decode(lastBuf, 0, lastBuf.length)) : '');
+        return;
+      }
+      s = cr + 1;
+      cr = this.nextCr(buf, s, end);
+    }
+    while (cr !== -1) {
+      if (cr > s) {
+        seg?.(buf, s, cr);
+        lastA = s;
+        lastB = cr;
+      }
+      s = cr + 1;
+      cr = this.nextCr(buf, s, end);
+    }
+    if (ended) {
+      let text: string;
+      if (end > s) {
+        seg?.(buf, s, end);
+        text = decode(buf, s, Math.min(end, s + MAX_OPEN_BYTES));
+      } else if (lastA !== -1) text = decode(buf, lastA, Math.min(lastB, lastA + MAX_OPEN_BYTES));
+      else if (lastBuf) text = decode(lastBuf, 0, lastBuf.length);
+      else text = '';
+      this.reset();
+      sink.line(cleanLine(text));
+      return;
+    }
+    this.opened = true;
+    this.sawCr = redraw;
+    this.last = lastA !== -1 ? append(null, buf, lastA, lastB) : lastBuf;
+    this.carry = end > s ? append(null, buf, s, end) : null;
+  }
+
+  /** The next \r in `buf[from, end)`, or -1; keeps the chunk's cursor so a run of lines is scanned once. */
+  private nextCr(buf: Buffer, from: number, end: number): number {
+    if (this.crAt !== -1 && this.crAt < from) this.crAt = buf.indexOf(CR, from);
+    return this.crAt !== -1 && this.crAt < end ? this.crAt : -1;
   }
 }
 

@@ -40,7 +40,6 @@ const BAR_RE = new RegExp(
 const OPEN_RE = new RegExp(
   String.raw`^(?<desc>.*?)(?<n>${NUM})(?<unit>[A-Za-z]*) \[(?<elapsed>[\d:d ]+),\s*(?<rate>(?:\?|${NUM})\s*[A-Za-z]*\/[A-Za-z]+)\s*(?:,\s*(?<postfix>[^\]]*))?\]\s*$`,
 );
-const LOSS_RE = /(?<![A-Za-z0-9_])(?:train[_ ])?loss['"]?\s*[=:]\s*['"]?(?<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/i;
 
 /** A tqdm count with tqdm's unit_scale suffix (`1.23k` -> 1230). */
 export function parseScaled(text: string): number {
@@ -70,13 +69,87 @@ export function parseRate(text: string): number | null {
   return null;
 }
 
-/** The loss value in a line, or null. `loss_scale`, `val_loss` and the like are not the training loss. */
+// What follows `loss` (at the sticky position): optional quote, `=` or `:`, optional quote, the value.
+const LOSS_VALUE_RE = /loss['"]?\s*[=:]\s*['"]?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/iy;
+const TRAIN_PREFIX_RE = /train[_ ]/iy;
+
+function isWordChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
+}
+
+/**
+ * The loss value in a line, or null. `loss_scale`, `val_loss` and the like are not the training loss;
+ * `train_loss` and `train loss` are. The regex is only tried where `oss` occurs, anchored there: a log line
+ * costs an indexOf, not a regex scan.
+ */
 export function parseLoss(line: string): number | null {
-  if (!line.includes('oss')) return null;
-  const m = LOSS_RE.exec(line);
-  if (!m) return null;
-  const v = Number(m.groups!.v!.toLowerCase() === 'inf' ? Infinity : m.groups!.v);
-  return Number.isNaN(v) && m.groups!.v!.toLowerCase() !== 'nan' ? null : v;
+  for (let j = line.indexOf('oss'); j !== -1; j = line.indexOf('oss', j + 3)) {
+    const at = j - 1; // where `loss` starts
+    if (at < 0) continue;
+    const l = line.charCodeAt(at);
+    if (l !== 0x6c && l !== 0x4c) continue; // l or L
+    // Not part of a longer word, unless that word is `train_` / `train `.
+    if (at > 0 && isWordChar(line.charCodeAt(at - 1))) {
+      const t = at - 6;
+      if (t < 0) continue;
+      TRAIN_PREFIX_RE.lastIndex = t;
+      if (!TRAIN_PREFIX_RE.test(line) || (t > 0 && isWordChar(line.charCodeAt(t - 1)))) continue;
+    }
+    LOSS_VALUE_RE.lastIndex = at;
+    const m = LOSS_VALUE_RE.exec(line);
+    if (!m) continue;
+    const text = m[1]!;
+    const lower = text.toLowerCase();
+    if (lower === 'nan') return Number.NaN;
+    if (lower === 'inf') return Infinity;
+    return decimal(text);
+  }
+  return null;
+}
+
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+/**
+ * `Number(text)` for a decimal the loss regex matched, without the string-to-double conversion when the
+ * digits fit: at most 15 significant digits and a power of ten up to 1e22 are exact doubles, so one
+ * multiplication or division rounds correctly (Clinger's fast path). Anything else goes to Number().
+ */
+export function decimal(text: string): number {
+  let i = 0;
+  let neg = false;
+  const c0 = text.charCodeAt(0);
+  if (c0 === 0x2d || c0 === 0x2b) {
+    neg = c0 === 0x2d;
+    i = 1;
+  }
+  let mant = 0;
+  let digits = 0;
+  let scale = 0; // digits after the point
+  let seenPoint = false;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e) {
+      seenPoint = true;
+      continue;
+    }
+    const d = c - 0x30;
+    if (d < 0 || d > 9) break;
+    if (mant !== 0 || d !== 0) digits++;
+    mant = mant * 10 + d;
+    if (seenPoint) scale++;
+  }
+  let exp = 0;
+  if (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x65 && c !== 0x45) return Number(text);
+    const e = Number(text.slice(i + 1));
+    if (!Number.isInteger(e)) return Number(text);
+    exp = e;
+  }
+  const p = exp - scale;
+  if (digits > 15 || p < -22 || p > 22) return Number(text);
+  const v = p >= 0 ? mant * POW10[p]! : mant / POW10[-p]!;
+  return neg ? -v : v;
 }
 
 /** Parses one tqdm update (one `\r` segment, ANSI already stripped); null if the text is not a bar. */

@@ -6,9 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import { gracePeriods, groupAlive, signalGroup, stopGroup, trackGroup, untrackGroup, type StopSignal } from './group.js';
-import { LineSplitter, type LineSink } from './lines.js';
+import { LineSplitter, cleanLine, type LineSink } from './lines.js';
 import { parseLoss, parseProgress, type Progress } from './logparse.js';
 
 /** One command of a pipeline. */
@@ -65,9 +64,71 @@ export interface PipelineListener {
   end?(outcome: PipelineOutcome): void;
 }
 
-const PERCENT_RE = /(\d{1,3})%\|/;
 /** Between reads, a counter without a total is parsed at most this often. */
 const UNKNOWN_TOTAL_PARSE_INTERVAL_MS = 200;
+const PERCENT_BAR = Buffer.from('%|');
+
+/**
+ * The open (unfinished) line of a step's two streams: what changed last is shown, and when that line
+ * finishes the other stream's open line (a tqdm bar on stderr) shows again instead of nothing.
+ */
+export class OpenLines {
+  private readonly open = ['', ''];
+
+  /** Stream `k` (0 stdout, 1 stderr) reports its open line; returns the text to show. */
+  set(k: 0 | 1 | number, text: string): string {
+    this.open[k] = text;
+    return text !== '' ? text : this.open[1 - k] ?? '';
+  }
+}
+
+/**
+ * Decides which complete `\r` segments (tqdm redraws) are worth a full parse: a bar's when its percent
+ * differs from the last one seen (found by a byte scan for `%|`, nothing decoded), a counter without a
+ * total at most every UNKNOWN_TOTAL_PARSE_INTERVAL_MS. The rest are overwritten on screen anyway.
+ */
+export class SegmentThinner {
+  private pct = -1;
+  private at = 0;
+  // The first `%|` at or after a position of the current buffer (buffer length: none left).
+  private scanned: Buffer | null = null;
+  private barAt = 0;
+
+  constructor(
+    private readonly parse: (text: string) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  segment(bytes: Buffer, start: number, end: number): void {
+    if (bytes !== this.scanned || (this.barAt < start && this.barAt !== bytes.length)) {
+      this.scanned = bytes;
+      const k = bytes.indexOf(PERCENT_BAR, start);
+      this.barAt = k === -1 ? bytes.length : k;
+    }
+    let pct = -1;
+    if (this.barAt + 1 < end) {
+      // Up to three digits before the `%|`.
+      let v = 0;
+      let scale = 1;
+      for (let j = this.barAt - 1; j >= start && scale <= 100; j--) {
+        const c = bytes[j]! - 0x30;
+        if (c < 0 || c > 9) break;
+        v += c * scale;
+        scale *= 10;
+      }
+      if (scale > 1) pct = v;
+    }
+    if (pct !== -1) {
+      if (pct === this.pct) return;
+      this.pct = pct;
+    } else {
+      const t = this.now();
+      if (t - this.at < UNKNOWN_TOTAL_PARSE_INTERVAL_MS) return;
+      this.at = t;
+    }
+    this.parse(cleanLine(bytes.toString('utf8', start, end)));
+  }
+}
 
 /** Extra environment for every step: Python output unbuffered, so lines arrive as they are printed. */
 export const STEP_ENV: Readonly<Record<string, string>> = { PYTHONUNBUFFERED: '1' };
@@ -76,7 +137,8 @@ export const STEP_ENV: Readonly<Record<string, string>> = { PYTHONUNBUFFERED: '1
 export class Pipeline {
   readonly statuses: StepStatus[];
   readonly results: (StepResult | null)[];
-  private readonly listeners = new Set<PipelineListener>();
+  /** Subscribers, as an array: the per-line path loops over it without allocating. */
+  private listeners: PipelineListener[] = [];
   private stopRequested = false;
   private current: { child: ChildProcess; pgid: number } | null = null;
   private stopPromise: Promise<void> | null = null;
@@ -94,8 +156,10 @@ export class Pipeline {
 
   /** Adds a listener; returns the function that removes it. */
   subscribe(l: PipelineListener): () => void {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
+    this.listeners = [...this.listeners, l];
+    return () => {
+      this.listeners = this.listeners.filter((x) => x !== l);
+    };
   }
 
   /** Whether a stop was requested. */
@@ -193,7 +257,6 @@ export class Pipeline {
       this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt }));
 
       const lastProgress: { n: number; desc: string } = { n: Number.NaN, desc: '' };
-      const segState = { pct: -1, at: 0 };
       const onProgress = (p: Progress) => {
         if (p.n === lastProgress.n && p.desc === lastProgress.desc) return;
         lastProgress.n = p.n;
@@ -204,61 +267,41 @@ export class Pipeline {
           this.emit((l) => l.loss?.(i, v));
         }
       };
-      const sink: LineSink = {
-        line: (text) => {
-          this.emit((l) => l.line?.(i, text));
-          const p = text.includes('[') ? parseProgress(text) : null;
-          if (p) onProgress(p);
-          else {
-            const v = parseLoss(text);
-            if (v !== null) this.emit((l) => l.loss?.(i, v));
-          }
-        },
-        partial: (text) => {
-          this.emit((l) => l.partial?.(i, text));
-          // The latest redraw of each read is parsed in full (pane: bar, rate, ETA, loss) ...
-          const p = text.includes('[') ? parseProgress(text) : null;
-          if (p) onProgress(p);
-        },
-        // ... and the redraws in between only when the percent moves (stream mode prints one per percent),
-        // so a flood of \r updates costs a cheap regex each, not a full parse.
-        segment: (seg) => {
-          const m = PERCENT_RE.exec(seg);
-          if (m) {
-            const pct = Number(m[1]);
-            if (pct === segState.pct) return;
-            segState.pct = pct;
-          } else {
-            const now = Date.now();
-            if (now - segState.at < UNKNOWN_TOTAL_PARSE_INTERVAL_MS) return;
-            segState.at = now;
-          }
-          const p = parseProgress(seg);
-          if (p) onProgress(p);
-        },
+      const onLine = (text: string) => {
+        for (const l of this.listeners) l.line?.(i, text);
+        const p = text.includes('[') ? parseProgress(text) : null;
+        if (p) onProgress(p);
+        else {
+          const v = parseLoss(text);
+          if (v !== null) for (const l of this.listeners) l.loss?.(i, v);
+        }
       };
-      const pumps = [child.stdout!, child.stderr!].map((stream) => {
+      const open = new OpenLines();
+      const thin = new SegmentThinner((text) => {
+        const p = parseProgress(text);
+        if (p) onProgress(p);
+      });
+      const pumps = [child.stdout!, child.stderr!].map((stream, k) => {
         const splitter = new LineSplitter();
-        const decoder = new StringDecoder('utf8');
-        let held: Buffer | null = null; // raw bytes after the last line boundary, written with the next chunk
+        const sink: LineSink = {
+          line: onLine,
+          partial: (text) => {
+            const shown = open.set(k, text);
+            for (const l of this.listeners) l.partial?.(i, shown);
+            // The latest redraw of each read is parsed in full (pane: bar, rate, ETA, loss) ...
+            const p = text.includes('[') ? parseProgress(text) : null;
+            if (p) onProgress(p);
+          },
+          // ... and the redraws in between only when the percent moves (stream mode prints one per
+          // percent): a byte scan each, decoded and parsed only then.
+          segment: (bytes, start, end) => thin.segment(bytes, start, end),
+        };
         stream.on('data', (chunk: Buffer) => {
-          let buf = held ? Buffer.concat([held, chunk]) : chunk;
-          held = null;
-          const cut = Math.max(buf.lastIndexOf(0x0a), buf.lastIndexOf(0x0d));
-          if (cut === -1 && buf.length < 65_536) held = buf;
-          else if (cut !== -1 && cut < buf.length - 1 && buf.length - cut < 65_536) {
-            held = buf.subarray(cut + 1);
-            buf = buf.subarray(0, cut + 1);
-            writeLog(buf);
-          } else writeLog(buf);
-          splitter.feed(decoder.write(chunk), sink);
+          writeLog(chunk);
+          splitter.feed(chunk, sink);
         });
         return new Promise<void>((res) => {
           stream.on('close', () => {
-            if (held) writeLog(held);
-            held = null;
-            const tail = decoder.end();
-            if (tail) splitter.feed(tail, sink);
             splitter.flush(sink);
             res();
           });
