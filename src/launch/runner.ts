@@ -5,7 +5,7 @@
  * subscribe.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { gracePeriods, groupAlive, signalGroup, stopGroup, trackGroup, untrackGroup, type StopSignal } from './group.js';
 import { LineSplitter, cleanLine, type LineSink } from './lines.js';
 import { parseLoss, parseProgress, type Progress } from './logparse.js';
@@ -64,6 +64,8 @@ export interface PipelineListener {
   end?(outcome: PipelineOutcome): void;
 }
 
+/** Output work (ms) after which the step's streams let the event loop have a turn. */
+const READ_SLICE_MS = 8;
 /** Between reads, a counter without a total is parsed at most this often. */
 const UNKNOWN_TOTAL_PARSE_INTERVAL_MS = 200;
 const PERCENT_BAR = Buffer.from('%|');
@@ -132,6 +134,61 @@ export class SegmentThinner {
 
 /** Extra environment for every step: Python output unbuffered, so lines arrive as they are printed. */
 export const STEP_ENV: Readonly<Record<string, string>> = { PYTHONUNBUFFERED: '1' };
+
+/** Bytes the log file may have queued before the step's streams wait for the disk. */
+const LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A step's full raw log: the original chunks, appended in the order they arrive, written by libuv's
+ * thread pool (the main thread parses and draws meanwhile). The file is created at once; a write error
+ * (disk full) stops the logging, never the run.
+ */
+export class StepLog {
+  private readonly stream: WriteStream | null = null;
+  /** The write error, if logging stopped. */
+  error: string | null = null;
+
+  constructor(path: string | null) {
+    if (path === null) return;
+    const fd = openSync(path, 'a');
+    this.stream = createWriteStream(path, { fd, highWaterMark: LOG_BUFFER_BYTES });
+    this.stream.on('error', (err) => {
+      this.error = err.message;
+    });
+  }
+
+  /** Queues a chunk; false when the buffer is full (wait for onDrain before reading more). */
+  write(chunk: Buffer): boolean {
+    if (!this.stream || this.error !== null || this.stream.destroyed) return true;
+    return this.stream.write(chunk);
+  }
+
+  /** Calls f once the queued chunks are written (or logging stopped). */
+  onDrain(f: () => void): void {
+    const s = this.stream;
+    if (!s || this.error !== null || s.destroyed) {
+      f();
+      return;
+    }
+    const done = () => {
+      s.off('drain', done);
+      s.off('close', done);
+      f();
+    };
+    s.on('drain', done);
+    s.on('close', done);
+  }
+
+  /** Writes out what is queued and closes the file. */
+  close(): Promise<void> {
+    const s = this.stream;
+    if (!s || s.closed) return Promise.resolve();
+    return new Promise((res) => {
+      s.once('close', () => res());
+      s.end();
+    });
+  }
+}
 
 /** Runs steps in order; a step starts only if the previous one exited 0. */
 export class Pipeline {
@@ -230,11 +287,7 @@ export class Pipeline {
     const spec = this.steps[i]!;
     const startedAt = Date.now();
     this.statuses[i] = 'running';
-    let fd: number | null = null;
-    if (spec.logPath) fd = openSync(spec.logPath, 'a');
-    const writeLog = (buf: Buffer) => {
-      if (fd !== null) writeSync(fd, buf);
-    };
+    const log = new StepLog(spec.logPath);
     return new Promise<StepResult>((resolve) => {
       let child: ChildProcess;
       try {
@@ -245,8 +298,8 @@ export class Pipeline {
           detached: true,
         });
       } catch (err) {
-        if (fd !== null) closeSync(fd);
-        resolve({ status: 'failed', exitCode: null, signal: null, startedAt, endedAt: Date.now(), error: (err as Error).message });
+        const error = (err as Error).message;
+        void log.close().then(() => resolve({ status: 'failed', exitCode: null, signal: null, startedAt, endedAt: Date.now(), error }));
         return;
       }
       const pgid = child.pid ?? null;
@@ -281,7 +334,31 @@ export class Pipeline {
         const p = parseProgress(text);
         if (p) onProgress(p);
       });
-      const pumps = [child.stdout!, child.stderr!].map((stream, k) => {
+      const streams = [child.stdout!, child.stderr!];
+      // libuv reads a pipe up to 32 times (2 MB) per wakeup: under a flood that is tens of ms without a
+      // turn of the event loop, so keys and frames wait. After READ_SLICE_MS of output work the streams
+      // pause until setImmediate, i.e. until the loop has had its turn (keys, timers, the pane's frame).
+      // The streams are paused while anything holds them: the read slice is used up (until the loop's
+      // next turn) or the log file's buffer is full (until it drains, so a slow disk slows the child
+      // down instead of filling memory).
+      const SLICE = 1;
+      const LOG = 2;
+      let holds = 0;
+      const hold = (why: number) => {
+        if (holds === 0) for (const st of streams) st.pause();
+        holds |= why;
+      };
+      const release = (why: number) => {
+        if ((holds & why) === 0) return;
+        holds &= ~why;
+        if (holds === 0) for (const st of streams) st.resume();
+      };
+      let sliceStart = -1;
+      const endSlice = () => {
+        sliceStart = -1;
+        release(SLICE);
+      };
+      const pumps = streams.map((stream, k) => {
         const splitter = new LineSplitter();
         const sink: LineSink = {
           line: onLine,
@@ -297,8 +374,16 @@ export class Pipeline {
           segment: (bytes, start, end) => thin.segment(bytes, start, end),
         };
         stream.on('data', (chunk: Buffer) => {
-          writeLog(chunk);
+          if (sliceStart === -1) {
+            sliceStart = performance.now();
+            setImmediate(endSlice);
+          }
+          if (!log.write(chunk) && (holds & LOG) === 0) {
+            hold(LOG);
+            log.onDrain(() => release(LOG));
+          }
           splitter.feed(chunk, sink);
+          if ((holds & SLICE) === 0 && performance.now() - sliceStart > READ_SLICE_MS) hold(SLICE);
         });
         return new Promise<void>((res) => {
           stream.on('close', () => {
@@ -330,7 +415,7 @@ export class Pipeline {
         }
         await Promise.all(pumps);
         this.emit((l) => l.partial?.(i, ''));
-        if (fd !== null) closeSync(fd);
+        await log.close();
         this.current = null;
         const endedAt = Date.now();
         const status: StepResult['status'] = this.stopRequested ? 'stopped' : code === 0 ? 'done' : 'failed';
