@@ -1,9 +1,13 @@
 // The byte-level line splitter, the \r segment thinner, the open-line merge and the fast loss parser:
 // the pieces the launch flood goes through, checked for behaviour (speed lives in the bench).
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LineSplitter, MAX_DISPLAY_LINE_CHARS, type LineSink } from '../src/launch/lines.js';
 import { decimal, parseLoss } from '../src/launch/logparse.js';
-import { OpenLines, SegmentThinner } from '../src/launch/runner.js';
+import { OpenLines, SegmentThinner, StepLog } from '../src/launch/runner.js';
+import { FrameStats, LOG_FRAME_INTERVAL_MS, MAX_LOG_FRAME_INTERVAL_MS } from '../components/launch/frames.js';
 
 interface Seen {
   lines: string[];
@@ -187,5 +191,55 @@ describe('loss parsing, fast path', () => {
     const samples = ['0', '0.1', '0.1234', '1.', '.5', '-0.5', '+7', '2.5e-3', '1E+5', '123456789012345', '1234567890123456', '0.30000000000000004', '9.999999999999999e22', '1e-30', '5e-324'];
     for (let i = 0; i < 2000; i++) samples.push((i / 7).toFixed(i % 9), (i * 1.37e-5).toExponential(i % 7), String(i / 3));
     for (const s of samples) expect([s, decimal(s)]).toEqual([s, Number(s)]);
+  });
+});
+
+describe('the step log file', () => {
+  it('appends the original chunks in order and has them all on disk once closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-steplog-'));
+    try {
+      const path = join(dir, 'step.log');
+      writeFileSync(path, 'before\n');
+      const log = new StepLog(path);
+      const chunks = Array.from({ length: 200 }, (_, i) => Buffer.from(`\r${i}% ${'█'.repeat(i % 7)}${i % 10 === 0 ? '\n' : ''}`));
+      for (const c of chunks) log.write(c);
+      await log.close();
+      expect(readFileSync(path)).toEqual(Buffer.concat([Buffer.from('before\n'), ...chunks]));
+      expect(log.error).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops logging on a write error instead of failing the run', async () => {
+    const log = new StepLog('/dev/full'); // every write fails with ENOSPC
+    log.write(Buffer.from('x'.repeat(1000)));
+    const drained = new Promise<void>((res) => log.onDrain(res));
+    await log.close();
+    await drained;
+    expect(log.error).toMatch(/ENOSPC/);
+    expect(log.write(Buffer.from('more'))).toBe(true);
+  });
+
+  it('writes nothing and closes at once without a path', async () => {
+    const log = new StepLog(null);
+    expect(log.write(Buffer.from('x'))).toBe(true);
+    await log.close();
+  });
+});
+
+describe('pane frame pacing', () => {
+  it('redraws for output every 100 ms while frames are cheap, further apart when they are slow, never beyond 500 ms', () => {
+    const f = new FrameStats();
+    expect(f.interval()).toBe(LOG_FRAME_INTERVAL_MS);
+    for (let i = 0; i < 20; i++) f.record(3);
+    expect(f.interval()).toBe(LOG_FRAME_INTERVAL_MS);
+    for (let i = 0; i < 20; i++) f.record(25);
+    expect(f.interval()).toBeGreaterThan(200);
+    expect(f.interval()).toBeLessThanOrEqual(MAX_LOG_FRAME_INTERVAL_MS);
+    for (let i = 0; i < 20; i++) f.record(400);
+    expect(f.interval()).toBe(MAX_LOG_FRAME_INTERVAL_MS);
+    f.record(Number.NaN);
+    expect(f.frames).toBe(60);
   });
 });

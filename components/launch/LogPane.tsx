@@ -9,10 +9,13 @@ import type { RunModel, StepState } from '../../src/launch/model.js';
 import { formatClock, formatCount, formatRate, sparkline } from '../../src/launch/logparse.js';
 import { formatDuration } from '../../src/launch/stream.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/launch/group.js';
+import { LOG_FRAME_INTERVAL_MS, type FrameStats } from './frames.js';
 import { commandFor, highlightParts, initialPaneState, paneReducer, visibleRows, type KeyInfo, type LinesView, type PaneAction, type PaneState } from './state.js';
 
 /** How often the pane redraws for new output at most (the full log goes to disk regardless). */
-export const LOG_FRAME_INTERVAL_MS = 100;
+export { LOG_FRAME_INTERVAL_MS };
+/** How often the pane looks at the model's version (a redraw happens only when one is due). */
+const FRAME_TICK_MS = 50;
 /** Redraw at least this often while a step runs, so elapsed times tick. */
 const CLOCK_TICK_MS = 1_000;
 /** Step rows shown at most (the list scrolls with the selection beyond that). */
@@ -35,6 +38,8 @@ export interface LogPaneProps {
   grace?: { sigintMs: number; sigtermMs: number };
   /** Size override (tests); defaults to the terminal's. */
   size?: { columns: number; rows: number };
+  /** Ink's frame times (fed by run.ts): redraws for new output are spaced to what frames cost. */
+  frames?: FrameStats;
 }
 
 const STATUS_ICON: Record<StepState['status'], string> = { pending: '·', running: '▶', done: '✔', failed: '✘', stopped: '■' };
@@ -61,7 +66,7 @@ function useTerminalSize(override?: { columns: number; rows: number }): { column
 }
 
 /** The pane. */
-export function LogPane({ model, controls, onExit, title, grace, size: sizeOverride }: LogPaneProps): React.ReactElement {
+export function LogPane({ model, controls, onExit, title, grace, size: sizeOverride, frames }: LogPaneProps): React.ReactElement {
   const size = useTerminalSize(sizeOverride);
   // The reducer state lives in a ref too, so keys that arrive before the next render see each other.
   const stateRef = useRef<PaneState>(initialPaneState());
@@ -78,24 +83,28 @@ export function LogPane({ model, controls, onExit, title, grace, size: sizeOverr
   const exited = useRef(false);
   const lastClock = useRef(0);
 
-  // Capped frame rate: look at the model's version every LOG_FRAME_INTERVAL_MS; milestones draw at once.
+  // Capped frame rate: look at the model's version every FRAME_TICK_MS and redraw when it changed and a
+  // frame is due (every LOG_FRAME_INTERVAL_MS, more apart when frames are slow); milestones draw at once.
   useEffect(() => {
+    let lastDraw = 0;
     const tick = () => {
       const now = Date.now();
       const running = model.steps.some((s) => s.status === 'running');
-      if (model.version !== drawn.current || (running && now - lastClock.current >= CLOCK_TICK_MS)) {
+      const due = now - lastDraw >= (frames ? frames.interval() : LOG_FRAME_INTERVAL_MS);
+      if ((model.version !== drawn.current && due) || (running && now - lastClock.current >= CLOCK_TICK_MS)) {
         drawn.current = model.version;
         lastClock.current = now;
+        lastDraw = now;
         setFrame((f) => f + 1);
       }
     };
-    const timer = setInterval(tick, LOG_FRAME_INTERVAL_MS);
+    const timer = setInterval(tick, FRAME_TICK_MS);
     const off = model.onMilestone(() => setFrame((f) => f + 1));
     return () => {
       clearInterval(timer);
       off();
     };
-  }, [model]);
+  }, [model, frames]);
 
   const active = model.activeStep;
   useEffect(() => {
@@ -192,7 +201,7 @@ export function LogPane({ model, controls, onExit, title, grace, size: sizeOverr
         <StepRow key={s.name + (firstStepRow + k)} step={s} index={firstStepRow + k} selected={firstStepRow + k === selected} now={now} cols={cols} />
       ))}
       <Text dimColor wrap="truncate-end">{ruleText(`${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''} · log ${step.logPath ?? '-'}`, cols)}</Text>
-      <Box flexDirection="column" height={logHeight} overflow="hidden">
+      <Box flexDirection="column" height={logHeight}>
         {rows.map((r, k) => (
           <LogRow key={k} text={r.text} query={state.search.query} current={state.search.match === r.abs} open={r.abs === view.end} />
         ))}

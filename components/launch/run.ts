@@ -3,15 +3,11 @@
  * UiLoaders.runLogPane); `launchSetup(setup)` is the wizard's Launch action: pre-flight, config files,
  * run record, pane, summary, in one call that resolves with the exit code.
  */
-import React from 'react';
-import { render } from 'ink';
-
 import type { Setup } from '../../src/setup.js';
 import { gracePeriods } from '../../src/launch/group.js';
 import { formatFindings, prepareLaunch, startLaunch, summaryLines, withStopSignals, type LogPaneOptions } from '../../src/launch/session.js';
-import { LogPane } from './LogPane.js';
+import { FrameStats } from './frames.js';
 
-export { LogPane } from './LogPane.js';
 export type { LogPaneProps, PaneControls } from './LogPane.js';
 
 const ENTER_ALT_SCREEN = '\x1b[?1049h';
@@ -21,7 +17,9 @@ const SHOW_CURSOR = '\x1b[?25h';
 /**
  * Mounts the pane over a started session in the terminal's alternate screen, runs the pipeline, and
  * resolves with the exit code (0 done, 1 failed, 130 stopped) once the pane closes. The terminal is
- * restored on every path (including an exception or process exit).
+ * restored on every path (including an exception or process exit). The first step starts before Ink,
+ * React and the pane are loaded (a few hundred ms of compiling): its start-up overlaps theirs, and what
+ * it prints meanwhile is in the model and the log file when the pane comes up.
  */
 export async function runLogPane(opts: LogPaneOptions): Promise<number> {
   const { session } = opts;
@@ -38,6 +36,8 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
     let resolveExit!: (code: number) => void;
     const exit = new Promise<number>((r) => (resolveExit = r));
     const running = session.run();
+    const [{ default: React }, { render }, { LogPane }] = await Promise.all([import('react'), import('ink'), import('./LogPane.js')]);
+    const frames = new FrameStats();
     const app = render(
       React.createElement(LogPane, {
         model: session.model,
@@ -45,8 +45,9 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
         onExit: (code: number) => resolveExit(code),
         title: `${session.record.json.name} (${session.record.json.id})`,
         grace: gracePeriods(session.prepared.env),
+        frames,
       }),
-      { exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
+      { exitOnCtrlC: false, patchConsole: false, maxFps: 30, onRender: ({ renderTime }) => frames.record(renderTime) },
     );
     const code = await exit;
     // The pane only closes early on a finished run, but make sure nothing is left running.
