@@ -1,12 +1,14 @@
 import React, { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { ImportResult } from '../../src/import.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
 import { question, withDefaults, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
 import { answersOf, flowReducer, initialFlow, progress, type FlowAction } from '../../src/wizard/flow.js';
-import { nextTab, previewOf, type PreviewTab } from '../../src/wizard/preview.js';
+import type { Preview as PreviewData } from '../../src/wizard/preview.js';
+import { nextTab, type PreviewTab } from '../../src/wizard/tabs.js';
 import { tradeoffOf } from '../../src/wizard/tradeoff.js';
+import { KeyRouter, useKeys } from '../common/keys.js';
 import { clip, wrap } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
@@ -14,7 +16,7 @@ import { FinishScreen, type FinishDeps, type WizardResult } from './FinishScreen
 import { commandFor, footerKeys, type KeyContext } from './keymap.js';
 import { modeHeight } from './ModeQuestion.js';
 import { Preview } from './Preview.js';
-import { LIST_LIMIT, QuestionScreen, helpLines, promptLines } from './QuestionScreen.js';
+import { LIST_LIMIT, QuestionScreen, helpLines, modelListShown, promptLines } from './QuestionScreen.js';
 import { ReviewScreen, reviewItems } from './ReviewScreen.js';
 import { StartScreen } from './StartScreen.js';
 
@@ -27,24 +29,48 @@ export interface AppDeps extends FinishDeps {
   defaultConfigExists: boolean;
   /** Resolves when listPresets/importConfig/loadModels/planWrite can be called (they may load lazily). */
   ready?: Promise<void>;
+  /** Starts that loading; the app calls it once its first frame is on the screen. */
+  startLoading?: () => void;
 }
+
+const NO_FINDINGS: PreviewData['findings'] = [];
 
 /** Columns from which the preview sits beside the questions instead of below them. */
 export const WIDE_COLUMNS = 120;
 /** Rows kept free below the frame, so Ink never has to clear the whole screen. */
 const SPARE_ROWS = 1;
 
-function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: DetectedEnv, width: number, help: boolean, models: number): number {
+function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: DetectedEnv, width: number, help: boolean, models: number, modelTyping: boolean): number {
   let body: number;
   if (q.id === 'mode') body = modeHeight(tradeoffOf(a, given.zero3_init), width);
-  else if (q.id === 'model_params' && models > 0) body = Math.min(LIST_LIMIT, models + 2);
+  else if (q.id === 'model_params' && models > 0 && !modelTyping) body = Math.min(LIST_LIMIT, models + 2);
   else if (q.kind === 'text') body = 2;
   else body = Math.min(LIST_LIMIT, q.choices?.length ?? 2);
   return promptLines(q, width).length + body + (help ? helpLines(q, a, env, width).length : 0);
 }
 
-/** The wizard: start, questions, review, finish; the preview follows every answer. */
-export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: string | undefined; onExit: (r: WizardResult) => void }): React.JSX.Element {
+/** The preview module (emitters, validation, yaml): loaded right after the first frame, never before it. */
+type PreviewModule = typeof import('../../src/wizard/preview.js');
+let previewModule: PreviewModule | null = null;
+const loadPreview = (): Promise<PreviewModule> => import('../../src/wizard/preview.js').then((m) => (previewModule = m));
+
+/** Props of the wizard. */
+export interface AppProps {
+  deps: AppDeps;
+  configPath?: string | undefined;
+  onExit: (r: WizardResult) => void;
+}
+
+/** The wizard: start, questions, review, finish; the preview follows every answer. Every key goes through one router. */
+export function App(props: AppProps): React.JSX.Element {
+  return (
+    <KeyRouter>
+      <Wizard {...props} />
+    </KeyRouter>
+  );
+}
+
+function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const { columns, rows } = useTerminalSize();
   const [flow, dispatchFlow] = useReducer(flowReducer, undefined, () => initialFlow({ gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null }));
   const [draft, setDraft] = useState<Partial<Answers> | null>(null);
@@ -57,8 +83,19 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
   const [typing, setTyping] = useState(false);
   const [done, setDone] = useState(false);
   const [loaded, setLoaded] = useState(deps.ready === undefined);
+  const [preview$, setPreview$] = useState<PreviewModule | null>(previewModule);
+  /** The user chose "type a parameter count" on the model picker (the list gives way to a text field). */
+  const [modelTyped, setModelTyped] = useState(false);
   useEffect(() => {
     let live = true;
+    if (!preview$) void loadPreview().then((m) => live && setPreview$(m));
+    return () => {
+      live = false;
+    };
+  }, []);
+  useEffect(() => {
+    let live = true;
+    deps.startLoading?.();
     deps.ready?.then(() => live && setLoaded(true));
     return () => {
       live = false;
@@ -76,6 +113,7 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
 
   const dispatch = useCallback((a: FlowAction) => {
     setDraft(null);
+    setModelTyped(false);
     setHelp(false);
     setScroll(0);
     dispatchFlow(a);
@@ -129,15 +167,19 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
   const previewAnswers = useMemo(() => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers), [draft, answers, flow.given, flow.env]);
   const setup = useMemo(() => ({ ...flow.base, answers }), [flow.base, answers]);
   const previewSetup = useMemo(() => ({ ...flow.base, answers: previewAnswers }), [flow.base, previewAnswers]);
-  const preview = useMemo(() => previewOf(previewSetup), [previewSetup]);
-  const committedPreview = useMemo(() => (previewSetup === setup ? preview : previewOf(setup)), [previewSetup, setup, preview]);
+  // The start screen shows no preview: nothing is emitted or validated before the first question.
+  const onStart = flow.screen === 'start';
+  const preview = useMemo(() => (preview$ && !onStart ? preview$.previewOf(previewSetup) : null), [preview$, onStart, previewSetup]);
+  const committedPreview = useMemo(() => (previewSetup === setup ? preview : preview$ && !onStart ? preview$.previewOf(setup) : null), [previewSetup, setup, preview, preview$, onStart]);
+  const findings = committedPreview?.findings ?? NO_FINDINGS;
   const q = flow.screen === 'question' ? (question(flow.current) as Question) : null;
-  const prefetch = useCallback((d: Partial<Answers>) => void previewOf({ ...flow.base, answers: withDefaults({ ...flow.given, ...d }, flow.env) }), [flow.base, flow.given, flow.env]);
+  const prefetch = useCallback((d: Partial<Answers>) => void preview$?.previewOf({ ...flow.base, answers: withDefaults({ ...flow.given, ...d }, flow.env) }), [preview$, flow.base, flow.given, flow.env]);
 
-  const textInput = flow.screen === 'question' ? q?.kind === 'text' : typing;
+  const modelTyping = q?.id === 'model_params' && !modelListShown(answers, models, modelTyped);
+  const textInput = flow.screen === 'question' ? q?.kind === 'text' && (q.id !== 'model_params' || modelTyping) : typing;
   const keyCtx: KeyContext = { textInput, screen: flow.screen };
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (confirmQuit) {
         if (key.ctrl && input === 'c') finish({ code: 130, summary: ['zerowiz: aborted; nothing written.'] });
@@ -171,8 +213,13 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
   const previewWidth = wide ? Math.min(72, Math.floor(columns * 0.45)) : columns;
   const mainWidth = wide ? columns - previewWidth - 2 : columns;
   let needed = body;
-  if (q) needed = questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models.length);
-  else if (flow.screen === 'review') needed = 1 + reviewItems(answers, flow.given, committedPreview.findings, mainWidth).length;
+  // Memoised: moving a highlight (a draft) must not re-estimate every mode just to count lines.
+  const qHeight = useMemo(
+    () => (q ? questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping) : 0),
+    [q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping],
+  );
+  if (q) needed = qHeight;
+  else if (flow.screen === 'review') needed = 1 + reviewItems(answers, flow.given, findings, mainWidth).length;
   else if (flow.screen === 'finish') needed = Math.max(9, Math.floor(body / 2));
   const mainHeight = !showPreview || wide ? body : Math.max(3, Math.min(needed, body - 3));
   const previewHeight = wide ? body : body - mainHeight - 1;
@@ -180,8 +227,8 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
 
   const origin = flow.origin.kind === 'preset' ? `preset ${flow.origin.name}` : flow.origin.kind === 'import' ? 'imported config' : 'new setup';
   let where: string = flow.screen;
-  if (q) {
-    const pr = progress(q.id, answers);
+  const pr = useMemo(() => (q ? progress(q.id, answers) : null), [q, answers]);
+  if (q && pr) {
     where = q.advanced ? `${q.id} (advanced)` : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
   }
   const header = `zerowiz · ${flow.screen === 'start' ? 'start' : `${origin}${flow.dirty ? ' *' : ''} · ${where}`} · ${detection}${message ? ` · ${message}` : ''}`;
@@ -221,6 +268,8 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
         help={help}
         isActive={isActive}
         models={models}
+        modelTyped={modelTyped}
+        onTypeModel={() => setModelTyped(true)}
         onDraft={setDraft}
         prefetch={prefetch}
         onAnswer={(values) => {
@@ -235,7 +284,7 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
       <ReviewScreen
         answers={answers}
         given={flow.given}
-        findings={committedPreview.findings}
+        findings={findings}
         width={mainWidth}
         height={mainHeight}
         isActive={isActive}
@@ -249,7 +298,7 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
         setup={setup}
         given={flow.given}
         dirty={flow.dirty}
-        hasErrors={committedPreview.findings.some((f) => f.level === 'error')}
+        hasErrors={findings.some((f) => f.level === 'error')}
         width={mainWidth}
         height={mainHeight}
         isActive={isActive}
@@ -282,7 +331,8 @@ export function App({ deps, configPath, onExit }: { deps: AppDeps; configPath?: 
         </Box>
         {showPreview && !wide ? <Text color={tint('dim')}>{'─'.repeat(columns)}</Text> : null}
         {showPreview && wide ? <Box width={2} /> : null}
-        {showPreview ? <Preview preview={preview} tab={tab} width={previewWidth} height={previewHeight} scroll={scroll} /> : null}
+        {showPreview && preview ? <Preview preview={preview} tab={tab} width={previewWidth} height={previewHeight} scroll={scroll} /> : null}
+        {showPreview && !preview ? <Text color={tint('dim')}>preparing the preview…</Text> : null}
       </Box>
       {footer.map((l, i) => (
         <Text key={i} color={tint('dim')} wrap="truncate">

@@ -1,7 +1,7 @@
 import React, { useEffect, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
-import SelectInput from 'ink-select-input';
-import TextInput from 'ink-text-input';
+import { Box, Text } from 'ink';
+import { List } from '../common/List.js';
+import { TextField } from '../common/TextField.js';
 import type { Answers } from '../../src/questions.js';
 import { MODE_INFO } from '../../src/modes.js';
 import type { Setup } from '../../src/setup.js';
@@ -9,6 +9,7 @@ import type { WriteResult } from '../../src/write.js';
 import type { WritePlan, WriteTarget } from '../../src/wizard/finish.js';
 import { clip } from '../common/text.js';
 import { tint } from '../common/theme.js';
+import { useKeys } from '../common/keys.js';
 import { Indicator, PlainItem } from './parts.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
@@ -96,7 +97,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     }
   };
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (s.step === 'confirm') {
         if (input === 'y' || input === 'Y') void doWrite(s.plan, s.thenLaunch);
@@ -124,7 +125,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         <Text bold>Directory for accelerate_config.yaml and ds_config.json (Enter: write, Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextInput value={s.text} focus={p.isActive} onChange={(t) => setS({ step: 'dir', text: t })} onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() }, false)} />
+          <TextField value={s.text} focus={p.isActive} onChange={(t) => setS({ step: 'dir', text: t })} onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() }, false)} />
         </Box>
       </Box>
     );
@@ -135,7 +136,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         <Text bold>Name of the user preset (letters, digits, . _ -; Enter: save, Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextInput
+          <TextField
             value={s.text}
             focus={p.isActive}
             onChange={(t) => setS({ ...s, text: t })}
@@ -207,11 +208,11 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       ) : (
         <Text bold>{p.hasErrors ? 'Finish (validation reports errors: see the preview; writing is still allowed):' : 'Finish:'}</Text>
       )}
-      <SelectInput
+      <List
         items={items}
         isFocused={p.isActive}
-        indicatorComponent={Indicator}
-        itemComponent={PlainItem}
+        renderIndicator={Indicator}
+        renderItem={PlainItem}
         onSelect={(item) => {
           setNote(null);
           if (item.value === 'dir') setS({ step: 'dir', text: '.' });

@@ -1,6 +1,6 @@
 import React, { useEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
-import SelectInput from 'ink-select-input';
+import { List } from '../common/List.js';
 import type { Answers } from '../../src/questions.js';
 import { MODE_INFO } from '../../src/modes.js';
 import { explainRow, selectedKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
@@ -75,12 +75,23 @@ export function ModeQuestion(props: {
   const initialIndex = Math.max(0, items.findIndex((i) => i.key === startKey));
   const [highlighted, setHighlighted] = useState(items[initialIndex]?.key ?? current);
   const keys = items.map((i) => i.key).join(',');
+  // Warm the preview cache one row per idle turn of the event loop: a key pressed meanwhile waits
+  // for one preview at most, never for all of them.
   useEffect(() => {
-    if (!props.prefetch) return;
-    const timer = setTimeout(() => {
-      for (const k of keys.split(',')) props.prefetch?.(draftFor(k));
-    }, 0);
-    return () => clearTimeout(timer);
+    const prefetch = props.prefetch;
+    if (!prefetch) return;
+    const todo = keys.split(',');
+    let timer: NodeJS.Timeout | null = null;
+    const step = () => {
+      const k = todo.shift();
+      if (k === undefined) return;
+      prefetch(draftFor(k));
+      timer = setTimeout(step, 0);
+    };
+    timer = setTimeout(step, 0);
+    return () => {
+      if (timer) clearTimeout(timer);
+    };
   }, [keys, props.prefetch]);
   const b = barWidth(width);
   const byKey = new Map(t.rows.map((r) => [r.key, r]));
@@ -116,12 +127,12 @@ export function ModeQuestion(props: {
     <Box flexDirection="column">
       <Text color={tint('dim')} wrap="truncate">{clip(`for ${t.context}`, width)}</Text>
       {t.available ? <Text color={tint('dim')} wrap="truncate">{clip(headerText(width), width)}</Text> : null}
-      <SelectInput
+      <List
         items={items}
         initialIndex={initialIndex}
         isFocused={props.isActive}
-        indicatorComponent={Indicator}
-        itemComponent={Item}
+        renderIndicator={Indicator}
+        renderItem={Item}
         onHighlight={(item) => {
           setHighlighted(item.value);
           props.onDraft(draftFor(item.value));

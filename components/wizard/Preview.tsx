@@ -1,7 +1,7 @@
 import React from 'react';
 import { Box, Text } from 'ink';
-import type { Preview as PreviewData, PreviewTab } from '../../src/wizard/preview.js';
-import { PREVIEW_TABS } from '../../src/wizard/preview.js';
+import type { Preview as PreviewData } from '../../src/wizard/preview.js';
+import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';
 import { clip } from '../common/text.js';
 import { tint } from '../common/theme.js';
 

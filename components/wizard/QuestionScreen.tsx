@@ -1,7 +1,7 @@
 import React, { useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
-import SelectInput from 'ink-select-input';
-import TextInput from 'ink-text-input';
+import { List } from '../common/List.js';
+import { TextField } from '../common/TextField.js';
 import type { Answers, DetectedEnv, Question } from '../../src/questions.js';
 import type { ModelEntry } from '../../src/models.js';
 import { formatCount } from '../../src/units.js';
@@ -42,13 +42,13 @@ function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps)
   const initialIndex = Math.max(0, items.findIndex((i) => i.value === current));
   const toValue = (v: string) => (q.choices ?? []).find((c) => String(c.value) === v)?.value;
   return (
-    <SelectInput
+    <List
       items={items}
       initialIndex={initialIndex}
       limit={Math.min(LIST_LIMIT, items.length)}
       isFocused={isActive}
-      indicatorComponent={Indicator}
-      itemComponent={PlainItem}
+      renderIndicator={Indicator}
+      renderItem={PlainItem}
       onHighlight={(item) => onDraft({ [q.id]: toValue(item.value) } as Partial<Answers>)}
       onSelect={(item) => onAnswer({ [q.id]: toValue(item.value) } as Partial<Answers>)}
     />
@@ -64,7 +64,7 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): 
     <Box flexDirection="column">
       <Box>
         <Text color={tint('accent')}>{'❯ '}</Text>
-        <TextInput
+        <TextField
           value={text}
           focus={isActive}
           onChange={(v) => {
@@ -89,11 +89,25 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): 
   );
 }
 
+/**
+ * Whether the model size question shows the catalog as a list (a list's keys: ←, q, r work) rather
+ * than a text field: there is a catalog, the user did not choose to type, and the current answer is a
+ * catalog model or empty.
+ */
+export function modelListShown(a: Pick<Answers, 'model_params'>, models: readonly ModelEntry[], typed: boolean): boolean {
+  if (models.length === 0 || typed) return false;
+  return a.model_params === null || models.some((m) => m.params === a.model_params);
+}
+
 /** The model size question: a model from the catalog, a typed count, or no estimate. */
-function ModelQuestion(props: BodyProps & { models: ModelEntry[] }): React.JSX.Element {
+function ModelQuestion(props: BodyProps & { models: ModelEntry[]; typed?: boolean | undefined; onType?: (() => void) | undefined }): React.JSX.Element {
   const { a, models, width } = props;
-  const [typing, setTyping] = useState(() => a.model_params !== null && !models.some((m) => m.params === a.model_params));
-  if (typing || models.length === 0) return <TextQuestion {...props} />;
+  const [typedHere, setTypedHere] = useState(false);
+  if (!modelListShown(a, models, props.typed ?? typedHere)) return <TextQuestion {...props} />;
+  const setTyping = (v: boolean) => {
+    setTypedHere(v);
+    props.onType?.();
+  };
   const items = [
     ...models.map((m) => ({ key: m.id, value: m.id, label: clip(`${m.name}: ${formatCount(m.params)} params, largest layer ${formatCount(m.largestLayer)}`, width - 2) })),
     { key: '__type', value: '__type', label: 'Type a parameter count (e.g. 20.4B, 7e9, 350M)…' },
@@ -106,13 +120,13 @@ function ModelQuestion(props: BodyProps & { models: ModelEntry[] }): React.JSX.E
     return m ? { model_params: m.params, largest_layer_params: m.largestLayer, model_name: m.name } : v === '__skip' ? { model_params: null } : null;
   };
   return (
-    <SelectInput
+    <List
       items={items}
       initialIndex={initialIndex}
       limit={Math.min(LIST_LIMIT, items.length)}
       isFocused={props.isActive}
-      indicatorComponent={Indicator}
-      itemComponent={PlainItem}
+      renderIndicator={Indicator}
+      renderItem={PlainItem}
       onHighlight={(item) => props.onDraft(pick(item.value))}
       onSelect={(item) => {
         if (item.value === '__type') {
@@ -146,6 +160,9 @@ export interface QuestionScreenProps {
   help: boolean;
   isActive: boolean;
   models: ModelEntry[];
+  /** The user chose to type a parameter count instead of picking from the catalog (kept by the app). */
+  modelTyped?: boolean;
+  onTypeModel?: () => void;
   onAnswer: (values: Partial<Answers>) => void;
   onDraft: (values: Partial<Answers> | null) => void;
   prefetch?: (values: Partial<Answers>) => void;
@@ -164,7 +181,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
   if (q.id === 'mode') {
     content = <ModeQuestion answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} {...(p.prefetch ? { prefetch: p.prefetch } : {})} />;
   } else if (q.id === 'model_params') {
-    content = <ModelQuestion {...body} models={p.models} />;
+    content = <ModelQuestion {...body} models={p.models} typed={p.modelTyped} onType={p.onTypeModel} />;
   } else if (q.kind === 'text') {
     content = <TextQuestion {...body} />;
   } else {

@@ -1,6 +1,6 @@
 import React from 'react';
 import { Box, Text } from 'ink';
-import SelectInput from 'ink-select-input';
+import { List } from '../common/List.js';
 import { activeQuestions, type Answers, type QuestionId } from '../../src/questions.js';
 import type { Finding } from '../../src/validate.js';
 import { clip, padEnd } from '../common/text.js';
@@ -44,12 +44,12 @@ export function ReviewScreen(p: {
   return (
     <Box flexDirection="column">
       <Text bold wrap="truncate">{clip('Review: choose an answer to change it (you come back here), or Finish.', p.width)}</Text>
-      <SelectInput
+      <List
         items={items}
         limit={Math.max(3, Math.min(items.length, p.height - 1))}
         isFocused={p.isActive}
-        indicatorComponent={Indicator}
-        itemComponent={PlainItem}
+        renderIndicator={Indicator}
+        renderItem={PlainItem}
         onSelect={(item) => {
           if (item.value === 'finish') p.onFinish();
           else p.onJump(item.value.slice(2) as QuestionId);

@@ -1,10 +1,11 @@
 import React, { useEffect, useState } from 'react';
-import { Box, Text, useInput } from 'ink';
-import SelectInput from 'ink-select-input';
-import TextInput from 'ink-text-input';
+import { Box, Text } from 'ink';
+import { List } from '../common/List.js';
+import { TextField } from '../common/TextField.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
 import { clip, padEnd } from '../common/text.js';
 import { tint } from '../common/theme.js';
+import { useKeys } from '../common/keys.js';
 import { Indicator, PlainItem } from './parts.js';
 
 /** Props of the start screen. */
@@ -29,7 +30,7 @@ export interface StartScreenProps {
 export function StartScreen(p: StartScreenProps): React.JSX.Element {
   const [view, setView] = useState<'menu' | 'presets' | 'path'>('menu');
   const [path, setPath] = useState('');
-  useInput((_i, key) => {
+  useKeys((_i, key) => {
     if (key.escape || (key.leftArrow && view === 'presets')) setView('menu');
   }, { isActive: p.isActive && view !== 'menu' });
   const w = p.width;
@@ -45,12 +46,12 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
       <Box flexDirection="column">
         <Text bold>Start from a preset (Esc: back). Built-in presets first, then yours:</Text>
         {items.length === 0 ? <Text color={tint('dim')}>No presets found.</Text> : null}
-        <SelectInput
+        <List
           items={items}
           limit={Math.max(3, Math.min(items.length, p.height - 3))}
           isFocused={p.isActive}
-          indicatorComponent={Indicator}
-          itemComponent={PlainItem}
+          renderIndicator={Indicator}
+          renderItem={PlainItem}
           onSelect={(item) => {
             const chosen = p.presets[Number(item.value)];
             if (chosen) p.onPreset(chosen);
@@ -68,7 +69,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
         <Text bold>Path of an accelerate config YAML to import (Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextInput value={path} focus={p.isActive} onChange={setPath} onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())} />
+          <TextField value={path} focus={p.isActive} onChange={setPath} onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())} />
         </Box>
       </Box>
     );
@@ -87,11 +88,11 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
   return (
     <Box flexDirection="column">
       <Text bold>zerowiz: accelerate + DeepSpeed ZeRO, explained. What do you want to do?</Text>
-      <SelectInput
+      <List
         items={items}
         isFocused={p.isActive}
-        indicatorComponent={Indicator}
-        itemComponent={PlainItem}
+        renderIndicator={Indicator}
+        renderItem={PlainItem}
         onSelect={(item) => {
           if (item.value === 'new') p.onNew();
           else if (item.value === 'preset') setView('presets');

@@ -4,12 +4,10 @@
  * an exception. Files are only written by the finish step's atomic writes, so an abort never leaves one.
  */
 import { existsSync } from 'node:fs';
-import React from 'react';
-import { render } from 'ink';
 import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
-import { App, type AppDeps } from './App.js';
+import type { AppDeps } from './App.js';
 import type { WizardResult } from './FinishScreen.js';
 
 /** Enter the alternate screen (the user's scrollback stays untouched). */
@@ -25,13 +23,19 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
   const defaultConfigPath = accelerateDefaultConfig(env);
   const later = () => Promise.all([import('../../src/presets.js'), import('../../src/import.js'), import('../../src/models.js'), import('../../src/wizard/finish.js')]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
-  const loaded = later().then((m) => (mods = m));
+  // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
+  let kick: () => void = () => undefined;
+  const kicked = new Promise<void>((res) => {
+    kick = res;
+  });
+  const loaded = kicked.then(later).then((m) => (mods = m));
   const need = () => {
     if (!mods) throw new Error('still loading; try again');
     return mods;
   };
   return {
     ready: loaded.then(() => undefined),
+    startLoading: () => kick(),
     async detect() {
       const { detectHost, describeGpus } = await import('../../src/detect.js');
       const host = await detectHost({ env });
@@ -50,6 +54,23 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     summarize: (results, setup) => need()[3].summaryLines(results, setup),
     savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
   };
+}
+
+/**
+ * Runs `load` with the global `fetch` hidden. yoga-layout (Ink's layout engine) ships its WebAssembly
+ * inline as base64 and, when `fetch` exists, decodes it by fetching a data: URL, which makes Node load
+ * its whole HTTP client (undici) first: 40-80 ms of start-up. Without `fetch` it decodes the bytes
+ * directly. `fetch` is put back as it was (a lazy getter) before anything else runs.
+ */
+export async function withoutFetch<T>(load: () => Promise<T>): Promise<T> {
+  const desc = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
+  if (!desc?.configurable) return load();
+  Object.defineProperty(globalThis, 'fetch', { value: undefined, configurable: true, writable: true });
+  try {
+    return await load();
+  } finally {
+    Object.defineProperty(globalThis, 'fetch', desc);
+  }
 }
 
 /** Mounts the wizard; resolves with the exit code (0 done or quit, 130 aborted, 1 an unexpected error). */
@@ -81,21 +102,20 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
   process.on('uncaughtException', onCrash);
   out.write(ENTER_ALT);
+  // Raw mode from the start: keys typed while the views load wait in the terminal, unechoed, and Ink
+  // reads them as soon as it listens.
+  if (process.stdin.isTTY) {
+    try {
+      process.stdin.setRawMode(true);
+    } catch {
+      // not a terminal after all; Ink reports it
+    }
+  }
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   try {
     const deps = await realDeps();
-    let resolveResult: (r: WizardResult) => void = () => undefined;
-    const got = new Promise<WizardResult>((res) => {
-      resolveResult = res;
-    });
-    const app = render(React.createElement(App, { deps, configPath: opts.configPath, onExit: (r: WizardResult) => resolveResult(r) }), {
-      exitOnCtrlC: false,
-      patchConsole: false,
-      maxFps: 120,
-    });
-    result = await Promise.race([got, app.waitUntilExit().then(() => result)]);
-    app.unmount();
-    await app.waitUntilExit().catch(() => undefined);
+    const { mountWizard } = await withoutFetch(() => import('./mount.js'));
+    result = await mountWizard(deps, opts.configPath);
   } catch (err) {
     result = { code: 1, summary: [`zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}`, 'nothing was written by the step that failed.'] };
   } finally {

@@ -7,10 +7,7 @@ import { toLaunchCommands, type Setup } from '../setup.js';
 import { validate, type Finding } from '../validate.js';
 import { configTexts } from '../write.js';
 
-/** The preview tabs, in Tab order. */
-export const PREVIEW_TABS = ['yaml', 'json', 'commands'] as const;
-/** One preview tab. */
-export type PreviewTab = (typeof PREVIEW_TABS)[number];
+export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
 
 /** Everything the preview pane can show. */
 export interface Preview {
@@ -61,9 +58,4 @@ function computePreview(setup: Setup): Preview {
     findings = [{ level: 'error', rule: 'internal', message: `validation failed: ${(e as Error).message}`, fix: 'report this' }];
   }
   return { yaml, json: json.replace(/\n$/, ''), commands, findings };
-}
-
-/** The next tab after `tab`. */
-export function nextTab(tab: PreviewTab): PreviewTab {
-  return PREVIEW_TABS[(PREVIEW_TABS.indexOf(tab) + 1) % PREVIEW_TABS.length]!;
 }

@@ -1,0 +1,102 @@
+/**
+ * A selectable list (↑/↓ or k/j move and wrap around, 1-9 choose the n-th shown entry, Enter chooses).
+ * Its highlight lives in a ref as well as in state, so keys typed faster than a frame each see the one
+ * before; keys come through the app's key router (see keys.tsx).
+ */
+import React, { useRef, useState } from 'react';
+import { Box } from 'ink';
+import { useKeys } from './keys.js';
+
+/** One entry. */
+export interface ListItem {
+  key: string;
+  label: string;
+  value: string;
+}
+
+/** Props of an entry's view. */
+export interface ListItemProps {
+  label: string;
+  value: string;
+  isSelected: boolean;
+}
+
+/** Props of the list. */
+export interface ListProps {
+  items: ListItem[];
+  initialIndex?: number;
+  /** Most entries shown at once; the window follows the highlight. */
+  limit?: number;
+  isFocused?: boolean;
+  /** Draws the highlight marker; called as a plain function (no hooks), so it never remounts. */
+  renderIndicator: (p: { isSelected: boolean }) => React.JSX.Element;
+  /** Draws an entry; called as a plain function (no hooks), so a new closure per frame costs nothing. */
+  renderItem: (p: ListItemProps) => React.JSX.Element;
+  onHighlight?: (item: ListItem) => void;
+  onSelect: (item: ListItem) => void;
+}
+
+/** The first shown entry so that `index` is visible, moving the window as little as possible. */
+export function windowTop(index: number, top: number, limit: number, count: number): number {
+  if (count <= limit) return 0;
+  if (index < top) return index;
+  if (index >= top + limit) return index - limit + 1;
+  return Math.min(top, count - limit);
+}
+
+/** The list. */
+export function List(p: ListProps): React.JSX.Element {
+  const count = p.items.length;
+  const limit = Math.max(1, Math.min(p.limit ?? count, count));
+  const start = Math.max(0, Math.min(p.initialIndex ?? 0, count - 1));
+  const state = useRef({ index: start, top: windowTop(start, 0, limit, count), values: p.items.map((i) => i.value).join('\0') });
+  const [, setTick] = useState(0);
+  // New entries (another question's list in the same place): back to the initial highlight.
+  const values = p.items.map((i) => i.value).join('\0');
+  if (state.current.values !== values) state.current = { index: start, top: windowTop(start, 0, limit, count), values };
+  const s = state.current;
+  if (s.index >= count) s.index = Math.max(0, count - 1);
+  s.top = windowTop(s.index, s.top, limit, count);
+
+  useKeys(
+    (input, key) => {
+      const cur = state.current;
+      if (count === 0) return;
+      let next: number | null = null;
+      if (key.upArrow || (input === 'k' && !key.ctrl && !key.meta)) next = (cur.index - 1 + count) % count;
+      else if (key.downArrow || (input === 'j' && !key.ctrl && !key.meta)) next = (cur.index + 1) % count;
+      if (next !== null) {
+        cur.index = next;
+        cur.top = windowTop(next, cur.top, limit, count);
+        setTick((t) => t + 1);
+        const item = p.items[next];
+        if (item) p.onHighlight?.(item);
+        return;
+      }
+      if (/^[1-9]$/.test(input)) {
+        const item = p.items[cur.top + Number(input) - 1];
+        if (item && Number(input) <= limit) p.onSelect(item);
+        return;
+      }
+      if (key.return) {
+        const item = p.items[cur.index];
+        if (item) p.onSelect(item);
+      }
+    },
+    { isActive: p.isFocused !== false },
+  );
+
+  return (
+    <Box flexDirection="column">
+      {p.items.slice(s.top, s.top + limit).map((item, i) => {
+        const selected = s.top + i === s.index;
+        return (
+          <Box key={item.key}>
+            {p.renderIndicator({ isSelected: selected })}
+            {p.renderItem({ label: item.label, value: item.value, isSelected: selected })}
+          </Box>
+        );
+      })}
+    </Box>
+  );
+}

@@ -1,0 +1,26 @@
+/**
+ * The Ink half of the wizard's start: run.ts loads this module (Ink, React and the views) only after
+ * the terminal is set up, with yoga-layout's inline WebAssembly decoded directly (see `withoutFetch`).
+ */
+import React from 'react';
+import { render } from 'ink';
+import { App, type AppDeps } from './App.js';
+import type { WizardResult } from './FinishScreen.js';
+
+/** Renders the wizard until it finishes; resolves with how it ended. The caller restores the terminal. */
+export async function mountWizard(deps: AppDeps, configPath: string | undefined): Promise<WizardResult> {
+  let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
+  let resolveResult: (r: WizardResult) => void = () => undefined;
+  const got = new Promise<WizardResult>((res) => {
+    resolveResult = res;
+  });
+  const app = render(<App deps={deps} configPath={configPath} onExit={(r: WizardResult) => resolveResult(r)} />, {
+    exitOnCtrlC: false,
+    patchConsole: false,
+    maxFps: 120,
+  });
+  result = await Promise.race([got, app.waitUntilExit().then(() => result)]);
+  app.unmount();
+  await app.waitUntilExit().catch(() => undefined);
+  return result;
+}
