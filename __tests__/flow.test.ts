@@ -52,6 +52,9 @@ describe('the wizard flow', () => {
     s = flowReducer(s, { type: 'jump', id: 'mode' });
     expect(s).toMatchObject({ screen: 'question', current: 'mode', returnToReview: true });
     s = answer(s, 'mode', '3-offload');
+    // the offload mode enables the offload device question: asked before going back
+    expect(s).toMatchObject({ screen: 'question', current: 'offload_device', returnToReview: true });
+    s = answer(s, 'offload_device', 'cpu');
     expect(s.screen).toBe('review');
     expect(answersOf(s).mode).toBe('3-offload');
     expect(s.dirty).toBe(true);
@@ -97,5 +100,38 @@ describe('the wizard flow', () => {
     s = flowReducer(s, { type: 'written' });
     expect(s.dirty).toBe(false);
     expect(flowReducer(s, { type: 'jump', id: 'nope' as QuestionId })).toBe(s);
+  });
+  it('after a change from the review, asks the questions it newly enables, then returns to the review', () => {
+    let s = flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'new' }, to: 'review' });
+    const before = walkQuestions(answersOf(s)).map((q) => q.id);
+    s = flowReducer(s, { type: 'jump', id: 'num_machines' });
+    s = answer(s, 'num_machines', 2);
+    const enabled = walkQuestions(answersOf(s))
+      .map((q) => q.id)
+      .filter((id) => !before.includes(id));
+    expect(enabled).toContain('machine_rank');
+    expect(enabled).toContain('multinode_launcher');
+    const asked: QuestionId[] = [];
+    for (let i = 0; i < 20 && s.screen === 'question'; i++) {
+      asked.push(s.current);
+      expect(s.returnToReview).toBe(true);
+      // answering same_network "no" enables rdzv_backend on the way: it is asked too
+      s = answer(s, s.current, s.current === 'same_network' ? false : answersOf(s)[s.current]);
+    }
+    expect(s.screen).toBe('review');
+    expect(asked).toEqual([...enabled.slice(0, enabled.indexOf('same_network') + 1), 'rdzv_backend', ...enabled.slice(enabled.indexOf('same_network') + 1)]);
+    expect(answersOf(s).num_machines).toBe(2);
+  });
+
+  it('Esc while walking the newly enabled questions goes back to the review, answers kept', () => {
+    let s = flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'new' }, to: 'review' });
+    s = answer(flowReducer(s, { type: 'jump', id: 'num_machines' }), 'num_machines', 2);
+    expect(s).toMatchObject({ screen: 'question', current: 'machine_rank' });
+    s = flowReducer(s, { type: 'back' });
+    expect(s).toMatchObject({ screen: 'review', enabledFromReview: [] });
+    expect(answersOf(s).num_machines).toBe(2);
+    // a change that enables nothing returns straight to the review
+    s = answer(flowReducer(s, { type: 'jump', id: 'debug' }), 'debug', true);
+    expect(s.screen).toBe('review');
   });
 });

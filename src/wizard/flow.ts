@@ -33,6 +33,11 @@ export interface FlowState {
   history: QuestionId[];
   /** True when the current question was opened from the review screen: answering returns there. */
   returnToReview: boolean;
+  /**
+   * Questions an answer changed from the review newly enabled (num_machines 1 -> 2 enables the
+   * multi-node ones): walked, in catalog order, before going back to the review.
+   */
+  enabledFromReview: QuestionId[];
   /** True when answers changed since the start or the last write. */
   dirty: boolean;
 }
@@ -56,7 +61,7 @@ const FIRST_ID = QUESTIONS[0].id as QuestionId;
 
 /** The state the wizard opens with. */
 export function initialFlow(env: DetectedEnv): FlowState {
-  return { screen: 'start', env, given: {}, base: NEW_BASE, origin: { kind: 'new' }, current: FIRST_ID, history: [], returnToReview: false, dirty: false };
+  return { screen: 'start', env, given: {}, base: NEW_BASE, origin: { kind: 'new' }, current: FIRST_ID, history: [], returnToReview: false, enabledFromReview: [], dirty: false };
 }
 
 /** The full answers: given ones plus defaults. */
@@ -115,6 +120,7 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
         origin: action.origin,
         history: [],
         returnToReview: false,
+        enabledFromReview: [],
         dirty: false,
       };
       if (action.to === 'review') return { ...next, screen: 'review' };
@@ -129,7 +135,18 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
       const changed = (Object.keys(after) as QuestionId[]).some((k) => !sameValue(before[k], after[k]));
       const dirty = s.dirty || changed;
       const history = [...s.history.filter((h) => h !== action.id), action.id];
-      if (s.returnToReview) return { ...s, given, dirty, history, screen: 'review', returnToReview: false };
+      if (s.returnToReview) {
+        // Questions this answer enabled come first (and those enabled earlier and still pending).
+        const walkBefore = new Set(walkQuestions(before).map((x) => x.id));
+        const pending = new Set([...(s.enabledFromReview ?? []), ...walkQuestions(after).map((x) => x.id as QuestionId).filter((id) => !walkBefore.has(id))]);
+        pending.delete(action.id);
+        const todo = walkQuestions(after)
+          .map((x) => x.id as QuestionId)
+          .filter((id) => pending.has(id));
+        const [first, ...rest] = todo;
+        if (first !== undefined) return { ...s, given, dirty, history, screen: 'question', current: first, returnToReview: true, enabledFromReview: rest };
+        return { ...s, given, dirty, history, screen: 'review', returnToReview: false, enabledFromReview: [] };
+      }
       const next = nextQuestion(action.id, after);
       if (next === null) return { ...s, given, dirty, history, screen: 'review', returnToReview: false };
       return { ...s, given, dirty, history, screen: 'question', current: next };
@@ -143,7 +160,7 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
         return { ...s, screen: 'question', current: last, returnToReview: false };
       }
       if (s.screen === 'question') {
-        if (s.returnToReview) return { ...s, screen: 'review', returnToReview: false };
+        if (s.returnToReview) return { ...s, screen: 'review', returnToReview: false, enabledFromReview: [] };
         const prev = previousQuestion(s.current, answersOf(s));
         if (prev === null) return { ...s, screen: 'start' };
         return { ...s, current: prev };
@@ -152,12 +169,12 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
     }
     case 'jump': {
       if (!ORDER.has(action.id)) return s;
-      return { ...s, screen: 'question', current: action.id, returnToReview: s.screen === 'review' || s.screen === 'finish' || s.returnToReview };
+      return { ...s, screen: 'question', current: action.id, returnToReview: s.screen === 'review' || s.screen === 'finish' || s.returnToReview, enabledFromReview: [] };
     }
     case 'review':
-      return { ...s, screen: 'review', returnToReview: false };
+      return { ...s, screen: 'review', returnToReview: false, enabledFromReview: [] };
     case 'finish':
-      return { ...s, screen: 'finish', returnToReview: false };
+      return { ...s, screen: 'finish', returnToReview: false, enabledFromReview: [] };
     case 'env':
       return { ...s, env: action.env };
     case 'written':
