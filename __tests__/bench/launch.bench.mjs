@@ -9,6 +9,9 @@ import pty from 'node-pty';
 import xterm from '@xterm/headless';
 
 const FLOOD_LINES = Number(process.env.ZEROWIZ_BENCH_FLOOD_LINES ?? 1_000_000);
+// Each figure is the median of RUNS interleaved runs (child, stream, pane, child, ...): on a shared
+// 2-core machine one run says little. Key latencies of all pane runs are pooled for the p95.
+const RUNS = Math.max(1, Number(process.env.ZEROWIZ_BENCH_LAUNCH_RUNS ?? 3));
 const KEY_INTERVAL_MS = 150;
 
 const PRESET = `name: flood
@@ -108,20 +111,33 @@ export async function bench({ root, bin }) {
   const env = cleanEnv({ FAKE_ACCELERATE_FLOOD_LINES: String(FLOOD_LINES) });
   const rows = [];
   const label = FLOOD_LINES === 1_000_000 ? '1M lines' : `${FLOOD_LINES} lines`;
+  const median = (xs) => pct(xs, 50);
   try {
-    const base = await runToDevNull(fake, ['launch', 'train.py'], { cwd, env });
-    rows.push({ name: `launch flood ${label}: child alone to /dev/null`, value: base.ms, unit: 'ms' });
-
-    const stream = await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], { cwd, env });
-    if (stream.code !== 0) throw new Error(`stream mode exited ${stream.code}`);
-    rows.push({ name: `launch flood ${label}: stream mode (vs child to /dev/null)`, value: stream.ms, unit: 'ms', ratio: stream.ms / base.ms, goal: '<= 1.5x' });
-    rows.push({ name: `launch flood ${label}: stream mode peak RSS`, value: stream.peakMb, unit: 'MB', goal: '<= 150 MB' });
-
-    const pane = await paneRun(bin, fake, cwd, env);
-    if (pane.code !== 0) throw new Error(`pane exited ${pane.code}`);
-    rows.push({ name: `launch flood ${label}: pane (vs child to /dev/null)`, value: pane.ms, unit: 'ms', ratio: pane.ms / base.ms, goal: '<= 1.5x' });
-    rows.push({ name: `launch flood ${label}: pane peak RSS`, value: pane.peakMb, unit: 'MB', goal: '<= 150 MB' });
-    rows.push({ name: `launch flood ${label}: pane keypress latency p95 (${pane.latencies.length} keys)`, value: pct(pane.latencies, 95), unit: 'ms', goal: '<= 100 ms' });
+    const base = [];
+    const stream = [];
+    const pane = [];
+    for (let r = 0; r < RUNS; r++) {
+      base.push(await runToDevNull(fake, ['launch', 'train.py'], { cwd, env }));
+      const s = await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], { cwd, env });
+      if (s.code !== 0) throw new Error(`stream mode exited ${s.code}`);
+      stream.push(s);
+      const p = await paneRun(bin, fake, cwd, env);
+      if (p.code !== 0) throw new Error(`pane exited ${p.code}`);
+      pane.push(p);
+      // Each run leaves ~200 MB of step logs: drop them so the page cache's writeback does not weigh on the next run.
+      rmSync(join(cwd, '.zerowiz'), { recursive: true, force: true });
+    }
+    const baseMs = median(base.map((x) => x.ms));
+    const runs = RUNS > 1 ? `, median of ${RUNS}` : '';
+    rows.push({ name: `launch flood ${label}: child alone to /dev/null${runs}`, value: baseMs, unit: 'ms' });
+    const streamMs = median(stream.map((x) => x.ms));
+    rows.push({ name: `launch flood ${label}: stream mode (vs child to /dev/null)${runs}`, value: streamMs, unit: 'ms', ratio: streamMs / baseMs, goal: '<= 1.5x' });
+    rows.push({ name: `launch flood ${label}: stream mode peak RSS${runs}`, value: median(stream.map((x) => x.peakMb)), unit: 'MB', goal: '<= 150 MB' });
+    const paneMs = median(pane.map((x) => x.ms));
+    rows.push({ name: `launch flood ${label}: pane (vs child to /dev/null)${runs}`, value: paneMs, unit: 'ms', ratio: paneMs / baseMs, goal: '<= 1.5x' });
+    rows.push({ name: `launch flood ${label}: pane peak RSS${runs}`, value: median(pane.map((x) => x.peakMb)), unit: 'MB', goal: '<= 150 MB' });
+    const latencies = pane.flatMap((x) => x.latencies);
+    rows.push({ name: `launch flood ${label}: pane keypress latency p95 (${latencies.length} keys${RUNS > 1 ? `, ${RUNS} runs` : ''})`, value: pct(latencies, 95), unit: 'ms', goal: '<= 100 ms' });
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
