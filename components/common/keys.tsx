@@ -5,11 +5,12 @@
  * passive effect, after the frame is drawn: a key typed right after a new list appears went to nobody,
  * and a list's handler could still see the state of the frame before. Here the router subscribes once,
  * handlers register in layout effects (at commit, before the next key can be read) and always run
- * their latest closure. Pasted text that mixes characters and control keys ("2\r", "\r\r") arrives as
- * one Ink event; it is split, and each part is handled after the previous one has been rendered.
+ * their latest closure. Keys that arrive together (one chunk, a paste) are handled one per turn of the
+ * event loop, each after the previous one has been rendered; pasted text that mixes characters and
+ * control keys ("2\r", "\r\r") arrives as one Ink event and is split first.
  */
 import React, { createContext, useContext, useLayoutEffect, useRef } from 'react';
-import { useInput, useStdin, type Key } from 'ink';
+import { useInput, type Key } from 'ink';
 
 /** A key handler: the typed text (empty for special keys) and Ink's key flags. */
 export type KeyHandler = (input: string, key: Key) => void;
@@ -75,15 +76,10 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
   return out;
 }
 
-/** A character Ink never sends for a real key: used to hand queued keys back through Ink's input batch. */
-const PUMP = '\u0000';
-
-/** Routes every key to the registered handlers, in order, one key at a time. */
+/** Routes every key to the registered handlers, in order, one key per turn of the event loop. */
 export function KeyRouter({ isActive = true, children }: { isActive?: boolean; children: React.ReactNode }): React.JSX.Element {
-  const { internal_eventEmitter: emitter } = useStdin();
   const handlers = useRef(new Set<{ current: KeyHandler }>());
   const queue = useRef<[string, Key][]>([]);
-  const pumping = useRef(false);
   const timer = useRef<NodeJS.Immediate | null>(null);
   const router = useRef<Router>({
     add(h) {
@@ -93,41 +89,29 @@ export function KeyRouter({ isActive = true, children }: { isActive?: boolean; c
       };
     },
   });
-  const deliver = (k: [string, Key] | undefined) => {
+  // React renders an update in a microtask after the handler that made it, so a key handled in a
+  // later turn of the event loop sees the screen (and the handlers) the previous key led to. Keys that
+  // arrive in the same turn (one chunk, a paste) wait in line for the next turn.
+  const deliverNext = () => {
+    const k = queue.current.shift();
     if (!k) return;
     for (const h of [...handlers.current]) h.current(k[0], k[1]);
-  };
-  const schedule = () => {
-    if (timer.current !== null || queue.current.length === 0) return;
     timer.current = setImmediate(() => {
       timer.current = null;
-      // Re-entering through Ink's emitter puts the handler in Ink's batched update, like a real key.
-      pumping.current = true;
-      try {
-        if (emitter) emitter.emit('input', PUMP);
-        else deliver(queue.current.shift());
-      } finally {
-        pumping.current = false;
-      }
-      schedule();
+      deliverNext();
     });
   };
   useInput(
     (input, key) => {
-      if (pumping.current) {
-        deliver(queue.current.shift());
-        return;
-      }
       queue.current.push(...splitKeys(input, key));
-      // A key that arrives while earlier ones wait keeps its place in the line.
-      if (timer.current === null) deliver(queue.current.shift());
-      schedule();
+      if (timer.current === null) deliverNext();
     },
     { isActive },
   );
   useLayoutEffect(
     () => () => {
       if (timer.current !== null) clearImmediate(timer.current);
+      timer.current = null;
     },
     [],
   );

@@ -1,0 +1,193 @@
+import React, { useState } from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import { render } from 'ink-testing-library';
+import { Text } from 'ink';
+import { KeyRouter, splitKeys } from '../components/common/keys.js';
+import { List, type ListItem } from '../components/common/List.js';
+import { App, type AppDeps } from '../components/wizard/App.js';
+import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
+import { Indicator, PlainItem } from '../components/wizard/parts.js';
+import { question, withDefaults, type Question } from '../src/questions.js';
+import type { ModelEntry } from '../src/models.js';
+
+const DOWN = '\x1b[B';
+const LEFT = '\x1b[D';
+
+type Rendered = ReturnType<typeof render>;
+
+/** Resolves with the first frame that satisfies `pred` (polls the frames Ink writes; no fixed sleep). */
+async function frame(r: Rendered, pred: (f: string) => boolean, timeoutMs = 4000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const f = r.lastFrame() ?? '';
+    if (pred(f)) return f;
+    if (Date.now() > end) throw new Error(`timed out; last frame:\n${f}`);
+    await new Promise((res) => setImmediate(res));
+  }
+}
+
+/** Resolves once `fn` has been called (or rejects with the frame after a while). */
+async function called(r: Rendered, fn: { mock: { calls: unknown[] } }, timeoutMs = 4000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (fn.mock.calls.length === 0) {
+    if (Date.now() > end) throw new Error(`not called; last frame:\n${r.lastFrame()}`);
+    await new Promise((res) => setImmediate(res));
+  }
+}
+
+/**
+ * Resolves once Ink reads the test stdin. A real terminal keeps keys typed before that in its buffer;
+ * the test stdin only signals them once, so a test writes after this.
+ */
+async function listening(r: Rendered): Promise<void> {
+  const stdin = r.stdin as unknown as NodeJS.EventEmitter;
+  const end = Date.now() + 4000;
+  while (stdin.listenerCount('readable') === 0) {
+    if (Date.now() > end) throw new Error('Ink never listened to stdin');
+    await new Promise((res) => setImmediate(res));
+  }
+}
+
+const items = (names: string[]): ListItem[] => names.map((n) => ({ key: n, value: n, label: n }));
+
+/** Two lists in a row: choosing in the first shows the second (like one question after another). */
+function TwoLists({ onSecond }: { onSecond: (v: string) => void }): React.JSX.Element {
+  const [first, setFirst] = useState<string | null>(null);
+  if (first === null) {
+    return <List items={items(['a1', 'a2', 'a3'])} renderIndicator={Indicator} renderItem={PlainItem} onSelect={(i) => setFirst(i.value)} />;
+  }
+  return (
+    <>
+      <Text>second list</Text>
+      <List items={items(['b1', 'b2', 'b3'])} renderIndicator={Indicator} renderItem={PlainItem} onSelect={(i) => onSecond(`${first}/${i.value}`)} />
+    </>
+  );
+}
+
+describe('keys typed faster than a frame', () => {
+  it('splits pasted text with control keys into keys, and leaves plain text and escape sequences whole', () => {
+    expect(splitKeys('2\r', {} as never).map(([i, k]) => [i, k.return])).toEqual([
+      ['2', false],
+      ['', true],
+    ]);
+    expect(splitKeys('abc', {} as never)).toHaveLength(1);
+    expect(splitKeys('', { downArrow: true } as never)).toHaveLength(1);
+  });
+
+  it('two downs and Enter in one chunk move twice, then choose', async () => {
+    const onSelect = vi.fn();
+    const r = render(
+      <KeyRouter>
+        <List items={items(['x', 'y', 'z'])} renderIndicator={Indicator} renderItem={PlainItem} onSelect={(i) => onSelect(i.value)} />
+      </KeyRouter>,
+    );
+    await listening(r);
+    r.stdin.write(`${DOWN}${DOWN}\r`);
+    await called(r, onSelect);
+    expect(onSelect).toHaveBeenCalledWith('z');
+    r.unmount();
+  });
+
+  it('keys sent with the Enter that opens a new list reach the new list', async () => {
+    const onSecond = vi.fn();
+    const r = render(
+      <KeyRouter>
+        <TwoLists onSecond={onSecond} />
+      </KeyRouter>,
+    );
+    // Enter picks a1; the down and the Enter after it arrive before the second list has drawn
+    await listening(r);
+    r.stdin.write(`\r${DOWN}\r`);
+    await called(r, onSecond);
+    expect(onSecond).toHaveBeenCalledWith('a1/b2');
+    r.unmount();
+  });
+
+  it('a pasted answer with its Enter ("2\\r") is typed, then submitted', async () => {
+    const onAnswer = vi.fn();
+    const q = question('num_machines') as Question;
+    const r = render(
+      <KeyRouter>
+        <QuestionScreen q={q} answers={withDefaults({})} given={{}} env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }} width={80} help={false} isActive models={[]} onAnswer={onAnswer} onDraft={() => undefined} />
+      </KeyRouter>,
+    );
+    await listening(r);
+    r.stdin.write('\x7f2\r');
+    await called(r, onAnswer);
+    expect(onAnswer).toHaveBeenCalledWith({ num_machines: 2 });
+    r.unmount();
+  });
+});
+
+const MODELS: ModelEntry[] = [
+  { id: 'tiny', name: 'Tiny-1B', params: 1e9, largestLayer: 5e7, layers: null, hidden: null, heads: null, source: 'test' },
+  { id: 'big', name: 'Big-20B', params: 2e10, largestLayer: 6e8, layers: null, hidden: null, heads: null, source: 'test' },
+];
+
+function standInDeps(): AppDeps {
+  return {
+    detect: async () => ({ env: { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 }, description: '8 GPUs (stand-in)' }),
+    listPresets: () => ({ presets: [], problems: [] }),
+    importConfig: () => {
+      throw new Error('no import in this test');
+    },
+    loadModels: () => MODELS,
+    defaultConfigExists: false,
+    defaultConfigPath: '/nonexistent/default_config.yaml',
+    planWrite: () => {
+      throw new Error('no write in this test');
+    },
+    carryOut: async () => [],
+    summarize: () => [],
+    savePreset: async () => '',
+  };
+}
+
+/** Renders the whole wizard and walks with Enter to the model picker. */
+async function toModelPicker(): Promise<{ r: Rendered; onExit: ReturnType<typeof vi.fn> }> {
+  const onExit = vi.fn();
+  const r = render(<App deps={standInDeps()} onExit={onExit} />);
+  await frame(r, (f) => f.includes('8 GPUs (stand-in)') && f.includes('New setup'));
+  await listening(r);
+  for (const [prompt, next] of [
+    ['New setup', 'How many machines'],
+    ['How many machines', 'Check distributed'],
+    ['Check distributed', 'torch dynamo'],
+    ['torch dynamo', 'How many parameters'],
+  ] as const) {
+    await frame(r, (f) => f.includes(prompt));
+    r.stdin.write('\r');
+    await frame(r, (f) => f.includes(next));
+  }
+  await frame(r, (f) => f.includes('Big-20B'));
+  return { r, onExit };
+}
+
+describe('the model picker behaves like the other lists', () => {
+  it('← goes back one question', async () => {
+    const { r } = await toModelPicker();
+    r.stdin.write(LEFT);
+    await frame(r, (f) => f.includes('torch dynamo') && !f.includes('How many parameters'));
+    r.unmount();
+  });
+
+  it('r opens the review and q quits', async () => {
+    const { r, onExit } = await toModelPicker();
+    r.stdin.write('r');
+    await frame(r, (f) => f.includes('Review:'));
+    r.stdin.write('q');
+    await called(r, onExit);
+    expect(onExit.mock.calls[0]![0]).toMatchObject({ code: 0 });
+    r.unmount();
+  });
+
+  it('once "type a parameter count" is chosen, the field takes q and ← as text', async () => {
+    const { r, onExit } = await toModelPicker();
+    r.stdin.write(`${DOWN}${DOWN}\r`);
+    await frame(r, (f) => f.includes('Enter accept · Esc back'));
+    r.stdin.write('q');
+    await frame(r, (f) => /❯ .*q/.test(f));
+    expect(onExit).not.toHaveBeenCalled();
+    r.unmount();
+  });
+});
