@@ -146,6 +146,16 @@ describe('the wizard in a real terminal', () => {
     expect(s.screen()).toContain('num_machines: 2');
   });
 
+  it('keys typed the moment the start screen shows are not lost (before Ink reads them)', async () => {
+    const { s } = start({ cols: 100, rows: 40 }); // room for the whole YAML preview
+    await s.waitFor('New setup'); // painted before Ink has loaded
+    s.write(`${KEYS.down}${KEYS.up}${KEYS.enter}`);
+    await s.waitFor('How many machines');
+    s.write(`${KEYS.backspace}2${KEYS.enter}`); // typed faster than a frame: answer 2, then Enter
+    await s.waitFor('rank of this machine');
+    await s.waitFor('num_machines: 2'); // the preview follows once it has loaded
+  });
+
   it('Ctrl+C mid-way leaves no file and a sane terminal', async () => {
     const { s, cwd } = start();
     await walkToMode(s);

@@ -19,6 +19,7 @@ import { Preview } from './Preview.js';
 import { LIST_LIMIT, QuestionScreen, helpLines, modelListShown, promptLines } from './QuestionScreen.js';
 import { ReviewScreen, reviewItems } from './ReviewScreen.js';
 import { StartScreen } from './StartScreen.js';
+import { DETECTING, bodyRows, footerLines } from './startText.js';
 
 /** Everything the wizard reads or writes outside itself (real in the bin, stand-ins in tests). */
 export interface AppDeps extends FinishDeps {
@@ -37,8 +38,6 @@ const NO_FINDINGS: PreviewData['findings'] = [];
 
 /** Columns from which the preview sits beside the questions instead of below them. */
 export const WIDE_COLUMNS = 120;
-/** Rows kept free below the frame, so Ink never has to clear the whole screen. */
-const SPARE_ROWS = 1;
 
 function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: DetectedEnv, width: number, help: boolean, models: number, modelTyping: boolean): number {
   let body: number;
@@ -77,7 +76,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const [tab, setTab] = useState<PreviewTab>('yaml');
   const [scroll, setScroll] = useState(0);
   const [help, setHelp] = useState(false);
-  const [detection, setDetection] = useState('detecting GPUs…');
+  const [detection, setDetection] = useState(DETECTING);
   const [message, setMessage] = useState<string | null>(null);
   const [confirmQuit, setConfirmQuit] = useState(false);
   const [typing, setTyping] = useState(false);
@@ -206,8 +205,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   );
 
   // Layout: header, main (+ preview below or beside), footer; every height counted.
-  const footer = wrap(confirmQuit ? 'y quit without writing · n/Esc stay' : footerKeys(keyCtx), columns).slice(0, 2);
-  const body = Math.max(4, rows - 1 - footer.length - SPARE_ROWS);
+  const footer = footerLines(confirmQuit ? 'y quit without writing · n/Esc stay' : footerKeys(keyCtx), columns);
+  const body = bodyRows(rows, footer.length);
   const showPreview = flow.screen !== 'start';
   const wide = showPreview && columns >= WIDE_COLUMNS;
   const previewWidth = wide ? Math.min(72, Math.floor(columns * 0.45)) : columns;

@@ -7,6 +7,7 @@ import { clip, padEnd } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { useKeys } from '../common/keys.js';
 import { Indicator, PlainItem } from './parts.js';
+import { START_PROMPT, startItems } from './startText.js';
 
 /** Props of the start screen. */
 export interface StartScreenProps {
@@ -74,20 +75,10 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
       </Box>
     );
   }
-  const items = [
-    { key: 'new', value: 'new', label: 'New setup: answer the questions (as `accelerate config`, with estimates)' },
-    { key: 'preset', value: 'preset', label: `Start from a preset (${p.presets.length} found)…` },
-    {
-      key: 'default',
-      value: 'default',
-      label: clip(p.defaultConfigExists ? `Import accelerate's default config: ${p.defaultConfigPath}` : `Import accelerate's default config (none at ${p.defaultConfigPath})`, w - 2),
-    },
-    { key: 'path', value: 'path', label: 'Import another accelerate config file…' },
-    { key: 'quit', value: 'quit', label: 'Quit' },
-  ];
+  const items = startItems({ presetCount: p.presets.length, defaultConfigExists: p.defaultConfigExists, defaultConfigPath: p.defaultConfigPath, width: w });
   return (
     <Box flexDirection="column">
-      <Text bold>zerowiz: accelerate + DeepSpeed ZeRO, explained. What do you want to do?</Text>
+      <Text bold>{START_PROMPT}</Text>
       <List
         items={items}
         isFocused={p.isActive}

@@ -7,8 +7,35 @@ import { render } from 'ink';
 import { App, type AppDeps } from './App.js';
 import type { WizardResult } from './FinishScreen.js';
 
+/**
+ * Makes the first frame Ink writes start from a cleared screen, in the same write: whatever was painted
+ * ahead (see startText.ts) can never show through, and nothing blinks in between.
+ */
+function clearUnderFirstFrame(out: NodeJS.WriteStream): () => void {
+  const write = out.write;
+  out.write = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
+    if (typeof chunk === 'string' && chunk.includes('\n')) {
+      out.write = write;
+      return (write as (...a: unknown[]) => boolean).call(out, `\x1b[H\x1b[J${chunk}`, ...rest);
+    }
+    return (write as (...a: unknown[]) => boolean).call(out, chunk, ...rest);
+  } as typeof out.write;
+  return () => {
+    out.write = write;
+  };
+}
+
 /** Renders the wizard until it finishes; resolves with how it ended. The caller restores the terminal. */
-export async function mountWizard(deps: AppDeps, configPath: string | undefined): Promise<WizardResult> {
+export async function mountWizard(deps: AppDeps, configPath: string | undefined, painted = false): Promise<WizardResult> {
+  const unpatch = painted ? clearUnderFirstFrame(process.stdout) : () => undefined;
+  try {
+    return await run(deps, configPath);
+  } finally {
+    unpatch();
+  }
+}
+
+async function run(deps: AppDeps, configPath: string | undefined): Promise<WizardResult> {
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   let resolveResult: (r: WizardResult) => void = () => undefined;
   const got = new Promise<WizardResult>((res) => {

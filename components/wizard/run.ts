@@ -9,6 +9,10 @@ import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
 import type { AppDeps } from './App.js';
 import type { WizardResult } from './FinishScreen.js';
+import { paintStartFrame } from './startText.js';
+
+const MIN_COLUMNS = 80;
+const MIN_ROWS = 24;
 
 /** Enter the alternate screen (the user's scrollback stays untouched). */
 const ENTER_ALT = '\x1b[?1049h\x1b[H';
@@ -114,8 +118,11 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   try {
     const deps = await realDeps();
+    // The start screen, painted now as Ink will draw it: the user reads it while Ink loads.
+    const painted = out.isTTY ? paintStartFrame(out.columns || MIN_COLUMNS, out.rows || MIN_ROWS, deps) : null;
+    if (painted) out.write(painted);
     const { mountWizard } = await withoutFetch(() => import('./mount.js'));
-    result = await mountWizard(deps, opts.configPath);
+    result = await mountWizard(deps, opts.configPath, painted !== null);
   } catch (err) {
     result = { code: 1, summary: [`zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}`, 'nothing was written by the step that failed.'] };
   } finally {
