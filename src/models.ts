@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { z } from './zod.js';
+import * as z from 'zod/mini';
+import './zod.js';
 import { UsageError } from './errors.js';
 import { presetsDir } from './paths.js';
 
