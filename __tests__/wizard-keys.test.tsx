@@ -191,3 +191,17 @@ describe('the model picker behaves like the other lists', () => {
     r.unmount();
   });
 });
+
+describe('help', () => {
+  it('Esc closes the help and stays on the question; a second Esc goes back', async () => {
+    const { r } = await toModelPicker();
+    r.stdin.write('?');
+    await frame(r, (f) => f.includes('(? closes this help)'));
+    r.stdin.write('\x1b');
+    await frame(r, (f) => !f.includes('(? closes this help)'));
+    expect(r.lastFrame()).toContain('How many parameters');
+    r.stdin.write('\x1b');
+    await frame(r, (f) => f.includes('torch dynamo') && !f.includes('How many parameters'));
+    r.unmount();
+  });
+});

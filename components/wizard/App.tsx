@@ -194,6 +194,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
       } else if (cmd === 'scrollDown') setScroll((x) => x + 5);
       else if (cmd === 'scrollUp') setScroll((x) => Math.max(0, x - 5));
       else if (cmd === 'help' && flow.screen === 'question') setHelp((h) => !h);
+      // With the help open, Esc closes it; it does not also leave the question.
+      else if (cmd === 'back' && help && flow.screen === 'question') setHelp(false);
       else if (cmd === 'back' && (flow.screen === 'question' || flow.screen === 'review')) dispatch({ type: 'back' });
       else if (cmd === 'review' && flow.screen === 'question') dispatch({ type: 'review' });
       else if (cmd === 'quit' && flow.screen !== 'finish') {
