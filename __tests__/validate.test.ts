@@ -36,6 +36,17 @@ describe('validate(setup): rules about the answers', () => {
     });
   }
 
+  it('warns when the chosen mode does not fit the memory given, and names one that does', () => {
+    const model = { model_params: 20.4e9, largest_layer_params: 57e6, gpu_memory: 80 * 2 ** 30, cpu_memory: 24 * 2 ** 30, zero3_init: true };
+    const tooMuchCpu = validate(setup({ ...GOOD, ...model, mode: '3-offload' })).find((f) => f.rule === 'mode-does-not-fit');
+    expect(tooMuchCpu?.message).toMatch(/ZeRO-3 offload needs [\d.]+ GiB of CPU memory per node of 24\.00 GiB/);
+    expect(tooMuchCpu?.message).toContain('Instead: ZeRO-3 fits in 80 GiB');
+    const tooMuchGpu = validate(setup({ ...GOOD, ...model, mode: '2' })).find((f) => f.rule === 'mode-does-not-fit');
+    expect(tooMuchGpu?.message).toMatch(/ZeRO-2 needs [\d.]+ GiB per GPU of 80\.00 GiB/);
+    expect(rules(validate(setup({ ...GOOD, ...model, mode: '3' })))).not.toContain('warning:mode-does-not-fit');
+    expect(rules(validate(setup({ ...GOOD, mode: '2' })))).not.toContain('warning:mode-does-not-fit'); // no model size: nothing to say
+  });
+
   it('the checkpointing rule is quiet when the block is written, or when no step asks for checkpointing', () => {
     expect(rules(validate(setup({ ...GOOD, mode: '3-offload', gradient_checkpointing: true }, [train('--use_gradient_checkpointing')])))).not.toContain('error:zero3-offload-needs-activation-checkpointing');
     expect(rules(validate(setup({ ...GOOD, mode: '3-offload' }, [train()])))).not.toContain('error:zero3-offload-needs-activation-checkpointing');

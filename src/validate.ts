@@ -7,6 +7,8 @@
  * - validate(setup): the rules about the answers themselves, plus both checks on the emitted files.
  */
 import { MODE_INFO } from './modes.js';
+import { estimateMode, estimateModes } from './estimate.js';
+import { formatBytes } from './units.js';
 import type { QuestionId } from './questions.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import type { Setup } from './setup.js';
@@ -342,6 +344,7 @@ export function validate(setup: Setup): Finding[] {
       out.push(warn('precision-auto-fp32', 'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()', 'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch', ['mixed_precision']));
     }
   }
+  out.push(...fitFindings(setup));
   const yaml = accelerateConfigObject(setup);
   const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
   const seen = new Set(out.map((f) => f.rule));
@@ -349,6 +352,38 @@ export function validate(setup: Setup): Finding[] {
     if (!seen.has(f.rule)) out.push(f);
   }
   return out;
+}
+
+/**
+ * When the model size and the memory are known: does the chosen mode fit (DeepSpeed's estimator plus
+ * headroom, src/estimate.ts)? A warning, not an error: activations and real usage vary.
+ */
+export function fitFindings(setup: Setup): Finding[] {
+  const a = setup.answers;
+  if (a.model_params === null || a.gpu_memory === null) return [];
+  const gpusPerNode = Math.max(1, Math.floor(a.num_processes / a.num_machines));
+  const input = {
+    params: a.model_params, largestLayer: Math.min(a.largest_layer_params ?? 0, a.model_params), gpusPerNode, nodes: a.num_machines,
+    zeroInit: a.zero3_init, gpuMemoryBytes: a.gpu_memory, cpuMemoryBytes: a.cpu_memory,
+  };
+  let row;
+  try {
+    row = estimateMode(a.mode, input, MODE_INFO[a.mode].offloadOptimizer ? a.offload_device : 'cpu');
+  } catch {
+    return [];
+  }
+  if (row.fits !== false) return [];
+  const where = row.gpuFits === false
+    ? `needs ${formatBytes(row.gpuNeedBytes)} per GPU of ${formatBytes(a.gpu_memory)}`
+    : `needs ${formatBytes(row.cpuBytes)} of CPU memory per node of ${formatBytes(a.cpu_memory ?? 0)}`;
+  let better = '';
+  try {
+    const report = estimateModes(input);
+    if (report.recommended) better = `. Instead: ${report.reason}`;
+  } catch {
+    // no recommendation to offer
+  }
+  return [warn('mode-does-not-fit', `${MODE_INFO[a.mode].label} ${where} (model states only, with headroom)${better}`, 'pick a mode that fits, more GPUs, or check the memory figures', ['mode', 'gpu_memory', 'cpu_memory'])];
 }
 
 /** True when no finding is an error. */
