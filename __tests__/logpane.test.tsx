@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import React from 'react';
-import { render } from 'ink-testing-library';
-import stripAnsi from 'strip-ansi';
+import xterm from '@xterm/headless';
 import { RunModel } from '../src/launch/model.js';
-import { LogPane } from '../components/launch/LogPane.js';
+import { Pane } from '../components/launch/pane.js';
+import { parseKeys } from '../components/launch/keys.js';
+import { RowBuilder, textWidth } from '../components/launch/view.js';
 import { commandFor, initialPaneState, paneReducer, visibleRows, type LinesView } from '../components/launch/state.js';
 import { parseProgress } from '../src/launch/logparse.js';
 
@@ -54,23 +54,209 @@ describe('pane reducer (no rendering)', () => {
   });
 });
 
-describe('the pane (ink-testing-library)', () => {
-  it('shows steps, the log, the progress bar with rate/ETA and the loss sparkline', () => {
-    const model = new RunModel([{ name: 'data_process', logPath: 'a.log', command: '' }, { name: 'train', logPath: 'b.log', command: '' }]);
-    model.stepStart(0, { pid: 1, startedAt: Date.now() - 3000 });
+/** A pane drawing into a headless xterm, the way a user's terminal shows it. */
+function mount(model: RunModel, size = { columns: 100, rows: 20 }) {
+  const term = new xterm.Terminal({ cols: size.columns, rows: size.rows, allowProposedApi: true, scrollback: 0 });
+  const writes: string[] = [];
+  const calls = { stop: 0, killNow: 0, exit: [] as number[] };
+  // What run.ts writes before the first frame.
+  term.write('\x1b[?7l');
+  const pane = new Pane({
+    model,
+    controls: { stop: () => void calls.stop++, killNow: () => void calls.killNow++ },
+    onExit: (code) => void calls.exit.push(code),
+    title: 't',
+    grace: { sigintMs: 5000, sigtermMs: 5000 },
+    size: () => size,
+    write: (d) => {
+      writes.push(d);
+      term.write(d);
+    },
+  });
+  const lines = async () => {
+    await new Promise<void>((r) => term.write('', r));
+    const b = term.buffer.active;
+    return Array.from({ length: size.rows }, (_, i) => b.getLine(i)?.translateToString(true) ?? '');
+  };
+  const screen = async () => (await lines()).join('\n');
+  /** The cell at (row, col) of the screen. */
+  const cell = async (row: number, col: number) => {
+    await lines();
+    return term.buffer.active.getLine(row)!.getCell(col)!;
+  };
+  return { pane, term, writes, calls, lines, screen, cell };
+}
+
+function runningModel(): RunModel {
+  const model = new RunModel([{ name: 'data_process', logPath: 'a.log', command: '' }, { name: 'train', logPath: 'b.log', command: '' }]);
+  model.stepStart(0, { pid: 1, startedAt: Date.now() - 3000 });
+  return model;
+}
+
+describe('the pane (drawn into a headless terminal)', () => {
+  it('shows steps, the log, the progress bar with rate/ETA and the loss sparkline', async () => {
+    const model = runningModel();
     model.line(0, '[INFO] Setting ds_accelerator to cuda');
     model.line(0, '\u001b[31mred\u001b[0m is never printed raw'.replace(/\u001b\[\d+m/g, ''));
     model.partial(0, '  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]');
     model.progress(0, parseProgress('  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]')!);
     for (const v of [0.9, 0.7, 0.5, 0.3]) model.loss(0, v);
-    const r = render(<LogPane model={model} controls={{ stop: () => {}, killNow: () => {} }} onExit={() => {}} title="t" size={{ columns: 100, rows: 20 }} />);
-    const frame = stripAnsi(r.lastFrame() ?? '');
-    expect(frame).toMatch(/▶ 1\. data_process +running/);
+    const m = mount(model);
+    m.pane.draw();
+    const frame = await m.screen();
+    expect(frame).toMatch(/▶ 1\. data_process +running +3\.\ds/);
     expect(frame).toMatch(/· 2\. train +pending/);
     expect(frame).toContain('Setting ds_accelerator to cuda');
     expect(frame).toMatch(/3% 30\/1000 6\.00it\/s ETA 02:41/);
     expect(frame).toMatch(/loss 0\.3000 █▆▃▁/);
-    expect(frame.split('\n').length).toBeLessThan(20);
-    r.unmount();
+    expect(frame).toContain('follow on · wrap off');
+    // The last row stays free.
+    expect((await m.lines())[19]).toBe('');
+    // Styles are SGR sequences the terminal applies, never text on screen.
+    expect(frame).not.toMatch(/\[\d+m/);
+    expect((await m.cell(1, 3)).getFgColor()).toBe(6); // ▶ in cyan
+  });
+
+  it('writes only the rows that changed', async () => {
+    const model = runningModel();
+    for (let i = 0; i < 30; i++) model.line(0, `line ${i}`);
+    const m = mount(model);
+    m.pane.draw();
+    const before = m.writes.length;
+    m.pane.draw();
+    expect(m.writes.length).toBe(before); // nothing changed: nothing written
+    m.pane.key('w', {});
+    m.pane.draw();
+    const last = m.writes.at(-1)!;
+    // Only the status row (row 18 of 20) changed.
+    expect(last.match(/\x1b\[\d+;1H/g)).toEqual(['\x1b[18;1H']);
+    expect(await m.screen()).toContain('wrap on');
+    model.line(0, 'line 30');
+    m.pane.draw();
+    const screen = await m.screen();
+    expect(screen).toContain('line 30');
+    expect(screen).not.toContain('line 17\n');
+    expect(screen).toMatch(/data_process · 31 lines/);
+  });
+
+  it('highlights search matches in inverse, the current one in yellow', async () => {
+    const model = runningModel();
+    for (let i = 0; i < 30; i++) model.line(0, i % 10 === 0 ? `step ${i} loss=0.5` : `step ${i}`);
+    const m = mount(model);
+    m.pane.draw();
+    m.pane.input('/loss\r');
+    const screen = await m.screen();
+    expect(screen).toContain('search "loss"');
+    expect(screen).toContain('follow paused');
+    const rows = await m.lines();
+    const r20 = rows.findIndex((l) => l.startsWith('step 20 loss'));
+    const r10 = rows.findIndex((l) => l.startsWith('step 10 loss'));
+    expect(r20).toBeGreaterThan(0);
+    const hit = await m.cell(r20, 'step 20 '.length);
+    expect(hit.isInverse()).toBeTruthy();
+    expect(hit.getFgColor()).toBe(3); // yellow: the current match
+    expect((await m.cell(r20, 0)).isInverse()).toBeFalsy();
+    if (r10 > 0) {
+      const other = await m.cell(r10, 'step 10 '.length);
+      expect(other.isInverse()).toBeTruthy();
+      expect(other.getFgColor()).not.toBe(3);
+    }
+    m.pane.input('\x1b');
+    expect(await m.screen()).not.toContain('search "loss"');
+  });
+
+  it('asks before stopping, stops on y, and keeps running on any other key', async () => {
+    const model = runningModel();
+    const m = mount(model);
+    m.pane.draw();
+    m.pane.input('q');
+    expect(await m.screen()).toContain('Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after 5s');
+    m.pane.input('x');
+    expect(await m.screen()).not.toContain('Stop the run?');
+    expect(m.calls.stop).toBe(0);
+    m.pane.input('\x03');
+    m.pane.input('y');
+    expect(m.calls.stop).toBe(1);
+    model.stopping();
+    m.pane.input('\x03');
+    expect(m.calls.killNow).toBe(1);
+  });
+
+  it('Tab shows the next step; a finished run closes the pane, a failed one waits for q', async () => {
+    const model = runningModel();
+    model.line(0, 'first pass output');
+    const m = mount(model);
+    m.pane.draw();
+    m.pane.input('\t');
+    expect(await m.screen()).toMatch(/── train · 0 lines/);
+    expect(await m.screen()).toContain('this step has not started');
+    m.pane.input('\x1b[Z');
+    expect(await m.screen()).toMatch(/── data_process · 1 lines/);
+    const r = { status: 'failed' as const, exitCode: 3, signal: null, startedAt: 0, endedAt: 1000 };
+    model.stepEnd(0, r);
+    model.end({ outcome: 'failed', exitCode: 1, failedStep: 0, results: [r, null] });
+    m.pane.draw();
+    expect(await m.screen()).toMatch(/✘ 1\. data_process +failed .* exit 3/);
+    expect(await m.screen()).toContain('[failed: q to close]');
+    expect(m.calls.exit).toEqual([]);
+    m.pane.input('q');
+    expect(m.calls.exit).toEqual([1]);
+
+    const done = runningModel();
+    const m2 = mount(done);
+    done.end({ outcome: 'succeeded', exitCode: 0, failedStep: null, results: [] });
+    m2.pane.draw();
+    expect(m2.calls.exit).toEqual([0]);
+  });
+
+  it('redraws everything after a resize, at the new size', async () => {
+    const model = runningModel();
+    for (let i = 0; i < 50; i++) model.line(0, `line ${i}`);
+    const size = { columns: 100, rows: 20 };
+    const m = mount(model, size);
+    m.pane.draw();
+    size.rows = 30;
+    m.term.resize(100, 30);
+    m.term.write('\x1b[2J');
+    m.pane.resize();
+    await m.screen();
+    const rows = m.term.buffer.active;
+    const text = Array.from({ length: 30 }, (_, i) => rows.getLine(i)?.translateToString(true) ?? '');
+    expect(text.filter((l) => /^line \d+$/.test(l))).toHaveLength(30 - 1 - (1 + 2 + 1 + 2 + 1 + 1));
+    expect(text[28]).toMatch(/^↑↓ PgUp/);
+  });
+});
+
+describe('keys and widths', () => {
+  it('splits a read into key presses', () => {
+    const keys = parseKeys('/ab\r\x1b[A\x1b[B\x1b[5~\x1b[6~\x1b[H\x1b[4~\t\x1b[Z\x03\x7f\x1b[3~\x1b');
+    expect(keys.map((k) => k.input).join('')).toBe('/abc');
+    expect(keys.map((k) => Object.keys(k.key).sort().join('+'))).toEqual([
+      '', '', '', 'return', 'upArrow', 'downArrow', 'pageUp', 'pageDown', 'home', 'end', 'tab', 'shift+tab', 'ctrl', 'backspace', 'delete', 'escape',
+    ]);
+    expect(parseKeys('\x1bOA')[0]!.key).toEqual({ upArrow: true });
+    expect(parseKeys('\x1bx')[0]).toEqual({ input: 'x', key: { meta: true } });
+    expect(parseKeys('é😀')).toEqual([{ input: 'é', key: {} }, { input: '😀', key: {} }]);
+  });
+
+  it('cuts rows by terminal columns, wide characters counted twice', () => {
+    expect(textWidth('abc')).toBe(3);
+    expect(textWidth('日本語')).toBe(6);
+    expect(textWidth('e\u0301')).toBe(1);
+    expect(new RowBuilder(10).add('日本語日本語').toString()).toBe('日本語日…');
+    expect(new RowBuilder(10).add('abcdefghijkl').toString()).toBe('abcdefghi…');
+    expect(new RowBuilder(10).add('abcde', '\x1b[2m').add('fghij').toString()).toBe('\x1b[2mabcde\x1b[0mfghij');
+  });
+
+  it('a wide line never spills into the next row', async () => {
+    const model = runningModel();
+    model.line(0, '日本語'.repeat(40));
+    model.line(0, 'next line');
+    const m = mount(model);
+    m.pane.draw();
+    const rows = await m.lines();
+    const k = rows.findIndex((l) => l.startsWith('日本語'));
+    expect(rows[k]!.endsWith('…')).toBe(true);
+    expect(rows[k + 1]).toBe('next line');
   });
 });

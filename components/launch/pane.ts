@@ -1,0 +1,208 @@
+/**
+ * The launch log pane: a step list (status, elapsed), the selected step's log (follow, scroll, search
+ * with highlights, wrap), a tqdm progress bar with a loss sparkline, and key hints.
+ *
+ * Drawn without Ink: under a flood of output an Ink frame of this screen cost 20-40 ms of the main
+ * thread (React, yoga, then a styled cell for every character of the screen), which is also the thread
+ * that drains the step's pipes, so the child waited on every frame. Here a frame is the rows as strings
+ * (./view.ts), and only the rows that differ from what the terminal shows are written. Keys go through
+ * the keymap and the pure reducer in ./state.ts.
+ */
+import type { RunModel } from '../../src/launch/model.js';
+import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/launch/group.js';
+import { LOG_FRAME_INTERVAL_MS, type FrameStats } from './frames.js';
+import { parseKeys } from './keys.js';
+import { commandFor, initialPaneState, paneReducer, type KeyInfo, type PaneAction, type PaneState } from './state.js';
+import { paneLayout, paneLines, type PaneLayout } from './view.js';
+
+/** How often the pane looks at the model's version (a redraw happens only when one is due). */
+export const FRAME_TICK_MS = 50;
+/** Redraw at least this often while a step runs, so elapsed times tick. */
+export const CLOCK_TICK_MS = 1_000;
+
+// Synchronized output (terminals that know it show the frame at once, the rest ignore it).
+const BEGIN_SYNC = '\x1b[?2026h';
+const END_SYNC = '\x1b[?2026l';
+
+/** What the pane can ask of the run. */
+export interface PaneControls {
+  stop(): void;
+  killNow(): void;
+}
+
+/** Options of the pane. */
+export interface PaneOptions {
+  model: RunModel;
+  controls: PaneControls;
+  /** Called once with the exit code when the pane is done (after the run ended). */
+  onExit(code: number): void;
+  title: string;
+  /** Grace periods shown in the stop prompt. */
+  grace?: { sigintMs: number; sigtermMs: number };
+  /** The terminal's size, read at every frame. */
+  size(): { columns: number; rows: number };
+  /** Writes to the terminal (the pane only ever writes whole frames). */
+  write(data: string): void;
+  /** Frame times: redraws for new output are spaced to what frames cost. */
+  frames?: FrameStats;
+  now?: () => number;
+}
+
+/** The pane's controller: view state, keys, frame pacing, and the rows the terminal shows. */
+export class Pane {
+  /** The reducer state (keys that arrive before the next frame see each other). */
+  state: PaneState = initialPaneState();
+  /** Frames written (tests wait on it). */
+  framesDrawn = 0;
+  private shown: string[] = [];
+  private drawnVersion = -1;
+  private lastDraw = 0;
+  private lastClock = 0;
+  private exited = false;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private offMilestone: (() => void) | null = null;
+  private drawQueued = false;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: PaneOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Draws the first frame and starts the frame ticks. */
+  start(): void {
+    this.draw();
+    // Capped frame rate: look at the model's version every FRAME_TICK_MS and redraw when it changed and a
+    // frame is due (every LOG_FRAME_INTERVAL_MS, more apart if frames were slow); milestones draw at once.
+    this.timer = setInterval(() => this.tick(), FRAME_TICK_MS);
+    this.offMilestone = this.opts.model.onMilestone(() => this.queueDraw());
+  }
+
+  /** Stops the ticks (the terminal is left as it is). */
+  dispose(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.offMilestone?.();
+    this.offMilestone = null;
+  }
+
+  /** One frame tick: redraws if output arrived and a frame is due, or the clock should move. */
+  tick(): void {
+    const now = this.now();
+    const { model, frames } = this.opts;
+    const running = model.steps.some((s) => s.status === 'running');
+    const due = now - this.lastDraw >= (frames ? frames.interval() : LOG_FRAME_INTERVAL_MS);
+    if ((model.version !== this.drawnVersion && due) || (running && now - this.lastClock >= CLOCK_TICK_MS)) this.draw();
+  }
+
+  /** Input read from the terminal: each key in it is handled, then one frame shows the result. */
+  input(data: string): void {
+    for (const k of parseKeys(data)) this.key(k.input, k.key);
+    this.draw();
+  }
+
+  /** The terminal changed size: everything is drawn again. */
+  resize(): void {
+    this.shown = [];
+    this.draw();
+  }
+
+  private queueDraw(): void {
+    if (this.drawQueued) return;
+    this.drawQueued = true;
+    setImmediate(() => {
+      this.drawQueued = false;
+      this.draw();
+    });
+  }
+
+  private dispatch(a: PaneAction): void {
+    this.state = paneReducer(this.state, a);
+  }
+
+  private layout(): PaneLayout {
+    return paneLayout(this.opts.model, this.state, this.opts.size());
+  }
+
+  /** Builds the frame and writes the rows that changed. */
+  draw(): void {
+    const t0 = performance.now();
+    const { model } = this.opts;
+    this.dispatch({ type: 'autoStep', index: model.activeStep });
+    const now = this.now();
+    this.drawnVersion = model.version;
+    this.lastDraw = now;
+    this.lastClock = now;
+    const lines = paneLines(model, this.state, this.layout(), { title: this.opts.title, now, grace: this.opts.grace ?? { sigintMs: SIGINT_GRACE_MS, sigtermMs: SIGTERM_GRACE_MS } });
+    let out = '';
+    const n = Math.max(lines.length, this.shown.length);
+    for (let r = 0; r < n; r++) {
+      const line = lines[r] ?? '';
+      if (this.shown[r] === line && r < this.shown.length) continue;
+      // Clear the row first, then write it: the row never shows a mix of two frames' text.
+      out += `\x1b[${r + 1};1H\x1b[2K${line}`;
+    }
+    this.shown = lines;
+    if (out !== '') this.opts.write(BEGIN_SYNC + out + END_SYNC);
+    this.framesDrawn++;
+    this.opts.frames?.record(performance.now() - t0);
+    const outcome = model.outcome;
+    // A finished or stopped run closes the pane; a failed one stays open to read the log (q closes it).
+    if (outcome && !this.exited && outcome.outcome !== 'failed') {
+      this.exited = true;
+      this.opts.onExit(outcome.exitCode);
+    }
+  }
+
+  /** One key press (Ink's useInput shape). */
+  key(input: string, key: KeyInfo & { meta?: boolean }): void {
+    const { model, controls } = this.opts;
+    const state = this.state;
+    const { view, logHeight, selected } = this.layout();
+    const dispatch = (a: PaneAction) => this.dispatch(a);
+    if (state.search.mode === 'input') {
+      if (key.escape) dispatch({ type: 'searchCancel' });
+      else if (key.return) dispatch({ type: 'searchCommit', view });
+      else if (key.backspace || key.delete) dispatch({ type: 'searchBackspace' });
+      else if (key.ctrl && input === 'c') dispatch({ type: 'searchCancel' });
+      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'searchInput', text: input });
+      return;
+    }
+    const ended = model.outcome !== null;
+    if (state.confirmStop) {
+      dispatch({ type: 'confirmStop', on: false });
+      if (input === 'y' || input === 'Y' || input === 'q' || (key.ctrl && input === 'c')) controls.stop();
+      return;
+    }
+    if (key.escape && state.search.mode === 'active') {
+      dispatch({ type: 'searchCancel' });
+      return;
+    }
+    switch (commandFor(input, key)) {
+      case 'quit':
+        if (ended) {
+          if (!this.exited) {
+            this.exited = true;
+            this.opts.onExit(model.outcome!.exitCode);
+          }
+        } else if (model.stoppingRequested) {
+          if (key.ctrl && input === 'c') controls.killNow();
+        } else dispatch({ type: 'confirmStop', on: true });
+        return;
+      case 'up': return dispatch({ type: 'scroll', delta: -1, view });
+      case 'down': return dispatch({ type: 'scroll', delta: 1, view });
+      case 'pageUp': return dispatch({ type: 'scroll', delta: -(logHeight - 1), view });
+      case 'pageDown': return dispatch({ type: 'scroll', delta: logHeight - 1, view });
+      case 'top': return dispatch({ type: 'top', view });
+      case 'bottom': return dispatch({ type: 'bottom' });
+      case 'follow': return dispatch({ type: 'toggleFollow', view });
+      case 'wrap': return dispatch({ type: 'toggleWrap' });
+      case 'nextStep': return dispatch({ type: 'selectStep', index: (selected + 1) % model.steps.length });
+      case 'prevStep': return dispatch({ type: 'selectStep', index: (selected - 1 + model.steps.length) % model.steps.length });
+      case 'searchStart': return dispatch({ type: 'searchStart' });
+      case 'searchNext': return dispatch({ type: 'searchMove', dir: 1, view });
+      case 'searchPrev': return dispatch({ type: 'searchMove', dir: -1, view });
+      default:
+        return;
+    }
+  }
+}
