@@ -1,9 +1,9 @@
 /**
- * How often the log pane can afford to redraw. An Ink frame of the pane costs a few ms on a quiet
- * machine and tens of ms on a busy one (Ink rebuilds every cell of the screen each frame); under a
- * flood of output the main thread is also the one reading the pipes, so frames driven by new output
- * are spaced to take about FRAME_BUDGET of it. Key presses are not paced by this (Ink draws them at
- * once, at most maxFps).
+ * How often the log pane can afford to redraw. A frame of the pane (./pane.ts) is its rows built as
+ * strings and the changed ones written: well under a millisecond, so frames for new output come every
+ * LOG_FRAME_INTERVAL_MS. Under a flood of output the main thread is also the one reading the pipes, so
+ * should frames ever get slow (a huge terminal, a starved machine) they are spaced to take about
+ * FRAME_BUDGET of it. Key presses are not paced by this (they are drawn at once).
  */
 
 /** Redraws for new output at most this often (also the floor of the adaptive interval). */
@@ -15,13 +15,13 @@ export const FRAME_BUDGET = 0.1;
 /** Weight of the newest frame in the running average. */
 const EMA_WEIGHT = 0.3;
 
-/** A running average of how long Ink takes to draw a frame of the pane. */
+/** A running average of how long a frame of the pane takes to build and write. */
 export class FrameStats {
   /** Average render time in ms (0 until the first frame). */
   averageMs = 0;
   frames = 0;
 
-  /** Ink's onRender metrics: one call per drawn frame. */
+  /** One call per drawn frame, with its time in ms. */
   record(renderMs: number): void {
     if (!Number.isFinite(renderMs) || renderMs < 0) return;
     this.averageMs = this.frames === 0 ? renderMs : this.averageMs + EMA_WEIGHT * (renderMs - this.averageMs);
