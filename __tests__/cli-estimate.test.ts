@@ -140,7 +140,8 @@ describe('bad input exits 2 with one line and a hint, never a stack trace', () =
     [['--model', 'gpt-5'], /unknown model 'gpt-5'/],
     [[], /--params is required/],
     [['--params', '7B', '--seq-len', '4096'], /the activation estimate also needs --layers, --hidden, --heads, --micro-batch/],
-    [['--params', '7B', '--model', 'qwen-image', '--seq-len', '4096', '--micro-batch', '1', '--checkpointing', 'some'], /--checkpointing 'some' is not none or full/],
+    [['--model', 'flux.1-dev', '--params', '20B'], /--model flux.1-dev already sets the parameter count/],
+    [['--model', 'qwen-image', '--seq-len', '4096', '--micro-batch', '1', '--checkpointing', 'some'], /--checkpointing 'some' is not none or full/],
     [['--params', '7B', '--bogus'], /unknown option '--bogus'/],
   ])('%j', (args, message) => {
     const r = run(args);

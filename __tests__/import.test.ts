@@ -66,12 +66,15 @@ describe('importing files zerowiz did not write', () => {
     expect(toAccelerateYaml(r.setup)).toContain('gpu_ids: all');
   });
 
-  it("reads `accelerate config default`'s JSON-in-YAML file", () => {
+  it("reads `accelerate config default`'s JSON-in-YAML file and turns it into a DeepSpeed config", () => {
     const dir = tmp();
     writeFileSync(join(dir, 'default_config.yaml'), JSON.stringify({ compute_environment: 'LOCAL_MACHINE', debug: false, distributed_type: 'MULTI_GPU', downcast_bf16: false, num_processes: 2, same_network: false }, null, 2));
     const r = importAccelerateConfig('default_config.yaml', dir);
     expect(r.setup.answers.num_processes).toBe(2);
     expect(r.findings.map((f) => f.rule)).toContain('accelerate-not-deepspeed');
+    expect(r.findings.find((f) => f.rule === 'import-note')?.message).toContain('distributed_type was MULTI_GPU');
+    expect(toAccelerateYaml(r.setup)).toContain('distributed_type: DEEPSPEED');
+    expect(r.kept).not.toContain('distributed_type');
   });
 
   it('keeps ZeRO-3 with only the optimizer offloaded as it was (no mode offloads just one)', () => {

@@ -76,9 +76,35 @@ describe('user presets', () => {
     expect(() => findPreset('bad', e)).toThrow(/answers\.mode/);
   });
 
+  it('a user preset is known by its file name, whatever its name: field says', () => {
+    const e = env();
+    const dir = userPresetsDir(e);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'namemismatch.yaml'), 'name: other\nanswers:\n  mode: 2\n');
+    const listed = listPresets(e).presets.map((p) => p.name);
+    expect(listed).toContain('namemismatch');
+    expect(listed).not.toContain('other');
+    expect(findPreset('namemismatch', e).setup.answers.mode).toBe('2');
+  });
+
   it('refuses bad names and cannot delete built-ins', async () => {
     const e = env();
     await expect(savePreset('../evil', await loadPreset('zero2', e), '', undefined, e)).rejects.toThrow(UsageError);
     await expect(deletePreset('zero2', e)).rejects.toThrow(/built-in/);
+  });
+});
+
+describe('every answer survives a save and reload unchanged', () => {
+  it('memory sizes, parameter counts and every other answer (detected 79.65 GiB stays 79.65 GiB)', async () => {
+    const e = env();
+    const base = await loadPreset('zero3-nvme', e);
+    const answers = withDefaults({
+      ...base.answers,
+      model_params: 20430401088, largest_layer_params: 56641536, gpu_memory: 81559 * 2 ** 20, cpu_memory: 1.5 * 2 ** 40,
+      num_machines: 2, num_processes: 16, main_process_ip: '10.0.0.1', main_process_port: 29501, hostfile: '/h',
+      reduce_bucket_size: 'auto', gradient_clipping: 0.5, gradient_accumulation_steps: 4, mixed_precision: 'fp16',
+    });
+    await savePreset('roundtrip', { ...base, answers }, '', undefined, e);
+    expect(findPreset('roundtrip', e).setup.answers).toEqual(answers);
   });
 });

@@ -29,7 +29,7 @@ export function buildProgram(ui: UiLoaders): Program {
     },
   };
   program
-    .description('A terminal wizard for accelerate + DeepSpeed ZeRO: the questions of `accelerate config`, the cost of each ZeRO mode, the YAML and JSON, and the launch.')
+    .description('A terminal wizard for accelerate + DeepSpeed ZeRO: the questions of `accelerate config`, the cost of each ZeRO mode, the YAML and JSON, and the launch.\n\nRun without a command to open the interactive wizard.')
     .version(VERSION, '-v, --version')
     .addOption(new Option('--config <file>', 'an accelerate config YAML to import into the wizard'))
     .showSuggestionAfterError(true)

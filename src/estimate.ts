@@ -375,7 +375,7 @@ export function estimateModes(input: EstimateInput): EstimateReport {
 export function recommend(n: NormalizedInput, modes: ModeEstimate[]): { recommended: ModeEstimate | null; reason: string } {
   const oneGpu = n.totalGpus === 1 ? 'With one GPU, stages 1-3 without offload shard over a single device and save nothing; ' : '';
   if (n.gpuMemoryBytes === null || n.usableGpuBytes === null) {
-    return { recommended: null, reason: `${oneGpu}give the GPU memory (--gpu-memory or --detect) to see which modes fit.` };
+    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'give' : 'Give'} the GPU memory (--gpu-memory or --detect) to see which modes fit.` };
   }
   const mem = formatBytesShort(n.gpuMemoryBytes);
   const acts = n.activationBytes ? ' (activations included)' : '';

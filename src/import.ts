@@ -72,6 +72,9 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   setIf('inclusion_filter', ds.deepspeed_inclusion_filter);
   const moved: string[] = [];
   const note = (message: string, fix: string) => findings.push({ level: 'warning', rule: 'import-note', message, fix });
+  if (y.distributed_type !== 'DEEPSPEED') {
+    note(`distributed_type was ${String(y.distributed_type)}; zerowiz writes DEEPSPEED, so accelerate uses DeepSpeed with the ZeRO mode chosen here`, 'check the ZeRO mode (default 2) before writing');
+  }
   // Values accelerate itself would take from the YAML when there is no JSON (or refuse when there is).
   let yamlPrecision: string | null = null;
   if (typeof y.mixed_precision === 'string') {
@@ -123,7 +126,7 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
     steps: [],
   };
   // Whatever the answers do not reproduce is kept as it was.
-  const dropFromYaml = new Set(['mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_optimizer_device', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_optimizer_nvme_path', 'deepspeed_config.offload_param_nvme_path', 'deepspeed_config.gradient_accumulation_steps', 'deepspeed_config.gradient_clipping', 'deepspeed_config.zero3_save_16bit_model']);
+  const dropFromYaml = new Set(['distributed_type', 'mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_optimizer_device', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_optimizer_nvme_path', 'deepspeed_config.offload_param_nvme_path', 'deepspeed_config.gradient_accumulation_steps', 'deepspeed_config.gradient_clipping', 'deepspeed_config.zero3_save_16bit_model']);
   const yamlExtra = difference(y, accelerateConfigObject(setup), '', dropFromYaml);
   const jsonExtra = difference(j, plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>, '', new Set());
   setup.extra = {};

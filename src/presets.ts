@@ -14,7 +14,7 @@ import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from './paths.js';
 import { QUESTIONS, question, withDefaults, type Answers, type Question, type QuestionId } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
-import { timestamp, writeFileSafely } from './write.js';
+import { timestamp, writeFileSafely, type WriteResult } from './write.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);
@@ -131,7 +131,8 @@ export function readPresetFile(path: string, source: Preset['source']): Preset {
     return fail(issue.path.join('.'), issue.message);
   }
   const file = checked.data;
-  const name = file.name ?? basename(path, extname(path));
+  // A preset is found by its file name, so that is its name; `name:` only names a preset given as a file.
+  const name = source === 'file' ? file.name ?? basename(path, extname(path)) : basename(path, extname(path));
   const raw: Record<string, unknown> = { ...file.answers };
   if (file.model?.name !== undefined) raw.model_name = file.model.name;
   if (file.model?.params !== undefined) raw.model_params = file.model.params;
@@ -220,7 +221,12 @@ export function presetFileFor(setup: Setup, description = '', given?: Partial<An
     } else if (id === 'model_params' || id === 'largest_layer_params') {
       if (value !== null) model[id === 'model_params' ? 'params' : 'largest_layer'] = (qq as Question).format(value as never);
     } else {
-      answers[id] = value as string | number | boolean | null;
+      // Written as the question formats it when a plain number would read back differently (memory sizes:
+      // a bare number means GiB), so a saved preset reloads the same answers.
+      const plain = value as string | number | boolean | null;
+      const back = typeof plain === 'number' ? (qq as Question).parse(String(plain), a) : null;
+      const roundTrips = back === null || (back.ok && back.value === plain);
+      answers[id] = roundTrips ? plain : (qq as Question).format(value as never);
     }
   }
   const file: PresetFile = {
@@ -249,15 +255,26 @@ function dumpYamlInOrder(obj: Record<string, unknown>): string {
   return dumpYaml(obj, false);
 }
 
-/** Saves a user preset; an existing file with other content is backed up first. Returns the path. */
-export async function savePreset(name: string, setup: Setup, description = '', given?: Partial<Answers>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+/** What saving a preset did: the write, and the built-in it now hides, if any. */
+export interface SavedPreset extends WriteResult {
+  shadows: string | null;
+}
+
+/** Saves a user preset; an existing file with other content is backed up first. */
+export async function savePresetFile(name: string, setup: Setup, description = '', given?: Partial<Answers>, env: NodeJS.ProcessEnv = process.env): Promise<SavedPreset> {
   if (!NAME_RE.test(name)) throw new UsageError(`'${name}' is not a valid preset name`, 'use letters, digits, . _ - (e.g. my-zero3)');
   const dir = userPresetsDir(env);
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${name}.yaml`);
   const text = renderPresetFile(presetFileFor({ ...setup, name }, description, given));
-  await writeFileSafely(path, text);
-  return path;
+  const result = await writeFileSafely(path, text);
+  const builtin = join(presetsDir(), `${name}.yaml`);
+  return { ...result, shadows: existsSync(builtin) ? builtin : null };
+}
+
+/** Saves a user preset (see savePresetFile); resolves with its path. */
+export async function savePreset(name: string, setup: Setup, description = '', given?: Partial<Answers>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return (await savePresetFile(name, setup, description, given, env)).path;
 }
 
 /** Deletes a user preset (after keeping a backup). Built-ins cannot be deleted. */

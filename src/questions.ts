@@ -5,7 +5,7 @@
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
-import { formatBytes, formatCount, parseBytes, parseCount } from './units.js';
+import { formatBytesExact, formatCountExact, parseBytes, parseCount } from './units.js';
 import { UsageError } from './errors.js';
 
 export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;
@@ -257,28 +257,28 @@ export const QUESTIONS = [
     prompt: 'How many parameters does the trained model have? (e.g. 20.4B, 7e9, 350M; empty to skip the estimate)',
     help: 'All parameters of the model being trained, counted once. Used only for the memory estimate at the ZeRO question.',
     when: always, defaultValue: () => null,
-    parse: countOrNull('parameter count'), format: (v) => (v === null ? '' : formatCount(v)),
+    parse: countOrNull('parameter count'), format: (v) => (v === null ? '' : formatCountExact(v)),
   }),
   q({
     id: 'largest_layer_params', kind: 'text', section: 'model',
     prompt: 'Parameters of the largest single layer (e.g. 120M; empty: leave the gathered layer out of the ZeRO-3 figures)',
     help: "ZeRO-3 gathers one whole layer at a time on a GPU; DeepSpeed's estimator calls this largest_layer_params.",
     when: (a) => a.model_params !== null, defaultValue: () => null,
-    parse: countOrNull('largest layer'), format: (v) => (v === null ? '' : formatCount(v)),
+    parse: countOrNull('largest layer'), format: (v) => (v === null ? '' : formatCountExact(v)),
   }),
   q({
     id: 'gpu_memory', kind: 'text', section: 'model',
     prompt: 'Memory of one GPU (e.g. 80GiB; G and GiB mean 2^30 bytes, GB 10^9)',
     help: 'Taken from nvidia-smi when it is found. Used to mark which ZeRO modes fit.',
     when: (a) => a.model_params !== null, defaultValue: (_a, env) => env.gpuMemoryBytes,
-    parse: bytesOrNull('GPU memory'), format: (v) => (v === null ? '' : formatBytes(v, 0)),
+    parse: bytesOrNull('GPU memory'), format: (v) => (v === null ? '' : formatBytesExact(v)),
   }),
   q({
     id: 'cpu_memory', kind: 'text', section: 'model',
     prompt: 'CPU memory (RAM) of one machine (e.g. 1TiB)',
     help: 'Read from the OS when zerowiz runs on the training machine. Offload modes keep optimizer states here.',
     when: (a) => a.model_params !== null, defaultValue: (_a, env) => env.cpuMemoryBytes,
-    parse: bytesOrNull('CPU memory'), format: (v) => (v === null ? '' : formatBytes(v, 0)),
+    parse: bytesOrNull('CPU memory'), format: (v) => (v === null ? '' : formatBytesExact(v)),
   }),
   q({
     id: 'mode', kind: 'select', section: 'deepspeed',

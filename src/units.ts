@@ -87,3 +87,29 @@ export function parseInteger(text: string, what: string, min = 1, max = Number.M
   }
   return value;
 }
+
+/**
+ * A memory size written so that parseBytes reads back exactly the same bytes: `80GiB`, `79.65GiB` only
+ * when that is exact, else whole MiB (`81559MiB`, as nvidia-smi counts) or bytes (`123B`).
+ */
+export function formatBytesExact(bytes: number): string {
+  for (const [unit, size] of [['TiB', 2 ** 40], ['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+    if (bytes < size) continue;
+    for (const digits of [0, 1, 2]) {
+      const text = `${Number((bytes / size).toFixed(digits))}${unit}`;
+      if (parseBytes(text) === bytes) return text;
+    }
+  }
+  return `${bytes}B`;
+}
+
+/** A parameter count written so that parseCount reads back exactly the same number: 20.4B, else in full. */
+export function formatCountExact(n: number): string {
+  const short = formatCount(n);
+  try {
+    if (parseCount(short) === n) return short;
+  } catch {
+    // fall through to the full number
+  }
+  return String(n);
+}

@@ -53,6 +53,9 @@ interface BuiltInput {
 async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
   const notes: string[] = [];
   const model = flags.model !== undefined ? findModel(flags.model) : null;
+  if (model && (flags.params !== undefined || flags.largestLayer !== undefined)) {
+    throw new UsageError(`--model ${model.id} already sets the parameter count and largest layer; --params/--largest-layer would contradict it`, 'give either --model, or --params (with --largest-layer) for another model');
+  }
   if (flags.params === undefined && !model) {
     throw new UsageError('--params is required (or --model NAME)', 'e.g. zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB');
   }

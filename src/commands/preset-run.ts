@@ -1,6 +1,6 @@
 /** `zerowiz preset ...`'s work, loaded only when the command runs. */
 import { MODE_INFO } from '../modes.js';
-import { deletePreset, findPreset, listPresets, presetFileFor, renderPresetFile, savePreset } from '../presets.js';
+import { deletePreset, findPreset, listPresets, presetFileFor, renderPresetFile, savePresetFile } from '../presets.js';
 import { formatCount } from '../units.js';
 import { validate } from '../validate.js';
 import { UsageError } from '../errors.js';
@@ -47,8 +47,11 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
   const firstError = reportFindings(validate(setup));
   if (firstError) throw new UsageError(firstError.message, firstError.fix);
   const description = typeof opts.description === 'string' ? opts.description : typeof opts.preset === 'string' ? `based on ${opts.preset}` : '';
-  const path = await savePreset(name, { ...setup, name }, description, given);
-  process.stdout.write(`saved ${path}\n`);
+  const saved = await savePresetFile(name, { ...setup, name }, description, given);
+  const how = saved.status === 'unchanged' ? 'unchanged' : saved.backup ? `replaced (the previous one is kept as ${saved.backup})` : 'saved';
+  process.stdout.write(`${how} ${saved.path}\n`);
+  if (saved.shadows) process.stdout.write(`note: this user preset hides the built-in '${name}' of the same name (delete it to get the built-in back)\n`);
+  if (setup.steps.length === 0) process.stdout.write(`note: it has no launch steps, so \`zerowiz launch ${name}\` has nothing to run; start from a preset with steps (--preset) or add steps to the file\n`);
 }
 
 /** `preset delete NAME`. */

@@ -37,6 +37,7 @@ export function setupFromOptions(opts: Record<string, unknown>): { setup: Setup;
 
 function hintFor(id: QuestionId): string {
   const x = question(id) as Question;
+  if (x.kind === 'boolean') return `answer yes or no (or give --${flagName(id)} / --no-${flagName(id)} alone)`;
   if (x.choices) return `use one of: ${x.choices.map((c) => String(c.value)).join(', ')}`;
   return x.help;
 }
