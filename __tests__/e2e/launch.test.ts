@@ -65,6 +65,9 @@ describe('the log pane in a real terminal', () => {
     const raw = s.raw();
     expect(raw.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(raw.lastIndexOf('\x1b[?1049h'));
     expect(raw.lastIndexOf('\x1b[?25h')).toBeGreaterThan(raw.lastIndexOf('\x1b[?25l'));
+    // The pane turns autowrap off while it is up (rows are clipped at the edge); it is back on after.
+    expect(raw).toContain('\x1b[?7l');
+    expect(raw.lastIndexOf('\x1b[?7h')).toBeGreaterThan(raw.lastIndexOf('\x1b[?7l'));
     await s.waitFor(/zerowiz: step data_process stopped after .*\n.*full log:/);
   });
 
