@@ -51,10 +51,10 @@ describe('the wizard flow', () => {
     expect(s.screen).toBe('review');
     s = flowReducer(s, { type: 'jump', id: 'mode' });
     expect(s).toMatchObject({ screen: 'question', current: 'mode', returnToReview: true });
-    s = answer(s, 'mode', '3-offload');
-    // the offload mode enables the offload device question: asked before going back
-    expect(s).toMatchObject({ screen: 'question', current: 'offload_device', returnToReview: true });
-    s = answer(s, 'offload_device', 'cpu');
+    s = flowReducer(s, { type: 'answer', id: 'mode', value: '3-offload', also: { offload_device: 'nvme' } });
+    // the NVMe row enables the NVMe path question: asked before going back (the device came with the row)
+    expect(s).toMatchObject({ screen: 'question', current: 'nvme_path', returnToReview: true });
+    s = answer(s, 'nvme_path', '/nvme');
     expect(s.screen).toBe('review');
     expect(answersOf(s).mode).toBe('3-offload');
     expect(s.dirty).toBe(true);
@@ -133,5 +133,19 @@ describe('the wizard flow', () => {
     // a change that enables nothing returns straight to the review
     s = answer(flowReducer(s, { type: 'jump', id: 'debug' }), 'debug', true);
     expect(s.screen).toBe('review');
+  });
+});
+
+describe('a ZeRO table row that also picks the offload device', () => {
+  it('does not ask "cpu or nvme?" again, and back returns to the mode question', () => {
+    let s = started();
+    s = { ...s, current: 'mode' as QuestionId };
+    s = flowReducer(s, { type: 'answer', id: 'mode', value: '3-offload', also: { offload_device: 'cpu' } });
+    expect(s.current).not.toBe('offload_device');
+    expect(answersOf(s).offload_device).toBe('cpu');
+    s = flowReducer(s, { type: 'back' });
+    expect(s.current).toBe('mode');
+    s = flowReducer(s, { type: 'answer', id: 'mode', value: '3-offload', also: { offload_device: 'nvme' } });
+    expect(s.current).toBe('nvme_path'); // the NVMe row still needs its path
   });
 });

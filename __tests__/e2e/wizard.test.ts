@@ -96,8 +96,9 @@ describe('the wizard in a real terminal', () => {
     await walkToMode(s);
     await highlight(s, 'ZeRO-3 offload');
     s.write(KEYS.enter);
-    await at(s, 'Offload to CPU memory or to an NVMe');
+    // the row chose CPU offload: "cpu or nvme?" is not asked again
     await at(s, 'Gradient accumulation steps');
+    expect(s.screen()).not.toContain('Offload to CPU memory or to an NVMe');
     await at(s, 'Gradient clipping value');
     await at(s, 'Save 16-bit model weights');
     await at(s, 'Enable deepspeed.zero.Init');
@@ -183,5 +184,21 @@ describe('the wizard in a real terminal', () => {
     expect(screen).toMatch(/▸ ZeRO-/);
     expect(lines.length).toBe(24);
     expect(lines.every((l) => l.length <= 80)).toBe(true);
+  });
+
+  it('keeps the whole table beside the preview at 130 columns, and shows the whole help at 80x24', async () => {
+    const { s } = start({ cols: 130, rows: 30 });
+    await walkToMode(s);
+    await s.waitFor(/^★ /m);
+    for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
+      const row = s.lines().find((l) => l.slice(2).startsWith(label));
+      expect(row, `${label} row\n${s.screen()}`).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
+    }
+    s.resize(80, 24);
+    await s.waitFor((x) => x.split('\n').every((l) => l.length <= 80) && x.includes('Which ZeRO mode'));
+    s.write('?');
+    const help = await s.waitFor('(? closes this help)');
+    expect(help).toContain('accelerate config asks');
+    expect(help).toContain('Sets accelerate YAML');
   });
 });

@@ -38,10 +38,12 @@ const NO_FINDINGS: PreviewData['findings'] = [];
 
 /** Columns from which the preview sits beside the questions instead of below them. */
 export const WIDE_COLUMNS = 120;
+/** The questions' own width, at least (the ZeRO table is 78 columns wide). */
+const MIN_MAIN_COLUMNS = 80;
 
 function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: DetectedEnv, width: number, help: boolean, models: number, modelTyping: boolean): number {
   let body: number;
-  if (q.id === 'mode') body = modeHeight(tradeoffOf(a, given.zero3_init), width);
+  if (q.id === 'mode') body = modeHeight(tradeoffOf(a, given.zero3_init), width, !help);
   else if (q.id === 'model_params' && models > 0 && !modelTyping) body = Math.min(LIST_LIMIT, models + 2);
   else if (q.kind === 'text') body = 2;
   else body = Math.min(LIST_LIMIT, q.choices?.length ?? 2);
@@ -209,9 +211,12 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   // Layout: header, main (+ preview below or beside), footer; every height counted.
   const footer = footerLines(confirmQuit ? 'y quit without writing · n/Esc stay' : footerKeys(keyCtx), columns);
   const body = bodyRows(rows, footer.length);
-  const showPreview = flow.screen !== 'start';
-  const wide = showPreview && columns >= WIDE_COLUMNS;
-  const previewWidth = wide ? Math.min(72, Math.floor(columns * 0.45)) : columns;
+  // The help takes the preview's room, so it is never cut off (the ZeRO table alone fills 80x24).
+  const showPreview = flow.screen !== 'start' && !help;
+  // Side by side only when the questions keep the 80 columns the ZeRO table needs.
+  const sidePreviewWidth = Math.min(72, Math.floor(columns * 0.45));
+  const wide = showPreview && columns >= WIDE_COLUMNS && columns - sidePreviewWidth - 2 >= MIN_MAIN_COLUMNS;
+  const previewWidth = wide ? sidePreviewWidth : columns;
   const mainWidth = wide ? columns - previewWidth - 2 : columns;
   let needed = body;
   // Memoised: moving a highlight (a draft) must not re-estimate every mode just to count lines.

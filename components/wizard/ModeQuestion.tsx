@@ -35,10 +35,10 @@ export function modeItems(t: Tradeoff): { key: string; label: string; value: str
 }
 
 /** Rows of text the mode question needs (without the prompt and progress lines). */
-export function modeHeight(t: Tradeoff, width: number): number {
+export function modeHeight(t: Tradeoff, width: number, withPanel = true): number {
   const items = modeItems(t);
   const reason = wrap(reasonText(t), width).length;
-  const panel = Math.max(...items.map((i) => {
+  const panel = !withPanel ? 0 : Math.max(...items.map((i) => {
     const [l1, l2] = explainRow(t, i.key);
     return wrap(`▸ ${labelOfKey(t, i.key)}: ${l1}`, width).length + wrap(l2, width).length;
   }));
@@ -66,6 +66,8 @@ export function ModeQuestion(props: {
   onDraft: (a: Partial<Answers> | null) => void;
   /** Computes (and caches) the preview of a draft in idle time, so moving the highlight stays cheap. */
   prefetch?: (a: Partial<Answers>) => void;
+  /** The help is open: it takes the panel's rows, so the whole help fits at 80x24. */
+  hidePanel?: boolean;
 }): React.JSX.Element {
   const { answers, width } = props;
   const t = useMemo(() => tradeoffOf(answers, props.zeroInit), [answers, props.zeroInit]);
@@ -142,10 +144,10 @@ export function ModeQuestion(props: {
       {wrap(reasonText(t), width).map((l, i) => (
         <Text key={`r${i}`} color={tint('recommended')}>{l}</Text>
       ))}
-      {wrap(`▸ ${hiLabel}: ${what}`, width).map((l, i) => (
+      {props.hidePanel ? null : wrap(`▸ ${hiLabel}: ${what}`, width).map((l, i) => (
         <Text key={`a${i}`} bold={i === 0}>{l}</Text>
       ))}
-      {wrap(cost, width).map((l, i) => (
+      {props.hidePanel ? null : wrap(cost, width).map((l, i) => (
         <Text key={`b${i}`}>{l}</Text>
       ))}
     </Box>

@@ -179,7 +179,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
   const body: BodyProps = { q, a: p.answers, width, isActive: p.isActive, givenIds: p.given, onAnswer: p.onAnswer, onDraft: p.onDraft };
   let content: React.JSX.Element;
   if (q.id === 'mode') {
-    content = <ModeQuestion answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} {...(p.prefetch ? { prefetch: p.prefetch } : {})} />;
+    content = <ModeQuestion hidePanel={p.help} answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} {...(p.prefetch ? { prefetch: p.prefetch } : {})} />;
   } else if (q.id === 'model_params') {
     content = <ModelQuestion {...body} models={p.models} typed={p.modelTyped} onType={p.onTypeModel} />;
   } else if (q.kind === 'text') {

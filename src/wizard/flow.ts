@@ -74,9 +74,15 @@ export function setupOf(s: FlowState, answers: Answers = answersOf(s)): Setup {
   return { ...s.base, answers };
 }
 
-/** The questions of the walk (active, not advanced), in order. */
+/**
+ * Questions the wizard answers on another question's screen: the ZeRO table has a row per offload
+ * device, so choosing a row answers the offload device too. They stay editable from the review.
+ */
+const ANSWERED_WITH: ReadonlySet<QuestionId> = new Set<QuestionId>(['offload_device']);
+
+/** The questions of the walk (active, not advanced, not answered on another screen), in order. */
 export function walkQuestions(a: Answers): Question[] {
-  return activeQuestions(a, false);
+  return activeQuestions(a, false).filter((x) => !ANSWERED_WITH.has(x.id));
 }
 
 const ORDER = new Map<QuestionId, number>(QUESTIONS.map((x, i) => [x.id as QuestionId, i]));
