@@ -1,4 +1,9 @@
-/** POSIX shell quoting for showing commands that can be pasted (and for commands.sh). */
+/**
+ * POSIX shell quoting for commands that can be pasted (the dry run, commands.sh, generate's and the
+ * wizard's summaries): the one definition. Not the shell-quote package: it backslash-escapes every
+ * `:`, `,` and `*` (`sft\:train`, `model\*.safetensors\,...`), which makes the seed's long commands hard
+ * to read; single quotes only where the shell would misread a word keep them as the user wrote them.
+ */
 
 const SAFE_RE = /^[A-Za-z0-9_\-./=:,+@%^]+$/;
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { quote } from 'shell-quote';
+import { shellJoin } from '../launch/quote.js';
 import { accelerateDefaultConfig } from '../paths.js';
 import type { Setup } from '../setup.js';
 import { configTexts, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
@@ -82,5 +82,5 @@ export function summaryLines(results: WriteResult[], setup: Setup): string[] {
 
 /** The command for a YAML path (for tests and messages). */
 export function launchCommandFor(yamlPath: string, script = 'train.py'): string {
-  return quote(['accelerate', 'launch', '--config_file', yamlPath, script]);
+  return shellJoin(['accelerate', 'launch', '--config_file', yamlPath, script]);
 }
