@@ -75,6 +75,7 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     expect(r.code).toBe(1);
     expect(argvLog(d)).toHaveLength(1);
     expect(r.stdout).toMatch(/step data_process failed after .* \(exit 7\)/);
+    expect(r.stdout.match(/step data_process failed after/g)).toHaveLength(1); // said once, not again in the summary
     expect(r.stdout).toMatch(/full log: \.zerowiz\/runs\/\d{8}-\d{6}-two-step\/01-data_process\.log/);
     const [id] = records(d);
     const j = runJson(d, id!);

@@ -113,7 +113,7 @@ export async function runStream(session: LaunchSession, out: { write(s: string):
     stopping: () => printer.stopping(),
   });
   const outcome = await session.run();
-  for (const l of summaryLines(session, { tail: false })) printer.note(l);
+  for (const l of summaryLines(session, { tail: false, stepLine: false })) printer.note(l);
   printer.flush();
   if (out === process.stdout) process.stdout.off('error', onOutError);
   return outcome.exitCode;

@@ -163,7 +163,7 @@ export async function withStopSignals<T>(session: LaunchSession, fn: () => Promi
 }
 
 /** The lines to print after a run: the outcome, and for a failure the last lines and the log path. */
-export function summaryLines(session: LaunchSession, opts: { tail: boolean }): string[] {
+export function summaryLines(session: LaunchSession, opts: { tail: boolean; stepLine?: boolean }): string[] {
   const o = session.pipeline.result;
   const dir = displayDir(session.record.dir, session.prepared.cwd);
   if (!o) return [`run record: ${dir}`];
@@ -183,7 +183,8 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean }): s
       if (tail.length > 0) out.push(`last lines of ${st.name}:`, ...tail.map((l) => `  ${l}`));
     }
     const why = o.outcome === 'interrupted' ? `stopped after ${took(i)}${r?.stopSignal && r.stopSignal !== 'none' ? ` (ended by ${r.stopSignal})` : ''}` : `failed after ${took(i)} (${r?.error ?? (r?.signal ? `signal ${r.signal}` : `exit ${r?.exitCode}`)})`;
-    out.push(`step ${st.name} ${why}`);
+    // Stream mode has already printed this line as the step ended.
+    if (opts.stepLine !== false) out.push(`step ${st.name} ${why}`);
     out.push(`full log: ${displayDir(st.logPath ?? '', session.prepared.cwd)}`);
   } else if (o.outcome === 'interrupted') {
     out.push('stopped before the next step started');
