@@ -18,6 +18,7 @@ describe('validate(setup): rules about the answers', () => {
   const table: Array<[string, Partial<Answers>, LaunchStep[], string]> = [
     ['NVMe needs a path', { ...GOOD, mode: '3-offload', offload_device: 'nvme', nvme_path: '' }, [], 'error:nvme-needs-path'],
     ['NVMe only really works at stage 3', { ...GOOD, mode: '2-offload', offload_device: 'nvme', nvme_path: '/nvme' }, [], 'warning:nvme-needs-stage-3'],
+    ['an NVMe offload device with a mode that offloads nothing', { ...GOOD, mode: '2', offload_device: 'nvme' }, [], 'warning:offload-device-unused'],
     ['zero3_init below stage 3 has no effect', { ...GOOD, zero3_init: true }, [], 'warning:zero3-init-below-stage-3'],
     ['ZeRO-3 offload + checkpointing needs the activation_checkpointing block', { ...GOOD, mode: '3-offload', gradient_checkpointing: false }, [train('--use_gradient_checkpointing')], 'error:zero3-offload-needs-activation-checkpointing'],
     ['one GPU without offload saves nothing', { ...GOOD, num_processes: 1, mode: '3' }, [], 'warning:single-gpu-no-saving'],

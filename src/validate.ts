@@ -317,6 +317,9 @@ export function validate(setup: Setup): Finding[] {
   if (offload && a.offload_device === 'nvme' && a.nvme_path.trim() === '') {
     out.push(err('nvme-needs-path', 'NVMe offload needs a path on the NVMe drive', 'type a directory such as /nvme/zero', ['nvme_path']));
   }
+  if (!offload && a.offload_device === 'nvme') {
+    out.push(warn('offload-device-unused', `offload to NVMe was asked for, but ${info.label} offloads nothing, so it is ignored`, 'pick 2-offload or 3-offload to offload, or leave --offload-device out', ['mode', 'offload_device']));
+  }
   if (a.zero3_init && info.stage !== 3) {
     out.push(warn('zero3-init-below-stage-3', `zero3_init_flag has no effect at ZeRO stage ${info.stage}; accelerate turns it off with a warning`, 'answer no, or pick a ZeRO-3 mode', ['zero3_init', 'mode']));
   }
