@@ -1,6 +1,7 @@
 /**
- * The Ink views live in components/ and are loaded lazily by the bin (bin/zerowiz.ts), so src/ never
- * imports ink or react and the plain commands never pay for loading them.
+ * The terminal views live in components/ (the wizard in Ink; the launch log pane draws its own rows,
+ * see README) and are loaded lazily by the bin (bin/zerowiz.ts), so src/ never imports ink or react and
+ * the plain commands never pay for loading them.
  */
 
 /** Options of the interactive wizard. */

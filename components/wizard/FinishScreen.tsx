@@ -193,7 +193,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
           { key: 'dir', value: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
           { key: 'default', value: 'default', label: clip(`Write as accelerate's default config: ${p.deps.defaultConfigPath}`, w - 2) },
           { key: 'preset', value: 'preset', label: 'Save the answers as a user preset…' },
-          ...(launchable ? [{ key: 'launch', value: 'launch', label: `Write to the current directory and launch the ${p.setup.steps.length} step(s) in the log pane` }] : []),
+          ...(launchable ? [{ key: 'launch', value: 'launch', label: `Launch the ${p.setup.steps.length} step(s) in the log pane (writes ${p.setup.files.accelerateConfig} and ${p.setup.files.dsConfig} first)` }] : []),
           { key: 'back', value: 'back', label: 'Back to the review' },
           { key: 'quit', value: 'quit', label: 'Quit without writing' },
         ];
@@ -220,7 +220,8 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
           else if (item.value === 'preset') setS({ step: 'presetName', text: p.setup.name === 'custom' ? 'my-setup' : p.setup.name, after: s.step === 'written' ? 'written' : 'menu' });
           else if (item.value === 'launch') {
             if (s.step === 'written') p.onExit({ code: 0, summary: s.lines, launch: s.setup });
-            else startWrite({ kind: 'dir', dir: '.' }, true);
+            // The launch writes the setup's own files (a preset's paths), with backups, before the first step.
+            else p.onExit({ code: 0, summary: [], launch: p.setup });
           } else if (item.value === 'back') p.onBack();
           else if (item.value === 'exit') p.onExit({ code: 0, summary: s.step === 'written' ? s.lines : [] });
           else quit();
