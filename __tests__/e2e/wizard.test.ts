@@ -186,10 +186,16 @@ describe('the wizard in a real terminal', () => {
     expect(lines.every((l) => l.length <= 80)).toBe(true);
   });
 
-  it('keeps the whole table beside the preview at 130 columns, and shows the whole help at 80x24', async () => {
+  it('keeps the whole table at 130 columns and beside the preview at 160, and shows the whole help at 80x24', async () => {
     const { s } = start({ cols: 130, rows: 30 });
     await walkToMode(s);
     await s.waitFor(/^★ /m);
+    for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
+      const row = s.lines().find((l) => l.slice(2).startsWith(label));
+      expect(row, `${label} row\n${s.screen()}`).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
+    }
+    s.resize(160, 30);
+    await s.waitFor((x) => x.split('\n').some((l) => l.includes('ZeRO-1 ') && /[a-z_]+: /.test(l.slice(82))));
     for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
       const row = s.lines().find((l) => l.slice(2).startsWith(label));
       expect(row, `${label} row\n${s.screen()}`).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
