@@ -154,3 +154,16 @@ describe('bad input exits 2 with one line and a hint, never a stack trace', () =
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
+
+describe('advice a user can act on', () => {
+  it('asks whether a bare small --params meant billions', () => {
+    const d = json(['--params', '20', '--gpus-per-node', '8']);
+    expect(d.notes.join('\n')).toContain('--params 20 means 20 parameters; did you mean 20B or 20M?');
+  });
+  it('when only CPU memory is short, says to add CPU memory or offload to NVMe, not to shorten sequences', () => {
+    const d = json(['--params', '20B', '--largest-layer', '50M', '--gpus-per-node', '8', '--gpu-memory', '80GiB', '--cpu-memory', '16GiB', '--no-zero-init', '--no-nvme']);
+    expect(d.recommended).toBeNull();
+    expect(d.reason).toMatch(/needs [\d.]+ GiB of CPU memory per node; add CPU memory/);
+    expect(d.reason).not.toContain('shorten sequences');
+  });
+});

@@ -386,7 +386,10 @@ export function recommend(n: NormalizedInput, modes: ModeEstimate[]): { recommen
     const why = lowest.gpuFits === false
       ? `even ${label(lowest)} needs ${formatBytesShort(lowest.gpuNeedBytes)} per GPU${acts} and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
       : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
-    return { recommended: null, reason: `${oneGpu}No mode fits: ${why}; add GPUs or nodes, shorten sequences or use activation checkpointing.` };
+    const advice = lowest.gpuFits === false
+      ? `add GPUs or nodes${n.activationBytes ? ', shorten sequences or use activation checkpointing' : ''}`
+      : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'} or add nodes`;
+    return { recommended: null, reason: `${oneGpu}No mode fits: ${why}; ${advice}.` };
   }
   const spare = formatBytesShort(n.usableGpuBytes - best.gpuNeedBytes);
   const info = MODE_INFO[best.mode];

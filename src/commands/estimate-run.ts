@@ -61,6 +61,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
   }
   const params = flags.params !== undefined ? parseCount(flags.params, '--params') : model!.params;
   if (params > MAX_PARAMS) throw new UsageError(`--params '${flags.params}' is beyond ${formatCount(MAX_PARAMS)}`, 'the estimator works up to 100T parameters');
+  if (params < 1e6) notes.push(`--params ${flags.params} means ${params} parameters; did you mean ${flags.params}B or ${flags.params}M?`);
   let largestLayer: number;
   if (flags.largestLayer !== undefined) largestLayer = parseCount(flags.largestLayer, '--largest-layer');
   else if (model && flags.params === undefined) largestLayer = model.largestLayer;
