@@ -323,7 +323,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         {clip(header, columns)}
       </Text>
       <Box flexDirection={wide ? 'row' : 'column'} height={body}>
-        <Box flexDirection="column" width={mainWidth} height={mainHeight} overflow="hidden" flexShrink={0}>
+        <Box flexDirection="column" width={mainWidth} height={mainHeight} overflowY="hidden" flexShrink={0}>
           <Box flexDirection="column" flexShrink={0}>
           {confirmQuit ? (
             <Box flexDirection="column">

@@ -52,7 +52,7 @@ export function Preview({ preview, tab, width, height, scroll }: { preview: Prev
   const more = lines.length > bodyRows ? ` ${top + 1}-${Math.min(lines.length, top + bodyRows)}/${lines.length}` : '';
   const status = errors + warnings === 0 ? 'no findings' : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
   return (
-    <Box flexDirection="column" width={width} height={height} overflow="hidden" flexShrink={0}>
+    <Box flexDirection="column" width={width} height={height} overflowY="hidden" flexShrink={0}>
       <Text wrap="truncate">
         {PREVIEW_TABS.map((t) => (
           <Text key={t} inverse={t === tab} bold={t === tab}>{` ${TAB_LABEL[t]} `}</Text>
