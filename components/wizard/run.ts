@@ -4,6 +4,8 @@
  * an exception. Files are only written by the finish step's atomic writes, so an abort never leaves one.
  */
 import { existsSync } from 'node:fs';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
@@ -77,13 +79,55 @@ export async function withoutFetch<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * How far the young generation may grow while the wizard runs: semi-spaces of 4 MiB (V8's default
+ * lets them grow to 16 MiB). Ink builds every frame cell by cell, so each frame allocates megabytes of
+ * short-lived objects (about 6.6 MB at 100x30), and V8 answers that rate by growing the young
+ * generation to its maximum: 32 MB of semi-spaces, which is what took the wizard's peak memory from
+ * about 90 MB to 113 MB during a few dozen key presses. At 4 MiB a frame costs one or two scavenges of
+ * a few hundred microseconds each; smaller (1-2 MiB) makes scavenges so frequent that keypresses slow
+ * down. A power of two, so that doubling lands on it exactly.
+ */
+export const YOUNG_SEMI_SPACE_CAP = 4 * 2 ** 20;
+
+/**
+ * Caps the young generation's semi-spaces at `cap` bytes from now on: after each scavenge, growth is
+ * turned off (`--semi-space-growth-factor=1`) once the new space has reached the cap, and back on if V8
+ * has shrunk it below. `--max-semi-space-size` would do this but is read only when the heap is set
+ * up; the growth factor is read at each growth, so it works at run time. Returns the undo.
+ */
+export function capYoungGeneration(cap = YOUNG_SEMI_SPACE_CAP): () => void {
+  let growing = true;
+  const setGrowth = (grow: boolean) => {
+    if (grow === growing) return;
+    growing = grow;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
+  };
+  const check = () => {
+    const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+    // new_space's size counts both semi-spaces.
+    if (space) setGrowth(space.space_size / 2 < cap);
+  };
+  const observer = new PerformanceObserver((list) => {
+    if (list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR)) check();
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  check();
+  return () => {
+    observer.disconnect();
+    setGrowth(true);
+  };
+}
+
 /** Mounts the wizard; resolves with the exit code (0 done or quit, 130 aborted, 1 an unexpected error). */
 export async function runWizard(opts: WizardOptions): Promise<number> {
   const out = process.stdout;
+  const uncapYoung = capYoungGeneration();
   let restored = false;
   const restore = () => {
     if (restored) return;
     restored = true;
+    uncapYoung();
     if (process.stdin.isTTY) {
       try {
         process.stdin.setRawMode(false);
