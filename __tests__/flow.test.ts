@@ -149,3 +149,16 @@ describe('a ZeRO table row that also picks the offload device', () => {
     expect(s.current).toBe('nvme_path'); // the NVMe row still needs its path
   });
 });
+
+describe('after writing', () => {
+  it('the setup is the one written (its files at the target) and no longer dirty', () => {
+    let s = flowReducer(initialFlow(NO_DETECTION), { type: 'start', origin: { kind: 'new' } });
+    s = { ...s, dirty: true }; // answers changed
+    const files = { accelerateConfig: '/out/accelerate_config.yaml', dsConfig: '/out/ds_config.json' };
+    s = flowReducer(s, { type: 'written', base: { ...s.base, files } });
+    expect(s.dirty).toBe(false);
+    expect(setupOf(s).files).toEqual(files);
+    // Without a base (nothing re-pointed) the files stay as they were.
+    expect(flowReducer(s, { type: 'written' }).base.files).toEqual(files);
+  });
+});

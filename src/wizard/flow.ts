@@ -51,7 +51,8 @@ export type FlowAction =
   | { type: 'review' }
   | { type: 'finish' }
   | { type: 'env'; env: DetectedEnv }
-  | { type: 'written' }
+  /** The files were written; `base` is the setup as written (its files re-pointed at the target). */
+  | { type: 'written'; base?: SetupBase }
   | { type: 'toStart' };
 
 /** A new setup's base: the default file names, no launch steps. */
@@ -184,7 +185,7 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
     case 'env':
       return { ...s, env: action.env };
     case 'written':
-      return { ...s, dirty: false };
+      return { ...s, dirty: false, base: action.base ?? s.base };
     case 'toStart':
       return { ...s, screen: 'start', returnToReview: false };
   }
