@@ -13,11 +13,11 @@ import { clip, wrap } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
 import { FinishScreen, type FinishDeps, type WizardResult } from './FinishScreen.js';
-import { commandFor, footerKeys, type KeyContext } from './keymap.js';
+import { OVERWRITE_KEYS, commandFor, footerKeys, type KeyContext } from './keymap.js';
 import { modeHeight } from './ModeQuestion.js';
 import { Preview } from './Preview.js';
 import { LIST_LIMIT, QuestionScreen, helpLines, modelListShown, promptLines } from './QuestionScreen.js';
-import { ReviewScreen, reviewItems } from './ReviewScreen.js';
+import { ReviewScreen, importLines, reviewItems, type ImportNotes } from './ReviewScreen.js';
 import { StartScreen } from './StartScreen.js';
 import { DETECTING, bodyRows, footerLines } from './startText.js';
 
@@ -82,6 +82,10 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const [message, setMessage] = useState<string | null>(null);
   const [confirmQuit, setConfirmQuit] = useState(false);
   const [typing, setTyping] = useState(false);
+  /** The finish screen shows the overwrite diff: it gets the preview's rows and its own footer. */
+  const [confirming, setConfirming] = useState(false);
+  /** What the last import kept and moved, listed on the review screen. */
+  const [imported, setImported] = useState<ImportNotes | null>(null);
   const [done, setDone] = useState(false);
   const [loaded, setLoaded] = useState(deps.ready === undefined);
   const [preview$, setPreview$] = useState<PreviewModule | null>(previewModule);
@@ -113,6 +117,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   }, [deps, loaded]);
 
   const dispatch = useCallback((a: FlowAction) => {
+    if (a.type === 'start' || a.type === 'toStart') setImported(null);
     setDraft(null);
     setModelTyped(false);
     setHelp(false);
@@ -149,10 +154,9 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         const r = deps.importConfig(path);
         const { answers, ...base } = r.setup;
         dispatch({ type: 'start', origin: { kind: 'import', path }, given: { ...answers }, base, to: 'review' });
-        const notes = [`imported ${path}`];
-        if (r.kept.length) notes.push(`kept ${r.kept.length} key(s) zerowiz does not model`);
-        if (r.moved.length) notes.push(`moved ${r.moved.join(', ')} into the JSON`);
-        setMessage(notes.join('; '));
+        setImported({ path, kept: [...r.kept], moved: [...r.moved] });
+        const counts = [r.kept.length ? `${r.kept.length} key(s) kept` : '', r.moved.length ? `${r.moved.length} moved` : ''].filter(Boolean).join(', ');
+        setMessage(counts ? `${counts} (listed in the review) · from ${path}` : `from ${path}`);
       } catch (e) {
         setMessage(`cannot import: ${(e as Error).message}`);
         dispatch({ type: 'toStart' });
@@ -179,6 +183,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const modelTyping = q?.id === 'model_params' && !modelListShown(answers, models, modelTyped);
   const textInput = flow.screen === 'question' ? q?.kind === 'text' && (q.id !== 'model_params' || modelTyping) : typing;
   const keyCtx: KeyContext = { textInput, screen: flow.screen };
+  const confirmingDiff = flow.screen === 'finish' && confirming;
 
   useKeys(
     (input, key) => {
@@ -189,6 +194,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         return;
       }
       const cmd = commandFor(input, key, keyCtx);
+      // The overwrite diff takes y, n, Esc, arrows and PgUp/PgDn for itself.
+      if (confirmingDiff && cmd !== 'forceQuit') return;
       if (cmd === 'forceQuit') finish({ code: 130, summary: ['zerowiz: aborted; nothing written.'] });
       else if (cmd === 'nextTab' && flow.screen !== 'start') {
         setTab(nextTab(tab));
@@ -209,10 +216,11 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   );
 
   // Layout: header, main (+ preview below or beside), footer; every height counted.
-  const footer = footerLines(confirmQuit ? 'y quit without writing · n/Esc stay' : footerKeys(keyCtx), columns);
+  const footer = footerLines(confirmQuit ? 'y quit without writing · n/Esc stay' : confirmingDiff ? OVERWRITE_KEYS : footerKeys(keyCtx), columns);
   const body = bodyRows(rows, footer.length);
   // The help takes the preview's room, so it is never cut off (the ZeRO table alone fills 80x24).
-  const showPreview = flow.screen !== 'start' && !help;
+  // So does the overwrite diff, which then has every row of the body.
+  const showPreview = flow.screen !== 'start' && !help && !confirmingDiff;
   // Side by side only when the questions keep the 80 columns the ZeRO table needs.
   const sidePreviewWidth = Math.min(72, Math.floor(columns * 0.45));
   const wide = showPreview && columns >= WIDE_COLUMNS && columns - sidePreviewWidth - 2 >= MIN_MAIN_COLUMNS;
@@ -224,8 +232,10 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
     () => (q ? questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping) : 0),
     [q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping],
   );
+  // The import notes get at most a third of the body; the list keeps the rest.
+  const reviewNotes = flow.screen === 'review' ? importLines(imported, mainWidth, Math.max(1, Math.floor(body / 3))) : [];
   if (q) needed = qHeight;
-  else if (flow.screen === 'review') needed = 1 + reviewItems(answers, flow.given, findings, mainWidth).length;
+  else if (flow.screen === 'review') needed = 1 + reviewNotes.length + reviewItems(answers, flow.given, findings, mainWidth).length;
   else if (flow.screen === 'finish') needed = Math.max(9, Math.floor(body / 2));
   const mainHeight = !showPreview || wide ? body : Math.max(3, Math.min(needed, body - 3));
   const previewHeight = wide ? body : body - mainHeight - 1;
@@ -237,7 +247,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   if (q && pr) {
     where = q.advanced ? `${q.id} (advanced)` : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
   }
-  const header = `zerowiz · ${flow.screen === 'start' ? 'start' : `${origin}${flow.dirty ? ' *' : ''} · ${where}`} · ${detection}${message ? ` · ${message}` : ''}`;
+  // The message before the detection: it is news, the detection is not (and a long path then cuts the latter).
+  const header = `zerowiz · ${flow.screen === 'start' ? 'start' : `${origin}${flow.dirty ? ' *' : ''} · ${where}`}${message ? ` · ${message}` : ''} · ${detection}`;
 
   let main: React.JSX.Element;
   if (flow.screen === 'start') {
@@ -293,6 +304,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         findings={findings}
         width={mainWidth}
         height={mainHeight}
+        notes={reviewNotes}
         isActive={isActive}
         onJump={(id) => dispatch({ type: 'jump', id })}
         onFinish={() => dispatch({ type: 'finish' })}
@@ -310,8 +322,13 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         isActive={isActive}
         deps={deps}
         onTyping={setTyping}
+        onConfirming={setConfirming}
         onBack={() => dispatch({ type: 'back' })}
-        onWritten={() => dispatchFlow({ type: 'written' })}
+        onWritten={(written) => {
+          // From now on the preview (and a later preset or launch) shows the setup as written.
+          const { answers: _written, ...base } = written;
+          dispatchFlow({ type: 'written', base });
+        }}
         onExit={finish}
       />
     );

@@ -6,7 +6,7 @@ import type { Answers } from '../../src/questions.js';
 import { MODE_INFO } from '../../src/modes.js';
 import type { Setup } from '../../src/setup.js';
 import type { WriteResult } from '../../src/write.js';
-import type { WritePlan, WriteTarget } from '../../src/wizard/finish.js';
+import { diffLines, type DiffLine, type WritePlan, type WriteTarget } from '../../src/wizard/finish.js';
 import { clip } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { useKeys } from '../common/keys.js';
@@ -51,15 +51,45 @@ export interface FinishScreenProps {
   isActive: boolean;
   /** Tells the app when a text field has the keys (q, r and ← then type). */
   onTyping?: (typing: boolean) => void;
+  /** Tells the app when the overwrite diff is shown: it takes the preview's rows and its own footer keys. */
+  onConfirming?: (confirming: boolean) => void;
   deps: FinishDeps;
   onBack: () => void;
-  onWritten: () => void;
+  /** The files were written; `setup` is the setup as written (its files at the target). */
+  onWritten: (setup: Setup) => void;
   onExit: (r: WizardResult) => void;
 }
 
 function describe(setup: Setup): string {
   const a = setup.answers;
   return `${MODE_INFO[a.mode].label}${a.offload_device === 'nvme' && a.mode.endsWith('offload') ? ' (NVMe)' : ''} on ${a.num_processes} GPU(s), ${a.mixed_precision}; saved from the zerowiz wizard`;
+}
+
+/** `…` and the end of `text` when it is wider than `width` (a path keeps its file name). */
+function clipStart(text: string, width: number): string {
+  if (text.length <= width) return text;
+  return width <= 1 ? '…'.slice(0, width) : `…${text.slice(text.length - (width - 1))}`;
+}
+
+/** What the diff's file headers say: the file on disk (---) against what zerowiz would write (+++). */
+export const DIFF_LABELS = { old: '--- on disk: ', new: '+++ zerowiz: ' } as const;
+
+/** One line of the overwrite diff, coloured; a file header keeps its label whole and shortens the path. */
+function DiffRow({ line, width }: { line: DiffLine; width: number }): React.JSX.Element {
+  if (line.kind === 'old' || line.kind === 'new') {
+    const label = DIFF_LABELS[line.kind];
+    return (
+      <Text bold wrap="truncate" color={line.kind === 'old' ? tint('bad') : tint('good')}>
+        {clip(label + clipStart(line.text, Math.max(0, width - label.length)), width)}
+      </Text>
+    );
+  }
+  const color = line.kind === 'add' ? tint('good') : line.kind === 'del' ? tint('bad') : line.kind === 'hunk' ? tint('accent') : undefined;
+  return (
+    <Text wrap="truncate" color={color}>
+      {clip(line.text, width)}
+    </Text>
+  );
 }
 
 /** Write (default location or a directory, with a diff and a confirmation), save a preset, launch, or quit. */
@@ -69,6 +99,12 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const [written, setWritten] = useState<{ lines: string[]; setup: Setup } | null>(null);
   const w = p.width;
   useEffect(() => p.onTyping?.(s.step === 'dir' || s.step === 'presetName'), [s.step]);
+  useEffect(() => p.onConfirming?.(s.step === 'confirm'), [s.step]);
+  useEffect(() => () => p.onConfirming?.(false), []);
+  // The overwrite diff: every row below its title and above its key line.
+  const diff = s.step === 'confirm' ? diffLines(s.plan.files) : [];
+  const diffRows = Math.max(3, p.height - 2);
+  const maxTop = Math.max(0, diff.length - diffRows);
 
   const startWrite = (target: WriteTarget, thenLaunch: boolean) => {
     let plan: WritePlan;
@@ -87,7 +123,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     try {
       const results = await p.deps.carryOut(plan);
       const lines = p.deps.summarize(results, plan.setup);
-      p.onWritten();
+      p.onWritten(plan.setup);
       setWritten({ lines, setup: plan.setup });
       if (thenLaunch) p.onExit({ code: 0, summary: lines, launch: plan.setup });
       else setS({ step: 'written', lines, setup: plan.setup });
@@ -102,8 +138,8 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       if (s.step === 'confirm') {
         if (input === 'y' || input === 'Y') void doWrite(s.plan, s.thenLaunch);
         else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
-        else if (key.downArrow || key.pageDown) setS({ ...s, scroll: s.scroll + (key.pageDown ? 10 : 1) });
-        else if (key.upArrow || key.pageUp) setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? 10 : 1)) });
+        else if (key.downArrow || key.pageDown) setS({ ...s, scroll: Math.min(maxTop, s.scroll + (key.pageDown ? Math.max(1, diffRows - 1) : 1)) });
+        else if (key.upArrow || key.pageUp) setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? Math.max(1, diffRows - 1) : 1)) });
       } else if (s.step === 'quitConfirm') {
         if (input === 'y' || input === 'Y') p.onExit({ code: 0, summary: ['zerowiz: quit without writing.'] });
         else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
@@ -156,18 +192,16 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     );
   }
   if (s.step === 'confirm') {
-    const patch = s.plan.files.map((f) => f.patch).filter((x) => x !== '').join('\n').split('\n');
-    const rows = Math.max(3, p.height - 3);
-    const top = Math.min(s.scroll, Math.max(0, patch.length - rows));
+    const top = Math.min(s.scroll, maxTop);
+    const shown = diff.slice(top, top + diffRows);
+    const where = diff.length > diffRows ? ` · lines ${top + 1}-${top + shown.length} of ${diff.length}` : '';
     return (
       <Box flexDirection="column">
-        <Text bold wrap="truncate">{clip('These files exist and would change (a backup of each is kept):', w)}</Text>
-        {patch.slice(top, top + rows).map((l, i) => (
-          <Text key={i} wrap="truncate" color={l.startsWith('+') ? tint('good') : l.startsWith('-') ? tint('bad') : l.startsWith('@@') ? tint('accent') : undefined}>
-            {clip(l, w)}
-          </Text>
+        <Text bold wrap="truncate">{clip(`These files exist and would change (a backup of each is kept)${where}:`, w)}</Text>
+        {shown.map((l, i) => (
+          <DiffRow key={i} line={l} width={w} />
         ))}
-        <Text bold wrap="truncate">{clip(`Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ scroll (${patch.length} lines)`, w)}</Text>
+        <Text bold wrap="truncate">{clip('Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll', w)}</Text>
       </Box>
     );
   }

@@ -3,7 +3,8 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { activeQuestions, type Answers, type QuestionId } from '../../src/questions.js';
 import type { Finding } from '../../src/validate.js';
-import { clip, padEnd } from '../common/text.js';
+import { clip, padEnd, wrap } from '../common/text.js';
+import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
 
 /** One entry of the review list. */
@@ -29,6 +30,33 @@ export function reviewItems(a: Answers, given: Partial<Answers>, findings: Findi
   return items;
 }
 
+/** What an import did with keys zerowiz does not ask about (from the import result). */
+export interface ImportNotes {
+  path: string;
+  /** Dotted keys zerowiz does not model, written back as they were. */
+  kept: string[];
+  /** Keys moved from the YAML into the DeepSpeed JSON. */
+  moved: string[];
+}
+
+/**
+ * The review's lines about an import: the kept keys and the moved keys, named, wrapped to `width`, in
+ * at most `maxLines` rows (the last one then says how many keys are not shown).
+ */
+export function importLines(n: ImportNotes | null, width: number, maxLines: number): string[] {
+  if (!n || (n.kept.length === 0 && n.moved.length === 0)) return [];
+  const groups: [string, string[]][] = [];
+  if (n.kept.length) groups.push([`Kept as imported (zerowiz does not model them; written back unchanged), ${n.kept.length}:`, n.kept]);
+  if (n.moved.length) groups.push([`Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`, n.moved]);
+  const all = groups.flatMap(([title, keys]) => wrap(`${title} ${keys.join(', ')}`, width));
+  const max = Math.max(1, maxLines);
+  if (all.length <= max) return all;
+  const shown = all.slice(0, max - 1);
+  const named = new Set(shown.join(' ').split(/[\s,]+/));
+  const hidden = [...n.kept, ...n.moved].filter((k) => !named.has(k)).length;
+  return [...shown, clip(`… ${hidden} more key(s) not shown (a taller terminal shows them)`, width)];
+}
+
 /** The review: every answer; choosing one opens it, and answering it returns here. */
 export function ReviewScreen(p: {
   answers: Answers;
@@ -36,17 +64,25 @@ export function ReviewScreen(p: {
   findings: Finding[];
   width: number;
   height: number;
+  /** Lines about an import (see `importLines`), shown under the title. */
+  notes?: string[];
   isActive: boolean;
   onJump: (id: QuestionId) => void;
   onFinish: () => void;
 }): React.JSX.Element {
   const items = reviewItems(p.answers, p.given, p.findings, p.width);
+  const notes = p.notes ?? [];
   return (
     <Box flexDirection="column">
       <Text bold wrap="truncate">{clip('Review: choose an answer to change it (you come back here), or Finish.', p.width)}</Text>
+      {notes.map((l, i) => (
+        <Text key={`n${i}`} color={tint('dim')} wrap="truncate">
+          {clip(l, p.width)}
+        </Text>
+      ))}
       <List
         items={items}
-        limit={Math.max(3, Math.min(items.length, p.height - 1))}
+        limit={Math.max(3, Math.min(items.length, p.height - 1 - notes.length))}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}

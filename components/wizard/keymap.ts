@@ -63,6 +63,9 @@ export function footerKeys(ctx: KeyContext): string {
   return parts.join(' · ');
 }
 
+/** The footer while the overwrite diff asks for confirmation (the finish screen handles these keys). */
+export const OVERWRITE_KEYS = 'y write · n/Esc cancel · ↑↓ PgUp/PgDn scroll the diff · ^C abort';
+
 /** Every key, for the README and `?`: [keys, what it does]. */
 export const ALL_KEYS: readonly [string, string][] = [
   ['↑/↓ (or k/j)', 'move the highlight; on the ZeRO question the panel follows'],

@@ -63,6 +63,35 @@ export function planWrite(setup: Setup, target: WriteTarget, env: NodeJS.Process
   return { setup: s, files, changesExisting: files.some((f) => f.old !== null && f.old !== f.text) };
 }
 
+/** One line of the overwrite diff as the finish screen shows it. */
+export interface DiffLine {
+  /** `old`/`new`: a file's header (text is its path); `hunk`: `@@ ... @@`; `add`/`del`/`same`: content. */
+  kind: 'old' | 'new' | 'hunk' | 'add' | 'del' | 'same';
+  text: string;
+}
+
+/**
+ * The plan's diffs as lines to show: per changed file, an `old` and a `new` header line carrying the
+ * path (the view labels them "on disk" and "zerowiz"), then the hunks. The unified diff's `Index:` and
+ * `====` lines are left out: they repeat the path and take rows.
+ */
+export function diffLines(files: readonly PlannedFile[]): DiffLine[] {
+  const out: DiffLine[] = [];
+  for (const f of files) {
+    if (f.patch === '') continue;
+    for (const line of f.patch.split('\n')) {
+      if (line.startsWith('Index: ') || /^=+$/.test(line) || line === '' || line.startsWith('\\ No newline')) continue;
+      if (line.startsWith('--- ')) out.push({ kind: 'old', text: f.path });
+      else if (line.startsWith('+++ ')) out.push({ kind: 'new', text: f.path });
+      else if (line.startsWith('@@')) out.push({ kind: 'hunk', text: line });
+      else if (line.startsWith('+')) out.push({ kind: 'add', text: line });
+      else if (line.startsWith('-')) out.push({ kind: 'del', text: line });
+      else out.push({ kind: 'same', text: line });
+    }
+  }
+  return out;
+}
+
 /** Carries out a plan (backups + atomic writes, JSON first). */
 export async function carryOut(plan: WritePlan): Promise<WriteResult[]> {
   return writeConfigFiles(plan.setup);

@@ -1,0 +1,143 @@
+// The wizard after an import and at the finish step, with the real import, planner and writer on a
+// temporary directory: the import's kept and moved keys on the review, the overwrite diff (its rows,
+// labels, scrolling and footer), and the preview after writing.
+import React from 'react';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { render } from 'ink-testing-library';
+import { App, type AppDeps } from '../components/wizard/App.js';
+import { importLines } from '../components/wizard/ReviewScreen.js';
+import { importAccelerateConfig } from '../src/import.js';
+import { carryOut, diffLines, planWrite, summaryLines } from '../src/wizard/finish.js';
+
+type Rendered = ReturnType<typeof render>;
+
+const PGDN = '\x1b[6~';
+
+/** Resolves with the first frame that satisfies `pred` (polls the frames Ink writes; no fixed sleep). */
+async function frame(r: Rendered, pred: (f: string) => boolean, timeoutMs = 5000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const f = r.lastFrame() ?? '';
+    if (pred(f)) return f;
+    if (Date.now() > end) throw new Error(`timed out; last frame:\n${f}`);
+    await new Promise((res) => setImmediate(res));
+  }
+}
+
+/** Resolves once Ink reads the test stdin (keys written before that are lost). */
+async function listening(r: Rendered): Promise<void> {
+  const stdin = r.stdin as unknown as NodeJS.EventEmitter;
+  const end = Date.now() + 4000;
+  while (stdin.listenerCount('readable') === 0) {
+    if (Date.now() > end) throw new Error('Ink never listened to stdin');
+    await new Promise((res) => setImmediate(res));
+  }
+}
+
+/** A config zerowiz did not write: four keys it does not model (kept), one it moves into the JSON. */
+function foreignConfig(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'zw-finish-'));
+  writeFileSync(join(dir, 'ds.json'), JSON.stringify({ zero_optimization: { stage: 3, round_robin_gradients: true }, steps_per_print: 50, optimizer: { type: 'AdamW', params: { lr: 'auto' } } }));
+  writeFileSync(
+    join(dir, 'a.yaml'),
+    'distributed_type: DEEPSPEED\nnum_processes: 4\ngpu_ids: all\nmixed_precision: bf16\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n',
+  );
+  return dir;
+}
+
+function realDeps(dir: string): AppDeps {
+  const env = { HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config'), XDG_CACHE_HOME: join(dir, 'cache') };
+  return {
+    detect: async () => ({ env: { gpuCount: 4, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 }, description: '4 GPUs (stand-in)' }),
+    listPresets: () => ({ presets: [], problems: [] }),
+    importConfig: (path) => importAccelerateConfig(path, dir),
+    loadModels: () => [],
+    defaultConfigExists: false,
+    defaultConfigPath: join(dir, 'cache', 'huggingface', 'accelerate', 'default_config.yaml'),
+    // "Write to a directory" proposes ".": here that is the test's directory.
+    planWrite: (setup, target) => planWrite(setup, target, env, dir),
+    carryOut,
+    summarize: summaryLines,
+    savePreset: async () => '',
+  };
+}
+
+describe('the review after an import', () => {
+  it('names every key the import kept and moved, not only their number', async () => {
+    const dir = foreignConfig();
+    const r = render(<App deps={realDeps(dir)} configPath="a.yaml" onExit={vi.fn()} />);
+    const f = await frame(r, (x) => x.includes('Review:') && x.includes('Kept as imported'));
+    for (const key of ['gpu_ids', 'json:zero_optimization.round_robin_gradients', 'json:steps_per_print', 'json:optimizer', 'mixed_precision']) expect(f).toContain(key);
+    expect(f).toMatch(/Moved into the DeepSpeed JSON.*mixed_precision/s);
+    // The header keeps the counts ahead of the path, so a narrow terminal cuts the path, not them.
+    expect(f.split('\n')[0]).toContain('imported config · review · 4 key(s) kept, 1 moved (listed in the review)');
+    r.unmount();
+  });
+
+  it('fits the notes in the rows it is given and says how many keys it could not show', () => {
+    const kept = Array.from({ length: 30 }, (_, i) => `json:some.unmodelled_key_${i}`);
+    const lines = importLines({ path: 'a.yaml', kept, moved: ['mixed_precision'] }, 60, 4);
+    expect(lines).toHaveLength(4);
+    expect(lines.every((l) => l.length <= 60)).toBe(true);
+    const shown = kept.filter((k) => lines.slice(0, 3).join(' ').split(/[\s,]+/).includes(k)).length;
+    expect(lines[3]).toBe(`… ${31 - shown} more key(s) not shown (a taller terminal shows them)`);
+    expect(importLines({ path: 'a.yaml', kept: [], moved: [] }, 60, 4)).toEqual([]);
+  });
+});
+
+describe('finish: writing over files with other content', () => {
+  it('shows the diff in every row, labelled, scrollable, with its own keys; after y the preview shows the files as written', async () => {
+    const dir = foreignConfig();
+    // Files with other content where the wizard will write: a long diff.
+    writeFileSync(join(dir, 'accelerate_config.yaml'), Array.from({ length: 25 }, (_, i) => `old_key_${i}: ${i}`).join('\n') + '\n');
+    writeFileSync(join(dir, 'ds_config.json'), `${JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`old_${i}`, i])), null, 2)}\n`);
+    const r = render(<App deps={realDeps(dir)} configPath="a.yaml" onExit={vi.fn()} />);
+    await frame(r, (x) => x.includes('→ Finish'));
+    await listening(r);
+    r.stdin.write('\r'); // Finish
+    await frame(r, (x) => x.includes('Write to a directory'));
+    r.stdin.write('\r'); // Write to a directory…
+    await frame(r, (x) => x.includes('Directory for accelerate_config.yaml'));
+    r.stdin.write('\r'); // "." (the test's directory)
+    // The frame once the app has handed the diff the preview's rows and its footer.
+    let f = await frame(r, (x) => x.includes('Overwrite?') && x.includes('y write'));
+    const lines = f.split('\n');
+    const title = lines.findIndex((l) => l.includes('These files exist and would change'));
+    const keys = lines.findIndex((l) => l.includes('Overwrite?'));
+    // 24 rows: the header, the title, the diff, the key line, the footer: the diff has every other row.
+    expect(keys - title - 1).toBeGreaterThanOrEqual(17);
+    expect(f).toContain(`--- on disk: ${join(dir, 'accelerate_config.yaml')}`);
+    expect(f).toContain(`+++ zerowiz: ${join(dir, 'accelerate_config.yaml')}`);
+    expect(f).not.toMatch(/^(Index:|====)/m);
+    expect(f).toContain('lines 1-');
+    const footer = lines.slice(keys + 1).join('\n');
+    expect(footer).toContain('y write');
+    expect(footer).toContain('n/Esc cancel');
+    expect(footer).not.toContain('q quit');
+    expect(footer).not.toContain('Esc/← back');
+    // The preview gives its rows to the diff.
+    expect(f).not.toContain(' YAML ');
+
+    const total = diffLines(planWrite(importAccelerateConfig('a.yaml', dir).setup, { kind: 'dir', dir: '.' }, {}, dir).files).length;
+    r.stdin.write(PGDN);
+    f = await frame(r, (x) => /lines ([2-9]|[1-9][0-9])[0-9]*-/.test(x) && !x.includes('lines 1-'));
+    expect(f).toContain(`of ${total}`);
+    const first = Number(/lines (\d+)-/.exec(f)![1]);
+    r.stdin.write('q'); // not the wizard's quit here
+    await frame(r, (x) => x.includes('q quit') === false && x.includes(`lines ${first}-`));
+    r.stdin.write('\x1b[A');
+    await frame(r, (x) => x.includes(`lines ${first - 1}-`) && x.includes('Overwrite?'));
+    r.stdin.write('y');
+    f = await frame(r, (x) => x.includes('run:') && x.includes(' YAML '));
+    const written = readFileSync(join(dir, 'accelerate_config.yaml'), 'utf8');
+    const ref = /deepspeed_config_file: (.*)/.exec(written)?.[1];
+    expect(ref).toBe(join(dir, 'ds_config.json'));
+    // The preview shows the setup as written, not the imported file names.
+    expect(f).toContain(`deepspeed_config_file: ${ref}`);
+    expect(f).not.toContain('deepspeed_config_file: ds.json');
+    r.unmount();
+  });
+});
