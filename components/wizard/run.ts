@@ -80,15 +80,15 @@ export async function withoutFetch<T>(load: () => Promise<T>): Promise<T> {
 }
 
 /**
- * How far the young generation may grow while the wizard runs: semi-spaces of 4 MiB (V8's default
+ * How far the young generation may grow while the wizard runs: semi-spaces of 8 MiB (V8's default
  * lets them grow to 16 MiB). Ink builds every frame cell by cell, so each frame allocates megabytes of
- * short-lived objects (about 6.6 MB at 100x30), and V8 answers that rate by growing the young
+ * short-lived objects (about 6 MB at 100x30), and V8 answers that rate by growing the young
  * generation to its maximum: 32 MB of semi-spaces, which is what took the wizard's peak memory from
- * about 90 MB to 113 MB during a few dozen key presses. At 4 MiB a frame costs one or two scavenges of
- * a few hundred microseconds each; smaller (1-2 MiB) makes scavenges so frequent that keypresses slow
- * down. A power of two, so that doubling lands on it exactly.
+ * about 90 MB to 113 MB during a few dozen key presses. At 8 MiB a frame still dies young; at 4 MiB
+ * its live objects are promoted mid-frame and the old space fills with them (median lower, but some
+ * runs peaked at 111 MB); 1-2 MiB slows keypresses. A power of two, so that doubling lands on it.
  */
-export const YOUNG_SEMI_SPACE_CAP = 4 * 2 ** 20;
+export const YOUNG_SEMI_SPACE_CAP = 8 * 2 ** 20;
 
 /**
  * Caps the young generation's semi-spaces at `cap` bytes from now on: after each scavenge, growth is
