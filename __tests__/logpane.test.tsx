@@ -31,12 +31,12 @@ describe('pane reducer (no rendering)', () => {
     let s = paneReducer(initialPaneState(), { type: 'searchStart' });
     for (const ch of 'LOSS') s = paneReducer(s, { type: 'searchInput', text: ch.toLowerCase() });
     s = paneReducer(s, { type: 'searchCommit', view: v });
-    expect(s.search.match).toBe(90);
+    expect(s.search).toMatchObject({ match: 90, note: 'match 10 of 10' });
     s = paneReducer(s, { type: 'searchMove', dir: -1, view: v });
-    expect(s.search.match).toBe(80);
+    expect(s.search).toMatchObject({ match: 80, note: 'match 9 of 10' });
     s = paneReducer(s, { type: 'searchMove', dir: 1, view: v });
     s = paneReducer(s, { type: 'searchMove', dir: 1, view: v });
-    expect(s.search).toMatchObject({ match: 0, note: 'search wrapped' });
+    expect(s.search).toMatchObject({ match: 0, note: 'match 1 of 10, search wrapped' });
   });
 
   it('wraps long lines into rows and keeps the newest rows when following', () => {

@@ -158,6 +158,20 @@ function findMatch(query: string, v: LinesView, from: number, dir: 1 | -1): numb
   return null;
 }
 
+/** "line k of n lines that match", counted over the kept lines (on a search action, never per frame). */
+function matchCount(query: string, v: LinesView, hit: number): string {
+  const m = matcher(query);
+  let total = 0;
+  let index = 0;
+  for (let abs = v.first; abs < v.end; abs++) {
+    const line = v.at(abs);
+    if (line === undefined || !m(line)) continue;
+    total++;
+    if (abs <= hit) index = total;
+  }
+  return `match ${index} of ${total}`;
+}
+
 function centreOn(s: PaneState, v: LinesView, abs: number): PaneState {
   const top = Math.max(v.first, abs - Math.floor(v.height / 3));
   const lastPage = Math.max(v.first, v.end - v.height);
@@ -201,7 +215,7 @@ export function paneReducer(s: PaneState, a: PaneAction): PaneState {
       // From the bottom of what is on screen, backwards: the most recent occurrence the user can reach.
       const bottom = Math.min(a.view.end, topLine(s, a.view) + a.view.height) - 1;
       const hit = findMatch(query, a.view, bottom, -1);
-      const search: SearchState = { mode: 'active', draft: '', query, match: hit, note: hit === null ? `no match for "${query}"` : '' };
+      const search: SearchState = { mode: 'active', draft: '', query, match: hit, note: hit === null ? `no match for "${query}"` : matchCount(query, a.view, hit) };
       return hit === null ? { ...s, search } : { ...centreOn(s, a.view, hit), search };
     }
     case 'searchMove': {
@@ -211,7 +225,8 @@ export function paneReducer(s: PaneState, a: PaneAction): PaneState {
       const hit = findMatch(q, a.view, from + a.dir, a.dir);
       if (hit === null) return { ...s, search: { ...s.search, mode: 'active', match: null, note: `no match for "${q}"` } };
       const wrapped = (a.dir > 0 && hit <= from) || (a.dir < 0 && hit >= from);
-      return { ...centreOn(s, a.view, hit), search: { ...s.search, mode: 'active', match: hit, note: wrapped ? 'search wrapped' : '' } };
+      const count = matchCount(q, a.view, hit);
+      return { ...centreOn(s, a.view, hit), search: { ...s.search, mode: 'active', match: hit, note: wrapped ? `${count}, search wrapped` : count } };
     }
     case 'confirmStop':
       return { ...s, confirmStop: a.on };
