@@ -34,7 +34,7 @@ export interface WizardResult {
 type Step =
   | { step: 'menu' }
   | { step: 'dir'; text: string }
-  | { step: 'confirm'; plan: WritePlan; scroll: number; thenLaunch: boolean }
+  | { step: 'confirm'; plan: WritePlan; scroll: number }
   | { step: 'writing' }
   | { step: 'written'; lines: string[]; setup: Setup }
   | { step: 'presetName'; text: string; after: 'menu' | 'written' }
@@ -106,7 +106,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const diffRows = Math.max(3, p.height - 2);
   const maxTop = Math.max(0, diff.length - diffRows);
 
-  const startWrite = (target: WriteTarget, thenLaunch: boolean) => {
+  const startWrite = (target: WriteTarget) => {
     let plan: WritePlan;
     try {
       plan = p.deps.planWrite(p.setup, target);
@@ -115,18 +115,17 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       setS({ step: 'menu' });
       return;
     }
-    if (plan.changesExisting) setS({ step: 'confirm', plan, scroll: 0, thenLaunch });
-    else void doWrite(plan, thenLaunch);
+    if (plan.changesExisting) setS({ step: 'confirm', plan, scroll: 0 });
+    else void doWrite(plan);
   };
-  const doWrite = async (plan: WritePlan, thenLaunch: boolean) => {
+  const doWrite = async (plan: WritePlan) => {
     setS({ step: 'writing' });
     try {
       const results = await p.deps.carryOut(plan);
       const lines = p.deps.summarize(results, plan.setup);
       p.onWritten(plan.setup);
       setWritten({ lines, setup: plan.setup });
-      if (thenLaunch) p.onExit({ code: 0, summary: lines, launch: plan.setup });
-      else setS({ step: 'written', lines, setup: plan.setup });
+      setS({ step: 'written', lines, setup: plan.setup });
     } catch (e) {
       setNote(`nothing written: ${(e as Error).message}`);
       setS({ step: 'menu' });
@@ -136,7 +135,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   useKeys(
     (input, key) => {
       if (s.step === 'confirm') {
-        if (input === 'y' || input === 'Y') void doWrite(s.plan, s.thenLaunch);
+        if (input === 'y' || input === 'Y') void doWrite(s.plan);
         else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
         else if (key.downArrow || key.pageDown) setS({ ...s, scroll: Math.min(maxTop, s.scroll + (key.pageDown ? Math.max(1, diffRows - 1) : 1)) });
         else if (key.upArrow || key.pageUp) setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? Math.max(1, diffRows - 1) : 1)) });
@@ -161,7 +160,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         <Text bold>Directory for accelerate_config.yaml and ds_config.json (Enter: write, Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextField value={s.text} focus={p.isActive} onChange={(t) => setS({ step: 'dir', text: t })} onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() }, false)} />
+          <TextField value={s.text} focus={p.isActive} onChange={(t) => setS({ step: 'dir', text: t })} onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() })} />
         </Box>
       </Box>
     );
@@ -250,7 +249,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         onSelect={(item) => {
           setNote(null);
           if (item.value === 'dir') setS({ step: 'dir', text: '.' });
-          else if (item.value === 'default') startWrite({ kind: 'default' }, false);
+          else if (item.value === 'default') startWrite({ kind: 'default' });
           else if (item.value === 'preset') setS({ step: 'presetName', text: p.setup.name === 'custom' ? 'my-setup' : p.setup.name, after: s.step === 'written' ? 'written' : 'menu' });
           else if (item.value === 'launch') {
             if (s.step === 'written') p.onExit({ code: 0, summary: s.lines, launch: s.setup });
