@@ -49,3 +49,15 @@ describe('the question catalog', () => {
     expect(formatCountExact(20.4e9)).toBe('20.4B');
   });
 });
+
+describe('detected memory as a default answer', () => {
+  it('reads as GiB with two decimals, rounded down, and reads back exactly', () => {
+    const a = withDefaults({ model_params: 7e9 }, { gpuCount: 8, gpuMemoryBytes: 81559 * 2 ** 20, cpuMemoryBytes: 24683620 * 1024 });
+    const gpu = QUESTIONS.find((q) => q.id === 'gpu_memory') as unknown as Question<'gpu_memory'>;
+    const cpu = QUESTIONS.find((q) => q.id === 'cpu_memory') as unknown as Question<'cpu_memory'>;
+    expect(gpu.format(a.gpu_memory)).toBe('79.64GiB');
+    expect(cpu.format(a.cpu_memory)).toBe('23.54GiB');
+    expect(a.gpu_memory!).toBeLessThanOrEqual(81559 * 2 ** 20);
+    expect(parseBytes(gpu.format(a.gpu_memory))).toBe(a.gpu_memory);
+  });
+});

@@ -164,6 +164,14 @@ function bytesOrNull(what: string) {
     }
   };
 }
+/**
+ * A detected memory size as a default answer: rounded down to 0.01 GiB, so it reads as `79.64GiB` rather
+ * than `81559MiB` or a KiB count, never overstates the memory, and still reads back exactly.
+ */
+function detectedSize(bytes: number | null): number | null {
+  if (bytes === null) return null;
+  return Math.round((Math.floor((bytes / 2 ** 30) * 100) / 100) * 2 ** 30);
+}
 const always = () => true;
 const multiNode = (a: Answers) => a.num_machines > 1;
 const yesNo = (v: boolean) => (v ? 'yes' : 'no');
@@ -270,14 +278,14 @@ export const QUESTIONS = [
     id: 'gpu_memory', kind: 'text', section: 'model',
     prompt: 'Memory of one GPU (e.g. 80GiB; G and GiB mean 2^30 bytes, GB 10^9)',
     help: 'Taken from nvidia-smi when it is found. Used to mark which ZeRO modes fit.',
-    when: (a) => a.model_params !== null, defaultValue: (_a, env) => env.gpuMemoryBytes,
+    when: (a) => a.model_params !== null, defaultValue: (_a, env) => detectedSize(env.gpuMemoryBytes),
     parse: bytesOrNull('GPU memory'), format: (v) => (v === null ? '' : formatBytesExact(v)),
   }),
   q({
     id: 'cpu_memory', kind: 'text', section: 'model',
     prompt: 'CPU memory (RAM) of one machine (e.g. 1TiB)',
     help: 'Read from the OS when zerowiz runs on the training machine. Offload modes keep optimizer states here.',
-    when: (a) => a.model_params !== null, defaultValue: (_a, env) => env.cpuMemoryBytes,
+    when: (a) => a.model_params !== null, defaultValue: (_a, env) => detectedSize(env.cpuMemoryBytes),
     parse: bytesOrNull('CPU memory'), format: (v) => (v === null ? '' : formatBytesExact(v)),
   }),
   q({

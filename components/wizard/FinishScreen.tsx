@@ -226,7 +226,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
           { key: 'dir', value: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
           { key: 'default', value: 'default', label: clip(`Write as accelerate's default config: ${p.deps.defaultConfigPath}`, w - 2) },
           { key: 'preset', value: 'preset', label: 'Save the answers as a user preset…' },
-          ...(launchable ? [{ key: 'launch', value: 'launch', label: `Launch the ${p.setup.steps.length} step(s) in the log pane (writes ${p.setup.files.accelerateConfig} and ${p.setup.files.dsConfig} first)` }] : []),
+          ...(launchable ? [{ key: 'launch', value: 'launch', label: `Launch the ${p.setup.steps.length} step(s) in the log pane (writes the setup's two config files first)` }] : []),
           { key: 'back', value: 'back', label: 'Back to the review' },
           { key: 'quit', value: 'quit', label: 'Quit without writing' },
         ];
