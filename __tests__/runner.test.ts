@@ -7,6 +7,7 @@ import { RunModel } from '../src/launch/model.js';
 import { groupAlive, trackedGroups } from '../src/launch/group.js';
 import { StreamPrinter } from '../src/launch/stream.js';
 import { ROOT } from './helpers/pty.js';
+import { running } from './helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
@@ -20,15 +21,6 @@ function tmp(): string {
   return d;
 }
 
-/** Whether a process runs (a zombie waiting to be reaped does not). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 function steps(dir: string, env: Record<string, string>, names = ['data_process', 'train']): StepSpec[] {
   return names.map((name, i) => ({

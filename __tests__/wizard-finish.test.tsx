@@ -8,34 +8,12 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
 import { App, type AppDeps } from '../components/wizard/App.js';
+import { frame, listening, standInDeps } from './helpers/ink.js';
 import { importLines } from '../components/wizard/ReviewScreen.js';
 import { importAccelerateConfig } from '../src/import.js';
 import { carryOut, diffLines, planWrite, summaryLines } from '../src/wizard/finish.js';
 
-type Rendered = ReturnType<typeof render>;
-
 const PGDN = '\x1b[6~';
-
-/** Resolves with the first frame that satisfies `pred` (polls the frames Ink writes; no fixed sleep). */
-async function frame(r: Rendered, pred: (f: string) => boolean, timeoutMs = 5000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const f = r.lastFrame() ?? '';
-    if (pred(f)) return f;
-    if (Date.now() > end) throw new Error(`timed out; last frame:\n${f}`);
-    await new Promise((res) => setImmediate(res));
-  }
-}
-
-/** Resolves once Ink reads the test stdin (keys written before that are lost). */
-async function listening(r: Rendered): Promise<void> {
-  const stdin = r.stdin as unknown as NodeJS.EventEmitter;
-  const end = Date.now() + 4000;
-  while (stdin.listenerCount('readable') === 0) {
-    if (Date.now() > end) throw new Error('Ink never listened to stdin');
-    await new Promise((res) => setImmediate(res));
-  }
-}
 
 /** A config zerowiz did not write: four keys it does not model (kept), one it moves into the JSON. */
 function foreignConfig(): string {
@@ -50,19 +28,15 @@ function foreignConfig(): string {
 
 function realDeps(dir: string): AppDeps {
   const env = { HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config'), XDG_CACHE_HOME: join(dir, 'cache') };
-  return {
+  return standInDeps({
     detect: async () => ({ env: { gpuCount: 4, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 }, description: '4 GPUs (stand-in)' }),
-    listPresets: () => ({ presets: [], problems: [] }),
     importConfig: (path) => importAccelerateConfig(path, dir),
-    loadModels: () => [],
-    defaultConfigExists: false,
     defaultConfigPath: join(dir, 'cache', 'huggingface', 'accelerate', 'default_config.yaml'),
     // "Write to a directory" proposes ".": here that is the test's directory.
     planWrite: (setup, target) => planWrite(setup, target, env, dir),
     carryOut,
     summarize: summaryLines,
-    savePreset: async () => '',
-  };
+  });
 }
 
 describe('the review after an import', () => {

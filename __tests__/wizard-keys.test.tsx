@@ -4,7 +4,8 @@ import { render } from 'ink-testing-library';
 import { Text } from 'ink';
 import { KeyRouter, splitKeys } from '../components/common/keys.js';
 import { List, type ListItem } from '../components/common/List.js';
-import { App, type AppDeps } from '../components/wizard/App.js';
+import { App } from '../components/wizard/App.js';
+import { called, frame, listening, standInDeps, type Rendered } from './helpers/ink.js';
 import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
 import { Indicator, PlainItem } from '../components/wizard/parts.js';
 import { question, withDefaults, type Question } from '../src/questions.js';
@@ -12,41 +13,6 @@ import type { ModelEntry } from '../src/models.js';
 
 const DOWN = '\x1b[B';
 const LEFT = '\x1b[D';
-
-type Rendered = ReturnType<typeof render>;
-
-/** Resolves with the first frame that satisfies `pred` (polls the frames Ink writes; no fixed sleep). */
-async function frame(r: Rendered, pred: (f: string) => boolean, timeoutMs = 4000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const f = r.lastFrame() ?? '';
-    if (pred(f)) return f;
-    if (Date.now() > end) throw new Error(`timed out; last frame:\n${f}`);
-    await new Promise((res) => setImmediate(res));
-  }
-}
-
-/** Resolves once `fn` has been called (or rejects with the frame after a while). */
-async function called(r: Rendered, fn: { mock: { calls: unknown[] } }, timeoutMs = 4000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (fn.mock.calls.length === 0) {
-    if (Date.now() > end) throw new Error(`not called; last frame:\n${r.lastFrame()}`);
-    await new Promise((res) => setImmediate(res));
-  }
-}
-
-/**
- * Resolves once Ink reads the test stdin. A real terminal keeps keys typed before that in its buffer;
- * the test stdin only signals them once, so a test writes after this.
- */
-async function listening(r: Rendered): Promise<void> {
-  const stdin = r.stdin as unknown as NodeJS.EventEmitter;
-  const end = Date.now() + 4000;
-  while (stdin.listenerCount('readable') === 0) {
-    if (Date.now() > end) throw new Error('Ink never listened to stdin');
-    await new Promise((res) => setImmediate(res));
-  }
-}
 
 const items = (names: string[]): ListItem[] => names.map((n) => ({ key: n, value: n, label: n }));
 
@@ -124,29 +90,12 @@ const MODELS: ModelEntry[] = [
   { id: 'big', name: 'Big-20B', params: 2e10, largestLayer: 6e8, layers: null, hidden: null, heads: null, source: 'test' },
 ];
 
-function standInDeps(): AppDeps {
-  return {
-    detect: async () => ({ env: { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 }, description: '8 GPUs (stand-in)' }),
-    listPresets: () => ({ presets: [], problems: [] }),
-    importConfig: () => {
-      throw new Error('no import in this test');
-    },
-    loadModels: () => MODELS,
-    defaultConfigExists: false,
-    defaultConfigPath: '/nonexistent/default_config.yaml',
-    planWrite: () => {
-      throw new Error('no write in this test');
-    },
-    carryOut: async () => [],
-    summarize: () => [],
-    savePreset: async () => '',
-  };
-}
+const standIn = () => standInDeps({ loadModels: () => MODELS });
 
 /** Renders the whole wizard and walks with Enter to the model picker. */
 async function toModelPicker(): Promise<{ r: Rendered; onExit: ReturnType<typeof vi.fn> }> {
   const onExit = vi.fn();
-  const r = render(<App deps={standInDeps()} onExit={onExit} />);
+  const r = render(<App deps={standIn()} onExit={onExit} />);
   await frame(r, (f) => f.includes('8 GPUs (stand-in)') && f.includes('New setup'));
   await listening(r);
   for (const [prompt, next] of [

@@ -3,24 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { render } from 'ink-testing-library';
 import { App, type AppDeps } from '../components/wizard/App.js';
 import { paintStartFrame, startFrameLines } from '../components/wizard/startText.js';
+import { standInDeps } from './helpers/ink.js';
 
 const never = new Promise<never>(() => undefined);
-const deps: AppDeps = {
+const deps: AppDeps = standInDeps({
   detect: () => never, // the first frame: detection has not answered
-  listPresets: () => ({ presets: [], problems: [] }),
   importConfig: () => {
     throw new Error('unused');
   },
-  loadModels: () => [],
-  defaultConfigExists: false,
   defaultConfigPath: '/home/u/.cache/huggingface/accelerate/default_config.yaml',
-  planWrite: () => {
-    throw new Error('unused');
-  },
-  carryOut: async () => [],
-  summarize: () => [],
-  savePreset: async () => '',
-};
+});
 
 describe('the start screen painted before Ink loads', () => {
   it('is the frame the wizard draws, line for line', () => {

@@ -389,6 +389,11 @@ export function fitFindings(setup: Setup): Finding[] {
   return [warn('mode-does-not-fit', `${MODE_INFO[a.mode].label} ${where} (model states only, with headroom)${better}`, 'pick a mode that fits, more GPUs, or check the memory figures', ['mode', 'gpu_memory', 'cpu_memory'])];
 }
 
+/** A finding as printed by every command: `warning: message` and an indented `fix:` line. */
+export function formatFinding(f: Finding): string {
+  return `${f.level}: ${f.message}\n  fix: ${f.fix}`;
+}
+
 /** True when no finding is an error. */
 export function isValid(findings: Finding[]): boolean {
   return findings.every((f) => f.level !== 'error');

@@ -1,11 +1,11 @@
 /** `zerowiz generate`'s work, loaded only when the command runs. */
 import { UsageError } from '../errors.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../emit.js';
-import { validate } from '../validate.js';
+import { formatFinding, validate } from '../validate.js';
 import { setupInDir, writeConfigFiles } from '../write.js';
 import { shellJoin } from '../launch/quote.js';
 import { setupFromOptions } from './setup-from-flags.js';
-import { formatFinding, formatWrite, reportFindings } from './report.js';
+import { formatWrite, reportFindings } from './report.js';
 
 /** Validates, then prints or writes; resolves with the exit code. */
 export async function runGenerate(opts: Record<string, unknown>): Promise<number> {

@@ -1,11 +1,7 @@
 /** Printing findings and write results the same way in every plain command. */
-import type { Finding } from '../validate.js';
+import { formatFinding, type Finding } from '../validate.js';
 import type { WriteResult } from '../write.js';
 
-/** One line per finding: `warning: message (fix: ...)`. */
-export function formatFinding(f: Finding): string {
-  return `${f.level}: ${f.message}\n  fix: ${f.fix}`;
-}
 
 /**
  * Returns the first error, if any; otherwise prints the warnings to `stream`. (With an error the caller

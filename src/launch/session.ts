@@ -5,7 +5,7 @@
  */
 import { UsageError } from '../errors.js';
 import type { Setup } from '../setup.js';
-import { validate, type Finding } from '../validate.js';
+import { formatFinding, validate, type Finding } from '../validate.js';
 import { writeConfigFiles, type WriteResult } from '../write.js';
 import { gracePeriods } from './group.js';
 import { RunModel } from './model.js';
@@ -45,7 +45,7 @@ export interface PreparedLaunch {
 
 /** Findings as lines for the terminal. */
 export function formatFindings(findings: Finding[]): string[] {
-  return findings.map((f) => `${f.level === 'error' ? 'error' : 'warning'}: ${f.message}\n  fix: ${f.fix}`);
+  return findings.map(formatFinding);
 }
 
 /**
