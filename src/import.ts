@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { UsageError } from './errors.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
-import { MODE_INFO, modeFromStage, type Mode } from './modes.js';
+import { MODE_INFO, modeFromStage } from './modes.js';
 import { parseAnswers } from './presets.js';
 import { withDefaults, type Answers } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
@@ -154,16 +154,6 @@ function jsonSetsPrecision(j: Record<string, unknown>): boolean {
   return [j.fp16, j.bf16].some((b) => isPlainObject(b) && typeof b.enabled === 'boolean');
 }
 
-/**
- * The mode the answers can express for these offload devices. ZeRO-3 with only one of the two offloads
- * has no mode of its own: it imports as ZeRO-3 and the offload block is kept as an extra key, so the
- * written JSON still offloads exactly what the original did.
- */
-function importMode(stage: number, opt: boolean, par: boolean): Mode | null {
-  if (stage === 3) return opt && par ? '3-offload' : '3';
-  return modeFromStage(stage, opt, false);
-}
-
 /** Takes the modelled values of a DeepSpeed JSON into raw answers; absent keys get DeepSpeed's own defaults. */
 function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): void {
   const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
@@ -172,7 +162,7 @@ function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): v
   const par = isPlainObject(zero.offload_param) ? zero.offload_param : {};
   const optDev = typeof opt.device === 'string' ? opt.device : 'none';
   const parDev = typeof par.device === 'string' ? par.device : 'none';
-  const mode = importMode(stage, optDev !== 'none', parDev !== 'none');
+  const mode = modeFromStage(stage, optDev !== 'none', parDev !== 'none');
   if (mode) raw.mode = mode;
   const dev = optDev !== 'none' ? optDev : parDev;
   if (mode && MODE_INFO[mode].offloadOptimizer && (dev === 'cpu' || dev === 'nvme')) raw.offload_device = dev;

@@ -51,10 +51,14 @@ export function isMode(s: string): s is Mode {
   return (MODES as readonly string[]).includes(s);
 }
 
-/** The mode for a DeepSpeed stage and its offload devices (as read from a JSON or YAML). */
+/**
+ * The mode for a DeepSpeed stage and its offload devices (as read from a JSON or YAML). Offload below
+ * stage 3 means the optimizer (DeepSpeed ignores offload_param there). ZeRO-3 with only one of the two
+ * offloads has no mode of its own: it is ZeRO-3, and an importer keeps the offload block as it was.
+ */
 export function modeFromStage(stage: number, offloadOptimizer: boolean, offloadParam: boolean): Mode | null {
   if (stage === 1) return '1';
   if (stage === 2) return offloadOptimizer ? '2-offload' : '2';
-  if (stage === 3) return offloadOptimizer || offloadParam ? '3-offload' : '3';
+  if (stage === 3) return offloadOptimizer && offloadParam ? '3-offload' : '3';
   return null;
 }
