@@ -1,5 +1,6 @@
 /** The setup: every answer, the files to write, and the launch steps. Emitters are pure functions of it. */
 import type { Answers } from './questions.js';
+import { shellJoin } from './launch/quote.js';
 
 /** One `accelerate launch` step of a pipeline. */
 export interface LaunchStep {
@@ -48,4 +49,11 @@ export function toLaunchCommands(setup: Setup): LaunchCommand[] {
 /** The value the YAML writes as deepspeed_config_file: the answer if given, else the JSON's path. */
 export function dsConfigReference(setup: Setup): string {
   return setup.answers.ds_config_path !== '' ? setup.answers.ds_config_path : setup.files.dsConfig;
+}
+
+/** The `accelerate launch` lines of a setup, pasteable; an example line when it has no steps. */
+export function launchLines(setup: Setup): string[] {
+  const cmds = toLaunchCommands(setup);
+  if (cmds.length === 0) return [shellJoin(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])];
+  return cmds.map((c) => shellJoin(['accelerate', ...c.argv]));
 }

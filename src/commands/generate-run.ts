@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../emit.js';
 import { formatFinding, validate } from '../validate.js';
 import { setupInDir, writeConfigFiles } from '../write.js';
-import { shellJoin } from '../launch/quote.js';
+import { launchLines } from '../setup.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { formatWrite, reportFindings } from './report.js';
 
@@ -31,6 +31,6 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   }
   const results = await writeConfigFiles(setup);
   for (const r of results) process.stdout.write(`${formatWrite(r)}\n`);
-  process.stdout.write(`run: ${shellJoin(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])}\n`);
+  for (const line of launchLines(setup)) process.stdout.write(`run: ${line}\n`);
   return 0;
 }

@@ -5,11 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { shellJoin } from '../launch/quote.js';
 import { accelerateDefaultConfig } from '../paths.js';
-import type { Setup } from '../setup.js';
+import { launchLines, type Setup } from '../setup.js';
 import { configTexts, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
-import { launchLines } from './preview.js';
 
 /** Where to write: accelerate's default config location, or a directory. */
 export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string };
@@ -107,9 +105,4 @@ export function summaryLines(results: WriteResult[], setup: Setup): string[] {
   out.push('run:');
   for (const line of launchLines(setup)) out.push(`  ${line}`);
   return out;
-}
-
-/** The command for a YAML path (for tests and messages). */
-export function launchCommandFor(yamlPath: string, script = 'train.py'): string {
-  return shellJoin(['accelerate', 'launch', '--config_file', yamlPath, script]);
 }

@@ -2,8 +2,7 @@
  * What the live preview shows: the exact file texts, the launch commands and the validation findings of
  * a setup. Pure; the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
-import { shellJoin } from '../launch/quote.js';
-import { toLaunchCommands, type Setup } from '../setup.js';
+import { launchLines, type Setup } from '../setup.js';
 import { validate, type Finding } from '../validate.js';
 import { configTexts } from '../write.js';
 
@@ -15,13 +14,6 @@ export interface Preview {
   json: string;
   commands: string;
   findings: Finding[];
-}
-
-/** The `accelerate launch` lines of a setup (an example line when it has no steps). */
-export function launchLines(setup: Setup): string[] {
-  const cmds = toLaunchCommands(setup);
-  if (cmds.length === 0) return [shellJoin(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])];
-  return cmds.map((c) => shellJoin(['accelerate', ...c.argv]));
 }
 
 /** How many previews are kept: moving a highlight back and forth costs a lookup, not an emit + validate. */
