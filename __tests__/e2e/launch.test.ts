@@ -36,7 +36,8 @@ describe('the log pane in a real terminal', () => {
         ZEROWIZ_SIGINT_GRACE_MS: String(SIGINT_GRACE_MS), ZEROWIZ_SIGTERM_GRACE_MS: String(SIGTERM_GRACE_MS),
       },
     });
-    await s.waitFor(/\d+% [\d.]+k?\/100\.0k .*it\/s ETA/);
+    // The first redraw (0/100.0k ?it/s) carries no loss yet: wait for one that does.
+    await s.waitFor((x) => /\d+% [\d.]+k?\/100\.0k .*it\/s ETA/.test(x) && /loss 0\.\d{4}/.test(x));
     const screen = s.screen();
     expect(screen).toMatch(/▶ 1\. data_process +running/);
     expect(screen).toMatch(/· 2\. train +pending/);
