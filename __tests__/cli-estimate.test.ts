@@ -41,12 +41,40 @@ beforeAll(() => {
 
 describe('zerowiz estimate --json', () => {
   it("has the documented shape, integer byte counts, and DeepSpeed's 8 rows in order", () => {
-    const out = json(['--params', '2851e6', '--largest-layer', '32e6', '--gpus-per-node', '8', '--gpu-memory', '80GiB', '--cpu-memory', '1TiB']);
+    const out = json([
+      '--params',
+      '2851e6',
+      '--largest-layer',
+      '32e6',
+      '--gpus-per-node',
+      '8',
+      '--gpu-memory',
+      '80GiB',
+      '--cpu-memory',
+      '1TiB',
+    ]);
     expect(Object.keys(out)).toEqual(expect.arrayContaining(['input', 'modes', 'deepspeed', 'recommended', 'reason']));
-    expect(out.input).toMatchObject({ params: 2851e6, largestLayer: 32e6, gpusPerNode: 8, nodes: 1, zeroInit: true, gpuMemoryBytes: 80 * GiB, cpuMemoryBytes: 1024 * GiB });
-    expect(out.modes.map((m) => `${m.mode as string}${m.offloadDevice === 'nvme' ? ':nvme' : ''}`)).toEqual(['1', '2', '2-offload', '2-offload:nvme', '3', '3-offload', '3-offload:nvme']);
+    expect(out.input).toMatchObject({
+      params: 2851e6,
+      largestLayer: 32e6,
+      gpusPerNode: 8,
+      nodes: 1,
+      zeroInit: true,
+      gpuMemoryBytes: 80 * GiB,
+      cpuMemoryBytes: 1024 * GiB,
+    });
+    expect(out.modes.map((m) => `${m.mode as string}${m.offloadDevice === 'nvme' ? ':nvme' : ''}`)).toEqual([
+      '1',
+      '2',
+      '2-offload',
+      '2-offload:nvme',
+      '3',
+      '3-offload',
+      '3-offload:nvme',
+    ]);
     for (const m of out.modes) {
-      for (const k of ['gpuBytes', 'cpuBytes', 'commBytesPerStep', 'offloadBytesPerStep']) expect(Number.isInteger(m[k]), k).toBe(true);
+      for (const k of ['gpuBytes', 'cpuBytes', 'commBytesPerStep', 'offloadBytesPerStep'])
+        expect(Number.isInteger(m[k]), k).toBe(true);
       expect([true, false]).toContain(m.fits);
       expect(m).toHaveProperty('zeroInit');
     }
@@ -62,7 +90,10 @@ describe('zerowiz estimate --json', () => {
     ]);
     // memory.rst's ZeRO-3 row for offload_param=cpu, offload_optimizer=cpu, zero_init=1: 71.69 GB | 0.12 GB.
     const z = out.deepspeed[2]!;
-    expect([((z.cpuBytes as number) / GiB).toFixed(2), ((z.gpuBytes as number) / GiB).toFixed(2)]).toEqual(['71.69', '0.12']);
+    expect([((z.cpuBytes as number) / GiB).toFixed(2), ((z.gpuBytes as number) / GiB).toFixed(2)]).toEqual([
+      '71.69',
+      '0.12',
+    ]);
     expect(out.recommended).toBe('1');
     expect(out.reason).toMatch(/^ZeRO-1 fits in 80 GiB with .* to spare and adds no communication over DDP\.$/);
   });
@@ -77,7 +108,20 @@ describe('zerowiz estimate --json', () => {
   });
 
   it('--model fills params and largest layer from the catalog; activations come in with the shape flags', () => {
-    const out = json(['--model', 'llama-3.1-8b', '--gpus-per-node', '8', '--gpu-memory', '80GB', '--seq-len', '4096', '--micro-batch', '1', '--checkpointing', 'full']);
+    const out = json([
+      '--model',
+      'llama-3.1-8b',
+      '--gpus-per-node',
+      '8',
+      '--gpu-memory',
+      '80GB',
+      '--seq-len',
+      '4096',
+      '--micro-batch',
+      '1',
+      '--checkpointing',
+      'full',
+    ]);
     expect(out.input).toMatchObject({ params: 8030261248, largestLayer: 525336576, gpuMemoryBytes: 80e9 });
     // 32 layers x 2*s*b*h + one layer s*b*h*(34 + 5*a*s/h), s 4096, h 4096, a 32.
     const sbh = 4096 * 4096;
@@ -87,15 +131,23 @@ describe('zerowiz estimate --json', () => {
   });
 
   it('--detect takes GPUs and memory from nvidia-smi', () => {
-    const out = json(['--params', '20.4B', '--largest-layer', '57M', '--detect'], { PATH: FAKE_BIN, ZW_FAKE_NVIDIA_SMI: '8' });
+    const out = json(['--params', '20.4B', '--largest-layer', '57M', '--detect'], {
+      PATH: FAKE_BIN,
+      ZW_FAKE_NVIDIA_SMI: '8',
+    });
     expect(out.input).toMatchObject({ gpusPerNode: 8, gpuMemoryBytes: 81559 * 2 ** 20 });
     expect((out.input.detected as { gpus: unknown[] }).gpus).toHaveLength(8);
     expect(typeof out.input.cpuMemoryBytes).toBe('number');
-    expect(out.notes).toEqual([expect.stringMatching(/^detected: 8 x NVIDIA H100 80GB HBM3 \(79\.6 GiB\); CPU memory /)]);
+    expect(out.notes).toEqual([
+      expect.stringMatching(/^detected: 8 x NVIDIA H100 80GB HBM3 \(79\.6 GiB\); CPU memory /),
+    ]);
   });
 
   it('explicit flags win over --detect; mixed GPUs size by the smallest', () => {
-    const out = json(['--params', '7B', '--detect', '--gpus-per-node', '2'], { PATH: FAKE_BIN, ZW_FAKE_NVIDIA_SMI: 'mixed' });
+    const out = json(['--params', '7B', '--detect', '--gpus-per-node', '2'], {
+      PATH: FAKE_BIN,
+      ZW_FAKE_NVIDIA_SMI: 'mixed',
+    });
     expect(out.input).toMatchObject({ gpusPerNode: 2, gpuMemoryBytes: 24564 * 2 ** 20 });
     expect((out.input.detected as { mixed: boolean }).mixed).toBe(true);
   });
@@ -114,14 +166,26 @@ describe('zerowiz estimate (table)', () => {
     for (const env of [{ PATH: EMPTY_BIN }, { PATH: FAKE_BIN, ZW_FAKE_NVIDIA_SMI: 'fail' }]) {
       const r = run(['--params', '7B', '--detect'], env);
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/note: detected: GPUs not detected \(nvidia-smi (not found on PATH|failed \(exit 9\)[^)]*)\)/);
+      expect(r.stdout).toMatch(
+        /note: detected: GPUs not detected \(nvidia-smi (not found on PATH|failed \(exit 9\)[^)]*)\)/,
+      );
       expect(r.stdout).toContain('give --gpus-per-node and --gpu-memory yourself.');
     }
   });
   it('--help documents units, the mode-1 formula and the derived formulas', () => {
     const r = run(['--help']);
     expect(r.code).toBe(0);
-    for (const s of ['4P + 16P/N', '4P + 12P/N', '80GB', 'GiB', '2-offload 4P/N', '3-offload 6P/N', '18P/nodes', '34 + 5*a*s/h', '--no-zero-init']) {
+    for (const s of [
+      '4P + 16P/N',
+      '4P + 12P/N',
+      '80GB',
+      'GiB',
+      '2-offload 4P/N',
+      '3-offload 6P/N',
+      '18P/nodes',
+      '34 + 5*a*s/h',
+      '--no-zero-init',
+    ]) {
       expect(r.stdout).toContain(s);
     }
   });
@@ -139,9 +203,15 @@ describe('bad input exits 2 with one line and a hint, never a stack trace', () =
     [['--params', '1000T'], /beyond/],
     [['--model', 'gpt-5'], /unknown model 'gpt-5'/],
     [[], /--params is required/],
-    [['--params', '7B', '--seq-len', '4096'], /the activation estimate also needs --layers, --hidden, --heads, --micro-batch/],
+    [
+      ['--params', '7B', '--seq-len', '4096'],
+      /the activation estimate also needs --layers, --hidden, --heads, --micro-batch/,
+    ],
     [['--model', 'flux.1-dev', '--params', '20B'], /--model flux.1-dev already sets the parameter count/],
-    [['--model', 'qwen-image', '--seq-len', '4096', '--micro-batch', '1', '--checkpointing', 'some'], /--checkpointing 'some' is not none or full/],
+    [
+      ['--model', 'qwen-image', '--seq-len', '4096', '--micro-batch', '1', '--checkpointing', 'some'],
+      /--checkpointing 'some' is not none or full/,
+    ],
     [['--params', '7B', '--bogus'], /unknown option '--bogus'/],
   ])('%j', (args, message) => {
     const r = run(args);
@@ -161,7 +231,20 @@ describe('advice a user can act on', () => {
     expect(d.notes.join('\n')).toContain('--params 20 means 20 parameters; did you mean 20B or 20M?');
   });
   it('when only CPU memory is short, says to add CPU memory or offload to NVMe, not to shorten sequences', () => {
-    const d = json(['--params', '20B', '--largest-layer', '50M', '--gpus-per-node', '8', '--gpu-memory', '80GiB', '--cpu-memory', '16GiB', '--no-zero-init', '--no-nvme']);
+    const d = json([
+      '--params',
+      '20B',
+      '--largest-layer',
+      '50M',
+      '--gpus-per-node',
+      '8',
+      '--gpu-memory',
+      '80GiB',
+      '--cpu-memory',
+      '16GiB',
+      '--no-zero-init',
+      '--no-nvme',
+    ]);
     expect(d.recommended).toBeNull();
     expect(d.reason).toMatch(/needs [\d.]+ GiB of CPU memory per node; add CPU memory/);
     expect(d.reason).not.toContain('shorten sequences');

@@ -36,14 +36,31 @@ describe('zerowiz generate (built bin)', () => {
 
   it('writes both files with --out; the YAML points at the JSON; the pair validates', () => {
     const dir = tempDir();
-    const r = runCli(['generate', '--mode', '3-offload', '--num-processes', '8', '--mixed-precision', 'bf16', '--gradient-checkpointing', '--out', dir]);
+    const r = runCli([
+      'generate',
+      '--mode',
+      '3-offload',
+      '--num-processes',
+      '8',
+      '--mixed-precision',
+      'bf16',
+      '--gradient-checkpointing',
+      '--out',
+      dir,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`wrote ${join(dir, 'accelerate_config.yaml')}`);
     expect(r.stdout).toMatch(/run: accelerate launch --config_file \S+accelerate_config.yaml train.py/);
-    const yaml = parseYaml(readFileSync(join(dir, 'accelerate_config.yaml'), 'utf8')) as { deepspeed_config: { deepspeed_config_file: string } };
+    const yaml = parseYaml(readFileSync(join(dir, 'accelerate_config.yaml'), 'utf8')) as {
+      deepspeed_config: { deepspeed_config_file: string };
+    };
     expect(yaml.deepspeed_config.deepspeed_config_file).toBe(join(dir, 'ds_config.json'));
     const json = JSON.parse(readFileSync(join(dir, 'ds_config.json'), 'utf8'));
-    expect(json.zero_optimization).toMatchObject({ stage: 3, offload_param: { device: 'cpu' }, offload_optimizer: { device: 'cpu' } });
+    expect(json.zero_optimization).toMatchObject({
+      stage: 3,
+      offload_param: { device: 'cpu' },
+      offload_optimizer: { device: 'cpu' },
+    });
     expect(json.activation_checkpointing).toBeDefined();
     const imported = importAccelerateConfig(join(dir, 'accelerate_config.yaml'));
     expect(imported.findings.filter((f) => f.level === 'error')).toEqual([]);
@@ -69,7 +86,11 @@ describe('zerowiz generate (built bin)', () => {
     ['a non-number', ['--num-processes', 'abc'], /--num-processes: 'abc' is not a whole number/],
     ['a missing preset', ['--preset', 'no-such-preset'], /no preset named 'no-such-preset'/],
     ['a bad precision', ['--mixed-precision', 'fp32'], /--mixed-precision: 'fp32' is not one of/],
-    ['a setup accelerate refuses', ['--num-machines', '2', '--num-processes', '3', '--main-process-ip', '10.0.0.1'], /not divisible by num_machines/],
+    [
+      'a setup accelerate refuses',
+      ['--num-machines', '2', '--num-processes', '3', '--main-process-ip', '10.0.0.1'],
+      /not divisible by num_machines/,
+    ],
     ['an unknown flag', ['--stage', '3'], /unknown option '--stage'/],
   ];
   for (const [what, args, pattern] of bad) {
@@ -99,11 +120,16 @@ describe('zerowiz preset (built bin)', () => {
   it('save, list, show, delete as a user would', () => {
     const home = tempDir('zw-home-');
     const env = { HOME: home, XDG_CONFIG_HOME: join(home, 'cfg') };
-    const saved = runCli(['preset', 'save', 'big', '--preset', 'zero3', '--num-processes', '16', '--description', 'two boxes'], { env });
+    const saved = runCli(
+      ['preset', 'save', 'big', '--preset', 'zero3', '--num-processes', '16', '--description', 'two boxes'],
+      { env },
+    );
     expect(saved.code).toBe(0);
     expect(saved.stdout).toContain(join(home, 'cfg', 'zerowiz', 'presets', 'big.yaml'));
     const list = runCli(['preset', 'list', '--json'], { env });
-    const parsed = JSON.parse(list.stdout) as { presets: Array<{ name: string; source: string; numProcesses: number }> };
+    const parsed = JSON.parse(list.stdout) as {
+      presets: Array<{ name: string; source: string; numProcesses: number }>;
+    };
     expect(parsed.presets.find((p) => p.name === 'big')).toMatchObject({ source: 'user', numProcesses: 16 });
     const show = runCli(['preset', 'show', 'big'], { env });
     expect(show.stdout).toContain('num_processes: 16');

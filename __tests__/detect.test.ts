@@ -3,7 +3,14 @@ import { tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { describeGpus, detectCpuMemory, detectGpus, detectHost, nvmeFreeBytes, parseNvidiaSmiCsv } from '../src/detect.js';
+import {
+  describeGpus,
+  detectCpuMemory,
+  detectGpus,
+  detectHost,
+  nvmeFreeBytes,
+  parseNvidiaSmiCsv,
+} from '../src/detect.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FAKE_BIN = join(here, 'fixtures', 'bin-nvidia');
@@ -30,7 +37,13 @@ describe('parseNvidiaSmiCsv', () => {
 describe('detectGpus with a stand-in nvidia-smi on PATH', () => {
   it('one GPU', async () => {
     const d = await detectGpus({ env: env('1') });
-    expect(d).toEqual({ detected: true, gpus: [{ index: 0, name: 'NVIDIA A100-SXM4-80GB', memoryBytes: 81920 * MiB }], mixed: false, minMemoryBytes: 81920 * MiB, reason: null });
+    expect(d).toEqual({
+      detected: true,
+      gpus: [{ index: 0, name: 'NVIDIA A100-SXM4-80GB', memoryBytes: 81920 * MiB }],
+      mixed: false,
+      minMemoryBytes: 81920 * MiB,
+      reason: null,
+    });
     expect(describeGpus(d)).toBe('1 x NVIDIA A100-SXM4-80GB (80.0 GiB)');
   });
   it('eight GPUs', async () => {
@@ -44,9 +57,15 @@ describe('detectGpus with a stand-in nvidia-smi on PATH', () => {
   it('mixed GPUs are reported and sized by the smallest', async () => {
     const d = await detectGpus({ env: env('mixed') });
     expect(d.mixed).toBe(true);
-    expect(d.gpus.map((g) => g.name)).toEqual(['NVIDIA GeForce RTX 4090', 'NVIDIA GeForce RTX 3090', 'NVIDIA RTX A6000']);
+    expect(d.gpus.map((g) => g.name)).toEqual([
+      'NVIDIA GeForce RTX 4090',
+      'NVIDIA GeForce RTX 3090',
+      'NVIDIA RTX A6000',
+    ]);
     expect(d.minMemoryBytes).toBe(24564 * MiB);
-    expect(describeGpus(d)).toMatch(/^mixed GPUs: 1 x NVIDIA GeForce RTX 4090 .* \+ 1 x NVIDIA RTX A6000 \(48\.0 GiB\); sizing for the smallest$/);
+    expect(describeGpus(d)).toMatch(
+      /^mixed GPUs: 1 x NVIDIA GeForce RTX 4090 .* \+ 1 x NVIDIA RTX A6000 \(48\.0 GiB\); sizing for the smallest$/,
+    );
   });
   it('a failing nvidia-smi is "not detected" with its first line, not a crash', async () => {
     const d = await detectGpus({ env: env('fail') });

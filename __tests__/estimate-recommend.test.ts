@@ -5,7 +5,14 @@ import type { EstimateInput } from '../src/estimate.js';
 
 const GiB = 2 ** 30;
 const base = (over: Partial<EstimateInput> = {}): EstimateInput => ({
-  params: 2851e6, largestLayer: 32e6, gpusPerNode: 8, nodes: 1, zeroInit: true, gpuMemoryBytes: 80 * GiB, cpuMemoryBytes: 1024 * GiB, ...over,
+  params: 2851e6,
+  largestLayer: 32e6,
+  gpusPerNode: 8,
+  nodes: 1,
+  zeroInit: true,
+  gpuMemoryBytes: 80 * GiB,
+  cpuMemoryBytes: 1024 * GiB,
+  ...over,
 });
 
 describe('fits and headroom', () => {
@@ -25,7 +32,9 @@ describe('fits and headroom', () => {
     expect(r.modes.every((m) => m.cpuFits === null && m.fits === m.gpuFits)).toBe(true);
   });
   it('a CPU too small for offload makes offload rows not fit', () => {
-    const r = estimateModes(base({ params: 20e9, largestLayer: 60e6, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 64 * GiB }));
+    const r = estimateModes(
+      base({ params: 20e9, largestLayer: 60e6, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 64 * GiB }),
+    );
     const o = r.modes.find((m) => m.mode === '3-offload' && m.offloadDevice === 'cpu')!;
     expect([o.gpuFits, o.cpuFits, o.fits]).toEqual([true, false, false]);
   });
@@ -51,7 +60,9 @@ describe('recommendation: no offload first, then less communication, then the lo
     const r = estimateModes(base({ params: 7e9, largestLayer: 0, activationBytes: 40 * GiB }));
     expect(r.recommended).toBe('2');
     const spare = (72 * GiB - (29.75e9 + 40 * GiB)) / GiB;
-    expect(r.reason).toBe(`ZeRO-2 fits in 80 GiB with ${spare.toFixed(1)} GiB to spare (activations included) and adds no communication over DDP.`);
+    expect(r.reason).toBe(
+      `ZeRO-2 fits in 80 GiB with ${spare.toFixed(1)} GiB to spare (activations included) and adds no communication over DDP.`,
+    );
   });
   it('picks ZeRO-3 when stages 1-2 do not fit without offload', () => {
     const r = estimateModes(base({ params: 30e9, largestLayer: 100e6 }));
@@ -60,17 +71,28 @@ describe('recommendation: no offload first, then less communication, then the lo
   });
   it('prefers 2-offload over 3-offload, and CPU over NVMe', () => {
     // 8B on one 24 GiB GPU: 2-offload needs 2P = 16e9 B (14.9 GiB) of 21.6 usable; ZeRO-3 needs 4L + 18P.
-    const r = estimateModes(base({ params: 8e9, largestLayer: 5e8, gpusPerNode: 1, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 512 * GiB }));
-    expect(r.modes.filter((m) => m.fits).map((m) => `${m.mode}/${m.offloadDevice}`)).toEqual(['2-offload/cpu', '2-offload/nvme', '3-offload/cpu', '3-offload/nvme']);
+    const r = estimateModes(
+      base({ params: 8e9, largestLayer: 5e8, gpusPerNode: 1, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 512 * GiB }),
+    );
+    expect(r.modes.filter((m) => m.fits).map((m) => `${m.mode}/${m.offloadDevice}`)).toEqual([
+      '2-offload/cpu',
+      '2-offload/nvme',
+      '3-offload/cpu',
+      '3-offload/nvme',
+    ]);
     expect([r.recommended, r.recommendedOffloadDevice]).toEqual(['2-offload', 'cpu']);
     expect(r.reason).toMatch(/no mode without offload fits/);
   });
   it('falls back to 3-offload on NVMe when only that fits', () => {
-    const r = estimateModes(base({ params: 70e9, largestLayer: 1e9, gpusPerNode: 8, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 512 * GiB }));
+    const r = estimateModes(
+      base({ params: 70e9, largestLayer: 1e9, gpusPerNode: 8, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 512 * GiB }),
+    );
     expect([r.recommended, r.recommendedOffloadDevice]).toEqual(['3-offload', 'nvme']);
   });
   it('recommends nothing when nothing fits, and says so', () => {
-    const r = estimateModes(base({ params: 70e9, largestLayer: 8e9, gpuMemoryBytes: 16 * GiB, cpuMemoryBytes: 64 * GiB }));
+    const r = estimateModes(
+      base({ params: 70e9, largestLayer: 8e9, gpuMemoryBytes: 16 * GiB, cpuMemoryBytes: 64 * GiB }),
+    );
     expect(r.recommended).toBeNull();
     expect(r.reason).toMatch(/^No mode fits/);
   });
@@ -97,10 +119,14 @@ describe('activation estimate (Korthikanti et al. 2022)', () => {
     const per = activationBytesPerLayer(shape);
     expect(activationBytes({ ...shape, layers: 32, checkpointing: 'none' })).toBe(32 * per);
     expect(activationBytes({ ...shape, layers: 32, checkpointing: 'full' })).toBe(32 * 2 * 2048 * 4096 + per);
-    expect(activationBytes({ ...shape, layers: 32, checkpointing: 'full' })).toBeLessThan(activationBytes({ ...shape, layers: 32, checkpointing: 'none' }));
+    expect(activationBytes({ ...shape, layers: 32, checkpointing: 'full' })).toBeLessThan(
+      activationBytes({ ...shape, layers: 32, checkpointing: 'none' }),
+    );
   });
   it('rejects a zero or fractional shape', () => {
     expect(() => activationBytes({ ...shape, layers: 0, checkpointing: 'none' })).toThrow(/layers/);
-    expect(() => activationBytes({ ...shape, layers: 2, microBatch: 1.5, checkpointing: 'none' })).toThrow(/microBatch/);
+    expect(() => activationBytes({ ...shape, layers: 2, microBatch: 1.5, checkpointing: 'none' })).toThrow(
+      /microBatch/,
+    );
   });
 });

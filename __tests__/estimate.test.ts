@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { MODES } from '../src/modes.js';
 import type { Mode } from '../src/modes.js';
-import { deepspeedRows, estimateMode, estimateModes, normalizeInput, zeroPaperBytes, EstimateInputError } from '../src/estimate.js';
+import {
+  deepspeedRows,
+  estimateMode,
+  estimateModes,
+  normalizeInput,
+  zeroPaperBytes,
+  EstimateInputError,
+} from '../src/estimate.js';
 import type { DeepSpeedRow, EstimateInput } from '../src/estimate.js';
 
 const GiB = 2 ** 30;
@@ -32,7 +39,9 @@ describe("DeepSpeed's published check values (docs/code-docs/source/memory.rst)"
   it('reproduces the ZeRO-3 table for 2851M params, 32M largest layer, 1 node x 8 GPUs, to 2 decimals in GiB', () => {
     const zero3 = deepspeedRows(normalizeInput(input())).filter((r) => r.estimator === 'zero3');
     // memory.rst: per CPU | per GPU | options, in the printer's order.
-    expect(zero3.map((r) => [toGiB2(r.cpuBytes), toGiB2(r.gpuBytes), r.offloadParam, r.offloadOptimizer, r.zeroInit])).toEqual([
+    expect(
+      zero3.map((r) => [toGiB2(r.cpuBytes), toGiB2(r.gpuBytes), r.offloadParam, r.offloadOptimizer, r.zeroInit]),
+    ).toEqual([
       ['71.69', '0.12', 'cpu', 'cpu', true],
       ['127.45', '0.12', 'cpu', 'cpu', false],
       ['63.72', '0.78', 'none', 'cpu', true],
@@ -45,7 +54,10 @@ describe("DeepSpeed's published check values (docs/code-docs/source/memory.rst)"
   it('modes 3 and 3-offload are the zero3 rows for the zero_init given', () => {
     for (const zeroInit of [true, false]) {
       const rows = deepspeedRows(normalizeInput(input({ zeroInit })));
-      const pick = (p: string, o: string) => rows.find((r) => r.estimator === 'zero3' && r.offloadParam === p && r.offloadOptimizer === o && r.zeroInit === zeroInit)!;
+      const pick = (p: string, o: string) =>
+        rows.find(
+          (r) => r.estimator === 'zero3' && r.offloadParam === p && r.offloadOptimizer === o && r.zeroInit === zeroInit,
+        )!;
       const m3 = estimateMode('3', input({ zeroInit }));
       const m3o = estimateMode('3-offload', input({ zeroInit }));
       expect([m3.gpuBytes, m3.cpuBytes]).toEqual([pick('none', 'none').gpuBytes, pick('none', 'none').cpuBytes]);
@@ -56,7 +68,11 @@ describe("DeepSpeed's published check values (docs/code-docs/source/memory.rst)"
 
   it('ZeRO-2 with offload still matches memory.rst (127.45 / 5.31); without offload uses the v0.14.3 formula, not the old 15.93', () => {
     const [offload, none] = deepspeedRows(normalizeInput(input())) as [DeepSpeedRow, DeepSpeedRow];
-    expect([toGiB2(offload.cpuBytes), toGiB2(offload.gpuBytes), offload.offloadOptimizer]).toEqual(['127.45', '5.31', 'cpu']);
+    expect([toGiB2(offload.cpuBytes), toGiB2(offload.gpuBytes), offload.offloadOptimizer]).toEqual([
+      '127.45',
+      '5.31',
+      'cpu',
+    ]);
     // Current: 2P + int(18P/8) = 2P + 6,414,750,000 bytes.
     expect(none.gpuBytes).toBe(2 * 2851e6 + 6_414_750_000);
     expect(toGiB2(none.gpuBytes)).toBe('11.28');
@@ -105,7 +121,11 @@ describe('communication per GPU per step (16-bit ring volume)', () => {
 
 describe('DeepSpeed rows equal Python evaluating the formulas (fixtures/deepspeed/make_cases.py)', () => {
   const cases = JSON.parse(readFileSync(join(here, 'fixtures', 'deepspeed', 'estimator-cases.json'), 'utf8')) as {
-    params: number; largestLayer: number; gpusPerNode: number; nodes: number; rows: DeepSpeedRow[];
+    params: number;
+    largestLayer: number;
+    gpusPerNode: number;
+    nodes: number;
+    rows: DeepSpeedRow[];
   }[];
   it('has the cases', () => expect(cases.length).toBeGreaterThan(400));
   it('every row of every case, to the byte, in DeepSpeed order', () => {
@@ -118,7 +138,10 @@ describe('DeepSpeed rows equal Python evaluating the formulas (fixtures/deepspee
     for (const c of cases) {
       for (const zeroInit of [true, false]) {
         const inp = { ...c, zeroInit };
-        const row = (e: string, p: string, o: string, zi: boolean | null) => c.rows.find((r) => r.estimator === e && r.offloadParam === p && r.offloadOptimizer === o && r.zeroInit === zi)!;
+        const row = (e: string, p: string, o: string, zi: boolean | null) =>
+          c.rows.find(
+            (r) => r.estimator === e && r.offloadParam === p && r.offloadOptimizer === o && r.zeroInit === zi,
+          )!;
         const expectRow = (m: Mode, r: DeepSpeedRow) => {
           const e = estimateMode(m, inp);
           expect([e.gpuBytes, e.cpuBytes], `${m} ${JSON.stringify(inp)}`).toEqual([r.gpuBytes, r.cpuBytes]);
@@ -154,7 +177,13 @@ describe('properties over random inputs (seeded)', () => {
   const r = rng(7);
   const samples = Array.from({ length: 3000 }, () => {
     const params = randInt(r, 1, 2e12);
-    return { params, largestLayer: randInt(r, 0, Math.min(params, 3e9)), gpusPerNode: randInt(r, 1, 16), nodes: randInt(r, 1, 64), zeroInit: r() < 0.5 };
+    return {
+      params,
+      largestLayer: randInt(r, 0, Math.min(params, 3e9)),
+      gpusPerNode: randInt(r, 1, 16),
+      nodes: randInt(r, 1, 64),
+      zeroInit: r() < 0.5,
+    };
   });
 
   it('DeepSpeed rows equal an independent transcription of the Python formulas', () => {
@@ -168,7 +197,9 @@ describe('properties over random inputs (seeded)', () => {
     for (const s of samples) {
       for (const m of MODES) {
         const base = estimateMode(m, s).gpuBytes;
-        expect(estimateMode(m, { ...s, gpusPerNode: s.gpusPerNode + randInt(r, 1, 8) }).gpuBytes).toBeLessThanOrEqual(base);
+        expect(estimateMode(m, { ...s, gpusPerNode: s.gpusPerNode + randInt(r, 1, 8) }).gpuBytes).toBeLessThanOrEqual(
+          base,
+        );
         expect(estimateMode(m, { ...s, nodes: s.nodes + randInt(r, 1, 8) }).gpuBytes).toBeLessThanOrEqual(base);
       }
     }
@@ -187,7 +218,14 @@ describe('properties over random inputs (seeded)', () => {
     for (const s of samples.slice(0, 300)) {
       const rep = estimateModes(s);
       for (const m of rep.modes) {
-        for (const v of [m.gpuBytes, m.cpuBytes, m.commBytesPerStep, m.offloadBytesPerStep, m.nvmeBytes, m.nvmeBytesPerStep]) {
+        for (const v of [
+          m.gpuBytes,
+          m.cpuBytes,
+          m.commBytesPerStep,
+          m.offloadBytesPerStep,
+          m.nvmeBytes,
+          m.nvmeBytesPerStep,
+        ]) {
           expect(Number.isInteger(v) && v >= 0, `${m.mode} ${m.offloadDevice} ${v} ${JSON.stringify(s)}`).toBe(true);
         }
       }
@@ -240,6 +278,10 @@ describe('NVMe rows', () => {
   });
   it('can be left out', () => {
     expect(estimateModes({ ...input(), includeNvme: false }).modes.map((m) => m.mode)).toEqual([...MODES]);
-    expect(estimateModes(input()).modes.filter((m) => m.offloadDevice === 'nvme').map((m) => m.mode)).toEqual(['2-offload', '3-offload']);
+    expect(
+      estimateModes(input())
+        .modes.filter((m) => m.offloadDevice === 'nvme')
+        .map((m) => m.mode),
+    ).toEqual(['2-offload', '3-offload']);
   });
 });

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { answersOf, flowReducer, initialFlow, nextQuestion, previousQuestion, progress, setupOf, walkQuestions, type FlowState } from '../src/wizard/flow.js';
+import {
+  answersOf,
+  flowReducer,
+  initialFlow,
+  nextQuestion,
+  previousQuestion,
+  progress,
+  setupOf,
+  walkQuestions,
+  type FlowState,
+} from '../src/wizard/flow.js';
 import { NO_DETECTION, withDefaults, type QuestionId } from '../src/questions.js';
 
 const env8 = { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 };
@@ -47,7 +57,12 @@ describe('the wizard flow', () => {
   });
 
   it('jumps from the review to a question and returns to the review after answering', () => {
-    let s = flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'preset', name: 'x' }, given: { mode: '3' }, to: 'review' });
+    let s = flowReducer(initialFlow(env8), {
+      type: 'start',
+      origin: { kind: 'preset', name: 'x' },
+      given: { mode: '3' },
+      to: 'review',
+    });
     expect(s.screen).toBe('review');
     s = flowReducer(s, { type: 'jump', id: 'mode' });
     expect(s).toMatchObject({ screen: 'question', current: 'mode', returnToReview: true });
@@ -119,7 +134,11 @@ describe('the wizard flow', () => {
       s = answer(s, s.current, s.current === 'same_network' ? false : answersOf(s)[s.current]);
     }
     expect(s.screen).toBe('review');
-    expect(asked).toEqual([...enabled.slice(0, enabled.indexOf('same_network') + 1), 'rdzv_backend', ...enabled.slice(enabled.indexOf('same_network') + 1)]);
+    expect(asked).toEqual([
+      ...enabled.slice(0, enabled.indexOf('same_network') + 1),
+      'rdzv_backend',
+      ...enabled.slice(enabled.indexOf('same_network') + 1),
+    ]);
     expect(answersOf(s).num_machines).toBe(2);
   });
 

@@ -32,31 +32,84 @@ describe('round trip: emit(parse(x)) reproduces what zerowiz writes', () => {
 describe('importing files zerowiz did not write', () => {
   it("moves a DiffSynth-style ZeRO-2 offload YAML's inline keys into the answers", () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'a.yaml'), [
-      'compute_environment: LOCAL_MACHINE', 'debug: false', 'deepspeed_config:', '  gradient_accumulation_steps: 1',
-      "  offload_optimizer_device: 'cpu'", "  offload_param_device: 'cpu'", '  zero3_init_flag: false', '  zero_stage: 2',
-      'distributed_type: DEEPSPEED', "downcast_bf16: 'no'", 'enable_cpu_affinity: false', 'machine_rank: 0', 'main_training_function: main',
-      'mixed_precision: bf16', 'num_machines: 1', 'num_processes: 8', 'rdzv_backend: static', 'same_network: true', 'tpu_env: []',
-      'tpu_use_cluster: false', 'tpu_use_sudo: false', 'use_cpu: false', '',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      [
+        'compute_environment: LOCAL_MACHINE',
+        'debug: false',
+        'deepspeed_config:',
+        '  gradient_accumulation_steps: 1',
+        "  offload_optimizer_device: 'cpu'",
+        "  offload_param_device: 'cpu'",
+        '  zero3_init_flag: false',
+        '  zero_stage: 2',
+        'distributed_type: DEEPSPEED',
+        "downcast_bf16: 'no'",
+        'enable_cpu_affinity: false',
+        'machine_rank: 0',
+        'main_training_function: main',
+        'mixed_precision: bf16',
+        'num_machines: 1',
+        'num_processes: 8',
+        'rdzv_backend: static',
+        'same_network: true',
+        'tpu_env: []',
+        'tpu_use_cluster: false',
+        'tpu_use_sudo: false',
+        'use_cpu: false',
+        '',
+      ].join('\n'),
+    );
     const r = importAccelerateConfig('a.yaml', dir);
-    expect(r.setup.answers).toMatchObject({ mode: '2-offload', offload_device: 'cpu', mixed_precision: 'bf16', gradient_accumulation_steps: 1, num_processes: 8 });
-    expect(r.moved).toEqual(expect.arrayContaining(['mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_param_device']));
+    expect(r.setup.answers).toMatchObject({
+      mode: '2-offload',
+      offload_device: 'cpu',
+      mixed_precision: 'bf16',
+      gradient_accumulation_steps: 1,
+      num_processes: 8,
+    });
+    expect(r.moved).toEqual(
+      expect.arrayContaining([
+        'mixed_precision',
+        'deepspeed_config.zero_stage',
+        'deepspeed_config.offload_param_device',
+      ]),
+    );
     // offload_param at stage 2 is kept as it was (DeepSpeed ignores it), and said so.
     expect(r.kept).toEqual(['json:zero_optimization.offload_param']);
     expect(r.findings.map((f) => f.rule)).toContain('offload-param-needs-stage-3');
     const yaml = toAccelerateYaml(r.setup);
     expect(yaml).not.toContain('mixed_precision');
     expect(yaml).not.toContain('zero_stage');
-    expect(JSON.parse(toDeepSpeedJson(r.setup)).zero_optimization).toMatchObject({ stage: 2, offload_optimizer: { device: 'cpu' } });
+    expect(JSON.parse(toDeepSpeedJson(r.setup)).zero_optimization).toMatchObject({
+      stage: 2,
+      offload_optimizer: { device: 'cpu' },
+    });
   });
 
   it('keeps and reports keys it does not model, and writes them back', () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'ds.json'), JSON.stringify({ zero_optimization: { stage: 3, round_robin_gradients: true }, steps_per_print: 50, optimizer: { type: 'AdamW', params: { lr: 'auto' } } }));
-    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 4\ngpu_ids: all\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n');
+    writeFileSync(
+      join(dir, 'ds.json'),
+      JSON.stringify({
+        zero_optimization: { stage: 3, round_robin_gradients: true },
+        steps_per_print: 50,
+        optimizer: { type: 'AdamW', params: { lr: 'auto' } },
+      }),
+    );
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      'distributed_type: DEEPSPEED\nnum_processes: 4\ngpu_ids: all\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n',
+    );
     const r = importAccelerateConfig('a.yaml', dir);
-    expect(r.kept).toEqual(expect.arrayContaining(['gpu_ids', 'json:zero_optimization.round_robin_gradients', 'json:steps_per_print', 'json:optimizer']));
+    expect(r.kept).toEqual(
+      expect.arrayContaining([
+        'gpu_ids',
+        'json:zero_optimization.round_robin_gradients',
+        'json:steps_per_print',
+        'json:optimizer',
+      ]),
+    );
     expect(r.setup.answers.mode).toBe('3');
     expect(r.setup.answers.overlap_comm).toBe(true); // DeepSpeed's own default at stage 3 when the key is absent
     const json = JSON.parse(toDeepSpeedJson(r.setup));
@@ -68,7 +121,21 @@ describe('importing files zerowiz did not write', () => {
 
   it("reads `accelerate config default`'s JSON-in-YAML file and turns it into a DeepSpeed config", () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'default_config.yaml'), JSON.stringify({ compute_environment: 'LOCAL_MACHINE', debug: false, distributed_type: 'MULTI_GPU', downcast_bf16: false, num_processes: 2, same_network: false }, null, 2));
+    writeFileSync(
+      join(dir, 'default_config.yaml'),
+      JSON.stringify(
+        {
+          compute_environment: 'LOCAL_MACHINE',
+          debug: false,
+          distributed_type: 'MULTI_GPU',
+          downcast_bf16: false,
+          num_processes: 2,
+          same_network: false,
+        },
+        null,
+        2,
+      ),
+    );
     const r = importAccelerateConfig('default_config.yaml', dir);
     expect(r.setup.answers.num_processes).toBe(2);
     expect(r.findings.map((f) => f.rule)).toContain('accelerate-not-deepspeed');
@@ -79,7 +146,10 @@ describe('importing files zerowiz did not write', () => {
 
   it('keeps ZeRO-3 with only the optimizer offloaded as it was (no mode offloads just one)', () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: none\n  zero3_init_flag: true\n');
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      'distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: none\n  zero3_init_flag: true\n',
+    );
     const r = importAccelerateConfig('a.yaml', dir);
     expect(r.setup.answers.mode).toBe('3');
     const zero = JSON.parse(toDeepSpeedJson(r.setup)).zero_optimization;
@@ -92,10 +162,19 @@ describe('importing files zerowiz did not write', () => {
 
   it('a precision in the YAML wins over "auto" in the JSON, and fp8 is reported, not dropped', () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'ds.json'), JSON.stringify({ fp16: { enabled: 'auto' }, bf16: { enabled: 'auto' }, zero_optimization: { stage: 2 } }));
-    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 8\nmixed_precision: bf16\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n');
+    writeFileSync(
+      join(dir, 'ds.json'),
+      JSON.stringify({ fp16: { enabled: 'auto' }, bf16: { enabled: 'auto' }, zero_optimization: { stage: 2 } }),
+    );
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      'distributed_type: DEEPSPEED\nnum_processes: 8\nmixed_precision: bf16\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n',
+    );
     expect(importAccelerateConfig('a.yaml', dir).setup.answers.mixed_precision).toBe('bf16');
-    writeFileSync(join(dir, 'b.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 8\nmixed_precision: fp8\ndeepspeed_config:\n  zero_stage: 2\n');
+    writeFileSync(
+      join(dir, 'b.yaml'),
+      'distributed_type: DEEPSPEED\nnum_processes: 8\nmixed_precision: fp8\ndeepspeed_config:\n  zero_stage: 2\n',
+    );
     const r = importAccelerateConfig('b.yaml', dir);
     expect(r.setup.answers.mixed_precision).toBe('bf16');
     expect(r.findings.find((f) => f.message.includes('fp8'))?.fix).toContain('--mixed_precision fp8');
@@ -103,7 +182,10 @@ describe('importing files zerowiz did not write', () => {
 
   it('reports a deepspeed_config_file that does not exist', () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'a.yaml'), 'distributed_type: DEEPSPEED\nnum_processes: 1\ndeepspeed_config:\n  deepspeed_config_file: missing.json\n');
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      'distributed_type: DEEPSPEED\nnum_processes: 1\ndeepspeed_config:\n  deepspeed_config_file: missing.json\n',
+    );
     expect(importAccelerateConfig('a.yaml', dir).findings.map((f) => f.rule)).toContain('ds-file-missing');
   });
 

@@ -44,7 +44,8 @@ function cutAt(bytes: Buffer, cuts: number[]): Buffer[] {
 
 describe('the byte line splitter', () => {
   it('gives the same lines however the bytes are cut into chunks', () => {
-    const text = 'alpha\nbeta\r\n\ngamma \x1b[32mgreen\x1b[0m\n\rSteps:  1%|▏| 1/100\rSteps:  2%|▎| 2/100\ndelta █ done\n';
+    const text =
+      'alpha\nbeta\r\n\ngamma \x1b[32mgreen\x1b[0m\n\rSteps:  1%|▏| 1/100\rSteps:  2%|▎| 2/100\ndelta █ done\n';
     const bytes = Buffer.from(text);
     const whole = run([bytes]).lines;
     expect(whole).toEqual(['alpha', 'beta', '', 'gamma green', 'Steps:  2%|▎| 2/100', 'delta █ done']);
@@ -94,7 +95,11 @@ describe('the byte line splitter', () => {
   });
 
   it('strips ANSI sequences and control characters in plain lines and in redraws', () => {
-    const seen = run(['\x1b[1mbold\x1b[0m and bell\x07\n', 'tab\there\n', '\r\x1b[36m 50%|█\x1b[0m\r\x1b[36m 60%|█\x1b[0m\n']);
+    const seen = run([
+      '\x1b[1mbold\x1b[0m and bell\x07\n',
+      'tab\there\n',
+      '\r\x1b[36m 50%|█\x1b[0m\r\x1b[36m 60%|█\x1b[0m\n',
+    ]);
     expect(seen.lines).toEqual(['bold and bell', 'tab     here', ' 60%|█']);
     expect(seen.lines.join('')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
   });
@@ -121,8 +126,14 @@ describe('the byte line splitter', () => {
 describe('thinning \\r redraws', () => {
   it('parses a bar once per percent, whatever the number of redraws', () => {
     const parsed: string[] = [];
-    const t = new SegmentThinner((text) => parsed.push(text), () => 0);
-    const redraws = Array.from({ length: 1000 }, (_, i) => `Steps: ${String(Math.floor(i / 10)).padStart(3)}%|█| ${i}/1000`);
+    const t = new SegmentThinner(
+      (text) => parsed.push(text),
+      () => 0,
+    );
+    const redraws = Array.from(
+      { length: 1000 },
+      (_, i) => `Steps: ${String(Math.floor(i / 10)).padStart(3)}%|█| ${i}/1000`,
+    );
     const bytes = Buffer.from(redraws.join('\r'));
     let s = 0;
     for (const r of redraws) {
@@ -138,18 +149,28 @@ describe('thinning \\r redraws', () => {
   it('parses a counter without a total at most every 200 ms of its clock', () => {
     let now = 1_000;
     const parsed: string[] = [];
-    const t = new SegmentThinner((text) => parsed.push(text), () => now);
+    const t = new SegmentThinner(
+      (text) => parsed.push(text),
+      () => now,
+    );
     for (let i = 0; i < 10; i++) {
       const b = Buffer.from(`Steps: ${i}it [00:01, 9.00it/s]`);
       t.segment(b, 0, b.length);
       now += 50;
     }
-    expect(parsed).toEqual(['Steps: 0it [00:01, 9.00it/s]', 'Steps: 4it [00:01, 9.00it/s]', 'Steps: 8it [00:01, 9.00it/s]']);
+    expect(parsed).toEqual([
+      'Steps: 0it [00:01, 9.00it/s]',
+      'Steps: 4it [00:01, 9.00it/s]',
+      'Steps: 8it [00:01, 9.00it/s]',
+    ]);
   });
 
   it('decodes and cleans only the redraws it parses', () => {
     const parsed: string[] = [];
-    const t = new SegmentThinner((text) => parsed.push(text), () => 0);
+    const t = new SegmentThinner(
+      (text) => parsed.push(text),
+      () => 0,
+    );
     const b = Buffer.from('\x1b[32m 7%|▋\x1b[0m| 7/100 [00:01<00:10, 7.00it/s]');
     t.segment(b, 0, b.length);
     expect(parsed).toEqual([' 7%|▋| 7/100 [00:01<00:10, 7.00it/s]']);
@@ -168,7 +189,8 @@ describe('the open line of two streams', () => {
 
 describe('loss parsing, fast path', () => {
   // The single regex parseLoss used to run over every line: the fast path must agree with it.
-  const REFERENCE = /(?<![A-Za-z0-9_])(?:train[_ ])?loss['"]?\s*[=:]\s*['"]?(?<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/i;
+  const REFERENCE =
+    /(?<![A-Za-z0-9_])(?:train[_ ])?loss['"]?\s*[=:]\s*['"]?(?<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/i;
   const reference = (line: string): number | null => {
     if (!line.includes('oss')) return null;
     const m = REFERENCE.exec(line);
@@ -179,17 +201,58 @@ describe('loss parsing, fast path', () => {
 
   it('agrees with the reference regex on log and tqdm shapes', () => {
     const lines = [
-      'loss=0.1234', 'Loss: 2', "{'loss': 1.0453, 'grad_norm': 0.52}", '{"train_loss": "0.25"}', 'train loss = 3e-2', 'xtrain_loss=1',
-      'val_loss=0.3 loss=0.2', 'loss_scale=1 loss=5', 'gloss=1 loss=.5', 'loss=1.', 'loss=-0.5', 'loss=+7', 'loss=inf', 'loss=NaN', 'loss=1.5.2',
-      'loss=1e400', 'loss=0.00000000000000000000000123', 'loss=12345678901234567890', 'oss=1', 'loss=abc', 'Attempted loss scale: 65536',
-      '[INFO] step=9 loss=0.9091 lr=1.00e-04', 'boss=1', 'lossy=2', 'loss', 'loss=', 'loss: 1_000', '  3%|▎| 30/1000 [00:05<02:41, 6.00it/s, loss=0.1234]',
+      'loss=0.1234',
+      'Loss: 2',
+      "{'loss': 1.0453, 'grad_norm': 0.52}",
+      '{"train_loss": "0.25"}',
+      'train loss = 3e-2',
+      'xtrain_loss=1',
+      'val_loss=0.3 loss=0.2',
+      'loss_scale=1 loss=5',
+      'gloss=1 loss=.5',
+      'loss=1.',
+      'loss=-0.5',
+      'loss=+7',
+      'loss=inf',
+      'loss=NaN',
+      'loss=1.5.2',
+      'loss=1e400',
+      'loss=0.00000000000000000000000123',
+      'loss=12345678901234567890',
+      'oss=1',
+      'loss=abc',
+      'Attempted loss scale: 65536',
+      '[INFO] step=9 loss=0.9091 lr=1.00e-04',
+      'boss=1',
+      'lossy=2',
+      'loss',
+      'loss=',
+      'loss: 1_000',
+      '  3%|▎| 30/1000 [00:05<02:41, 6.00it/s, loss=0.1234]',
     ];
     for (const l of lines) expect([l, parseLoss(l)]).toEqual([l, reference(l)]);
   });
 
   it('converts decimals exactly as Number() does', () => {
-    const samples = ['0', '0.1', '0.1234', '1.', '.5', '-0.5', '+7', '2.5e-3', '1E+5', '123456789012345', '1234567890123456', '0.30000000000000004', '9.999999999999999e22', '1e-30', '5e-324'];
-    for (let i = 0; i < 2000; i++) samples.push((i / 7).toFixed(i % 9), (i * 1.37e-5).toExponential(i % 7), String(i / 3));
+    const samples = [
+      '0',
+      '0.1',
+      '0.1234',
+      '1.',
+      '.5',
+      '-0.5',
+      '+7',
+      '2.5e-3',
+      '1E+5',
+      '123456789012345',
+      '1234567890123456',
+      '0.30000000000000004',
+      '9.999999999999999e22',
+      '1e-30',
+      '5e-324',
+    ];
+    for (let i = 0; i < 2000; i++)
+      samples.push((i / 7).toFixed(i % 9), (i * 1.37e-5).toExponential(i % 7), String(i / 3));
     for (const s of samples) expect([s, decimal(s)]).toEqual([s, Number(s)]);
   });
 });
@@ -201,7 +264,9 @@ describe('the step log file', () => {
       const path = join(dir, 'step.log');
       writeFileSync(path, 'before\n');
       const log = new StepLog(path);
-      const chunks = Array.from({ length: 200 }, (_, i) => Buffer.from(`\r${i}% ${'█'.repeat(i % 7)}${i % 10 === 0 ? '\n' : ''}`));
+      const chunks = Array.from({ length: 200 }, (_, i) =>
+        Buffer.from(`\r${i}% ${'█'.repeat(i % 7)}${i % 10 === 0 ? '\n' : ''}`),
+      );
       for (const c of chunks) log.write(c);
       await log.close();
       expect(readFileSync(path)).toEqual(Buffer.concat([Buffer.from('before\n'), ...chunks]));

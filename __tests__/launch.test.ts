@@ -31,19 +31,29 @@ function tmp(files: string[] = []): string {
   return d;
 }
 
-function zerowiz(args: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function zerowiz(
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
     const e: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, FAKE_ACCELERATE_STEP_MS: '0', ...env })) if (v !== undefined) e[k] = v;
+    for (const [k, v] of Object.entries({ ...process.env, FAKE_ACCELERATE_STEP_MS: '0', ...env }))
+      if (v !== undefined) e[k] = v;
     execFile(process.execPath, [BIN, ...args], { cwd, env: e }, (err, stdout, stderr) => {
       res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
 }
 
-const argvLog = (d: string) => readFileSync(join(d, 'argv.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[] });
+const argvLog = (d: string) =>
+  readFileSync(join(d, 'argv.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { argv: string[] });
 const records = (d: string) => readdirSync(join(d, '.zerowiz', 'runs')).sort();
-const runJson = (d: string, id: string) => JSON.parse(readFileSync(join(d, '.zerowiz', 'runs', id, 'run.json'), 'utf8')) as RunJson;
+const runJson = (d: string, id: string) =>
+  JSON.parse(readFileSync(join(d, '.zerowiz', 'runs', id, 'run.json'), 'utf8')) as RunJson;
 
 /** The seed document's two commands, as argv after `accelerate`. */
 function seedArgv(): string[][] {
@@ -55,7 +65,9 @@ function seedArgv(): string[][] {
 describe('zerowiz launch (stream mode, as a subprocess)', () => {
   it('runs the seed preset: both passes with exactly the seed arguments, the second with the generated config', async () => {
     const d = tmp(['examples/qwen_image/model_training/train.py']);
-    const r = await zerowiz(['launch', 'qwen-image-lora-lowvram', '--accelerate', FAKE], d, { FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl') });
+    const r = await zerowiz(['launch', 'qwen-image-lora-lowvram', '--accelerate', FAKE], d, {
+      FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl'),
+    });
     expect(r.stderr).not.toMatch(/unexpected|at .*\.js:\d+/);
     expect(r.code).toBe(0);
     const seed = seedArgv();
@@ -71,7 +83,11 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
 
   it('stops after a failing first pass (exit 1), shows where the log is, and records it', async () => {
     const d = tmp(['train.py']);
-    const r = await zerowiz(['launch', TWO_STEP, '--accelerate', FAKE], d, { FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl'), FAKE_ACCELERATE_EXIT: '7', FAKE_ACCELERATE_FAIL_TASK: 'sft:data_process' });
+    const r = await zerowiz(['launch', TWO_STEP, '--accelerate', FAKE], d, {
+      FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl'),
+      FAKE_ACCELERATE_EXIT: '7',
+      FAKE_ACCELERATE_FAIL_TASK: 'sft:data_process',
+    });
     expect(r.code).toBe(1);
     expect(argvLog(d)).toHaveLength(1);
     expect(r.stdout).toMatch(/step data_process failed after .* \(exit 7\)/);
@@ -80,8 +96,13 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     const [id] = records(d);
     const j = runJson(d, id!);
     expect(j).toMatchObject({ name: 'two-step', ended: 'failed', exitCode: 1 });
-    expect(j.steps.map((s) => [s.name, s.status, s.exitCode])).toEqual([['data_process', 'failed', 7], ['train', 'pending', null]]);
-    expect(readFileSync(join(d, '.zerowiz', 'runs', id!, '01-data_process.log'), 'utf8')).toContain('CUDA out of memory');
+    expect(j.steps.map((s) => [s.name, s.status, s.exitCode])).toEqual([
+      ['data_process', 'failed', 7],
+      ['train', 'pending', null],
+    ]);
+    expect(readFileSync(join(d, '.zerowiz', 'runs', id!, '01-data_process.log'), 'utf8')).toContain(
+      'CUDA out of memory',
+    );
   });
 
   it('keeps a run record: config copies, commands.sh, a log per step, run.json; `runs` lists it and `--last` reruns it', async () => {
@@ -90,13 +111,26 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     expect((await zerowiz(['launch', TWO_STEP], d, env)).code).toBe(0);
     const [id] = records(d);
     const dir = join(d, '.zerowiz', 'runs', id!);
-    expect(readdirSync(dir).sort()).toEqual(['01-data_process.log', '02-train.log', 'accelerate_config.yaml', 'commands.sh', 'ds_config.json', 'run.json']);
+    expect(readdirSync(dir).sort()).toEqual([
+      '01-data_process.log',
+      '02-train.log',
+      'accelerate_config.yaml',
+      'commands.sh',
+      'ds_config.json',
+      'run.json',
+    ]);
     const j = runJson(d, id!);
     expect(j).toMatchObject({ version: 1, ended: 'succeeded', exitCode: 0, cwd: d, source: TWO_STEP });
-    expect(j.steps.every((s) => s.status === 'done' && s.exitCode === 0 && typeof s.durationMs === 'number')).toBe(true);
-    expect(readFileSync(join(dir, 'accelerate_config.yaml'), 'utf8')).toBe(readFileSync(join(d, 'cfg', 'accelerate_config.yaml'), 'utf8'));
+    expect(j.steps.every((s) => s.status === 'done' && s.exitCode === 0 && typeof s.durationMs === 'number')).toBe(
+      true,
+    );
+    expect(readFileSync(join(dir, 'accelerate_config.yaml'), 'utf8')).toBe(
+      readFileSync(join(d, 'cfg', 'accelerate_config.yaml'), 'utf8'),
+    );
     const sh = readFileSync(join(dir, 'commands.sh'), 'utf8');
-    expect(sh).toContain(`${FAKE} launch --config_file cfg/accelerate_config.yaml train.py --dataset_base_path ./cache --task sft:train`);
+    expect(sh).toContain(
+      `${FAKE} launch --config_file cfg/accelerate_config.yaml train.py --dataset_base_path ./cache --task sft:train`,
+    );
     expect(sh).toContain('set -e');
 
     const list = await zerowiz(['runs'], d);
@@ -104,14 +138,23 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     const again = await zerowiz(['launch', '--last'], d, env);
     expect(again.code).toBe(0);
     expect(records(d)).toHaveLength(2);
-    expect(argvLog(d).map((x) => x.argv)).toEqual([...argvLog(d).slice(0, 2).map((x) => x.argv), ...argvLog(d).slice(0, 2).map((x) => x.argv)]);
+    expect(argvLog(d).map((x) => x.argv)).toEqual([
+      ...argvLog(d)
+        .slice(0, 2)
+        .map((x) => x.argv),
+      ...argvLog(d)
+        .slice(0, 2)
+        .map((x) => x.argv),
+    ]);
     const json = JSON.parse((await zerowiz(['runs', '--json'], d)).stdout) as { id: string; source: string }[];
     expect(json[0]?.source).toBe(`--last (${id})`);
   });
 
   it('--dry-run prints the exact commands, shell-quoted, and runs nothing', async () => {
     const d = tmp(['examples/qwen_image/model_training/train.py']);
-    const r = await zerowiz(['launch', 'qwen-image-lora-lowvram', '--dry-run', '--accelerate', FAKE], d, { FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl') });
+    const r = await zerowiz(['launch', 'qwen-image-lora-lowvram', '--dry-run', '--accelerate', FAKE], d, {
+      FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl'),
+    });
     expect(r.code).toBe(0);
     const cmds = r.stdout.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
     expect(cmds.map((c) => (shellParse(c) as string[]).slice(1))).toEqual(seedArgv());
@@ -123,7 +166,9 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     const d = tmp(['train.py']);
     const r = await zerowiz(['launch', TWO_STEP], d, { PATH: '/nonexistent', ZEROWIZ_ACCELERATE: undefined });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/accelerate is not on PATH\n  hint: activate the Python environment that has accelerate and deepspeed/);
+    expect(r.stderr).toMatch(
+      /accelerate is not on PATH\n  hint: activate the Python environment that has accelerate and deepspeed/,
+    );
     expect(r.stderr.trim().split('\n')).toHaveLength(2);
   });
 
@@ -143,7 +188,16 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
 
 describe('commands for pasting', () => {
   it('quotes only what the shell would misread, and round-trips through a shell parser', () => {
-    const argv = ['accelerate', 'launch', 'a b', "it's", 'sft:train', 'Qwen/Qwen-Image:text_encoder/model*.safetensors', '', '$HOME'];
+    const argv = [
+      'accelerate',
+      'launch',
+      'a b',
+      "it's",
+      'sft:train',
+      'Qwen/Qwen-Image:text_encoder/model*.safetensors',
+      '',
+      '$HOME',
+    ];
     const text = shellJoin(argv);
     expect(text).toContain(' sft:train ');
     expect(shellParse(text)).toEqual(argv);

@@ -88,7 +88,10 @@ function mount(model: RunModel, size = { columns: 100, rows: 20 }) {
 }
 
 function runningModel(): RunModel {
-  const model = new RunModel([{ name: 'data_process', logPath: 'a.log', command: '' }, { name: 'train', logPath: 'b.log', command: '' }]);
+  const model = new RunModel([
+    { name: 'data_process', logPath: 'a.log', command: '' },
+    { name: 'train', logPath: 'b.log', command: '' },
+  ]);
   model.stepStart(0, { pid: 1, startedAt: Date.now() - 3000 });
   return model;
 }
@@ -232,11 +235,29 @@ describe('keys and widths', () => {
     const keys = parseKeys('/ab\r\x1b[A\x1b[B\x1b[5~\x1b[6~\x1b[H\x1b[4~\t\x1b[Z\x03\x7f\x1b[3~\x1b');
     expect(keys.map((k) => k.input).join('')).toBe('/abc');
     expect(keys.map((k) => Object.keys(k.key).sort().join('+'))).toEqual([
-      '', '', '', 'return', 'upArrow', 'downArrow', 'pageUp', 'pageDown', 'home', 'end', 'tab', 'shift+tab', 'ctrl', 'backspace', 'delete', 'escape',
+      '',
+      '',
+      '',
+      'return',
+      'upArrow',
+      'downArrow',
+      'pageUp',
+      'pageDown',
+      'home',
+      'end',
+      'tab',
+      'shift+tab',
+      'ctrl',
+      'backspace',
+      'delete',
+      'escape',
     ]);
     expect(parseKeys('\x1bOA')[0]!.key).toEqual({ upArrow: true });
     expect(parseKeys('\x1bx')[0]).toEqual({ input: 'x', key: { meta: true } });
-    expect(parseKeys('é😀')).toEqual([{ input: 'é', key: {} }, { input: '😀', key: {} }]);
+    expect(parseKeys('é😀')).toEqual([
+      { input: 'é', key: {} },
+      { input: '😀', key: {} },
+    ]);
   });
 
   it('cuts rows by terminal columns, wide characters counted twice', () => {

@@ -1,11 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { parseInterval, parseLoss, parseProgress, parseRate, parseScaled, sparkline, formatClock, formatRate } from '../src/launch/logparse.js';
+import {
+  parseInterval,
+  parseLoss,
+  parseProgress,
+  parseRate,
+  parseScaled,
+  sparkline,
+  formatClock,
+  formatRate,
+} from '../src/launch/logparse.js';
 import { LineSplitter, RingBuffer, cleanLine, collapseCarriageReturns } from '../src/launch/lines.js';
 
 describe('tqdm progress parsing', () => {
   it('reads the default bar with a loss postfix (the DiffSynth-Studio shape)', () => {
     const p = parseProgress('  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]');
-    expect(p).toMatchObject({ desc: '', percent: 3, n: 30, total: 1000, elapsedS: 5, remainingS: 161, ratePerS: 6, rateText: '6.00it/s', postfix: 'loss=0.1234', loss: 0.1234 });
+    expect(p).toMatchObject({
+      desc: '',
+      percent: 3,
+      n: 30,
+      total: 1000,
+      elapsedS: 5,
+      remainingS: 161,
+      ratePerS: 6,
+      rateText: '6.00it/s',
+      postfix: 'loss=0.1234',
+      loss: 0.1234,
+    });
   });
 
   it('reads a described bar with seconds per iteration and an hour-long ETA', () => {
@@ -20,7 +40,15 @@ describe('tqdm progress parsing', () => {
 
   it('reads the first update, where tqdm prints ? for the ETA and the rate', () => {
     const p = parseProgress('Steps:   0%|          | 0/500 [00:00<?, ?it/s]');
-    expect(p).toMatchObject({ desc: 'Steps', percent: 0, n: 0, total: 500, remainingS: null, ratePerS: null, loss: null });
+    expect(p).toMatchObject({
+      desc: 'Steps',
+      percent: 0,
+      n: 0,
+      total: 500,
+      remainingS: null,
+      ratePerS: null,
+      loss: null,
+    });
   });
 
   it('reads unit_scale counts and byte rates', () => {
@@ -39,11 +67,23 @@ describe('tqdm progress parsing', () => {
 
   it('reads an unknown-total counter', () => {
     const p = parseProgress('Steps: 123it [00:01, 99.50it/s, loss=0.5]');
-    expect(p).toMatchObject({ desc: 'Steps', percent: null, n: 123, total: null, elapsedS: 1, ratePerS: 99.5, loss: 0.5 });
+    expect(p).toMatchObject({
+      desc: 'Steps',
+      percent: null,
+      n: 123,
+      total: null,
+      elapsedS: 1,
+      ratePerS: 99.5,
+      loss: 0.5,
+    });
   });
 
   it('does not take ordinary log lines for bars', () => {
-    expect(parseProgress('[2026-05-01 12:00:00,123] [INFO] [comm.py:658:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl')).toBeNull();
+    expect(
+      parseProgress(
+        '[2026-05-01 12:00:00,123] [INFO] [comm.py:658:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl',
+      ),
+    ).toBeNull();
     expect(parseProgress('memory used: 45% | 12/24 GB [cuda:0]')).toBeNull();
     expect(parseProgress('')).toBeNull();
   });
@@ -66,13 +106,17 @@ describe('loss parsing', () => {
   it('finds the loss in tqdm postfixes, HF-style dicts and DeepSpeed-style log lines', () => {
     expect(parseLoss('loss=0.1234')).toBe(0.1234);
     expect(parseLoss("{'loss': 1.0453, 'grad_norm': 0.52, 'learning_rate': 5e-05, 'epoch': 0.5}")).toBe(1.0453);
-    expect(parseLoss('[2026-05-01 12:00:00,123] [INFO] [engine.py:2100:step] step=10, loss: 2.5e-3, lr=[0.0001]')).toBe(0.0025);
+    expect(parseLoss('[2026-05-01 12:00:00,123] [INFO] [engine.py:2100:step] step=10, loss: 2.5e-3, lr=[0.0001]')).toBe(
+      0.0025,
+    );
     expect(parseLoss('train_loss=0.8')).toBe(0.8);
     expect(parseLoss('loss=nan')).toBeNaN();
   });
 
   it('ignores values that are not the training loss', () => {
-    expect(parseLoss('[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768')).toBeNull();
+    expect(
+      parseLoss('[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768'),
+    ).toBeNull();
     expect(parseLoss('loss_scale=65536')).toBeNull();
     expect(parseLoss('val_loss=0.3')).toBeNull();
     expect(parseLoss('no numbers here')).toBeNull();
@@ -94,14 +138,21 @@ describe('lines', () => {
     const lines: string[] = [];
     const partials: string[] = [];
     const segments: string[] = [];
-    const sink = { line: (t: string) => lines.push(t), partial: (t: string) => partials.push(t), segment: (b: Buffer, start: number, end: number) => segments.push(b.toString('utf8', start, end)) };
+    const sink = {
+      line: (t: string) => lines.push(t),
+      partial: (t: string) => partials.push(t),
+      segment: (b: Buffer, start: number, end: number) => segments.push(b.toString('utf8', start, end)),
+    };
     for (const c of chunks) s.feed(c, sink);
     s.flush(sink);
     return { lines, partials, segments };
   };
 
   it('collapses \\r updates into one line, as a terminal shows it', () => {
-    const bars = Array.from({ length: 1000 }, (_, i) => `\r${String(Math.floor(i / 10)).padStart(3)}%|          | ${i}/1000 [00:00<00:00]`).join('');
+    const bars = Array.from(
+      { length: 1000 },
+      (_, i) => `\r${String(Math.floor(i / 10)).padStart(3)}%|          | ${i}/1000 [00:00<00:00]`,
+    ).join('');
     const { lines } = collect(['start\n', bars, '\n', 'after\n']);
     expect(lines).toEqual(['start', ' 99%|          | 999/1000 [00:00<00:00]', 'after']);
   });

@@ -37,8 +37,16 @@ describe('the built-in model catalog (presets/models.yaml)', () => {
     expect(Math.round(billions('llama-3.1-8b'))).toBe(8);
   });
   it('Qwen-Image total re-derives from its block structure', () => {
-    const block = 2 * linear(3072, 18432) + 8 * linear(3072, 3072) + 4 * 128 + 2 * (linear(3072, 12288) + linear(12288, 3072));
-    const rest = linear(64, 3072) + 3584 + linear(3584, 3072) + linear(256, 3072) + linear(3072, 3072) + linear(3072, 6144) + linear(3072, 64);
+    const block =
+      2 * linear(3072, 18432) + 8 * linear(3072, 3072) + 4 * 128 + 2 * (linear(3072, 12288) + linear(12288, 3072));
+    const rest =
+      linear(64, 3072) +
+      3584 +
+      linear(3584, 3072) +
+      linear(256, 3072) +
+      linear(3072, 3072) +
+      linear(3072, 6144) +
+      linear(3072, 64);
     expect(findModel('qwen-image', models).params).toBe(60 * block + rest);
   });
   it('finds by id or name, case-insensitively, and lists the ids otherwise', () => {
@@ -56,14 +64,20 @@ describe('the built-in model catalog (presets/models.yaml)', () => {
 describe('parseModelCatalog validation', () => {
   const good = 'models:\n  - id: a\n    name: A\n    params: 100\n    largest_layer: 10\n    source: here\n';
   it('accepts a minimal entry', () => {
-    expect(parseModelCatalog(good)).toEqual([{ id: 'a', name: 'A', params: 100, largestLayer: 10, layers: null, hidden: null, heads: null, source: 'here' }]);
+    expect(parseModelCatalog(good)).toEqual([
+      { id: 'a', name: 'A', params: 100, largestLayer: 10, layers: null, hidden: null, heads: null, source: 'here' },
+    ]);
   });
   it.each([
     ['a negative count', good.replace('params: 100', 'params: -1'), /models\.0\.params/],
     ['a string count', good.replace('params: 100', 'params: 20B'), /models\.0\.params/],
     ['an unknown key', `${good}    colour: red\n`, /colour|unrecognized/i],
     ['a missing source', good.replace('    source: here\n', ''), /source/],
-    ['a largest layer above params', good.replace('largest_layer: 10', 'largest_layer: 1000'), /largest_layer cannot exceed params/],
+    [
+      'a largest layer above params',
+      good.replace('largest_layer: 10', 'largest_layer: 1000'),
+      /largest_layer cannot exceed params/,
+    ],
     ['a duplicate id', `${good}${good.replace('models:\n', '')}`, /duplicate model id 'a'/],
     ['bad YAML', 'models: [', /not valid YAML/],
   ])('rejects %s', (_what, text, message) => {

@@ -42,7 +42,8 @@ describe('each built-in mode preset', () => {
         expect(zero.stage).toBe(info.stage);
         expect('offload_param' in zero).toBe(info.offloadParam);
         expect('offload_optimizer' in zero).toBe(info.offloadOptimizer);
-        if (info.stage < 3) expect(Object.keys(zero).filter((k) => k.startsWith('stage3_') || k === 'sub_group_size')).toEqual([]);
+        if (info.stage < 3)
+          expect(Object.keys(zero).filter((k) => k.startsWith('stage3_') || k === 'sub_group_size')).toEqual([]);
       });
 
       it('has no validation errors', () => {
@@ -54,9 +55,9 @@ describe('each built-in mode preset', () => {
 
 describe('the YAML serializer behaves like PyYAML safe_dump', () => {
   it("sorts keys, quotes YAML 1.1 booleans as 'no', writes [] and unindented block lists", () => {
-    expect(dumpYaml({ b: 'no', a: [], c: ['x', 'off'], d: { z: 1, w: 'yes', v: 1.5, u: true }, e: 'plain', f: '' })).toBe(
-      "a: []\nb: 'no'\nc:\n- x\n- 'off'\nd:\n  u: true\n  v: 1.5\n  w: 'yes'\n  z: 1\ne: plain\nf: ''\n",
-    );
+    expect(
+      dumpYaml({ b: 'no', a: [], c: ['x', 'off'], d: { z: 1, w: 'yes', v: 1.5, u: true }, e: 'plain', f: '' }),
+    ).toBe("a: []\nb: 'no'\nc:\n- x\n- 'off'\nd:\n  u: true\n  v: 1.5\n  w: 'yes'\n  z: 1\ne: plain\nf: ''\n");
   });
 });
 
@@ -64,9 +65,26 @@ describe('emitting per answer', () => {
   it('writes multi-node keys only for more than one machine', () => {
     const one = accelerateConfigObject(setupFor({}));
     expect(one).not.toHaveProperty('main_process_ip');
-    const two = accelerateConfigObject(setupFor({ num_machines: 2, num_processes: 16, machine_rank: 1, main_process_ip: '10.0.0.1', main_process_port: 29500, hostfile: '/job/hostfile' }));
-    expect(two).toMatchObject({ num_machines: 2, machine_rank: 1, main_process_ip: '10.0.0.1', main_process_port: 29500 });
-    expect(two.deepspeed_config).toMatchObject({ deepspeed_multinode_launcher: 'pdsh', deepspeed_hostfile: '/job/hostfile' });
+    const two = accelerateConfigObject(
+      setupFor({
+        num_machines: 2,
+        num_processes: 16,
+        machine_rank: 1,
+        main_process_ip: '10.0.0.1',
+        main_process_port: 29500,
+        hostfile: '/job/hostfile',
+      }),
+    );
+    expect(two).toMatchObject({
+      num_machines: 2,
+      machine_rank: 1,
+      main_process_ip: '10.0.0.1',
+      main_process_port: 29500,
+    });
+    expect(two.deepspeed_config).toMatchObject({
+      deepspeed_multinode_launcher: 'pdsh',
+      deepspeed_hostfile: '/job/hostfile',
+    });
   });
 
   it('writes precision into the JSON, never into the YAML', () => {
@@ -80,13 +98,35 @@ describe('emitting per answer', () => {
   });
 
   it('writes dynamo_config with the backend upper-cased, as accelerate does', () => {
-    expect(accelerateConfigObject(setupFor({ dynamo_backend: 'inductor' })).dynamo_config).toEqual({ dynamo_backend: 'INDUCTOR' });
+    expect(accelerateConfigObject(setupFor({ dynamo_backend: 'inductor' })).dynamo_config).toEqual({
+      dynamo_backend: 'INDUCTOR',
+    });
   });
 
-  it('sizes the NVMe parameter swap buffer up when one rank\'s share of the largest layer would not fit', () => {
-    const small = JSON.parse(toDeepSpeedJson(setupFor({ mode: '3-offload', offload_device: 'nvme', nvme_path: '/n', num_processes: 8, largest_layer_params: 525e6 })));
+  it("sizes the NVMe parameter swap buffer up when one rank's share of the largest layer would not fit", () => {
+    const small = JSON.parse(
+      toDeepSpeedJson(
+        setupFor({
+          mode: '3-offload',
+          offload_device: 'nvme',
+          nvme_path: '/n',
+          num_processes: 8,
+          largest_layer_params: 525e6,
+        }),
+      ),
+    );
     expect(small.zero_optimization.offload_param.buffer_size).toBeUndefined(); // 66M per rank fits 1e8
-    const big = JSON.parse(toDeepSpeedJson(setupFor({ mode: '3-offload', offload_device: 'nvme', nvme_path: '/n', num_processes: 2, largest_layer_params: 525e6 })));
+    const big = JSON.parse(
+      toDeepSpeedJson(
+        setupFor({
+          mode: '3-offload',
+          offload_device: 'nvme',
+          nvme_path: '/n',
+          num_processes: 2,
+          largest_layer_params: 525e6,
+        }),
+      ),
+    );
     expect(big.zero_optimization.offload_param.buffer_size).toBe(3e8); // 262.5M per rank
     expect(big.zero_optimization.offload_optimizer.buffer_size).toBeUndefined();
   });

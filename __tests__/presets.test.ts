@@ -14,14 +14,34 @@ const env = () => ({ XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-presets-'))
 describe('built-in presets', () => {
   it('has the seed preset and one per mode', () => {
     const names = listPresets(env()).presets.map((p) => p.name);
-    expect(names).toEqual(expect.arrayContaining(['qwen-image-lora-lowvram', 'zero1', 'zero2', 'zero2-offload', 'zero3', 'zero3-offload', 'zero3-nvme']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'qwen-image-lora-lowvram',
+        'zero1',
+        'zero2',
+        'zero2-offload',
+        'zero3',
+        'zero3-offload',
+        'zero3-nvme',
+      ]),
+    );
   });
 
   it('the seed preset has both passes with every argument of the seed document', async () => {
     const setup = await loadPreset('qwen-image-lora-lowvram', env());
     const doc = readFileSync(join(SEED_DIR, '000_727647c9fffbab57.txt'), 'utf8');
     // The two `accelerate launch` commands of the document, as argv (quotes removed, line continuations joined).
-    const commands = doc.split('accelerate launch').slice(1).map((c) => c.split('\n\n')[0]!.replace(/\\\n/g, ' ').trim().split(/\s+/).map((w) => w.replace(/^"(.*)"$/, '$1')));
+    const commands = doc
+      .split('accelerate launch')
+      .slice(1)
+      .map((c) =>
+        c
+          .split('\n\n')[0]!
+          .replace(/\\\n/g, ' ')
+          .trim()
+          .split(/\s+/)
+          .map((w) => w.replace(/^"(.*)"$/, '$1')),
+      );
     expect(commands).toHaveLength(2);
     expect(setup.steps.map((s) => s.usesConfig)).toEqual([false, true]);
     expect(setup.steps[0]!.args).toEqual(commands[0]);
@@ -33,7 +53,13 @@ describe('user presets', () => {
   it('save, list, show and delete round-trip through $XDG_CONFIG_HOME/zerowiz/presets', async () => {
     const e = env();
     const setup = { ...(await loadPreset('zero3', e)), name: 'mine' };
-    setup.answers = withDefaults({ ...setup.answers, num_processes: 16, num_machines: 2, main_process_ip: '10.1.1.1', hostfile: '/etc/hosts.ds' });
+    setup.answers = withDefaults({
+      ...setup.answers,
+      num_processes: 16,
+      num_machines: 2,
+      main_process_ip: '10.1.1.1',
+      hostfile: '/etc/hosts.ds',
+    });
     const path = await savePreset('mine', setup, 'two nodes', undefined, e);
     expect(path).toBe(join(userPresetsDir(e), 'mine.yaml'));
     const again = findPreset('mine', e);
@@ -67,11 +93,21 @@ describe('user presets', () => {
     writeFileSync(join(dir, 'odd.yaml'), 'answers:\n  colour: red\n');
     const { presets, problems } = listPresets(e);
     expect(presets.map((p) => p.name)).not.toContain('bad');
-    expect(problems).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: join(dir, 'bad.yaml'), key: 'answers.mode', problem: expect.stringContaining("'5' is not a ZeRO mode") }),
-      expect.objectContaining({ path: join(dir, 'worse.yaml'), problem: expect.stringContaining('not valid YAML') }),
-      expect.objectContaining({ path: join(dir, 'odd.yaml'), key: 'answers.colour', problem: expect.stringContaining('unknown answer') }),
-    ]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: join(dir, 'bad.yaml'),
+          key: 'answers.mode',
+          problem: expect.stringContaining("'5' is not a ZeRO mode"),
+        }),
+        expect.objectContaining({ path: join(dir, 'worse.yaml'), problem: expect.stringContaining('not valid YAML') }),
+        expect.objectContaining({
+          path: join(dir, 'odd.yaml'),
+          key: 'answers.colour',
+          problem: expect.stringContaining('unknown answer'),
+        }),
+      ]),
+    );
     expect(readFileSync(join(dir, 'bad.yaml'), 'utf8')).toBe(bad);
     expect(() => findPreset('bad', e)).toThrow(/answers\.mode/);
   });
@@ -100,9 +136,19 @@ describe('every answer survives a save and reload unchanged', () => {
     const base = await loadPreset('zero3-nvme', e);
     const answers = withDefaults({
       ...base.answers,
-      model_params: 20430401088, largest_layer_params: 56641536, gpu_memory: 81559 * 2 ** 20, cpu_memory: 1.5 * 2 ** 40,
-      num_machines: 2, num_processes: 16, main_process_ip: '10.0.0.1', main_process_port: 29501, hostfile: '/h',
-      reduce_bucket_size: 'auto', gradient_clipping: 0.5, gradient_accumulation_steps: 4, mixed_precision: 'fp16',
+      model_params: 20430401088,
+      largest_layer_params: 56641536,
+      gpu_memory: 81559 * 2 ** 20,
+      cpu_memory: 1.5 * 2 ** 40,
+      num_machines: 2,
+      num_processes: 16,
+      main_process_ip: '10.0.0.1',
+      main_process_port: 29501,
+      hostfile: '/h',
+      reduce_bucket_size: 'auto',
+      gradient_clipping: 0.5,
+      gradient_accumulation_steps: 4,
+      mixed_precision: 'fp16',
     });
     await savePreset('roundtrip', { ...base, answers }, '', undefined, e);
     expect(findPreset('roundtrip', e).setup.answers).toEqual(answers);

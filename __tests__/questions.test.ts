@@ -4,16 +4,62 @@ import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../s
 
 const SAMPLES: Partial<Answers>[] = [
   {},
-  { num_machines: 2, num_processes: 16, machine_rank: 1, main_process_ip: '10.0.0.1', same_network: false, rdzv_backend: 'c10d', hostfile: '/h' },
-  { mode: '3-offload', offload_device: 'nvme', nvme_path: '/nvme', model_params: 20430401088, largest_layer_params: 56641536, gpu_memory: 81559 * 2 ** 20, cpu_memory: 2 ** 40 },
-  { mode: '1', gradient_accumulation_steps: 8, gradient_clipping: 0.25, reduce_bucket_size: 'auto', mixed_precision: 'fp16', dynamo_backend: 'inductor' },
+  {
+    num_machines: 2,
+    num_processes: 16,
+    machine_rank: 1,
+    main_process_ip: '10.0.0.1',
+    same_network: false,
+    rdzv_backend: 'c10d',
+    hostfile: '/h',
+  },
+  {
+    mode: '3-offload',
+    offload_device: 'nvme',
+    nvme_path: '/nvme',
+    model_params: 20430401088,
+    largest_layer_params: 56641536,
+    gpu_memory: 81559 * 2 ** 20,
+    cpu_memory: 2 ** 40,
+  },
+  {
+    mode: '1',
+    gradient_accumulation_steps: 8,
+    gradient_clipping: 0.25,
+    reduce_bucket_size: 'auto',
+    mixed_precision: 'fp16',
+    dynamo_backend: 'inductor',
+  },
 ];
 
 describe('the question catalog', () => {
   it('has one entry per id, in accelerate order where accelerate asks', () => {
     const ids = QUESTIONS.map((q) => q.id);
     expect(new Set(ids).size).toBe(ids.length);
-    const order = ['num_machines', 'machine_rank', 'main_process_ip', 'main_process_port', 'same_network', 'rdzv_backend', 'debug', 'dynamo_backend', 'mode', 'offload_device', 'nvme_path', 'gradient_accumulation_steps', 'gradient_clipping', 'zero3_save_16bit_model', 'zero3_init', 'moe_layer_cls_names', 'multinode_launcher', 'hostfile', 'exclusion_filter', 'inclusion_filter', 'num_processes', 'mixed_precision'];
+    const order = [
+      'num_machines',
+      'machine_rank',
+      'main_process_ip',
+      'main_process_port',
+      'same_network',
+      'rdzv_backend',
+      'debug',
+      'dynamo_backend',
+      'mode',
+      'offload_device',
+      'nvme_path',
+      'gradient_accumulation_steps',
+      'gradient_clipping',
+      'zero3_save_16bit_model',
+      'zero3_init',
+      'moe_layer_cls_names',
+      'multinode_launcher',
+      'hostfile',
+      'exclusion_filter',
+      'inclusion_filter',
+      'num_processes',
+      'mixed_precision',
+    ];
     expect(ids.filter((id) => order.includes(id))).toEqual(order);
   });
 
@@ -31,7 +77,14 @@ describe('the question catalog', () => {
   it('multi-node questions are asked only for more than one machine', () => {
     const one = activeQuestions(withDefaults({})).map((q) => q.id);
     const two = activeQuestions(withDefaults({ num_machines: 2 })).map((q) => q.id);
-    for (const id of ['machine_rank', 'main_process_ip', 'main_process_port', 'same_network', 'multinode_launcher', 'hostfile'] as const) {
+    for (const id of [
+      'machine_rank',
+      'main_process_ip',
+      'main_process_port',
+      'same_network',
+      'multinode_launcher',
+      'hostfile',
+    ] as const) {
       expect(one).not.toContain(id);
       expect(two).toContain(id);
     }
@@ -52,7 +105,10 @@ describe('the question catalog', () => {
 
 describe('detected memory as a default answer', () => {
   it('reads as GiB with two decimals, rounded down, and reads back exactly', () => {
-    const a = withDefaults({ model_params: 7e9 }, { gpuCount: 8, gpuMemoryBytes: 81559 * 2 ** 20, cpuMemoryBytes: 24683620 * 1024 });
+    const a = withDefaults(
+      { model_params: 7e9 },
+      { gpuCount: 8, gpuMemoryBytes: 81559 * 2 ** 20, cpuMemoryBytes: 24683620 * 1024 },
+    );
     const gpu = QUESTIONS.find((q) => q.id === 'gpu_memory') as unknown as Question<'gpu_memory'>;
     const cpu = QUESTIONS.find((q) => q.id === 'cpu_memory') as unknown as Question<'cpu_memory'>;
     expect(gpu.format(a.gpu_memory)).toBe('79.64GiB');

@@ -21,7 +21,6 @@ function tmp(): string {
   return d;
 }
 
-
 function steps(dir: string, env: Record<string, string>, names = ['data_process', 'train']): StepSpec[] {
   return names.map((name, i) => ({
     name,
@@ -34,7 +33,12 @@ function steps(dir: string, env: Record<string, string>, names = ['data_process'
 }
 
 const invocations = (dir: string) =>
-  existsSync(join(dir, 'argv.jsonl')) ? readFileSync(join(dir, 'argv.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null }) : [];
+  existsSync(join(dir, 'argv.jsonl'))
+    ? readFileSync(join(dir, 'argv.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null })
+    : [];
 
 describe('the pipeline', () => {
   it('runs the steps in order and ends with exit code 0', async () => {
@@ -76,8 +80,13 @@ describe('the pipeline', () => {
   it('stops the whole process group, including a worker that ignores SIGINT, and ends with 130', async () => {
     const dir = tmp();
     const grace = { sigintMs: 300, sigtermMs: 300 };
-    const p = new Pipeline(steps(dir, { FAKE_ACCELERATE_HANG: '1', FAKE_ACCELERATE_IGNORE_SIGINT: '1', FAKE_ACCELERATE_STEPS: '5' }), grace);
-    const started = new Promise<number>((res) => p.subscribe({ line: (_i, t) => t.includes('waiting (hang)') && res(0) }));
+    const p = new Pipeline(
+      steps(dir, { FAKE_ACCELERATE_HANG: '1', FAKE_ACCELERATE_IGNORE_SIGINT: '1', FAKE_ACCELERATE_STEPS: '5' }),
+      grace,
+    );
+    const started = new Promise<number>((res) =>
+      p.subscribe({ line: (_i, t) => t.includes('waiting (hang)') && res(0) }),
+    );
     const run = p.run();
     await started;
     const [inv] = invocations(dir);
@@ -98,7 +107,19 @@ describe('the pipeline', () => {
 
   it('escalates to SIGKILL for a worker that ignores SIGINT and SIGTERM', async () => {
     const dir = tmp();
-    const p = new Pipeline(steps(dir, { FAKE_ACCELERATE_HANG: '1', FAKE_ACCELERATE_IGNORE_SIGINT: '1', FAKE_ACCELERATE_WORKER_IGNORE_SIGTERM: '1', FAKE_ACCELERATE_STEPS: '1' }, ['only']), { sigintMs: 200, sigtermMs: 200 });
+    const p = new Pipeline(
+      steps(
+        dir,
+        {
+          FAKE_ACCELERATE_HANG: '1',
+          FAKE_ACCELERATE_IGNORE_SIGINT: '1',
+          FAKE_ACCELERATE_WORKER_IGNORE_SIGTERM: '1',
+          FAKE_ACCELERATE_STEPS: '1',
+        },
+        ['only'],
+      ),
+      { sigintMs: 200, sigtermMs: 200 },
+    );
     const started = new Promise<void>((res) => p.subscribe({ line: (_i, t) => t.includes('waiting (hang)') && res() }));
     const run = p.run();
     await started;
@@ -112,7 +133,12 @@ describe('the pipeline', () => {
 
   it('ends workers a step leaves behind after it exits, before the next step starts', async () => {
     const dir = tmp();
-    const p = new Pipeline(steps(dir, { FAKE_ACCELERATE_WORKER: '1', FAKE_ACCELERATE_LEAVE_WORKER: '1', FAKE_ACCELERATE_STEPS: '1' }, ['only']), { sigintMs: 200, sigtermMs: 200 });
+    const p = new Pipeline(
+      steps(dir, { FAKE_ACCELERATE_WORKER: '1', FAKE_ACCELERATE_LEAVE_WORKER: '1', FAKE_ACCELERATE_STEPS: '1' }, [
+        'only',
+      ]),
+      { sigintMs: 200, sigtermMs: 200 },
+    );
     const o = await p.run();
     expect(o.exitCode).toBe(0);
     const [inv] = invocations(dir);

@@ -18,7 +18,14 @@ const PGDN = '\x1b[6~';
 /** A config zerowiz did not write: four keys it does not model (kept), one it moves into the JSON. */
 function foreignConfig(): string {
   const dir = mkdtempSync(join(tmpdir(), 'zw-finish-'));
-  writeFileSync(join(dir, 'ds.json'), JSON.stringify({ zero_optimization: { stage: 3, round_robin_gradients: true }, steps_per_print: 50, optimizer: { type: 'AdamW', params: { lr: 'auto' } } }));
+  writeFileSync(
+    join(dir, 'ds.json'),
+    JSON.stringify({
+      zero_optimization: { stage: 3, round_robin_gradients: true },
+      steps_per_print: 50,
+      optimizer: { type: 'AdamW', params: { lr: 'auto' } },
+    }),
+  );
   writeFileSync(
     join(dir, 'a.yaml'),
     'distributed_type: DEEPSPEED\nnum_processes: 4\ngpu_ids: all\nmixed_precision: bf16\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n  zero3_init_flag: true\n',
@@ -29,7 +36,10 @@ function foreignConfig(): string {
 function realDeps(dir: string): AppDeps {
   const env = { HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config'), XDG_CACHE_HOME: join(dir, 'cache') };
   return standInDeps({
-    detect: async () => ({ env: { gpuCount: 4, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 }, description: '4 GPUs (stand-in)' }),
+    detect: async () => ({
+      env: { gpuCount: 4, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 },
+      description: '4 GPUs (stand-in)',
+    }),
     importConfig: (path) => importAccelerateConfig(path, dir),
     defaultConfigPath: join(dir, 'cache', 'huggingface', 'accelerate', 'default_config.yaml'),
     // "Write to a directory" proposes ".": here that is the test's directory.
@@ -44,7 +54,14 @@ describe('the review after an import', () => {
     const dir = foreignConfig();
     const r = render(<App deps={realDeps(dir)} configPath="a.yaml" onExit={vi.fn()} />);
     const f = await frame(r, (x) => x.includes('Review:') && x.includes('Kept as imported'));
-    for (const key of ['gpu_ids', 'json:zero_optimization.round_robin_gradients', 'json:steps_per_print', 'json:optimizer', 'mixed_precision']) expect(f).toContain(key);
+    for (const key of [
+      'gpu_ids',
+      'json:zero_optimization.round_robin_gradients',
+      'json:steps_per_print',
+      'json:optimizer',
+      'mixed_precision',
+    ])
+      expect(f).toContain(key);
     expect(f).toMatch(/Moved into the DeepSpeed JSON.*mixed_precision/s);
     // The header keeps the counts ahead of the path, so a narrow terminal cuts the path, not them.
     expect(f.split('\n')[0]).toContain('imported config · review · 4 key(s) kept, 1 moved (listed in the review)');
@@ -56,7 +73,13 @@ describe('the review after an import', () => {
     const lines = importLines({ path: 'a.yaml', kept, moved: ['mixed_precision'] }, 60, 4);
     expect(lines).toHaveLength(4);
     expect(lines.every((l) => l.length <= 60)).toBe(true);
-    const shown = kept.filter((k) => lines.slice(0, 3).join(' ').split(/[\s,]+/).includes(k)).length;
+    const shown = kept.filter((k) =>
+      lines
+        .slice(0, 3)
+        .join(' ')
+        .split(/[\s,]+/)
+        .includes(k),
+    ).length;
     expect(lines[3]).toBe(`… ${31 - shown} more key(s) not shown (a taller terminal shows them)`);
     expect(importLines({ path: 'a.yaml', kept: [], moved: [] }, 60, 4)).toEqual([]);
   });
@@ -66,8 +89,14 @@ describe('finish: writing over files with other content', () => {
   it('shows the diff in every row, labelled, scrollable, with its own keys; after y the preview shows the files as written', async () => {
     const dir = foreignConfig();
     // Files with other content where the wizard will write: a long diff.
-    writeFileSync(join(dir, 'accelerate_config.yaml'), Array.from({ length: 25 }, (_, i) => `old_key_${i}: ${i}`).join('\n') + '\n');
-    writeFileSync(join(dir, 'ds_config.json'), `${JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`old_${i}`, i])), null, 2)}\n`);
+    writeFileSync(
+      join(dir, 'accelerate_config.yaml'),
+      Array.from({ length: 25 }, (_, i) => `old_key_${i}: ${i}`).join('\n') + '\n',
+    );
+    writeFileSync(
+      join(dir, 'ds_config.json'),
+      `${JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`old_${i}`, i])), null, 2)}\n`,
+    );
     const r = render(<App deps={realDeps(dir)} configPath="a.yaml" onExit={vi.fn()} />);
     await frame(r, (x) => x.includes('→ Finish'));
     await listening(r);
@@ -95,7 +124,9 @@ describe('finish: writing over files with other content', () => {
     // The preview gives its rows to the diff.
     expect(f).not.toContain(' YAML ');
 
-    const total = diffLines(planWrite(importAccelerateConfig('a.yaml', dir).setup, { kind: 'dir', dir: '.' }, {}, dir).files).length;
+    const total = diffLines(
+      planWrite(importAccelerateConfig('a.yaml', dir).setup, { kind: 'dir', dir: '.' }, {}, dir).files,
+    ).length;
     r.stdin.write(PGDN);
     f = await frame(r, (x) => /lines ([2-9]|[1-9][0-9])[0-9]*-/.test(x) && !x.includes('lines 1-'));
     expect(f).toContain(`of ${total}`);

@@ -20,12 +20,24 @@ const items = (names: string[]): ListItem[] => names.map((n) => ({ key: n, value
 function TwoLists({ onSecond }: { onSecond: (v: string) => void }): React.JSX.Element {
   const [first, setFirst] = useState<string | null>(null);
   if (first === null) {
-    return <List items={items(['a1', 'a2', 'a3'])} renderIndicator={Indicator} renderItem={PlainItem} onSelect={(i) => setFirst(i.value)} />;
+    return (
+      <List
+        items={items(['a1', 'a2', 'a3'])}
+        renderIndicator={Indicator}
+        renderItem={PlainItem}
+        onSelect={(i) => setFirst(i.value)}
+      />
+    );
   }
   return (
     <>
       <Text>second list</Text>
-      <List items={items(['b1', 'b2', 'b3'])} renderIndicator={Indicator} renderItem={PlainItem} onSelect={(i) => onSecond(`${first}/${i.value}`)} />
+      <List
+        items={items(['b1', 'b2', 'b3'])}
+        renderIndicator={Indicator}
+        renderItem={PlainItem}
+        onSelect={(i) => onSecond(`${first}/${i.value}`)}
+      />
     </>
   );
 }
@@ -44,7 +56,12 @@ describe('keys typed faster than a frame', () => {
     const onSelect = vi.fn();
     const r = render(
       <KeyRouter>
-        <List items={items(['x', 'y', 'z'])} renderIndicator={Indicator} renderItem={PlainItem} onSelect={(i) => onSelect(i.value)} />
+        <List
+          items={items(['x', 'y', 'z'])}
+          renderIndicator={Indicator}
+          renderItem={PlainItem}
+          onSelect={(i) => onSelect(i.value)}
+        />
       </KeyRouter>,
     );
     await listening(r);
@@ -74,7 +91,18 @@ describe('keys typed faster than a frame', () => {
     const q = question('num_machines') as Question;
     const r = render(
       <KeyRouter>
-        <QuestionScreen q={q} answers={withDefaults({})} given={{}} env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }} width={80} help={false} isActive models={[]} onAnswer={onAnswer} onDraft={() => undefined} />
+        <QuestionScreen
+          q={q}
+          answers={withDefaults({})}
+          given={{}}
+          env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }}
+          width={80}
+          help={false}
+          isActive
+          models={[]}
+          onAnswer={onAnswer}
+          onDraft={() => undefined}
+        />
       </KeyRouter>,
     );
     await listening(r);
@@ -86,8 +114,26 @@ describe('keys typed faster than a frame', () => {
 });
 
 const MODELS: ModelEntry[] = [
-  { id: 'tiny', name: 'Tiny-1B', params: 1e9, largestLayer: 5e7, layers: null, hidden: null, heads: null, source: 'test' },
-  { id: 'big', name: 'Big-20B', params: 2e10, largestLayer: 6e8, layers: null, hidden: null, heads: null, source: 'test' },
+  {
+    id: 'tiny',
+    name: 'Tiny-1B',
+    params: 1e9,
+    largestLayer: 5e7,
+    layers: null,
+    hidden: null,
+    heads: null,
+    source: 'test',
+  },
+  {
+    id: 'big',
+    name: 'Big-20B',
+    params: 2e10,
+    largestLayer: 6e8,
+    layers: null,
+    hidden: null,
+    heads: null,
+    source: 'test',
+  },
 ];
 
 const standIn = () => standInDeps({ loadModels: () => MODELS });

@@ -12,7 +12,13 @@ import { question, type Question } from '../src/questions.js';
 import { commandFor, footerKeys } from '../components/wizard/keymap.js';
 
 const GiB = 2 ** 30;
-const a = withDefaults({ model_params: 20.4e9, largest_layer_params: 56641536, gpu_memory: 80 * GiB, cpu_memory: 1024 * GiB, num_processes: 8 });
+const a = withDefaults({
+  model_params: 20.4e9,
+  largest_layer_params: 56641536,
+  gpu_memory: 80 * GiB,
+  cpu_memory: 1024 * GiB,
+  num_processes: 8,
+});
 const tick = () => new Promise((r) => setTimeout(r, 20));
 const DOWN = '\x1b[B';
 
@@ -20,7 +26,17 @@ describe('wizard screens', () => {
   it('the mode question shows every mode with figures and moves the panel with the highlight', async () => {
     const onDraft = vi.fn();
     const onAnswer = vi.fn();
-    const r = render(<ModeQuestion answers={a} zeroInit={undefined} given={false} width={80} isActive onAnswer={onAnswer} onDraft={onDraft} />);
+    const r = render(
+      <ModeQuestion
+        answers={a}
+        zeroInit={undefined}
+        given={false}
+        width={80}
+        isActive
+        onAnswer={onAnswer}
+        onDraft={onDraft}
+      />,
+    );
     const f = r.lastFrame()!;
     expect(f).toContain('ZeRO-3 offload NVMe');
     expect(f).toMatch(/★/);
@@ -39,7 +55,20 @@ describe('wizard screens', () => {
   it('a text question refuses Enter while the answer is invalid and shows why', async () => {
     const onAnswer = vi.fn();
     const q = question('num_processes') as Question;
-    const r = render(<QuestionScreen q={q} answers={a} given={{}} env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }} width={80} help={false} isActive models={[]} onAnswer={onAnswer} onDraft={() => undefined} />);
+    const r = render(
+      <QuestionScreen
+        q={q}
+        answers={a}
+        given={{}}
+        env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }}
+        width={80}
+        help={false}
+        isActive
+        models={[]}
+        onAnswer={onAnswer}
+        onDraft={() => undefined}
+      />,
+    );
     await tick();
     r.stdin.write('x');
     await tick();
@@ -53,7 +82,20 @@ describe('wizard screens', () => {
 
   it('help shows the accelerate and DeepSpeed keys and the default', () => {
     const q = question('zero3_init') as Question;
-    const r = render(<QuestionScreen q={q} answers={a} given={{}} env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }} width={80} help isActive={false} models={[]} onAnswer={() => undefined} onDraft={() => undefined} />);
+    const r = render(
+      <QuestionScreen
+        q={q}
+        answers={a}
+        given={{}}
+        env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }}
+        width={80}
+        help
+        isActive={false}
+        models={[]}
+        onAnswer={() => undefined}
+        onDraft={() => undefined}
+      />,
+    );
     const f = r.lastFrame()!;
     expect(f).toContain('deepspeed_config.zero3_init_flag');
     expect(f).toContain('Default:');
@@ -62,7 +104,18 @@ describe('wizard screens', () => {
 
   it('the review lists answers and jumps to the chosen one', async () => {
     const onJump = vi.fn();
-    const r = render(<ReviewScreen answers={a} given={{ num_processes: 8 }} findings={[]} width={80} height={20} isActive onJump={onJump} onFinish={() => undefined} />);
+    const r = render(
+      <ReviewScreen
+        answers={a}
+        given={{ num_processes: 8 }}
+        findings={[]}
+        width={80}
+        height={20}
+        isActive
+        onJump={onJump}
+        onFinish={() => undefined}
+      />,
+    );
     expect(r.lastFrame()).toContain('num_processes');
     await tick();
     r.stdin.write(DOWN);
@@ -86,7 +139,16 @@ describe('wizard screens', () => {
   it('the keymap names every key in the footer', () => {
     const f = footerKeys({ textInput: false, screen: 'question' });
     for (const k of ['Esc/← back', '? help', 'Tab', 'r review', 'q quit', '^C']) expect(f).toContain(k);
-    const key = { escape: false, leftArrow: true, tab: false, shift: false, ctrl: false, meta: false, pageUp: false, pageDown: false } as never;
+    const key = {
+      escape: false,
+      leftArrow: true,
+      tab: false,
+      shift: false,
+      ctrl: false,
+      meta: false,
+      pageUp: false,
+      pageDown: false,
+    } as never;
     expect(commandFor('', key, { textInput: false, screen: 'question' })).toBe('back');
     expect(commandFor('', key, { textInput: true, screen: 'question' })).toBeNull();
   });

@@ -18,7 +18,10 @@ describe('the start screen painted before Ink loads', () => {
   it('is the frame the wizard draws, line for line', () => {
     const r = render(<App deps={deps} onExit={() => undefined} />);
     // ink-testing-library's stdout is 100 columns; rows fall back to 24
-    const drawn = r.lastFrame()!.split('\n').map((l) => l.trimEnd());
+    const drawn = r
+      .lastFrame()!
+      .split('\n')
+      .map((l) => l.trimEnd());
     const painted = startFrameLines(100, 24, deps);
     expect(painted).not.toBeNull();
     expect(drawn).toEqual(painted);

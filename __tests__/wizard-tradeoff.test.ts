@@ -3,13 +3,27 @@ import { compactBytes, explainRow, selectedKey, tradeoffOf } from '../src/wizard
 import { withDefaults } from '../src/questions.js';
 
 const GiB = 2 ** 30;
-const big = withDefaults({ model_params: 20.4e9, largest_layer_params: 56641536, gpu_memory: 80 * GiB, cpu_memory: 1024 * GiB, num_processes: 8 });
+const big = withDefaults({
+  model_params: 20.4e9,
+  largest_layer_params: 56641536,
+  gpu_memory: 80 * GiB,
+  cpu_memory: 1024 * GiB,
+  num_processes: 8,
+});
 
 describe('the ZeRO tradeoff view model', () => {
   it('gives one row per mode and NVMe variant with short figures', () => {
     const t = tradeoffOf(big);
     expect(t.available).toBe(true);
-    expect(t.rows.map((r) => r.key)).toEqual(['1', '2', '2-offload', '2-offload:nvme', '3', '3-offload', '3-offload:nvme']);
+    expect(t.rows.map((r) => r.key)).toEqual([
+      '1',
+      '2',
+      '2-offload',
+      '2-offload:nvme',
+      '3',
+      '3-offload',
+      '3-offload:nvme',
+    ]);
     for (const r of t.rows) {
       expect(r.gpu.length).toBeLessThanOrEqual(8);
       expect(r.cpu.length).toBeLessThanOrEqual(8);

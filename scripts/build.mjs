@@ -3,7 +3,17 @@
 // dist/chunks/ that is compiled only when used. Start-up then never resolves node_modules and never
 // compiles code it does not run: `zerowiz --version` does not pay for zod, yaml, execa or Ink.
 import { build } from 'esbuild';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 

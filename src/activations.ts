@@ -32,8 +32,15 @@ export function activationBytesPerLayer(a: Omit<ActivationInput, 'layers' | 'che
 
 /** Activation bytes per GPU for the whole model. */
 export function activationBytes(a: ActivationInput): number {
-  for (const [k, v] of Object.entries({ layers: a.layers, hidden: a.hidden, seqLen: a.seqLen, microBatch: a.microBatch, heads: a.heads })) {
-    if (!Number.isInteger(v) || v < 1) throw new UsageError(`activation ${k} must be a whole number of at least 1, got ${v}`);
+  for (const [k, v] of Object.entries({
+    layers: a.layers,
+    hidden: a.hidden,
+    seqLen: a.seqLen,
+    microBatch: a.microBatch,
+    heads: a.heads,
+  })) {
+    if (!Number.isInteger(v) || v < 1)
+      throw new UsageError(`activation ${k} must be a whole number of at least 1, got ${v}`);
   }
   const perLayer = activationBytesPerLayer(a);
   if (a.checkpointing === 'full') return a.layers * 2 * a.seqLen * a.microBatch * a.hidden + perLayer;

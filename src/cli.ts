@@ -29,7 +29,9 @@ export function buildProgram(ui: UiLoaders): Program {
     },
   };
   program
-    .description('A terminal wizard for accelerate + DeepSpeed ZeRO: the questions of `accelerate config`, the cost of each ZeRO mode, the YAML and JSON, and the launch.\n\nRun without a command to open the interactive wizard.')
+    .description(
+      'A terminal wizard for accelerate + DeepSpeed ZeRO: the questions of `accelerate config`, the cost of each ZeRO mode, the YAML and JSON, and the launch.\n\nRun without a command to open the interactive wizard.',
+    )
     .version(VERSION, '-v, --version')
     .addOption(new Option('--config <file>', 'an accelerate config YAML to import into the wizard'))
     .showSuggestionAfterError(true)
@@ -45,17 +47,24 @@ export function buildProgram(ui: UiLoaders): Program {
         throw new UsageError(`unknown command '${command}'`, `the commands are: ${names.join(', ')} (zerowiz --help)`);
       }
       if (!process.stdin.isTTY || !process.stdout.isTTY) {
-        throw new UsageError('the wizard needs an interactive terminal', 'run it in a terminal, or use `zerowiz generate --help` to write the files from flags');
+        throw new UsageError(
+          'the wizard needs an interactive terminal',
+          'run it in a terminal, or use `zerowiz generate --help` to write the files from flags',
+        );
       }
       ctx.setExitCode(await ui.runWizard({ configPath: opts.config }));
     });
   for (const register of [registerGenerate, registerEstimate, registerPreset, registerLaunch]) register(program, ctx);
-  for (const sub of program.commands) sub.exitOverride().configureOutput({ outputError: (str, write) => write(oneLineError(str)) });
+  for (const sub of program.commands)
+    sub.exitOverride().configureOutput({ outputError: (str, write) => write(oneLineError(str)) });
   return program;
 }
 
 /** commander's error text as zerowiz's one line plus a hint. */
 function oneLineError(str: string): string {
-  const line = str.trim().split('\n')[0]!.replace(/^error: /, '');
+  const line = str
+    .trim()
+    .split('\n')[0]!
+    .replace(/^error: /, '');
   return `zerowiz: ${line}\n  hint: see \`zerowiz --help\` (every subcommand has --help)\n`;
 }

@@ -50,7 +50,8 @@ export function parseNvidiaSmiCsv(text: string): GpuInfo[] {
     const index = Number(parts[0]);
     const mib = Number(parts[parts.length - 1]);
     const name = parts.slice(1, -1).join(',');
-    if (!Number.isInteger(index) || !Number.isFinite(mib) || mib <= 0 || name === '') throw new Error(`unexpected nvidia-smi line: ${line}`);
+    if (!Number.isInteger(index) || !Number.isFinite(mib) || mib <= 0 || name === '')
+      throw new Error(`unexpected nvidia-smi line: ${line}`);
     gpus.push({ index, name, memoryBytes: Math.round(mib * 2 ** 20) });
   }
   return gpus;
@@ -58,7 +59,13 @@ export function parseNvidiaSmiCsv(text: string): GpuInfo[] {
 
 /** Runs nvidia-smi (argument array, no shell, short timeout) and reports the GPUs. */
 export async function detectGpus(opts: DetectOptions = {}): Promise<GpuDetection> {
-  const none = (reason: string): GpuDetection => ({ detected: false, gpus: [], mixed: false, minMemoryBytes: null, reason });
+  const none = (reason: string): GpuDetection => ({
+    detected: false,
+    gpus: [],
+    mixed: false,
+    minMemoryBytes: null,
+    reason,
+  });
   let result;
   try {
     result = await execa('nvidia-smi', [...NVIDIA_SMI_ARGS], {
@@ -76,7 +83,10 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuDetection
     const code = (result as { code?: string }).code;
     if (code === 'ENOENT') return none('nvidia-smi not found on PATH');
     if (result.timedOut) return none(`nvidia-smi did not answer within ${opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS} ms`);
-    const first = String(result.stderr || result.stdout || '').split('\n')[0]?.trim() ?? '';
+    const first =
+      String(result.stderr || result.stdout || '')
+        .split('\n')[0]
+        ?.trim() ?? '';
     return none(`nvidia-smi failed (exit ${result.exitCode ?? 'unknown'})${first ? `: ${first}` : ''}`);
   }
   let gpus: GpuInfo[];
@@ -116,7 +126,10 @@ export interface HostDetection {
 
 /** Detects everything the estimator can use. */
 export async function detectHost(opts: DetectOptions & { nvmePath?: string | null } = {}): Promise<HostDetection> {
-  const [gpu, nvme] = await Promise.all([detectGpus(opts), opts.nvmePath ? nvmeFreeBytes(opts.nvmePath) : Promise.resolve(null)]);
+  const [gpu, nvme] = await Promise.all([
+    detectGpus(opts),
+    opts.nvmePath ? nvmeFreeBytes(opts.nvmePath) : Promise.resolve(null),
+  ]);
   return { gpu, cpuMemoryBytes: detectCpuMemory(), nvmePath: opts.nvmePath ?? null, nvmeFreeBytes: nvme };
 }
 

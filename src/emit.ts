@@ -65,7 +65,13 @@ export function accelerateConfigObject(setup: Setup): Record<string, unknown> {
 /** Serializes like PyYAML's safe_dump with default options. */
 export function dumpYaml(obj: unknown, sortKeys = true): string {
   const doc = new Document(obj, { version: '1.1', sortMapEntries: sortKeys });
-  return doc.toString({ singleQuote: true, indentSeq: false, lineWidth: 0, minContentWidth: 0, flowCollectionPadding: false });
+  return doc.toString({
+    singleQuote: true,
+    indentSeq: false,
+    lineWidth: 0,
+    minContentWidth: 0,
+    flowCollectionPadding: false,
+  });
 }
 
 /** The accelerate YAML text, byte for byte as accelerate saves it. */
@@ -76,10 +82,23 @@ export function toAccelerateYaml(setup: Setup): string {
 // ---------------------------------------------------------------------------------------------
 // DeepSpeed JSON
 
-const FP16_SCALING = { loss_scale: 0, loss_scale_window: 1000, initial_scale_power: 16, hysteresis: 2, min_loss_scale: 1 };
+const FP16_SCALING = {
+  loss_scale: 0,
+  loss_scale_window: 1000,
+  initial_scale_power: 16,
+  hysteresis: 2,
+  min_loss_scale: 1,
+};
 
 /** DeepSpeed's `aio` defaults (runtime/swap_tensor/aio_config.py), written for NVMe offload. */
-export const AIO_DEFAULTS = { block_size: 1048576, queue_depth: 8, intra_op_parallelism: 1, single_submit: false, overlap_events: true, use_gds: false };
+export const AIO_DEFAULTS = {
+  block_size: 1048576,
+  queue_depth: 8,
+  intra_op_parallelism: 1,
+  single_submit: false,
+  overlap_events: true,
+  use_gds: false,
+};
 
 function sciOrAuto(v: number | 'auto'): JsonOut {
   return v === 'auto' ? 'auto' : new Sci(v);
@@ -96,7 +115,8 @@ function offloadBlock(a: Answers, forParams: boolean): { [key: string]: JsonOut 
   // ("More elements ... than buffer size"); size the buffer up when the largest layer says it would not.
   if (forParams && a.offload_device === 'nvme' && a.largest_layer_params !== null) {
     const perRank = Math.ceil(a.largest_layer_params / Math.max(1, a.num_processes));
-    if (perRank > NVME_PARAM_BUFFER_ELEMENTS) block.buffer_size = new Sci(Math.ceil(perRank / NVME_PARAM_BUFFER_ELEMENTS) * NVME_PARAM_BUFFER_ELEMENTS);
+    if (perRank > NVME_PARAM_BUFFER_ELEMENTS)
+      block.buffer_size = new Sci(Math.ceil(perRank / NVME_PARAM_BUFFER_ELEMENTS) * NVME_PARAM_BUFFER_ELEMENTS);
   }
   return block;
 }
@@ -106,7 +126,10 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
   const a = setup.answers;
   const info = MODE_INFO[a.mode];
   const precision = a.mixed_precision;
-  const fp16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'fp16', ...FP16_SCALING };
+  const fp16: { [key: string]: JsonOut } = {
+    enabled: precision === 'auto' ? 'auto' : precision === 'fp16',
+    ...FP16_SCALING,
+  };
   const bf16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'bf16' };
   const zero: { [key: string]: JsonOut } = { stage: info.stage };
   if (info.offloadOptimizer) zero.offload_optimizer = offloadBlock(a, false);
@@ -125,7 +148,11 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
   const out: { [key: string]: JsonOut } = { fp16, bf16, zero_optimization: zero };
   if ((info.offloadOptimizer || info.offloadParam) && a.offload_device === 'nvme') out.aio = { ...AIO_DEFAULTS };
   if (a.gradient_checkpointing) {
-    out.activation_checkpointing = { partition_activations: false, cpu_checkpointing: false, contiguous_memory_optimization: false };
+    out.activation_checkpointing = {
+      partition_activations: false,
+      cpu_checkpointing: false,
+      contiguous_memory_optimization: false,
+    };
   }
   out.gradient_accumulation_steps = a.gradient_accumulation_steps;
   out.gradient_clipping = a.gradient_clipping;
@@ -158,7 +185,8 @@ export function toDeepSpeedJson(setup: Setup): string {
 export function plainJson(value: JsonOut): unknown {
   if (value instanceof Sci) return value.value;
   if (Array.isArray(value)) return value.map(plainJson);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainJson(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainJson(v)]));
   return value;
 }
 

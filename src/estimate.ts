@@ -146,8 +146,14 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
   const cpuMemoryBytes = input.cpuMemoryBytes ?? null;
   const nvmeFreeBytes = input.nvmeFreeBytes ?? null;
   const activationBytes = input.activationBytes ?? null;
-  for (const [v, what] of [[gpuMemoryBytes, 'GPU memory'], [cpuMemoryBytes, 'CPU memory'], [nvmeFreeBytes, 'NVMe free space'], [activationBytes, 'activation bytes']] as const) {
-    if (v !== null && !(Number.isFinite(v) && v >= 0)) throw new EstimateInputError(`${what} must be a non-negative number, got ${v}`);
+  for (const [v, what] of [
+    [gpuMemoryBytes, 'GPU memory'],
+    [cpuMemoryBytes, 'CPU memory'],
+    [nvmeFreeBytes, 'NVMe free space'],
+    [activationBytes, 'activation bytes'],
+  ] as const) {
+    if (v !== null && !(Number.isFinite(v) && v >= 0))
+      throw new EstimateInputError(`${what} must be a non-negative number, got ${v}`);
   }
   return {
     params: input.params,
@@ -167,7 +173,10 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
 
 /** GPU bytes left for model states and activations: memory minus max(10 %, 2 GiB). */
 export function usableGpu(gpuMemoryBytes: number): number {
-  return Math.max(0, Math.floor(gpuMemoryBytes - Math.max(gpuMemoryBytes * GPU_HEADROOM_FRACTION, GPU_HEADROOM_MIN_BYTES)));
+  return Math.max(
+    0,
+    Math.floor(gpuMemoryBytes - Math.max(gpuMemoryBytes * GPU_HEADROOM_FRACTION, GPU_HEADROOM_MIN_BYTES)),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -176,7 +185,13 @@ export function usableGpu(gpuMemoryBytes: number): number {
 // ---------------------------------------------------------------------------------------------
 
 /** DeepSpeed's `estimate_zero2_model_states_mem_needs` (current formula, since v0.14.3): [cpu, gpu]. */
-export function deepspeedZero2(P: number, gpusPerNode: number, nodes: number, cpuOffload: boolean, abf = ADDITIONAL_BUFFER_FACTOR): [number, number] {
+export function deepspeedZero2(
+  P: number,
+  gpusPerNode: number,
+  nodes: number,
+  cpuOffload: boolean,
+  abf = ADDITIONAL_BUFFER_FACTOR,
+): [number, number] {
   const totalGpus = nodes * gpusPerNode;
   let gpu: number;
   let cpu: number;
@@ -191,7 +206,16 @@ export function deepspeedZero2(P: number, gpusPerNode: number, nodes: number, cp
 }
 
 /** DeepSpeed's `estimate_zero3_model_states_mem_needs`: [cpu, gpu]. */
-export function deepspeedZero3(P: number, L: number, gpusPerNode: number, nodes: number, cpuOffload: boolean, cpuOffloadParams: boolean, zeroInit: boolean, abf = ADDITIONAL_BUFFER_FACTOR): [number, number] {
+export function deepspeedZero3(
+  P: number,
+  L: number,
+  gpusPerNode: number,
+  nodes: number,
+  cpuOffload: boolean,
+  cpuOffloadParams: boolean,
+  zeroInit: boolean,
+  abf = ADDITIONAL_BUFFER_FACTOR,
+): [number, number] {
   const totalGpus = nodes * gpusPerNode;
   const gpusFactor = 1 / nodes;
   const largestLayerMemory = 4 * L;
@@ -213,19 +237,35 @@ export function deepspeedZero3(P: number, L: number, gpusPerNode: number, nodes:
 }
 
 /** Every row DeepSpeed's two `_all_cold` estimators print, in their order (zero2: offload cpu, none; zero3: 6 rows). */
-export function deepspeedRows(input: Pick<NormalizedInput, 'params' | 'largestLayer' | 'gpusPerNode' | 'nodes'>): DeepSpeedRow[] {
+export function deepspeedRows(
+  input: Pick<NormalizedInput, 'params' | 'largestLayer' | 'gpusPerNode' | 'nodes'>,
+): DeepSpeedRow[] {
   const { params: P, largestLayer: L, gpusPerNode: g, nodes: n } = input;
   const rows: DeepSpeedRow[] = [];
   for (const cpuOffload of [true, false]) {
     const [cpu, gpu] = deepspeedZero2(P, g, n, cpuOffload);
-    rows.push({ estimator: 'zero2', offloadParam: 'none', offloadOptimizer: cpuOffload ? 'cpu' : 'none', zeroInit: null, gpuBytes: gpu, cpuBytes: cpu });
+    rows.push({
+      estimator: 'zero2',
+      offloadParam: 'none',
+      offloadOptimizer: cpuOffload ? 'cpu' : 'none',
+      zeroInit: null,
+      gpuBytes: gpu,
+      cpuBytes: cpu,
+    });
   }
   for (const cpuOffload of [true, false]) {
     for (const cpuOffloadParams of [true, false]) {
       if (!cpuOffload && cpuOffloadParams) continue;
       for (const zeroInit of [true, false]) {
         const [cpu, gpu] = deepspeedZero3(P, L, g, n, cpuOffload, cpuOffloadParams, zeroInit);
-        rows.push({ estimator: 'zero3', offloadParam: cpuOffloadParams ? 'cpu' : 'none', offloadOptimizer: cpuOffload ? 'cpu' : 'none', zeroInit, gpuBytes: gpu, cpuBytes: cpu });
+        rows.push({
+          estimator: 'zero3',
+          offloadParam: cpuOffloadParams ? 'cpu' : 'none',
+          offloadOptimizer: cpuOffload ? 'cpu' : 'none',
+          zeroInit,
+          gpuBytes: gpu,
+          cpuBytes: cpu,
+        });
       }
     }
   }
@@ -263,7 +303,11 @@ function ringBytes(elems: number, totalGpus: number): number {
  *   NVMe traffic per GPU per step = 30P/N bytes: fp16 params read for forward and backward and written
  *   after the step (2+2+2), and fp32 master params, Adam m and v read and written once (12+12).
  */
-export function estimateMode(mode: Mode, input: EstimateInput | NormalizedInput, offloadDevice: OffloadDevice = 'cpu'): ModeEstimate {
+export function estimateMode(
+  mode: Mode,
+  input: EstimateInput | NormalizedInput,
+  offloadDevice: OffloadDevice = 'cpu',
+): ModeEstimate {
   const n = 'totalGpus' in input ? input : normalizeInput(input);
   const { params: P, largestLayer: L, gpusPerNode: g, nodes, totalGpus: N, zeroInit } = n;
   const info = MODE_INFO[mode];
@@ -296,7 +340,8 @@ export function estimateMode(mode: Mode, input: EstimateInput | NormalizedInput,
       offloadBytesPerStep = Math.floor((6 * P) / N);
       if (device === 'nvme') {
         const partition = Math.ceil(P / N);
-        const perRank = 4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(SUB_GROUP_SIZE_ELEMS, partition) + 2 * PARAM_SWAP_BUFFER_ELEMS;
+        const perRank =
+          4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(SUB_GROUP_SIZE_ELEMS, partition) + 2 * PARAM_SWAP_BUFFER_ELEMS;
         cpuBytes = Math.trunc(g * perRank * ADDITIONAL_BUFFER_FACTOR);
         nvmeBytes = Math.ceil((18 * P) / nodes);
         nvmeBytesPerStep = Math.floor((30 * P) / N);
@@ -307,7 +352,8 @@ export function estimateMode(mode: Mode, input: EstimateInput | NormalizedInput,
   const gpuNeedBytes = gpuBytes + (n.activationBytes ?? 0);
   const gpuFits = n.usableGpuBytes === null ? null : gpuNeedBytes <= n.usableGpuBytes;
   const cpuFits = n.usableCpuBytes === null ? null : cpuBytes <= n.usableCpuBytes;
-  const nvmeFits = device === 'nvme' && mode === '3-offload' && n.nvmeFreeBytes !== null ? nvmeBytes <= n.nvmeFreeBytes : null;
+  const nvmeFits =
+    device === 'nvme' && mode === '3-offload' && n.nvmeFreeBytes !== null ? nvmeBytes <= n.nvmeFreeBytes : null;
   const fits = gpuFits === null ? null : gpuFits && cpuFits !== false && nvmeFits !== false;
   return {
     mode,
@@ -372,10 +418,17 @@ export function estimateModes(input: EstimateInput): EstimateReport {
 }
 
 /** Picks the fastest row that fits and says why in one sentence. */
-export function recommend(n: NormalizedInput, modes: ModeEstimate[]): { recommended: ModeEstimate | null; reason: string } {
-  const oneGpu = n.totalGpus === 1 ? 'With one GPU, stages 1-3 without offload shard over a single device and save nothing; ' : '';
+export function recommend(
+  n: NormalizedInput,
+  modes: ModeEstimate[],
+): { recommended: ModeEstimate | null; reason: string } {
+  const oneGpu =
+    n.totalGpus === 1 ? 'With one GPU, stages 1-3 without offload shard over a single device and save nothing; ' : '';
   if (n.gpuMemoryBytes === null || n.usableGpuBytes === null) {
-    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'give' : 'Give'} the GPU memory (--gpu-memory or --detect) to see which modes fit.` };
+    return {
+      recommended: null,
+      reason: `${oneGpu}${oneGpu ? 'give' : 'Give'} the GPU memory (--gpu-memory or --detect) to see which modes fit.`,
+    };
   }
   const mem = formatBytesShort(n.gpuMemoryBytes);
   const acts = n.activationBytes ? ' (activations included)' : '';
@@ -383,12 +436,14 @@ export function recommend(n: NormalizedInput, modes: ModeEstimate[]): { recommen
   const best = sorted.find((r) => r.fits === true) ?? null;
   if (!best) {
     const lowest = modes.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
-    const why = lowest.gpuFits === false
-      ? `even ${label(lowest)} needs ${formatBytesShort(lowest.gpuNeedBytes)} per GPU${acts} and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
-      : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
-    const advice = lowest.gpuFits === false
-      ? `add GPUs or nodes${n.activationBytes ? ', shorten sequences or use activation checkpointing' : ''}`
-      : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'} or add nodes`;
+    const why =
+      lowest.gpuFits === false
+        ? `even ${label(lowest)} needs ${formatBytesShort(lowest.gpuNeedBytes)} per GPU${acts} and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
+        : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
+    const advice =
+      lowest.gpuFits === false
+        ? `add GPUs or nodes${n.activationBytes ? ', shorten sequences or use activation checkpointing' : ''}`
+        : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'} or add nodes`;
     return { recommended: null, reason: `${oneGpu}No mode fits: ${why}; ${advice}.` };
   }
   const spare = formatBytesShort(n.usableGpuBytes - best.gpuNeedBytes);
@@ -416,9 +471,13 @@ export function recommend(n: NormalizedInput, modes: ModeEstimate[]): { recommen
  */
 export function zeroPaperBytes(stage: 0 | 1 | 2 | 3, P: number, N: number, K = 12): number {
   switch (stage) {
-    case 0: return (4 + K) * P;
-    case 1: return 4 * P + (K * P) / N;
-    case 2: return 2 * P + ((2 + K) * P) / N;
-    case 3: return ((4 + K) * P) / N;
+    case 0:
+      return (4 + K) * P;
+    case 1:
+      return 4 * P + (K * P) / N;
+    case 2:
+      return 2 * P + ((2 + K) * P) / N;
+    case 3:
+      return ((4 + K) * P) / N;
   }
 }

@@ -34,15 +34,22 @@ function readStructured(path: string, what: string): Record<string, unknown> {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? (e as Error).message}`, 'check the path');
+    throw new UsageError(
+      `cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? (e as Error).message)}`,
+      'check the path',
+    );
   }
   let data: unknown;
   try {
     data = parseYaml(text, { version: '1.1' }); // accelerate reads YAML with PyYAML (YAML 1.1); JSON is YAML too
   } catch (e) {
-    throw new UsageError(`${what} ${path} is not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`, 'fix the file; zerowiz left it untouched');
+    throw new UsageError(
+      `${what} ${path} is not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`,
+      'fix the file; zerowiz left it untouched',
+    );
   }
-  if (!isPlainObject(data)) throw new UsageError(`${what} ${path} does not hold a mapping of keys`, 'is this the right file?');
+  if (!isPlainObject(data))
+    throw new UsageError(`${what} ${path} does not hold a mapping of keys`, 'is this the right file?');
   return data;
 }
 
@@ -58,8 +65,24 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   const setIf = (id: string, v: unknown) => {
     if (v !== undefined && v !== null) raw[id] = v;
   };
-  for (const id of ['num_machines', 'machine_rank', 'main_process_ip', 'main_process_port', 'same_network', 'rdzv_backend', 'debug', 'num_processes']) setIf(id, y[id]);
-  if (typeof y.num_machines === 'number' && y.num_machines > 1 && typeof y.machine_rank === 'number' && y.machine_rank >= y.num_machines) delete raw.machine_rank;
+  for (const id of [
+    'num_machines',
+    'machine_rank',
+    'main_process_ip',
+    'main_process_port',
+    'same_network',
+    'rdzv_backend',
+    'debug',
+    'num_processes',
+  ])
+    setIf(id, y[id]);
+  if (
+    typeof y.num_machines === 'number' &&
+    y.num_machines > 1 &&
+    typeof y.machine_rank === 'number' &&
+    y.machine_rank >= y.num_machines
+  )
+    delete raw.machine_rank;
   if (isPlainObject(y.dynamo_config) && typeof y.dynamo_config.dynamo_backend === 'string') {
     const b = y.dynamo_config.dynamo_backend.toLowerCase();
     raw.dynamo_backend = b === 'no' ? 'no' : b;
@@ -73,7 +96,10 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   const moved: string[] = [];
   const note = (message: string, fix: string) => findings.push({ level: 'warning', rule: 'import-note', message, fix });
   if (y.distributed_type !== 'DEEPSPEED') {
-    note(`distributed_type was ${String(y.distributed_type)}; zerowiz writes DEEPSPEED, so accelerate uses DeepSpeed with the ZeRO mode chosen here`, 'check the ZeRO mode (default 2) before writing');
+    note(
+      `distributed_type was ${String(y.distributed_type)}; zerowiz writes DEEPSPEED, so accelerate uses DeepSpeed with the ZeRO mode chosen here`,
+      'check the ZeRO mode (default 2) before writing',
+    );
   }
   // Values accelerate itself would take from the YAML when there is no JSON (or refuse when there is).
   let yamlPrecision: string | null = null;
@@ -83,27 +109,51 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
     if (['no', 'fp16', 'bf16'].includes(mp)) yamlPrecision = mp;
     else if (mp === 'fp8') {
       yamlPrecision = 'bf16';
-      note('mixed_precision fp8 cannot sit in the YAML next to a DeepSpeed JSON; zerowiz writes bf16 into the JSON (what accelerate does for fp8)', 'pass --mixed_precision fp8 to accelerate launch to keep FP8 training');
+      note(
+        'mixed_precision fp8 cannot sit in the YAML next to a DeepSpeed JSON; zerowiz writes bf16 into the JSON (what accelerate does for fp8)',
+        'pass --mixed_precision fp8 to accelerate launch to keep FP8 training',
+      );
     }
   }
-  for (const k of ['zero_stage', 'offload_optimizer_device', 'offload_param_device', 'offload_optimizer_nvme_path', 'offload_param_nvme_path', 'gradient_accumulation_steps', 'gradient_clipping', 'zero3_save_16bit_model']) {
+  for (const k of [
+    'zero_stage',
+    'offload_optimizer_device',
+    'offload_param_device',
+    'offload_optimizer_nvme_path',
+    'offload_param_nvme_path',
+    'gradient_accumulation_steps',
+    'gradient_clipping',
+    'zero3_save_16bit_model',
+  ]) {
     if (k in ds) moved.push(`deepspeed_config.${k}`);
   }
 
   // The DeepSpeed JSON, resolved like accelerate does (from the launch directory), else next to the YAML.
   // Without one, the JSON accelerate would build from the YAML's own keys stands in for it.
-  const ref = typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file !== 'none' && ds.deepspeed_config_file !== '' ? ds.deepspeed_config_file : null;
+  const ref =
+    typeof ds.deepspeed_config_file === 'string' &&
+    ds.deepspeed_config_file !== 'none' &&
+    ds.deepspeed_config_file !== ''
+      ? ds.deepspeed_config_file
+      : null;
   let jsonPath: string | null = null;
   let j: Record<string, unknown>;
   if (ref) {
     const candidates = isAbsolute(ref) ? [ref] : [join(cwd, ref), join(dirname(abs), ref)];
     jsonPath = candidates.find((c) => existsSync(c)) ?? null;
     if (!jsonPath) {
-      findings.push({ level: 'error', rule: 'ds-file-missing', message: `deepspeed_config_file ${ref} does not exist (looked in ${candidates.join(' and ')})`, fix: 'write it with zerowiz, or fix the path' });
+      findings.push({
+        level: 'error',
+        rule: 'ds-file-missing',
+        message: `deepspeed_config_file ${ref} does not exist (looked in ${candidates.join(' and ')})`,
+        fix: 'write it with zerowiz, or fix the path',
+      });
       j = jsonFromYaml(ds);
     } else {
       j = readStructured(jsonPath, 'DeepSpeed config');
-      findings.push(...checkDeepSpeedConfig(j, typeof y.num_processes === 'number' ? { worldSize: y.num_processes } : {}));
+      findings.push(
+        ...checkDeepSpeedConfig(j, typeof y.num_processes === 'number' ? { worldSize: y.num_processes } : {}),
+      );
     }
   } else {
     j = jsonFromYaml(ds);
@@ -111,12 +161,19 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   }
   absorbJson(j, raw);
   // A precision the YAML sets wins over a JSON "auto" (accelerate fills the "auto" from it).
-  if (yamlPrecision !== null && (raw.mixed_precision === 'auto' || raw.mixed_precision === 'no' && !jsonSetsPrecision(j))) raw.mixed_precision = yamlPrecision;
+  if (
+    yamlPrecision !== null &&
+    (raw.mixed_precision === 'auto' || (raw.mixed_precision === 'no' && !jsonSetsPrecision(j)))
+  )
+    raw.mixed_precision = yamlPrecision;
   let given: Partial<Answers>;
   try {
     given = parseAnswers(raw);
   } catch (e) {
-    throw new UsageError(`cannot import ${yamlPath}: ${(e as Error).message}`, 'fix that value in the file (zerowiz left it untouched) and try again');
+    throw new UsageError(
+      `cannot import ${yamlPath}: ${(e as Error).message}`,
+      'fix that value in the file (zerowiz left it untouched) and try again',
+    );
   }
   const answers = withDefaults(given);
   const setup: Setup = {
@@ -126,7 +183,18 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
     steps: [],
   };
   // Whatever the answers do not reproduce is kept as it was.
-  const dropFromYaml = new Set(['distributed_type', 'mixed_precision', 'deepspeed_config.zero_stage', 'deepspeed_config.offload_optimizer_device', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_optimizer_nvme_path', 'deepspeed_config.offload_param_nvme_path', 'deepspeed_config.gradient_accumulation_steps', 'deepspeed_config.gradient_clipping', 'deepspeed_config.zero3_save_16bit_model']);
+  const dropFromYaml = new Set([
+    'distributed_type',
+    'mixed_precision',
+    'deepspeed_config.zero_stage',
+    'deepspeed_config.offload_optimizer_device',
+    'deepspeed_config.offload_param_device',
+    'deepspeed_config.offload_optimizer_nvme_path',
+    'deepspeed_config.offload_param_nvme_path',
+    'deepspeed_config.gradient_accumulation_steps',
+    'deepspeed_config.gradient_clipping',
+    'deepspeed_config.zero3_save_16bit_model',
+  ]);
   const yamlExtra = difference(y, accelerateConfigObject(setup), '', dropFromYaml);
   const jsonExtra = difference(j, plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>, '', new Set());
   setup.extra = {};
@@ -138,11 +206,16 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
 /** The DeepSpeed config accelerate builds from a YAML's deepspeed_config keys when there is no JSON file. */
 function jsonFromYaml(ds: Record<string, unknown>): Record<string, unknown> {
   const zero: Record<string, unknown> = { stage: typeof ds.zero_stage === 'number' ? ds.zero_stage : 2 };
-  for (const [block, dev, path] of [['offload_optimizer', 'offload_optimizer_device', 'offload_optimizer_nvme_path'], ['offload_param', 'offload_param_device', 'offload_param_nvme_path']] as const) {
+  for (const [block, dev, path] of [
+    ['offload_optimizer', 'offload_optimizer_device', 'offload_optimizer_nvme_path'],
+    ['offload_param', 'offload_param_device', 'offload_param_nvme_path'],
+  ] as const) {
     const device = ds[dev];
-    if (typeof device === 'string' && device !== 'none') zero[block] = device === 'nvme' ? { device, nvme_path: ds[path] ?? 'none' } : { device };
+    if (typeof device === 'string' && device !== 'none')
+      zero[block] = device === 'nvme' ? { device, nvme_path: ds[path] ?? 'none' } : { device };
   }
-  if (ds.zero3_save_16bit_model !== undefined) zero.stage3_gather_16bit_weights_on_model_save = YES(ds.zero3_save_16bit_model);
+  if (ds.zero3_save_16bit_model !== undefined)
+    zero.stage3_gather_16bit_weights_on_model_save = YES(ds.zero3_save_16bit_model);
   const out: Record<string, unknown> = { zero_optimization: zero };
   if (ds.gradient_accumulation_steps !== undefined) out.gradient_accumulation_steps = ds.gradient_accumulation_steps;
   if (ds.gradient_clipping !== undefined) out.gradient_clipping = ds.gradient_clipping;
@@ -181,7 +254,11 @@ function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): v
     raw.param_persistence_threshold = pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ?? 1e5;
     raw.max_live_parameters = pick('stage3_max_live_parameters', 'max_live_parameters') ?? 1e9;
     raw.max_reuse_distance = pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? 1e9;
-    const gather = pick('stage3_gather_16bit_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save');
+    const gather = pick(
+      'stage3_gather_16bit_weights_on_model_save',
+      'gather_16bit_weights_on_model_save',
+      'stage3_gather_fp16_weights_on_model_save',
+    );
     raw.zero3_save_16bit_model = gather === 'auto' ? false : YES(gather);
   }
   const fp16 = isPlainObject(j.fp16) ? j.fp16.enabled : undefined;
@@ -196,7 +273,12 @@ function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): v
 }
 
 /** The parts of `orig` that `emitted` does not reproduce (missing or different leaves), as a nested object. */
-function difference(orig: Record<string, unknown>, emitted: Record<string, unknown>, prefix: string, drop: Set<string>): { value: Record<string, unknown>; paths: string[] } {
+function difference(
+  orig: Record<string, unknown>,
+  emitted: Record<string, unknown>,
+  prefix: string,
+  drop: Set<string>,
+): { value: Record<string, unknown>; paths: string[] } {
   const value: Record<string, unknown> = {};
   const paths: string[] = [];
   for (const [k, v] of Object.entries(orig)) {

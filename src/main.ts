@@ -24,7 +24,9 @@ export async function main(argv: string[], ui: UiLoaders): Promise<number> {
       process.stderr.write(`zerowiz: ${err.message}\n`);
       return err.exitCode;
     }
-    process.stderr.write(`zerowiz: unexpected error: ${describeError(err)}\n  hint: please report this with the command you ran\n`);
+    process.stderr.write(
+      `zerowiz: unexpected error: ${describeError(err)}\n  hint: please report this with the command you ran\n`,
+    );
     return 1;
   }
 }

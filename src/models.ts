@@ -44,7 +44,9 @@ export function parseModelCatalog(text: string, file = 'models.yaml'): ModelEntr
   try {
     data = parse(text);
   } catch (err) {
-    throw new UsageError(`${file} is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    throw new UsageError(
+      `${file} is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
   }
   const result = CatalogSchema.safeParse(data);
   if (!result.success) {
@@ -56,7 +58,16 @@ export function parseModelCatalog(text: string, file = 'models.yaml'): ModelEntr
   return result.data.models.map((m) => {
     if (ids.has(m.id)) throw new UsageError(`${file}: duplicate model id '${m.id}'`);
     ids.add(m.id);
-    return { id: m.id, name: m.name, params: m.params, largestLayer: m.largest_layer, layers: m.layers ?? null, hidden: m.hidden ?? null, heads: m.heads ?? null, source: m.source };
+    return {
+      id: m.id,
+      name: m.name,
+      params: m.params,
+      largestLayer: m.largest_layer,
+      layers: m.layers ?? null,
+      hidden: m.hidden ?? null,
+      heads: m.heads ?? null,
+      source: m.source,
+    };
   });
 }
 
@@ -69,7 +80,10 @@ export function loadModelCatalog(file: string = join(presetsDir(), 'models.yaml'
   try {
     text = readFileSync(file, 'utf8');
   } catch {
-    throw new UsageError(`the model catalog ${file} cannot be read`, 'reinstall zerowiz, or give --params and --largest-layer');
+    throw new UsageError(
+      `the model catalog ${file} cannot be read`,
+      'reinstall zerowiz, or give --params and --largest-layer',
+    );
   }
   const models = parseModelCatalog(text, file);
   if (file === join(presetsDir(), 'models.yaml')) cached = models;

@@ -19,7 +19,12 @@ export function presetsDir(): string {
 
 /** User presets: `$XDG_CONFIG_HOME/zerowiz/presets`, default `~/.config/zerowiz/presets`. */
 export function userPresetsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : env === process.env ? (xdgConfig ?? join(homedir(), '.config')) : join(env.HOME ?? homedir(), '.config');
+  const base =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== ''
+      ? env.XDG_CONFIG_HOME
+      : env === process.env
+        ? (xdgConfig ?? join(homedir(), '.config'))
+        : join(env.HOME ?? homedir(), '.config');
   return join(base, 'zerowiz', 'presets');
 }
 
@@ -29,6 +34,7 @@ export function userPresetsDir(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function accelerateDefaultConfig(env: NodeJS.ProcessEnv = process.env): string {
   if (env.HF_HOME) return join(env.HF_HOME, 'accelerate', 'default_config.yaml');
-  const cache = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(env.HOME ?? homedir(), '.cache');
+  const cache =
+    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(env.HOME ?? homedir(), '.cache');
   return join(cache, 'huggingface', 'accelerate', 'default_config.yaml');
 }

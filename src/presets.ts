@@ -24,19 +24,28 @@ const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const stepSchema = z.strictObject({
   name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a step name is letters, digits, . _ -')),
   uses_config: z._default(z.boolean(), false),
-  args: z.array(z.pipe(z.union([z.string(), z.number()]), z.transform(String))).check(z.minLength(1, 'a step needs at least the training script')),
+  args: z
+    .array(z.pipe(z.union([z.string(), z.number()]), z.transform(String)))
+    .check(z.minLength(1, 'a step needs at least the training script')),
 });
 /** The preset file format (validated with zod). */
 export const presetFileSchema = z.strictObject({
   name: z.optional(z.string().check(z.regex(NAME_RE, 'a preset name is letters, digits, . _ -'))),
   description: z._default(z.string(), ''),
-  model: z.optional(z.strictObject({
-    name: z.optional(z.string()),
-    params: z.optional(z.union([z.string(), z.number()])),
-    largest_layer: z.optional(z.union([z.string(), z.number()])),
-  })),
+  model: z.optional(
+    z.strictObject({
+      name: z.optional(z.string()),
+      params: z.optional(z.union([z.string(), z.number()])),
+      largest_layer: z.optional(z.union([z.string(), z.number()])),
+    }),
+  ),
   answers: z._default(z.record(z.string(), scalar), {}),
-  files: z.optional(z.strictObject({ accelerate_config: z.string().check(z.minLength(1)), ds_config: z.string().check(z.minLength(1)) })),
+  files: z.optional(
+    z.strictObject({
+      accelerate_config: z.string().check(z.minLength(1)),
+      ds_config: z.string().check(z.minLength(1)),
+    }),
+  ),
   steps: z._default(z.array(stepSchema), []),
 });
 /** A preset file as written. */
@@ -94,7 +103,10 @@ export function parseAnswers(raw: Record<string, unknown>, base: Partial<Answers
 }
 
 class PresetKeyError extends Error {
-  constructor(readonly key: string, message: string) {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -102,7 +114,13 @@ class PresetKeyError extends Error {
 /** Reads and checks one preset file. Throws a PresetProblem-shaped UsageError if it is broken. */
 export function readPresetFile(path: string, source: Preset['source']): Preset {
   const fail = (key: string, problem: string): never => {
-    throw Object.assign(new UsageError(`preset ${path}: ${key ? `${key}: ` : ''}${problem}`, 'fix the file (it was left as it is), or see the preset format in the README'), { problem: { path, key, problem } satisfies PresetProblem });
+    throw Object.assign(
+      new UsageError(
+        `preset ${path}: ${key ? `${key}: ` : ''}${problem}`,
+        'fix the file (it was left as it is), or see the preset format in the README',
+      ),
+      { problem: { path, key, problem } satisfies PresetProblem },
+    );
   };
   let text: string;
   try {
@@ -132,7 +150,7 @@ export function readPresetFile(path: string, source: Preset['source']): Preset {
   }
   const file = checked.data;
   // A preset is found by its file name, so that is its name; `name:` only names a preset given as a file.
-  const name = source === 'file' ? file.name ?? basename(path, extname(path)) : basename(path, extname(path));
+  const name = source === 'file' ? (file.name ?? basename(path, extname(path))) : basename(path, extname(path));
   const raw: Record<string, unknown> = { ...file.answers };
   if (file.model?.name !== undefined) raw.model_name = file.model.name;
   if (file.model?.params !== undefined) raw.model_params = file.model.params;
@@ -141,13 +159,20 @@ export function readPresetFile(path: string, source: Preset['source']): Preset {
   try {
     given = parseAnswers(raw);
   } catch (e) {
-    const key = e instanceof PresetKeyError ? (file.model && ['model_name', 'model_params', 'largest_layer_params'].includes(e.key) ? `model.${e.key}` : `answers.${e.key}`) : '';
+    const key =
+      e instanceof PresetKeyError
+        ? file.model && ['model_name', 'model_params', 'largest_layer_params'].includes(e.key)
+          ? `model.${e.key}`
+          : `answers.${e.key}`
+        : '';
     return fail(key, (e as Error).message);
   }
   const setup: Setup = {
     name,
     answers: withDefaults(given),
-    files: file.files ? { accelerateConfig: file.files.accelerate_config, dsConfig: file.files.ds_config } : { ...DEFAULT_FILES },
+    files: file.files
+      ? { accelerateConfig: file.files.accelerate_config, dsConfig: file.files.ds_config }
+      : { ...DEFAULT_FILES },
     steps: file.steps.map((s) => ({ name: s.name, args: s.args, usesConfig: s.uses_config })),
   };
   return { name, description: file.description, source, path, setup, given };
@@ -166,7 +191,10 @@ function yamlFiles(dir: string): string[] {
 export function listPresets(env: NodeJS.ProcessEnv = process.env): { presets: Preset[]; problems: PresetProblem[] } {
   const presets: Preset[] = [];
   const problems: PresetProblem[] = [];
-  for (const [dir, source] of [[presetsDir(), 'builtin'], [userPresetsDir(env), 'user']] as const) {
+  for (const [dir, source] of [
+    [presetsDir(), 'builtin'],
+    [userPresetsDir(env), 'user'],
+  ] as const) {
     for (const path of yamlFiles(dir)) {
       try {
         presets.push(readPresetFile(path, source));
@@ -187,14 +215,23 @@ function looksLikePath(ref: string): boolean {
 /** Finds a preset by name (user presets shadow built-ins) or by file path. */
 export function findPreset(ref: string, env: NodeJS.ProcessEnv = process.env): Preset {
   if (looksLikePath(ref)) {
-    if (!existsSync(ref)) throw new UsageError(`no preset file '${ref}'`, 'check the path, or give a preset name from `zerowiz preset list`');
+    if (!existsSync(ref))
+      throw new UsageError(
+        `no preset file '${ref}'`,
+        'check the path, or give a preset name from `zerowiz preset list`',
+      );
     return readPresetFile(ref, 'file');
   }
-  if (!NAME_RE.test(ref)) throw new UsageError(`'${ref}' is not a preset name`, 'names are letters, digits, . _ -; see `zerowiz preset list`');
+  if (!NAME_RE.test(ref))
+    throw new UsageError(
+      `'${ref}' is not a preset name`,
+      'names are letters, digits, . _ -; see `zerowiz preset list`',
+    );
   for (const dir of [userPresetsDir(env), presetsDir()]) {
     for (const ext of ['.yaml', '.yml']) {
       const path = join(dir, ref + ext);
-      if (existsSync(path) && !NOT_PRESETS.has(basename(path))) return readPresetFile(path, dir === presetsDir() ? 'builtin' : 'user');
+      if (existsSync(path) && !NOT_PRESETS.has(basename(path)))
+        return readPresetFile(path, dir === presetsDir() ? 'builtin' : 'user');
     }
   }
   throw new UsageError(`no preset named '${ref}'`, 'see `zerowiz preset list` for the names');
@@ -219,7 +256,8 @@ export function presetFileFor(setup: Setup, description = '', given?: Partial<An
     if (id === 'model_name') {
       if (value !== '') model.name = value as string;
     } else if (id === 'model_params' || id === 'largest_layer_params') {
-      if (value !== null) model[id === 'model_params' ? 'params' : 'largest_layer'] = (qq as Question).format(value as never);
+      if (value !== null)
+        model[id === 'model_params' ? 'params' : 'largest_layer'] = (qq as Question).format(value as never);
     } else {
       // Written as the question formats it when a plain number would read back differently (memory sizes:
       // a bare number means GiB), so a saved preset reloads the same answers.
@@ -261,8 +299,15 @@ export interface SavedPreset extends WriteResult {
 }
 
 /** Saves a user preset; an existing file with other content is backed up first. */
-export async function savePresetFile(name: string, setup: Setup, description = '', given?: Partial<Answers>, env: NodeJS.ProcessEnv = process.env): Promise<SavedPreset> {
-  if (!NAME_RE.test(name)) throw new UsageError(`'${name}' is not a valid preset name`, 'use letters, digits, . _ - (e.g. my-zero3)');
+export async function savePresetFile(
+  name: string,
+  setup: Setup,
+  description = '',
+  given?: Partial<Answers>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SavedPreset> {
+  if (!NAME_RE.test(name))
+    throw new UsageError(`'${name}' is not a valid preset name`, 'use letters, digits, . _ - (e.g. my-zero3)');
   const dir = userPresetsDir(env);
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${name}.yaml`);
@@ -273,7 +318,13 @@ export async function savePresetFile(name: string, setup: Setup, description = '
 }
 
 /** Saves a user preset (see savePresetFile); resolves with its path. */
-export async function savePreset(name: string, setup: Setup, description = '', given?: Partial<Answers>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function savePreset(
+  name: string,
+  setup: Setup,
+  description = '',
+  given?: Partial<Answers>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   return (await savePresetFile(name, setup, description, given, env)).path;
 }
 
@@ -289,7 +340,10 @@ export async function deletePreset(name: string, env: NodeJS.ProcessEnv = proces
     }
   }
   if (existsSync(join(presetsDir(), `${name}.yaml`))) {
-    throw new UsageError(`'${name}' is a built-in preset and cannot be deleted`, 'save a user preset under another name instead');
+    throw new UsageError(
+      `'${name}' is a built-in preset and cannot be deleted`,
+      'save a user preset under another name instead',
+    );
   }
   throw new UsageError(`no user preset named '${name}'`, 'see `zerowiz preset list`');
 }

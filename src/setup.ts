@@ -54,6 +54,7 @@ export function dsConfigReference(setup: Setup): string {
 /** The `accelerate launch` lines of a setup, pasteable; an example line when it has no steps. */
 export function launchLines(setup: Setup): string[] {
   const cmds = toLaunchCommands(setup);
-  if (cmds.length === 0) return [shellJoin(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])];
+  if (cmds.length === 0)
+    return [shellJoin(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])];
   return cmds.map((c) => shellJoin(['accelerate', ...c.argv]));
 }

@@ -4,11 +4,24 @@ const COUNT_SUFFIX: Record<string, number> = { '': 1, K: 1e3, M: 1e6, B: 1e9, G:
 // Memory: binary units for KiB..TiB and for the bare K/M/G/T letters (as nvidia-smi, free -g and
 // DeepSpeed's estimator all count in 2^30), decimal units only when spelled KB/MB/GB/TB.
 const BYTE_SUFFIX: Record<string, number> = {
-  B: 1, '': 2 ** 30,
-  K: 2 ** 10, KI: 2 ** 10, KIB: 2 ** 10, KB: 1e3,
-  M: 2 ** 20, MI: 2 ** 20, MIB: 2 ** 20, MB: 1e6,
-  G: 2 ** 30, GI: 2 ** 30, GIB: 2 ** 30, GB: 1e9,
-  T: 2 ** 40, TI: 2 ** 40, TIB: 2 ** 40, TB: 1e12,
+  B: 1,
+  '': 2 ** 30,
+  K: 2 ** 10,
+  KI: 2 ** 10,
+  KIB: 2 ** 10,
+  KB: 1e3,
+  M: 2 ** 20,
+  MI: 2 ** 20,
+  MIB: 2 ** 20,
+  MB: 1e6,
+  G: 2 ** 30,
+  GI: 2 ** 30,
+  GIB: 2 ** 30,
+  GB: 1e9,
+  T: 2 ** 40,
+  TI: 2 ** 40,
+  TIB: 2 ** 40,
+  TB: 1e12,
 };
 
 const NUMBER_RE = /^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$/i;
@@ -35,7 +48,10 @@ export function parseBytes(text: string, what = 'memory size'): number {
   const m = NUMBER_RE.exec(text);
   const mult = m ? BYTE_SUFFIX[m[2]!.toUpperCase()] : undefined;
   if (!m || mult === undefined) {
-    throw new UsageError(`${what} '${text}' is not a size`, 'write it like 80GiB, 80GB, 141G or 1.5TiB (G and GiB mean 2^30 bytes, GB 10^9)');
+    throw new UsageError(
+      `${what} '${text}' is not a size`,
+      'write it like 80GiB, 80GB, 141G or 1.5TiB (G and GiB mean 2^30 bytes, GB 10^9)',
+    );
   }
   const value = Math.round(Number(m[1]) * mult);
   if (!Number.isFinite(value) || value <= 0) {
@@ -66,7 +82,12 @@ export function formatCount(n: number): string {
 
 /** Short binary size for sentences: `80 GiB`, `31.4 GiB`, `512 MiB` (at most one decimal, trailing .0 dropped). */
 export function formatBytesShort(bytes: number): string {
-  const units: [number, string][] = [[2 ** 40, 'TiB'], [2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB']];
+  const units: [number, string][] = [
+    [2 ** 40, 'TiB'],
+    [2 ** 30, 'GiB'],
+    [2 ** 20, 'MiB'],
+    [2 ** 10, 'KiB'],
+  ];
   const sign = bytes < 0 ? '-' : '';
   const abs = Math.abs(bytes);
   for (const [size, unit] of units) {
@@ -93,7 +114,12 @@ export function parseInteger(text: string, what: string, min = 1, max = Number.M
  * when that is exact, else whole MiB (`81559MiB`, as nvidia-smi counts) or bytes (`123B`).
  */
 export function formatBytesExact(bytes: number): string {
-  for (const [unit, size] of [['TiB', 2 ** 40], ['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+  for (const [unit, size] of [
+    ['TiB', 2 ** 40],
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
     if (bytes < size) continue;
     for (const digits of [0, 1, 2]) {
       const text = `${Number((bytes / size).toFixed(digits))}${unit}`;

@@ -26,63 +26,205 @@ export interface Finding {
   questions?: QuestionId[];
 }
 
-const err = (rule: string, message: string, fix: string, questions?: QuestionId[]): Finding => ({ level: 'error', rule, message, fix, ...(questions ? { questions } : {}) });
-const warn = (rule: string, message: string, fix: string, questions?: QuestionId[]): Finding => ({ level: 'warning', rule, message, fix, ...(questions ? { questions } : {}) });
+const err = (rule: string, message: string, fix: string, questions?: QuestionId[]): Finding => ({
+  level: 'error',
+  rule,
+  message,
+  fix,
+  ...(questions ? { questions } : {}),
+});
+const warn = (rule: string, message: string, fix: string, questions?: QuestionId[]): Finding => ({
+  level: 'warning',
+  rule,
+  message,
+  fix,
+  ...(questions ? { questions } : {}),
+});
 
 // ---------------------------------------------------------------------------------------------
 // accelerate
 
 /** Top-level keys accelerate's ClusterConfig knows (plus the legacy keys process_config rewrites). */
 export const ACCELERATE_KEYS = new Set([
-  'compute_environment', 'distributed_type', 'mixed_precision', 'use_cpu', 'debug', 'num_processes', 'machine_rank',
-  'num_machines', 'gpu_ids', 'main_process_ip', 'main_process_port', 'rdzv_backend', 'same_network',
-  'main_training_function', 'enable_cpu_affinity', 'fp8_config', 'deepspeed_config', 'fsdp_config', 'parallelism_config',
-  'megatron_lm_config', 'mpirun_config', 'downcast_bf16', 'tpu_name', 'tpu_zone', 'tpu_use_cluster', 'tpu_use_sudo',
-  'command_file', 'commands', 'tpu_vm', 'tpu_env', 'dynamo_config', 'fp16', 'dynamo_backend',
+  'compute_environment',
+  'distributed_type',
+  'mixed_precision',
+  'use_cpu',
+  'debug',
+  'num_processes',
+  'machine_rank',
+  'num_machines',
+  'gpu_ids',
+  'main_process_ip',
+  'main_process_port',
+  'rdzv_backend',
+  'same_network',
+  'main_training_function',
+  'enable_cpu_affinity',
+  'fp8_config',
+  'deepspeed_config',
+  'fsdp_config',
+  'parallelism_config',
+  'megatron_lm_config',
+  'mpirun_config',
+  'downcast_bf16',
+  'tpu_name',
+  'tpu_zone',
+  'tpu_use_cluster',
+  'tpu_use_sudo',
+  'command_file',
+  'commands',
+  'tpu_vm',
+  'tpu_env',
+  'dynamo_config',
+  'fp16',
+  'dynamo_backend',
 ]);
 /** The deepspeed_config keys `accelerate launch` understands (its --deepspeed args). */
 export const ACCELERATE_DS_KEYS = new Set([
-  'deepspeed_config_file', 'zero_stage', 'offload_optimizer_device', 'offload_param_device', 'offload_optimizer_nvme_path',
-  'offload_param_nvme_path', 'gradient_accumulation_steps', 'gradient_clipping', 'zero3_init_flag', 'zero3_save_16bit_model',
-  'deepspeed_hostfile', 'deepspeed_exclusion_filter', 'deepspeed_inclusion_filter', 'deepspeed_multinode_launcher',
+  'deepspeed_config_file',
+  'zero_stage',
+  'offload_optimizer_device',
+  'offload_param_device',
+  'offload_optimizer_nvme_path',
+  'offload_param_nvme_path',
+  'gradient_accumulation_steps',
+  'gradient_clipping',
+  'zero3_init_flag',
+  'zero3_save_16bit_model',
+  'deepspeed_hostfile',
+  'deepspeed_exclusion_filter',
+  'deepspeed_inclusion_filter',
+  'deepspeed_multinode_launcher',
   'deepspeed_moe_layer_cls_names',
 ]);
 /** deepspeed_config keys accelerate refuses next to a deepspeed_config_file (DeepSpeedPlugin._deepspeed_config_checks). */
 export const FORBIDDEN_WITH_DS_FILE = [
-  'gradient_accumulation_steps', 'gradient_clipping', 'zero_stage', 'offload_optimizer_device', 'offload_param_device',
-  'offload_param_nvme_path', 'offload_optimizer_nvme_path', 'zero3_save_16bit_model',
+  'gradient_accumulation_steps',
+  'gradient_clipping',
+  'zero_stage',
+  'offload_optimizer_device',
+  'offload_param_device',
+  'offload_param_nvme_path',
+  'offload_optimizer_nvme_path',
+  'zero3_save_16bit_model',
 ] as const;
-const DISTRIBUTED_TYPES = ['NO', 'MULTI_CPU', 'MULTI_XPU', 'MULTI_HPU', 'MULTI_GPU', 'MULTI_NPU', 'MULTI_MLU', 'MULTI_SDAA', 'MULTI_MUSA', 'MULTI_NEURON', 'DEEPSPEED', 'FSDP', 'XLA', 'MEGATRON_LM'];
+const DISTRIBUTED_TYPES = [
+  'NO',
+  'MULTI_CPU',
+  'MULTI_XPU',
+  'MULTI_HPU',
+  'MULTI_GPU',
+  'MULTI_NPU',
+  'MULTI_MLU',
+  'MULTI_SDAA',
+  'MULTI_MUSA',
+  'MULTI_NEURON',
+  'DEEPSPEED',
+  'FSDP',
+  'XLA',
+  'MEGATRON_LM',
+];
 const PRECISION_VALUES = ['no', 'fp8', 'fp16', 'bf16'];
 const LAUNCHER_VALUES = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'];
 
 /** What accelerate would reject or silently mishandle in this config object. */
 export function checkAccelerateConfig(cfg: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
-  const unknown = Object.keys(cfg).filter((k) => !ACCELERATE_KEYS.has(k)).sort();
+  const unknown = Object.keys(cfg)
+    .filter((k) => !ACCELERATE_KEYS.has(k))
+    .sort();
   if (unknown.length > 0) {
-    out.push(err('accelerate-unknown-keys', `accelerate refuses unknown top-level keys: ${unknown.join(', ')}`, 'remove them, or upgrade accelerate if they are new keys'));
+    out.push(
+      err(
+        'accelerate-unknown-keys',
+        `accelerate refuses unknown top-level keys: ${unknown.join(', ')}`,
+        'remove them, or upgrade accelerate if they are new keys',
+      ),
+    );
   }
   const dt = cfg.distributed_type;
-  if (dt === undefined) out.push(err('accelerate-distributed-type', 'the config has no distributed_type; accelerate refuses it', 'add distributed_type: DEEPSPEED'));
-  else if (typeof dt === 'string' && !DISTRIBUTED_TYPES.includes(dt)) out.push(err('accelerate-distributed-type', `'${dt}' is not a valid distributed_type`, `use one of ${DISTRIBUTED_TYPES.join(', ')}`));
-  else if (dt !== 'DEEPSPEED') out.push(warn('accelerate-not-deepspeed', `distributed_type is ${String(dt)}, so accelerate will not use DeepSpeed`, 'set distributed_type: DEEPSPEED'));
+  if (dt === undefined)
+    out.push(
+      err(
+        'accelerate-distributed-type',
+        'the config has no distributed_type; accelerate refuses it',
+        'add distributed_type: DEEPSPEED',
+      ),
+    );
+  else if (typeof dt === 'string' && !DISTRIBUTED_TYPES.includes(dt))
+    out.push(
+      err(
+        'accelerate-distributed-type',
+        `'${dt}' is not a valid distributed_type`,
+        `use one of ${DISTRIBUTED_TYPES.join(', ')}`,
+      ),
+    );
+  else if (dt !== 'DEEPSPEED')
+    out.push(
+      warn(
+        'accelerate-not-deepspeed',
+        `distributed_type is ${String(dt)}, so accelerate will not use DeepSpeed`,
+        'set distributed_type: DEEPSPEED',
+      ),
+    );
   const ce = cfg.compute_environment;
-  if (ce !== undefined && ce !== 'LOCAL_MACHINE' && ce !== 'AMAZON_SAGEMAKER') out.push(err('accelerate-compute-environment', `'${String(ce)}' is not a valid compute_environment`, 'use LOCAL_MACHINE'));
+  if (ce !== undefined && ce !== 'LOCAL_MACHINE' && ce !== 'AMAZON_SAGEMAKER')
+    out.push(
+      err('accelerate-compute-environment', `'${String(ce)}' is not a valid compute_environment`, 'use LOCAL_MACHINE'),
+    );
   const mp = cfg.mixed_precision;
   if (mp !== undefined && mp !== null && (typeof mp !== 'string' || !PRECISION_VALUES.includes(mp.toLowerCase()))) {
-    out.push(err('accelerate-mixed-precision', `'${String(mp)}' is not a mixed_precision accelerate launches with`, `use one of ${PRECISION_VALUES.join(', ')}`, ['mixed_precision']));
+    out.push(
+      err(
+        'accelerate-mixed-precision',
+        `'${String(mp)}' is not a mixed_precision accelerate launches with`,
+        `use one of ${PRECISION_VALUES.join(', ')}`,
+        ['mixed_precision'],
+      ),
+    );
   }
   const np = cfg.num_processes;
-  if (np === undefined || np === -1) out.push(err('accelerate-num-processes', 'num_processes is not set; accelerate launch then needs --num_processes', 'set num_processes to the total number of GPUs', ['num_processes']));
-  else if (typeof np !== 'number' || !Number.isInteger(np) || np < 1) out.push(err('accelerate-num-processes', `num_processes ${String(np)} is not a positive whole number`, 'set it to the total number of GPUs', ['num_processes']));
+  if (np === undefined || np === -1)
+    out.push(
+      err(
+        'accelerate-num-processes',
+        'num_processes is not set; accelerate launch then needs --num_processes',
+        'set num_processes to the total number of GPUs',
+        ['num_processes'],
+      ),
+    );
+  else if (typeof np !== 'number' || !Number.isInteger(np) || np < 1)
+    out.push(
+      err(
+        'accelerate-num-processes',
+        `num_processes ${String(np)} is not a positive whole number`,
+        'set it to the total number of GPUs',
+        ['num_processes'],
+      ),
+    );
   const nm = typeof cfg.num_machines === 'number' ? cfg.num_machines : 1;
   if (typeof np === 'number' && np > 0 && nm > 0 && np % nm !== 0) {
-    out.push(err('processes-divisible-by-machines', `num_processes ${np} is not divisible by num_machines ${nm}; the launcher starts ${Math.floor(np / nm)} per node and the rest never run`, `make num_processes a multiple of ${nm} (it is the TOTAL over all nodes, e.g. ${nm * Math.max(1, Math.round(np / nm))})`, ['num_processes', 'num_machines']));
+    out.push(
+      err(
+        'processes-divisible-by-machines',
+        `num_processes ${np} is not divisible by num_machines ${nm}; the launcher starts ${Math.floor(np / nm)} per node and the rest never run`,
+        `make num_processes a multiple of ${nm} (it is the TOTAL over all nodes, e.g. ${nm * Math.max(1, Math.round(np / nm))})`,
+        ['num_processes', 'num_machines'],
+      ),
+    );
   }
   if (nm > 1) {
     const rank = cfg.machine_rank;
-    if (typeof rank !== 'number' || rank < 0 || rank >= nm) out.push(err('machine-rank-range', `machine_rank ${String(rank)} is outside 0..${nm - 1}`, `give this node a rank from 0 to ${nm - 1}`, ['machine_rank']));
+    if (typeof rank !== 'number' || rank < 0 || rank >= nm)
+      out.push(
+        err(
+          'machine-rank-range',
+          `machine_rank ${String(rank)} is outside 0..${nm - 1}`,
+          `give this node a rank from 0 to ${nm - 1}`,
+          ['machine_rank'],
+        ),
+      );
     const dsc = isPlainObject(cfg.deepspeed_config) ? cfg.deepspeed_config : {};
     const launcher = typeof dsc.deepspeed_multinode_launcher === 'string' ? dsc.deepspeed_multinode_launcher : 'pdsh';
     const ip = cfg.main_process_ip;
@@ -90,44 +232,112 @@ export function checkAccelerateConfig(cfg: Record<string, unknown>): Finding[] {
       // torchrun ('standard') gets no master address at all, and nossh cannot fall back to ssh; the other
       // DeepSpeed launchers ask the first host of the hostfile over ssh (deepspeed launcher/runner.py).
       if (launcher === 'standard' || launcher === 'nossh') {
-        out.push(err('multinode-needs-ip', `multi-node training with the ${launcher} launcher needs the main process IP address`, 'set main_process_ip to the address of node 0', ['main_process_ip']));
+        out.push(
+          err(
+            'multinode-needs-ip',
+            `multi-node training with the ${launcher} launcher needs the main process IP address`,
+            'set main_process_ip to the address of node 0',
+            ['main_process_ip'],
+          ),
+        );
       } else {
-        out.push(warn('multinode-needs-ip', `no main_process_ip: DeepSpeed's ${launcher} launcher will ask the first host of the hostfile for its address over ssh`, 'set main_process_ip to the address of node 0 to skip that', ['main_process_ip']));
+        out.push(
+          warn(
+            'multinode-needs-ip',
+            `no main_process_ip: DeepSpeed's ${launcher} launcher will ask the first host of the hostfile for its address over ssh`,
+            'set main_process_ip to the address of node 0 to skip that',
+            ['main_process_ip'],
+          ),
+        );
       }
     }
     const hostfile = dsc.deepspeed_hostfile;
     if (launcher !== 'standard' && (typeof hostfile !== 'string' || hostfile.trim() === '')) {
       // accelerate always passes --hostfile; with an empty one DeepSpeed "will proceed with training with
       // local resources only" and, given no --num_nodes, the other nodes are silently left out.
-      out.push(err('multinode-hostfile', `the ${launcher} launcher has no hostfile, so DeepSpeed would train on this node only and silently leave the others out`, 'give the path of a hostfile with one row per node, like `node1 slots=8`', ['hostfile']));
+      out.push(
+        err(
+          'multinode-hostfile',
+          `the ${launcher} launcher has no hostfile, so DeepSpeed would train on this node only and silently leave the others out`,
+          'give the path of a hostfile with one row per node, like `node1 slots=8`',
+          ['hostfile'],
+        ),
+      );
     }
     const port = cfg.main_process_port;
-    if (port !== undefined && port !== null && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)) {
-      out.push(err('port-range', `main_process_port ${String(port)} is not a port (1-65535)`, 'pick a free port, e.g. 29500', ['main_process_port']));
+    if (
+      port !== undefined &&
+      port !== null &&
+      (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+    ) {
+      out.push(
+        err('port-range', `main_process_port ${String(port)} is not a port (1-65535)`, 'pick a free port, e.g. 29500', [
+          'main_process_port',
+        ]),
+      );
     } else if (port === undefined || port === null) {
-      out.push(warn('multinode-port', 'no main_process_port: accelerate uses 29500, which must then be free and open on node 0', 'set main_process_port explicitly', ['main_process_port']));
+      out.push(
+        warn(
+          'multinode-port',
+          'no main_process_port: accelerate uses 29500, which must then be free and open on node 0',
+          'set main_process_port explicitly',
+          ['main_process_port'],
+        ),
+      );
     }
   }
   const ds = cfg.deepspeed_config;
   if (isPlainObject(ds)) {
-    const strays = Object.keys(ds).filter((k) => !ACCELERATE_DS_KEYS.has(k)).sort();
-    if (strays.length > 0) out.push(warn('accelerate-unknown-ds-keys', `accelerate launch does not know deepspeed_config keys ${strays.join(', ')}; they are ignored`, 'remove them or move them into the DeepSpeed JSON'));
-    if (typeof ds.deepspeed_config_file === 'string' && ds.deepspeed_config_file !== '' && ds.deepspeed_config_file !== 'none') {
+    const strays = Object.keys(ds)
+      .filter((k) => !ACCELERATE_DS_KEYS.has(k))
+      .sort();
+    if (strays.length > 0)
+      out.push(
+        warn(
+          'accelerate-unknown-ds-keys',
+          `accelerate launch does not know deepspeed_config keys ${strays.join(', ')}; they are ignored`,
+          'remove them or move them into the DeepSpeed JSON',
+        ),
+      );
+    if (
+      typeof ds.deepspeed_config_file === 'string' &&
+      ds.deepspeed_config_file !== '' &&
+      ds.deepspeed_config_file !== 'none'
+    ) {
       const clash: string[] = FORBIDDEN_WITH_DS_FILE.filter((k) => k in ds);
       if (mp !== undefined && mp !== null) clash.push('mixed_precision');
       if (clash.length > 0) {
-        out.push(err('forbidden-next-to-ds-file', `accelerate refuses ${clash.join(', ')} next to deepspeed_config_file ("the following accelerate config variables will be ignored")`,
-          clash.includes('mixed_precision')
-            ? 'remove them from the YAML; set the precision in the JSON (fp16/bf16 "enabled") or pass --mixed_precision to accelerate launch, and the other values in the JSON'
-            : 'remove them from the YAML and set them in the DeepSpeed JSON', ['mixed_precision']));
+        out.push(
+          err(
+            'forbidden-next-to-ds-file',
+            `accelerate refuses ${clash.join(', ')} next to deepspeed_config_file ("the following accelerate config variables will be ignored")`,
+            clash.includes('mixed_precision')
+              ? 'remove them from the YAML; set the precision in the JSON (fp16/bf16 "enabled") or pass --mixed_precision to accelerate launch, and the other values in the JSON'
+              : 'remove them from the YAML and set them in the DeepSpeed JSON',
+            ['mixed_precision'],
+          ),
+        );
       }
     }
     const launcher = ds.deepspeed_multinode_launcher;
     if (launcher !== undefined && (typeof launcher !== 'string' || !LAUNCHER_VALUES.includes(launcher))) {
-      out.push(err('multinode-launcher', `'${String(launcher)}' is not a DeepSpeed multi-node launcher`, `use one of ${LAUNCHER_VALUES.join(', ')}`, ['multinode_launcher']));
+      out.push(
+        err(
+          'multinode-launcher',
+          `'${String(launcher)}' is not a DeepSpeed multi-node launcher`,
+          `use one of ${LAUNCHER_VALUES.join(', ')}`,
+          ['multinode_launcher'],
+        ),
+      );
     }
   } else if (dt === 'DEEPSPEED') {
-    out.push(warn('accelerate-no-ds-config', 'distributed_type is DEEPSPEED but there is no deepspeed_config; accelerate uses ZeRO-2 with its defaults', 'add deepspeed_config with a deepspeed_config_file'));
+    out.push(
+      warn(
+        'accelerate-no-ds-config',
+        'distributed_type is DEEPSPEED but there is no deepspeed_config; accelerate uses ZeRO-2 with its defaults',
+        'add deepspeed_config with a deepspeed_config_file',
+      ),
+    );
   }
   return out;
 }
@@ -137,45 +347,151 @@ export function checkAccelerateConfig(cfg: Record<string, unknown>): Finding[] {
 
 /** zero_optimization fields and aliases (DeepSpeedZeroConfig; unknown keys are validation errors). */
 export const ZERO_KEYS = new Set([
-  'stage', 'contiguous_gradients', 'reduce_scatter', 'reduce_bucket_size', 'use_multi_rank_bucket_allreduce', 'allgather_partitions',
-  'allgather_bucket_size', 'overlap_comm', 'load_from_fp32_weights', 'elastic_checkpoint', 'offload_param', 'offload_optimizer', 'zenflow',
-  'sub_group_size', 'prefetch_bucket_size', 'stage3_prefetch_bucket_size', 'param_persistence_threshold', 'stage3_param_persistence_threshold',
-  'model_persistence_threshold', 'stage3_model_persistence_threshold', 'max_live_parameters', 'stage3_max_live_parameters',
-  'max_reuse_distance', 'stage3_max_reuse_distance', 'gather_16bit_weights_on_model_save', 'stage3_gather_16bit_weights_on_model_save',
-  'module_granularity_threshold', 'stage3_module_granularity_threshold', 'use_all_reduce_for_fetch_params',
-  'stage3_use_all_reduce_for_fetch_params', 'allgather_sequential', 'stage3_allgather_sequential', 'ignore_unused_parameters',
-  'legacy_stage1', 'round_robin_gradients', 'zero_hpz_partition_size', 'zero_quantized_weights', 'zero_quantized_nontrainable_weights',
-  'zero_quantized_gradients', 'zeropp_loco_param', 'mics_shard_size', 'mics_hierarchical_params_gather', 'memory_efficient_linear',
-  'pipeline_loading_checkpoint', 'override_module_apply', 'log_trace_cache_warnings', 'enable_sanity_checks',
-  'save_muon_momentum_buffer_in_memory', 'leaf_module',
+  'stage',
+  'contiguous_gradients',
+  'reduce_scatter',
+  'reduce_bucket_size',
+  'use_multi_rank_bucket_allreduce',
+  'allgather_partitions',
+  'allgather_bucket_size',
+  'overlap_comm',
+  'load_from_fp32_weights',
+  'elastic_checkpoint',
+  'offload_param',
+  'offload_optimizer',
+  'zenflow',
+  'sub_group_size',
+  'prefetch_bucket_size',
+  'stage3_prefetch_bucket_size',
+  'param_persistence_threshold',
+  'stage3_param_persistence_threshold',
+  'model_persistence_threshold',
+  'stage3_model_persistence_threshold',
+  'max_live_parameters',
+  'stage3_max_live_parameters',
+  'max_reuse_distance',
+  'stage3_max_reuse_distance',
+  'gather_16bit_weights_on_model_save',
+  'stage3_gather_16bit_weights_on_model_save',
+  'module_granularity_threshold',
+  'stage3_module_granularity_threshold',
+  'use_all_reduce_for_fetch_params',
+  'stage3_use_all_reduce_for_fetch_params',
+  'allgather_sequential',
+  'stage3_allgather_sequential',
+  'ignore_unused_parameters',
+  'legacy_stage1',
+  'round_robin_gradients',
+  'zero_hpz_partition_size',
+  'zero_quantized_weights',
+  'zero_quantized_nontrainable_weights',
+  'zero_quantized_gradients',
+  'zeropp_loco_param',
+  'mics_shard_size',
+  'mics_hierarchical_params_gather',
+  'memory_efficient_linear',
+  'pipeline_loading_checkpoint',
+  'override_module_apply',
+  'log_trace_cache_warnings',
+  'enable_sanity_checks',
+  'save_muon_momentum_buffer_in_memory',
+  'leaf_module',
   // deprecated, still accepted
-  'cpu_offload', 'cpu_offload_param', 'cpu_offload_use_pin_memory', 'stage3_gather_fp16_weights_on_model_save',
+  'cpu_offload',
+  'cpu_offload_param',
+  'cpu_offload_use_pin_memory',
+  'stage3_gather_fp16_weights_on_model_save',
 ]);
 const DEPRECATED: Record<string, string> = {
-  cpu_offload: 'offload_optimizer', cpu_offload_param: 'offload_param', cpu_offload_use_pin_memory: 'offload_*.pin_memory',
+  cpu_offload: 'offload_optimizer',
+  cpu_offload_param: 'offload_param',
+  cpu_offload_use_pin_memory: 'offload_*.pin_memory',
   stage3_gather_fp16_weights_on_model_save: 'stage3_gather_16bit_weights_on_model_save',
 };
 const OFFLOAD_PARAM_KEYS = new Set(['device', 'nvme_path', 'buffer_count', 'buffer_size', 'max_in_cpu', 'pin_memory']);
-const OFFLOAD_OPTIMIZER_KEYS = new Set(['device', 'nvme_path', 'buffer_count', 'pin_memory', 'pipeline_read', 'pipeline_write', 'fast_init', 'ratio', 'super_offload', 'cpuadam_cores_perc']);
-const FP16_KEYS = new Set(['enabled', 'auto_cast', 'loss_scale', 'initial_scale_power', 'loss_scale_window', 'hysteresis', 'consecutive_hysteresis', 'min_loss_scale', 'fp16_master_weights_and_grads']);
-const BF16_KEYS = new Set(['enabled', 'immediate_grad_update', 'check_grad_overflow', 'bf16_master_weights_and_grads', 'bf16_optimizer_states']);
-const INT_ZERO_KEYS = ['reduce_bucket_size', 'allgather_bucket_size', 'sub_group_size', 'prefetch_bucket_size', 'stage3_prefetch_bucket_size', 'param_persistence_threshold', 'stage3_param_persistence_threshold', 'model_persistence_threshold', 'stage3_model_persistence_threshold', 'max_live_parameters', 'stage3_max_live_parameters', 'max_reuse_distance', 'stage3_max_reuse_distance', 'zero_hpz_partition_size'];
-const BOOL_ZERO_KEYS = ['contiguous_gradients', 'reduce_scatter', 'overlap_comm', 'allgather_partitions', 'load_from_fp32_weights', 'elastic_checkpoint', 'round_robin_gradients', 'gather_16bit_weights_on_model_save', 'stage3_gather_16bit_weights_on_model_save', 'ignore_unused_parameters'];
+const OFFLOAD_OPTIMIZER_KEYS = new Set([
+  'device',
+  'nvme_path',
+  'buffer_count',
+  'pin_memory',
+  'pipeline_read',
+  'pipeline_write',
+  'fast_init',
+  'ratio',
+  'super_offload',
+  'cpuadam_cores_perc',
+]);
+const FP16_KEYS = new Set([
+  'enabled',
+  'auto_cast',
+  'loss_scale',
+  'initial_scale_power',
+  'loss_scale_window',
+  'hysteresis',
+  'consecutive_hysteresis',
+  'min_loss_scale',
+  'fp16_master_weights_and_grads',
+]);
+const BF16_KEYS = new Set([
+  'enabled',
+  'immediate_grad_update',
+  'check_grad_overflow',
+  'bf16_master_weights_and_grads',
+  'bf16_optimizer_states',
+]);
+const INT_ZERO_KEYS = [
+  'reduce_bucket_size',
+  'allgather_bucket_size',
+  'sub_group_size',
+  'prefetch_bucket_size',
+  'stage3_prefetch_bucket_size',
+  'param_persistence_threshold',
+  'stage3_param_persistence_threshold',
+  'model_persistence_threshold',
+  'stage3_model_persistence_threshold',
+  'max_live_parameters',
+  'stage3_max_live_parameters',
+  'max_reuse_distance',
+  'stage3_max_reuse_distance',
+  'zero_hpz_partition_size',
+];
+const BOOL_ZERO_KEYS = [
+  'contiguous_gradients',
+  'reduce_scatter',
+  'overlap_comm',
+  'allgather_partitions',
+  'load_from_fp32_weights',
+  'elastic_checkpoint',
+  'round_robin_gradients',
+  'gather_16bit_weights_on_model_save',
+  'stage3_gather_16bit_weights_on_model_save',
+  'ignore_unused_parameters',
+];
 /**
  * "auto" values accelerate always fills before DeepSpeed sees them (DeepSpeedPlugin and
  * Accelerator._prepare_deepspeed). Any other "auto" makes accelerate's deepspeed_config_process raise
  * "`key` not found in kwargs" at prepare().
  */
 const AUTO_FILLED = new Set([
-  'fp16.enabled', 'bf16.enabled', 'zero_optimization.stage', 'zero_optimization.stage3_gather_16bit_weights_on_model_save',
-  'zero_optimization.offload_optimizer.device', 'zero_optimization.offload_param.device',
-  'train_batch_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps', 'gradient_clipping',
+  'fp16.enabled',
+  'bf16.enabled',
+  'zero_optimization.stage',
+  'zero_optimization.stage3_gather_16bit_weights_on_model_save',
+  'zero_optimization.offload_optimizer.device',
+  'zero_optimization.offload_param.device',
+  'train_batch_size',
+  'train_micro_batch_size_per_gpu',
+  'gradient_accumulation_steps',
+  'gradient_clipping',
 ]);
 /** "auto" values accelerate fills only under a condition, which zerowiz cannot see from here. */
 const AUTO_CONDITIONAL: Record<string, string> = {
-  'zero_optimization.reduce_bucket_size': "the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise",
-  'zero_optimization.stage3_prefetch_bucket_size': "the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise",
-  'zero_optimization.stage3_param_persistence_threshold': "the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise",
+  'zero_optimization.reduce_bucket_size':
+    'the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise',
+  'zero_optimization.stage3_prefetch_bucket_size':
+    'the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise',
+  'zero_optimization.stage3_param_persistence_threshold':
+    'the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise',
   'optimizer.params.lr': 'the script passes accelerate.utils.DummyOptim',
   'optimizer.params.weight_decay': 'the script passes accelerate.utils.DummyOptim',
   'scheduler.params.warmup_min_lr': 'the script passes accelerate.utils.DummyScheduler',
@@ -196,18 +512,40 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
   const out: Finding[] = [];
   const zero = cfg.zero_optimization;
   if (!isPlainObject(zero)) {
-    out.push(err('ds-no-zero', 'the DeepSpeed JSON has no zero_optimization block; accelerate refuses it ("Please specify the ZeRO optimization config")', 'add "zero_optimization": {"stage": 2}'));
+    out.push(
+      err(
+        'ds-no-zero',
+        'the DeepSpeed JSON has no zero_optimization block; accelerate refuses it ("Please specify the ZeRO optimization config")',
+        'add "zero_optimization": {"stage": 2}',
+      ),
+    );
     return out;
   }
   const unknownIn = (obj: Record<string, unknown>, known: Set<string>, where: string) => {
-    const bad = Object.keys(obj).filter((k) => !known.has(k)).sort();
-    if (bad.length > 0) out.push(err('ds-unknown-keys', `DeepSpeed rejects unknown keys in ${where}: ${bad.join(', ')}`, `remove them (its schema forbids extra keys)`));
+    const bad = Object.keys(obj)
+      .filter((k) => !known.has(k))
+      .sort();
+    if (bad.length > 0)
+      out.push(
+        err(
+          'ds-unknown-keys',
+          `DeepSpeed rejects unknown keys in ${where}: ${bad.join(', ')}`,
+          `remove them (its schema forbids extra keys)`,
+        ),
+      );
   };
   unknownIn(zero, ZERO_KEYS, 'zero_optimization');
   for (const [dep, repl] of Object.entries(DEPRECATED)) {
     if (!(dep in zero)) continue;
     const replKey = repl.split('.')[0]!;
-    if (replKey in zero) out.push(err('ds-deprecated-and-new', `zero_optimization has both the deprecated ${dep} and ${repl}; DeepSpeed refuses that`, `keep only ${repl}`));
+    if (replKey in zero)
+      out.push(
+        err(
+          'ds-deprecated-and-new',
+          `zero_optimization has both the deprecated ${dep} and ${repl}; DeepSpeed refuses that`,
+          `keep only ${repl}`,
+        ),
+      );
     else out.push(warn('ds-deprecated', `zero_optimization.${dep} is deprecated`, `use ${repl} instead`));
   }
   const stage = zero.stage;
@@ -215,9 +553,20 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
   if (stage === 'auto') {
     stageNum = 2;
   } else if (stage === undefined) {
-    out.push(warn('ds-stage-missing', 'zero_optimization has no stage, so DeepSpeed uses stage 0 (no ZeRO)', 'set "stage" to 1, 2 or 3', ['mode']));
+    out.push(
+      warn(
+        'ds-stage-missing',
+        'zero_optimization has no stage, so DeepSpeed uses stage 0 (no ZeRO)',
+        'set "stage" to 1, 2 or 3',
+        ['mode'],
+      ),
+    );
   } else if (typeof stage !== 'number' || ![0, 1, 2, 3].includes(stage)) {
-    out.push(err('ds-stage', `zero_optimization.stage ${JSON.stringify(stage)} is not 0, 1, 2 or 3`, 'use 1, 2 or 3', ['mode']));
+    out.push(
+      err('ds-stage', `zero_optimization.stage ${JSON.stringify(stage)} is not 0, 1, 2 or 3`, 'use 1, 2 or 3', [
+        'mode',
+      ]),
+    );
   } else {
     stageNum = stage;
   }
@@ -226,19 +575,36 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
     // pydantic's lax mode takes "5e7"-like strings; a negative or fractional number is refused.
     if (v !== undefined && v !== 'auto' && !isWholeNonNeg(v)) {
       const lax = typeof v === 'string' && isWholeNonNeg(Number(v)) && v.trim() !== '';
-      out.push((lax ? warn : err)('ds-type', `zero_optimization.${k} must be a whole number >= 0, not ${JSON.stringify(v)}`, 'write a count of elements such as 5e7'));
+      out.push(
+        (lax ? warn : err)(
+          'ds-type',
+          `zero_optimization.${k} must be a whole number >= 0, not ${JSON.stringify(v)}`,
+          'write a count of elements such as 5e7',
+        ),
+      );
     }
   }
   for (const k of BOOL_ZERO_KEYS) {
     const v = zero[k];
     // pydantic's lax mode takes "true"/"yes"/1 and their opposites; anything else is refused.
     if (v !== undefined && v !== 'auto' && v !== null && typeof v !== 'boolean') {
-      const lax = [0, 1, 'true', 'false', 'yes', 'no', 'on', 'off', '1', '0', 't', 'f', 'y', 'n'].includes(typeof v === 'string' ? v.toLowerCase() : (v as number));
-      out.push((lax ? warn : err)('ds-type', `zero_optimization.${k} must be true or false, not ${JSON.stringify(v)}`, 'write true or false'));
+      const lax = [0, 1, 'true', 'false', 'yes', 'no', 'on', 'off', '1', '0', 't', 'f', 'y', 'n'].includes(
+        typeof v === 'string' ? v.toLowerCase() : (v as number),
+      );
+      out.push(
+        (lax ? warn : err)(
+          'ds-type',
+          `zero_optimization.${k} must be true or false, not ${JSON.stringify(v)}`,
+          'write true or false',
+        ),
+      );
     }
   }
   const devices: Record<string, string> = {};
-  for (const [name, known] of [['offload_optimizer', OFFLOAD_OPTIMIZER_KEYS], ['offload_param', OFFLOAD_PARAM_KEYS]] as const) {
+  for (const [name, known] of [
+    ['offload_optimizer', OFFLOAD_OPTIMIZER_KEYS],
+    ['offload_param', OFFLOAD_PARAM_KEYS],
+  ] as const) {
     const block = zero[name];
     if (block === undefined || block === null) continue;
     if (!isPlainObject(block)) {
@@ -248,57 +614,151 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
     unknownIn(block, known, `zero_optimization.${name}`);
     const device = block.device ?? 'none';
     if (device !== 'auto' && !['none', 'cpu', 'nvme'].includes(String(device))) {
-      out.push(err('ds-offload-device', `zero_optimization.${name}.device ${JSON.stringify(device)} is not none, cpu or nvme`, 'use cpu or nvme', ['offload_device']));
+      out.push(
+        err(
+          'ds-offload-device',
+          `zero_optimization.${name}.device ${JSON.stringify(device)} is not none, cpu or nvme`,
+          'use cpu or nvme',
+          ['offload_device'],
+        ),
+      );
     }
     devices[name] = String(device);
     if (device === 'nvme' && (typeof block.nvme_path !== 'string' || block.nvme_path === '')) {
-      out.push(err('nvme-needs-path', `zero_optimization.${name} offloads to NVMe but has no nvme_path`, 'set nvme_path to a directory on a local NVMe drive', ['nvme_path']));
+      out.push(
+        err(
+          'nvme-needs-path',
+          `zero_optimization.${name} offloads to NVMe but has no nvme_path`,
+          'set nvme_path to a directory on a local NVMe drive',
+          ['nvme_path'],
+        ),
+      );
     }
     if (name === 'offload_optimizer' && typeof block.ratio === 'number' && block.ratio < 1 && stageNum !== 3) {
-      out.push(err('ds-partial-offload-stage', 'offload_optimizer.ratio < 1 (partial offload) needs ZeRO stage 3; DeepSpeed asserts', 'use stage 3 or remove ratio', ['mode']));
+      out.push(
+        err(
+          'ds-partial-offload-stage',
+          'offload_optimizer.ratio < 1 (partial offload) needs ZeRO stage 3; DeepSpeed asserts',
+          'use stage 3 or remove ratio',
+          ['mode'],
+        ),
+      );
     }
   }
   if (devices.offload_param && devices.offload_param !== 'none' && stageNum < 3) {
-    out.push(warn('offload-param-needs-stage-3', `offload_param is only used by ZeRO stage 3; at stage ${stageNum} DeepSpeed silently ignores it`, 'remove offload_param, or use stage 3 (ZeRO-3 offload)', ['mode']));
+    out.push(
+      warn(
+        'offload-param-needs-stage-3',
+        `offload_param is only used by ZeRO stage 3; at stage ${stageNum} DeepSpeed silently ignores it`,
+        'remove offload_param, or use stage 3 (ZeRO-3 offload)',
+        ['mode'],
+      ),
+    );
   }
   if (stageNum < 3 && (devices.offload_optimizer === 'nvme' || devices.offload_param === 'nvme')) {
-    out.push(warn('nvme-needs-stage-3', `NVMe offload only works at ZeRO stage 3; at stage ${stageNum} DeepSpeed does a plain CPU offload`, 'use ZeRO-3 offload for NVMe, or offload to cpu', ['mode', 'offload_device']));
+    out.push(
+      warn(
+        'nvme-needs-stage-3',
+        `NVMe offload only works at ZeRO stage 3; at stage ${stageNum} DeepSpeed does a plain CPU offload`,
+        'use ZeRO-3 offload for NVMe, or offload to cpu',
+        ['mode', 'offload_device'],
+      ),
+    );
   }
-  for (const [name, known] of [['fp16', FP16_KEYS], ['bf16', BF16_KEYS]] as const) {
+  for (const [name, known] of [
+    ['fp16', FP16_KEYS],
+    ['bf16', BF16_KEYS],
+  ] as const) {
     const block = cfg[name];
     if (isPlainObject(block)) unknownIn(block, known, name);
   }
   const fp16 = cfg.fp16;
   const bf16 = isPlainObject(cfg.bf16) ? cfg.bf16 : cfg.bfloat16;
   if (isPlainObject(fp16) && isPlainObject(bf16) && fp16.enabled === true && bf16.enabled === true) {
-    out.push(err('fp16-and-bf16', 'fp16 and bf16 are both enabled; DeepSpeed refuses that', 'enable only one of them', ['mixed_precision']));
+    out.push(
+      err('fp16-and-bf16', 'fp16 and bf16 are both enabled; DeepSpeed refuses that', 'enable only one of them', [
+        'mixed_precision',
+      ]),
+    );
   }
   const autos: string[] = [];
   findAutos(cfg, '', autos);
   const nvmeAuto = autos.filter((p) => p.endsWith('.nvme_path'));
   if (nvmeAuto.length > 0) {
-    out.push(err('auto-nvme-path', `"auto" at ${nvmeAuto.join(', ')} is filled with the string "none" (accelerate never passes the YAML's NVMe paths on), so DeepSpeed would swap to ./none`, 'write the NVMe directory itself', ['nvme_path']));
+    out.push(
+      err(
+        'auto-nvme-path',
+        `"auto" at ${nvmeAuto.join(', ')} is filled with the string "none" (accelerate never passes the YAML's NVMe paths on), so DeepSpeed would swap to ./none`,
+        'write the NVMe directory itself',
+        ['nvme_path'],
+      ),
+    );
   }
   const conditional = autos.filter((p) => p in AUTO_CONDITIONAL);
   if (conditional.length > 0) {
-    out.push(warn('auto-conditional', `"auto" at ${conditional.join(', ')} is filled only when ${[...new Set(conditional.map((p) => AUTO_CONDITIONAL[p]))].join('; and when ')}`, 'write concrete values if that does not hold for your script'));
+    out.push(
+      warn(
+        'auto-conditional',
+        `"auto" at ${conditional.join(', ')} is filled only when ${[...new Set(conditional.map((p) => AUTO_CONDITIONAL[p]))].join('; and when ')}`,
+        'write concrete values if that does not hold for your script',
+      ),
+    );
   }
   const unfilled = autos.filter((p) => !AUTO_FILLED.has(p) && !(p in AUTO_CONDITIONAL) && !p.endsWith('.nvme_path'));
   if (unfilled.length > 0) {
-    out.push(err('auto-unfilled', `"auto" at ${unfilled.join(', ')} is not filled in by accelerate, which then raises "not found in kwargs" at prepare() (DeepSpeed alone would silently drop it)`, 'write a concrete value there'));
+    out.push(
+      err(
+        'auto-unfilled',
+        `"auto" at ${unfilled.join(', ')} is not filled in by accelerate, which then raises "not found in kwargs" at prepare() (DeepSpeed alone would silently drop it)`,
+        'write a concrete value there',
+      ),
+    );
   }
   if (stage === 'auto') {
-    out.push(warn('auto-stage', 'zero_optimization.stage "auto" is filled from the YAML\'s zero_stage, which cannot sit next to a JSON file, so it becomes 2', 'write the stage you want (1, 2 or 3)', ['mode']));
+    out.push(
+      warn(
+        'auto-stage',
+        'zero_optimization.stage "auto" is filled from the YAML\'s zero_stage, which cannot sit next to a JSON file, so it becomes 2',
+        'write the stage you want (1, 2 or 3)',
+        ['mode'],
+      ),
+    );
   }
-  if (cfg.gradient_allreduce_op === 'sum' && stageNum === 3) out.push(err('ds-allreduce-sum-stage3', 'gradient_allreduce_op "sum" is refused at stage 3', 'remove it or use "mean"'));
+  if (cfg.gradient_allreduce_op === 'sum' && stageNum === 3)
+    out.push(
+      err('ds-allreduce-sum-stage3', 'gradient_allreduce_op "sum" is refused at stage 3', 'remove it or use "mean"'),
+    );
   const tbs = cfg.train_batch_size;
   const micro = cfg.train_micro_batch_size_per_gpu;
   const gas = cfg.gradient_accumulation_steps;
-  if (opts.worldSize && typeof tbs === 'number' && typeof micro === 'number' && typeof gas === 'number' && tbs !== micro * gas * opts.worldSize) {
-    out.push(err('ds-batch-size', `train_batch_size ${tbs} != micro batch ${micro} x accumulation ${gas} x ${opts.worldSize} GPUs; DeepSpeed asserts`, 'set train_batch_size to "auto" or to the product'));
+  if (
+    opts.worldSize &&
+    typeof tbs === 'number' &&
+    typeof micro === 'number' &&
+    typeof gas === 'number' &&
+    tbs !== micro * gas * opts.worldSize
+  ) {
+    out.push(
+      err(
+        'ds-batch-size',
+        `train_batch_size ${tbs} != micro batch ${micro} x accumulation ${gas} x ${opts.worldSize} GPUs; DeepSpeed asserts`,
+        'set train_batch_size to "auto" or to the product',
+      ),
+    );
   }
-  for (const [k, v] of [['train_batch_size', tbs], ['train_micro_batch_size_per_gpu', micro], ['gradient_accumulation_steps', gas]] as const) {
-    if (v !== undefined && v !== 'auto' && (typeof v !== 'number' || !Number.isInteger(v) || v < 1)) out.push(err('ds-batch-size', `${k} must be a whole number > 0 or "auto", not ${JSON.stringify(v)}`, 'write "auto" to let accelerate fill it'));
+  for (const [k, v] of [
+    ['train_batch_size', tbs],
+    ['train_micro_batch_size_per_gpu', micro],
+    ['gradient_accumulation_steps', gas],
+  ] as const) {
+    if (v !== undefined && v !== 'auto' && (typeof v !== 'number' || !Number.isInteger(v) || v < 1))
+      out.push(
+        err(
+          'ds-batch-size',
+          `${k} must be a whole number > 0 or "auto", not ${JSON.stringify(v)}`,
+          'write "auto" to let accelerate fill it',
+        ),
+      );
   }
   return out;
 }
@@ -315,36 +775,90 @@ export function validate(setup: Setup): Finding[] {
   const out: Finding[] = [];
   const offload = info.offloadOptimizer || info.offloadParam;
   if (offload && a.offload_device === 'nvme' && a.nvme_path.trim() === '') {
-    out.push(err('nvme-needs-path', 'NVMe offload needs a path on the NVMe drive', 'type a directory such as /nvme/zero', ['nvme_path']));
+    out.push(
+      err('nvme-needs-path', 'NVMe offload needs a path on the NVMe drive', 'type a directory such as /nvme/zero', [
+        'nvme_path',
+      ]),
+    );
   }
   if (!offload && a.offload_device === 'nvme') {
-    out.push(warn('offload-device-unused', `offload to NVMe was asked for, but ${info.label} offloads nothing, so it is ignored`, 'pick 2-offload or 3-offload to offload, or leave --offload-device out', ['mode', 'offload_device']));
+    out.push(
+      warn(
+        'offload-device-unused',
+        `offload to NVMe was asked for, but ${info.label} offloads nothing, so it is ignored`,
+        'pick 2-offload or 3-offload to offload, or leave --offload-device out',
+        ['mode', 'offload_device'],
+      ),
+    );
   }
   if (a.zero3_init && info.stage !== 3) {
-    out.push(warn('zero3-init-below-stage-3', `zero3_init_flag has no effect at ZeRO stage ${info.stage}; accelerate turns it off with a warning`, 'answer no, or pick a ZeRO-3 mode', ['zero3_init', 'mode']));
+    out.push(
+      warn(
+        'zero3-init-below-stage-3',
+        `zero3_init_flag has no effect at ZeRO stage ${info.stage}; accelerate turns it off with a warning`,
+        'answer no, or pick a ZeRO-3 mode',
+        ['zero3_init', 'mode'],
+      ),
+    );
   }
   const usesCkpt = setup.steps.some((s) => s.usesConfig && s.args.some((x) => GRAD_CKPT_FLAGS.includes(x)));
   if (a.mode === '3-offload' && usesCkpt && !a.gradient_checkpointing) {
-    out.push(err('zero3-offload-needs-activation-checkpointing', "ZeRO-3 offload is incompatible with PyTorch's native gradient checkpointing, and the training step asks for checkpointing but the JSON has no activation_checkpointing block", 'answer yes to gradient checkpointing so the block is written (scripts such as DiffSynth-Studio then use DeepSpeed\'s checkpointing)', ['gradient_checkpointing']));
+    out.push(
+      err(
+        'zero3-offload-needs-activation-checkpointing',
+        "ZeRO-3 offload is incompatible with PyTorch's native gradient checkpointing, and the training step asks for checkpointing but the JSON has no activation_checkpointing block",
+        "answer yes to gradient checkpointing so the block is written (scripts such as DiffSynth-Studio then use DeepSpeed's checkpointing)",
+        ['gradient_checkpointing'],
+      ),
+    );
   }
   if (a.num_processes === 1 && !offload) {
-    out.push(warn('single-gpu-no-saving', `with one GPU, ZeRO stage ${info.stage} shards over a single device and saves no memory`, 'use an offload mode (2-offload or 3-offload) to save GPU memory, or more GPUs', ['mode', 'num_processes']));
+    out.push(
+      warn(
+        'single-gpu-no-saving',
+        `with one GPU, ZeRO stage ${info.stage} shards over a single device and saves no memory`,
+        'use an offload mode (2-offload or 3-offload) to save GPU memory, or more GPUs',
+        ['mode', 'num_processes'],
+      ),
+    );
   }
-  const launchPrecisions = setup.steps.filter((s) => s.usesConfig).flatMap((s) => {
-    const i = s.args.indexOf('--mixed_precision');
-    const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
-    return i >= 0 && s.args[i + 1] !== undefined ? [s.args[i + 1]!] : eq ? [eq.slice('--mixed_precision='.length)] : [];
-  });
+  const launchPrecisions = setup.steps
+    .filter((s) => s.usesConfig)
+    .flatMap((s) => {
+      const i = s.args.indexOf('--mixed_precision');
+      const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
+      return i >= 0 && s.args[i + 1] !== undefined
+        ? [s.args[i + 1]!]
+        : eq
+          ? [eq.slice('--mixed_precision='.length)]
+          : [];
+    });
   for (const lp of launchPrecisions) {
     const want = lp === 'fp8' ? 'bf16' : lp;
     if ((a.mixed_precision === 'fp16' || a.mixed_precision === 'bf16') && want !== a.mixed_precision) {
-      out.push(err('precision-conflict', `a step passes --mixed_precision ${lp} but the JSON enables ${a.mixed_precision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${a.mixed_precision} is set in the DeepSpeed config file")`, `pick ${lp === 'fp8' ? 'bf16' : lp} or auto here, or change the step's --mixed_precision`, ['mixed_precision']));
+      out.push(
+        err(
+          'precision-conflict',
+          `a step passes --mixed_precision ${lp} but the JSON enables ${a.mixed_precision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${a.mixed_precision} is set in the DeepSpeed config file")`,
+          `pick ${lp === 'fp8' ? 'bf16' : lp} or auto here, or change the step's --mixed_precision`,
+          ['mixed_precision'],
+        ),
+      );
     }
   }
   if (a.mixed_precision === 'auto') {
-    const passes = setup.steps.some((s) => s.usesConfig && s.args.some((x) => x === '--mixed_precision' || x.startsWith('--mixed_precision=')));
+    const passes = setup.steps.some(
+      (s) => s.usesConfig && s.args.some((x) => x === '--mixed_precision' || x.startsWith('--mixed_precision=')),
+    );
     if (!passes) {
-      out.push(warn('precision-auto-fp32', 'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()', 'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch', ['mixed_precision']));
+      out.push(
+        warn(
+          'precision-auto-fp32',
+          'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()',
+          'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch',
+          ['mixed_precision'],
+        ),
+      );
     }
   }
   out.push(...fitFindings(setup));
@@ -366,8 +880,13 @@ export function fitFindings(setup: Setup): Finding[] {
   if (a.model_params === null || a.gpu_memory === null) return [];
   const gpusPerNode = Math.max(1, Math.floor(a.num_processes / a.num_machines));
   const input = {
-    params: a.model_params, largestLayer: Math.min(a.largest_layer_params ?? 0, a.model_params), gpusPerNode, nodes: a.num_machines,
-    zeroInit: a.zero3_init, gpuMemoryBytes: a.gpu_memory, cpuMemoryBytes: a.cpu_memory,
+    params: a.model_params,
+    largestLayer: Math.min(a.largest_layer_params ?? 0, a.model_params),
+    gpusPerNode,
+    nodes: a.num_machines,
+    zeroInit: a.zero3_init,
+    gpuMemoryBytes: a.gpu_memory,
+    cpuMemoryBytes: a.cpu_memory,
   };
   let row;
   try {
@@ -376,9 +895,10 @@ export function fitFindings(setup: Setup): Finding[] {
     return [];
   }
   if (row.fits !== false) return [];
-  const where = row.gpuFits === false
-    ? `needs ${formatBytes(row.gpuNeedBytes)} per GPU of ${formatBytes(a.gpu_memory)}`
-    : `needs ${formatBytes(row.cpuBytes)} of CPU memory per node of ${formatBytes(a.cpu_memory ?? 0)}`;
+  const where =
+    row.gpuFits === false
+      ? `needs ${formatBytes(row.gpuNeedBytes)} per GPU of ${formatBytes(a.gpu_memory)}`
+      : `needs ${formatBytes(row.cpuBytes)} of CPU memory per node of ${formatBytes(a.cpu_memory ?? 0)}`;
   let better = '';
   try {
     const report = estimateModes(input);
@@ -386,7 +906,14 @@ export function fitFindings(setup: Setup): Finding[] {
   } catch {
     // no recommendation to offer
   }
-  return [warn('mode-does-not-fit', `${MODE_INFO[a.mode].label} ${where} (model states only, with headroom)${better}`, 'pick a mode that fits, more GPUs, or check the memory figures', ['mode', 'gpu_memory', 'cpu_memory'])];
+  return [
+    warn(
+      'mode-does-not-fit',
+      `${MODE_INFO[a.mode].label} ${where} (model states only, with headroom)${better}`,
+      'pick a mode that fits, more GPUs, or check the memory figures',
+      ['mode', 'gpu_memory', 'cpu_memory'],
+    ),
+  ];
 }
 
 /** A finding as printed by every command: `warning: message` and an indented `fix:` line. */

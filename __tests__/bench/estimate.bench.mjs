@@ -25,23 +25,67 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
   const dir = mkdtempSync(join(tmpdir(), 'zw-bench-estimate-'));
   try {
     const outfile = join(dir, 'estimate.mjs');
-    await build({ entryPoints: [join(root, 'src', 'estimate.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' });
+    await build({
+      entryPoints: [join(root, 'src', 'estimate.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'warning',
+    });
     const { estimateMode, estimateModes } = await import(pathToFileURL(outfile).href);
     const GiB = 2 ** 30;
     const inputs = Array.from({ length: 64 }, (_, i) => ({
-      params: 1e9 + i * 3.3e8, largestLayer: 5e7 + i * 1e6, gpusPerNode: 1 + (i % 8), nodes: 1 + (i % 3), zeroInit: i % 2 === 0,
-      gpuMemoryBytes: 80 * GiB, cpuMemoryBytes: 1024 * GiB, activationBytes: (i % 4) * GiB,
+      params: 1e9 + i * 3.3e8,
+      largestLayer: 5e7 + i * 1e6,
+      gpusPerNode: 1 + (i % 8),
+      nodes: 1 + (i % 3),
+      zeroInit: i % 2 === 0,
+      gpuMemoryBytes: 80 * GiB,
+      cpuMemoryBytes: 1024 * GiB,
+      activationBytes: (i % 4) * GiB,
     }));
     const modes = ['1', '2', '2-offload', '3', '3-offload'];
     let sink = 0;
-    const baselineNs = perCallNs((i) => { sink += (inputs[i & 63].params * 18) / (i + 1); }, 200_000);
-    const oneNs = perCallNs((i) => { sink += estimateMode(modes[i % 5], inputs[i & 63]).gpuBytes; }, 200_000);
-    const allNs = perCallNs((i) => { sink += estimateModes(inputs[i & 63]).modes.length; }, 50_000);
+    const baselineNs = perCallNs((i) => {
+      sink += (inputs[i & 63].params * 18) / (i + 1);
+    }, 200_000);
+    const oneNs = perCallNs((i) => {
+      sink += estimateMode(modes[i % 5], inputs[i & 63]).gpuBytes;
+    }, 200_000);
+    const allNs = perCallNs((i) => {
+      sink += estimateModes(inputs[i & 63]).modes.length;
+    }, 50_000);
     if (sink === 42) console.log('');
-    const cli = timeNode([bin, 'estimate', '--params', '20.4B', '--largest-layer', '57M', '--gpus-per-node', '8', '--gpu-memory', '80GiB', '--json']);
+    const cli = timeNode([
+      bin,
+      'estimate',
+      '--params',
+      '20.4B',
+      '--largest-layer',
+      '57M',
+      '--gpus-per-node',
+      '8',
+      '--gpu-memory',
+      '80GiB',
+      '--json',
+    ]);
     return [
-      { name: 'estimate: one mode, in process (vs trivial loop body)', value: oneNs / 1000, unit: 'µs', ratio: oneNs / baselineNs, goal: '< 1000 µs (well under a millisecond)' },
-      { name: 'estimate: full report (7 rows + 8 DeepSpeed rows + recommendation) (vs trivial loop body)', value: allNs / 1000, unit: 'µs', ratio: allNs / baselineNs, goal: '< 1000 µs' },
+      {
+        name: 'estimate: one mode, in process (vs trivial loop body)',
+        value: oneNs / 1000,
+        unit: 'µs',
+        ratio: oneNs / baselineNs,
+        goal: '< 1000 µs (well under a millisecond)',
+      },
+      {
+        name: 'estimate: full report (7 rows + 8 DeepSpeed rows + recommendation) (vs trivial loop body)',
+        value: allNs / 1000,
+        unit: 'µs',
+        ratio: allNs / baselineNs,
+        goal: '< 1000 µs',
+      },
       { name: 'zerowiz estimate --json (vs node -e 0)', value: cli, unit: 'ms', ratio: cli / nodeBaselineMs },
     ];
   } finally {

@@ -46,7 +46,13 @@ function watchMemory(pid) {
     } catch {}
   };
   const t = setInterval(read, 20);
-  return { stop: () => { read(); clearInterval(t); return peakKb / 1024; } };
+  return {
+    stop: () => {
+      read();
+      clearInterval(t);
+      return peakKb / 1024;
+    },
+  };
 }
 
 function runToDevNull(cmd, args, opts) {
@@ -71,11 +77,22 @@ async function paneRun(bin, fake, cwd, env) {
   const rows = 30;
   const term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 0 });
   const t0 = performance.now();
-  const p = pty.spawn(process.execPath, [bin, 'launch', 'flood.yaml', '--accelerate', fake], { name: 'xterm-256color', cols, rows, cwd, env });
+  const p = pty.spawn(process.execPath, [bin, 'launch', 'flood.yaml', '--accelerate', fake], {
+    name: 'xterm-256color',
+    cols,
+    rows,
+    cwd,
+    env,
+  });
   const mem = watchMemory(p.pid);
   p.onData((d) => term.write(d));
   let exited = false;
-  const exit = new Promise((res) => p.onExit((e) => { exited = true; res(e.exitCode); }));
+  const exit = new Promise((res) =>
+    p.onExit((e) => {
+      exited = true;
+      res(e.exitCode);
+    }),
+  );
   const screen = () => {
     const b = term.buffer.active;
     let s = '';
@@ -84,7 +101,10 @@ async function paneRun(bin, fake, cwd, env) {
   };
   const flush = () => new Promise((r) => term.write('', r));
   // Wait for the pane to be up and streaming.
-  while (!exited && !/ETA/.test(screen())) { await flush(); await new Promise((r) => setTimeout(r, 10)); }
+  while (!exited && !/ETA/.test(screen())) {
+    await flush();
+    await new Promise((r) => setTimeout(r, 10));
+  }
   const latencies = [];
   let wrap = false;
   while (!exited) {
@@ -94,7 +114,10 @@ async function paneRun(bin, fake, cwd, env) {
     p.write('w');
     while (!exited) {
       await flush();
-      if (screen().includes(want)) { latencies.push(performance.now() - k0); break; }
+      if (screen().includes(want)) {
+        latencies.push(performance.now() - k0);
+        break;
+      }
       await new Promise((r) => setTimeout(r, 2));
     }
     await new Promise((r) => setTimeout(r, KEY_INTERVAL_MS));
@@ -118,7 +141,10 @@ export async function bench({ root, bin }) {
     const pane = [];
     for (let r = 0; r < RUNS; r++) {
       base.push(await runToDevNull(fake, ['launch', 'train.py'], { cwd, env }));
-      const s = await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], { cwd, env });
+      const s = await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], {
+        cwd,
+        env,
+      });
       if (s.code !== 0) throw new Error(`stream mode exited ${s.code}`);
       stream.push(s);
       const p = await paneRun(bin, fake, cwd, env);
@@ -134,22 +160,59 @@ export async function bench({ root, bin }) {
     const tinyStream = [];
     for (let r = 0; r < RUNS; r++) {
       tinyBase.push(await runToDevNull(fake, ['launch', 'train.py'], { cwd, env: tinyEnv }));
-      tinyStream.push(await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], { cwd, env: tinyEnv }));
+      tinyStream.push(
+        await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], {
+          cwd,
+          env: tinyEnv,
+        }),
+      );
       rmSync(join(cwd, '.zerowiz'), { recursive: true, force: true });
     }
     const overheadMs = median(tinyStream.map((x) => x.ms)) - median(tinyBase.map((x) => x.ms));
     const baseMs = median(base.map((x) => x.ms));
     const runs = RUNS > 1 ? `, median of ${RUNS}` : '';
     rows.push({ name: `launch flood ${label}: child alone to /dev/null${runs}`, value: baseMs, unit: 'ms' });
-    rows.push({ name: `launch: zerowiz's fixed start/finish cost (10-line run minus its child)${runs}`, value: overheadMs, unit: 'ms', ratio: overheadMs / baseMs });
+    rows.push({
+      name: `launch: zerowiz's fixed start/finish cost (10-line run minus its child)${runs}`,
+      value: overheadMs,
+      unit: 'ms',
+      ratio: overheadMs / baseMs,
+    });
     const streamMs = median(stream.map((x) => x.ms));
-    rows.push({ name: `launch flood ${label}: stream mode (vs child to /dev/null)${runs}`, value: streamMs, unit: 'ms', ratio: streamMs / baseMs, goal: '<= 1.5x' });
-    rows.push({ name: `launch flood ${label}: stream mode peak RSS${runs}`, value: median(stream.map((x) => x.peakMb)), unit: 'MB', goal: '<= 150 MB' });
+    rows.push({
+      name: `launch flood ${label}: stream mode (vs child to /dev/null)${runs}`,
+      value: streamMs,
+      unit: 'ms',
+      ratio: streamMs / baseMs,
+      goal: '<= 1.5x',
+    });
+    rows.push({
+      name: `launch flood ${label}: stream mode peak RSS${runs}`,
+      value: median(stream.map((x) => x.peakMb)),
+      unit: 'MB',
+      goal: '<= 150 MB',
+    });
     const paneMs = median(pane.map((x) => x.ms));
-    rows.push({ name: `launch flood ${label}: pane (vs child to /dev/null)${runs}`, value: paneMs, unit: 'ms', ratio: paneMs / baseMs, goal: '<= 1.5x' });
-    rows.push({ name: `launch flood ${label}: pane peak RSS${runs}`, value: median(pane.map((x) => x.peakMb)), unit: 'MB', goal: '<= 150 MB' });
+    rows.push({
+      name: `launch flood ${label}: pane (vs child to /dev/null)${runs}`,
+      value: paneMs,
+      unit: 'ms',
+      ratio: paneMs / baseMs,
+      goal: '<= 1.5x',
+    });
+    rows.push({
+      name: `launch flood ${label}: pane peak RSS${runs}`,
+      value: median(pane.map((x) => x.peakMb)),
+      unit: 'MB',
+      goal: '<= 150 MB',
+    });
     const latencies = pane.flatMap((x) => x.latencies);
-    rows.push({ name: `launch flood ${label}: pane keypress latency p95 (${latencies.length} keys${RUNS > 1 ? `, ${RUNS} runs` : ''})`, value: pct(latencies, 95), unit: 'ms', goal: '<= 100 ms' });
+    rows.push({
+      name: `launch flood ${label}: pane keypress latency p95 (${latencies.length} keys${RUNS > 1 ? `, ${RUNS} runs` : ''})`,
+      value: pct(latencies, 95),
+      unit: 'ms',
+      goal: '<= 100 ms',
+    });
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }

@@ -27,7 +27,9 @@ const nodeBaselineMs = timeNode(['-e', '0']);
 const ctx = { root, bin, nodeBaselineMs, timeNode };
 const only = process.argv.slice(2);
 const rows = [{ name: 'baseline: node -e 0', value: nodeBaselineMs, unit: 'ms' }];
-const files = readdirSync(here).filter((f) => f.endsWith('.bench.mjs') && (only.length === 0 || only.some((o) => f.includes(o)))).sort();
+const files = readdirSync(here)
+  .filter((f) => f.endsWith('.bench.mjs') && (only.length === 0 || only.some((o) => f.includes(o))))
+  .sort();
 for (const f of files) {
   const mod = await import(pathToFileURL(join(here, f)).href);
   rows.push(...(await mod.bench(ctx)));
@@ -36,5 +38,7 @@ const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toF
 console.log('| figure | value | ratio | goal |');
 console.log('|---|---|---|---|');
 for (const r of rows) {
-  console.log(`| ${r.name} | ${fmt(r.value)} ${r.unit} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`} | ${r.goal ?? ''} |`);
+  console.log(
+    `| ${r.name} | ${fmt(r.value)} ${r.unit} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x`} | ${r.goal ?? ''} |`,
+  );
 }

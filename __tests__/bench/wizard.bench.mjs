@@ -17,7 +17,14 @@ function sandbox() {
   const lines = Array.from({ length: 8 }, (_, i) => `${i}, NVIDIA H100 80GB HBM3, 81559`).join('\\n');
   writeFileSync(join(dir, 'bin', 'nvidia-smi'), `#!/bin/sh\nprintf '${lines}\\n'\n`);
   chmodSync(join(dir, 'bin', 'nvidia-smi'), 0o755);
-  const env = { ...process.env, TERM: 'xterm-256color', HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config'), XDG_CACHE_HOME: join(dir, 'cache'), PATH: `${join(dir, 'bin')}:${process.env.PATH}` };
+  const env = {
+    ...process.env,
+    TERM: 'xterm-256color',
+    HOME: join(dir, 'home'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+    PATH: `${join(dir, 'bin')}:${process.env.PATH}`,
+  };
   delete env.CI;
   delete env.CONTINUOUS_INTEGRATION;
   delete env.HF_HOME;
@@ -25,7 +32,13 @@ function sandbox() {
 }
 
 function spawn(bin, box) {
-  const child = pty.spawn(process.execPath, [bin], { name: 'xterm-256color', cols: 100, rows: 30, cwd: box.cwd, env: box.env });
+  const child = pty.spawn(process.execPath, [bin], {
+    name: 'xterm-256color',
+    cols: 100,
+    rows: 30,
+    cwd: box.cwd,
+    env: box.env,
+  });
   let out = '';
   const waiters = [];
   child.onData((d) => {
@@ -47,7 +60,16 @@ function spawn(bin, box) {
       if (out.length === len) return;
     }
   };
-  return { child, waitText, nextData, settle, out: () => out, clear: () => { out = ''; } };
+  return {
+    child,
+    waitText,
+    nextData,
+    settle,
+    out: () => out,
+    clear: () => {
+      out = '';
+    },
+  };
 }
 
 export async function bench({ bin, nodeBaselineMs }) {
@@ -65,7 +87,13 @@ export async function bench({ bin, nodeBaselineMs }) {
     }
     times.sort((a, b) => a - b);
     const first = times[Math.floor(times.length / 2)];
-    rows.push({ name: 'wizard: first frame in a pty (vs node -e 0)', value: first, unit: 'ms', ratio: first / nodeBaselineMs, goal: '<= 2.5x' });
+    rows.push({
+      name: 'wizard: first frame in a pty (vs node -e 0)',
+      value: first,
+      unit: 'ms',
+      ratio: first / nodeBaselineMs,
+      goal: '<= 2.5x',
+    });
 
     // 1b. time to interactive: ↓ sent the moment the first frame shows; when has the highlight moved?
     // (the start screen is painted before Ink has loaded; keys typed meanwhile wait in the terminal)
@@ -81,7 +109,12 @@ export async function bench({ bin, nodeBaselineMs }) {
     }
     ready.sort((a, b) => a - b);
     const interactive = ready[Math.floor(ready.length / 2)];
-    rows.push({ name: 'wizard: first key answered (↓ sent at the first frame; vs node -e 0)', value: interactive, unit: 'ms', ratio: interactive / nodeBaselineMs });
+    rows.push({
+      name: 'wizard: first key answered (↓ sent at the first frame; vs node -e 0)',
+      value: interactive,
+      unit: 'ms',
+      ratio: interactive / nodeBaselineMs,
+    });
 
     // 2. keypress -> frame on the ZeRO mode question (the panel and the preview change with each key)
     const s = spawn(bin, box);
@@ -92,7 +125,16 @@ export async function bench({ bin, nodeBaselineMs }) {
       s.child.write('\r');
     };
     await enter('New setup');
-    for (const t of ['How many machines', 'Check distributed', 'torch dynamo', 'How many parameters', 'largest single layer', 'Memory of one GPU', 'CPU memory (RAM)']) await enter(t);
+    for (const t of [
+      'How many machines',
+      'Check distributed',
+      'torch dynamo',
+      'How many parameters',
+      'largest single layer',
+      'Memory of one GPU',
+      'CPU memory (RAM)',
+    ])
+      await enter(t);
     await s.waitText('Which ZeRO mode');
     await s.settle();
     const lat = [];
@@ -108,7 +150,12 @@ export async function bench({ bin, nodeBaselineMs }) {
     const p50 = lat[Math.floor(lat.length * 0.5)];
     const p95 = lat[Math.min(lat.length - 1, Math.floor(lat.length * 0.95))];
     rows.push({ name: 'wizard: keypress to frame p50 (mode question, preview updating)', value: p50, unit: 'ms' });
-    rows.push({ name: 'wizard: keypress to frame p95 (mode question, preview updating)', value: p95, unit: 'ms', goal: '<= 33 ms' });
+    rows.push({
+      name: 'wizard: keypress to frame p95 (mode question, preview updating)',
+      value: p95,
+      unit: 'ms',
+      goal: '<= 33 ms',
+    });
 
     // 3. peak memory of the wizard process
     const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');

@@ -14,7 +14,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-
 function setup() {
   const d = mkdtempSync(join(tmpdir(), 'zw-e2e-launch-'));
   dirs.push(d);
@@ -32,8 +31,12 @@ describe('the log pane in a real terminal', () => {
       cols: 100,
       rows: 24,
       env: {
-        FAKE_ACCELERATE_LOG: log, FAKE_ACCELERATE_STEPS: '100000', FAKE_ACCELERATE_STEP_MS: '2', FAKE_ACCELERATE_IGNORE_SIGINT: '1',
-        ZEROWIZ_SIGINT_GRACE_MS: String(SIGINT_GRACE_MS), ZEROWIZ_SIGTERM_GRACE_MS: String(SIGTERM_GRACE_MS),
+        FAKE_ACCELERATE_LOG: log,
+        FAKE_ACCELERATE_STEPS: '100000',
+        FAKE_ACCELERATE_STEP_MS: '2',
+        FAKE_ACCELERATE_IGNORE_SIGINT: '1',
+        ZEROWIZ_SIGINT_GRACE_MS: String(SIGINT_GRACE_MS),
+        ZEROWIZ_SIGTERM_GRACE_MS: String(SIGTERM_GRACE_MS),
       },
     });
     // The first redraw (0/100.0k ?it/s) carries no loss yet: wait for one that does.
@@ -72,7 +75,12 @@ describe('the log pane in a real terminal', () => {
       cwd: d,
       cols: 100,
       rows: 24,
-      env: { FAKE_ACCELERATE_STEPS: '5', FAKE_ACCELERATE_STEP_MS: '1', FAKE_ACCELERATE_EXIT: '3', FAKE_ACCELERATE_FAIL_TASK: 'sft:train' },
+      env: {
+        FAKE_ACCELERATE_STEPS: '5',
+        FAKE_ACCELERATE_STEP_MS: '1',
+        FAKE_ACCELERATE_EXIT: '3',
+        FAKE_ACCELERATE_FAIL_TASK: 'sft:train',
+      },
     });
     await s.waitFor(/\[failed: q to close\]/);
     expect(s.screen()).toMatch(/✔ 1\. data_process +done/);
@@ -96,7 +104,11 @@ describe('the log pane in a real terminal', () => {
   it('falls back to stream mode when stdout is not a terminal', async () => {
     const d = setup();
     const { spawnSync } = await import('node:child_process');
-    const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'zerowiz.js'), 'launch', TWO_STEP, '--accelerate', FAKE], { cwd: d, encoding: 'utf8', env: { ...process.env, FAKE_ACCELERATE_STEP_MS: '0' } });
+    const r = spawnSync(
+      process.execPath,
+      [join(ROOT, 'dist', 'zerowiz.js'), 'launch', TWO_STEP, '--accelerate', FAKE],
+      { cwd: d, encoding: 'utf8', env: { ...process.env, FAKE_ACCELERATE_STEP_MS: '0' } },
+    );
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^\[train\] +Steps: 100%/m);
     expect(r.stdout).not.toContain('\x1b[');

@@ -1,5 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -91,7 +100,7 @@ beforeAll(() => {
 });
 
 describe('the wizard in a real terminal', () => {
-  it("walks a newcomer from the start screen to written files for ZeRO-3 offload on 8 GPUs", async () => {
+  it('walks a newcomer from the start screen to written files for ZeRO-3 offload on 8 GPUs', async () => {
     const { s, cwd } = start();
     await walkToMode(s);
     await highlight(s, 'ZeRO-3 offload');
@@ -175,7 +184,15 @@ describe('the wizard in a real terminal', () => {
     await walkToMode(s);
     const screen = await s.waitFor(/^★ /m);
     const lines = s.lines();
-    for (const label of ['ZeRO-1 ', 'ZeRO-2 ', 'ZeRO-2 offload ', 'ZeRO-2 offload NVMe', 'ZeRO-3 ', 'ZeRO-3 offload ', 'ZeRO-3 offload NVMe']) {
+    for (const label of [
+      'ZeRO-1 ',
+      'ZeRO-2 ',
+      'ZeRO-2 offload ',
+      'ZeRO-2 offload NVMe',
+      'ZeRO-3 ',
+      'ZeRO-3 offload ',
+      'ZeRO-3 offload NVMe',
+    ]) {
       const row = lines.find((l) => l.slice(2).startsWith(label));
       expect(row, `${label} row\n${screen}`).toBeDefined();
       // GPU, CPU, comm, offload and the fit mark are all there
@@ -192,13 +209,17 @@ describe('the wizard in a real terminal', () => {
     await s.waitFor(/^★ /m);
     for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
       const row = s.lines().find((l) => l.slice(2).startsWith(label));
-      expect(row, `${label} row\n${s.screen()}`).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
+      expect(row, `${label} row\n${s.screen()}`).toMatch(
+        /\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/,
+      );
     }
     s.resize(160, 30);
     await s.waitFor((x) => x.split('\n').some((l) => l.includes('ZeRO-1 ') && /[a-z_]+: /.test(l.slice(82))));
     for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
       const row = s.lines().find((l) => l.slice(2).startsWith(label));
-      expect(row, `${label} row\n${s.screen()}`).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
+      expect(row, `${label} row\n${s.screen()}`).toMatch(
+        /\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/,
+      );
     }
     s.resize(80, 24);
     await s.waitFor((x) => x.split('\n').every((l) => l.length <= 80) && x.includes('Which ZeRO mode'));

@@ -41,7 +41,10 @@ export async function listening(r: Rendered): Promise<void> {
 /** Wizard dependencies that do nothing (no presets, no import, no writes); override what a test needs. */
 export function standInDeps(over: Partial<AppDeps> = {}): AppDeps {
   return {
-    detect: async () => ({ env: { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 }, description: '8 GPUs (stand-in)' }),
+    detect: async () => ({
+      env: { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 },
+      description: '8 GPUs (stand-in)',
+    }),
     listPresets: () => ({ presets: [], problems: [] }),
     importConfig: () => {
       throw new Error('no import in this test');

@@ -67,7 +67,11 @@ export function spawnPty(opts: PtyOptions = {}): PtySession {
   for (const k of Object.keys(opts.env ?? {})) if (opts.env?.[k] === undefined) delete env[k];
   const term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 0 });
   const child = pty.spawn(process.execPath, [opts.script ?? BIN, ...(opts.args ?? [])], {
-    name: 'xterm-256color', cols, rows, cwd: opts.cwd ?? ROOT, env,
+    name: 'xterm-256color',
+    cols,
+    rows,
+    cwd: opts.cwd ?? ROOT,
+    env,
   });
   let rawOut = '';
   let pending = Promise.resolve();
@@ -94,10 +98,17 @@ export function spawnPty(opts: PtyOptions = {}): PtySession {
       term.resize(c, r);
     },
     async waitFor(pred, timeoutMs = 10_000) {
-      const test = typeof pred === 'string' ? (s: string) => s.includes(pred) : pred instanceof RegExp ? (s: string) => pred.test(s) : pred;
+      const test =
+        typeof pred === 'string'
+          ? (s: string) => s.includes(pred)
+          : pred instanceof RegExp
+            ? (s: string) => pred.test(s)
+            : pred;
       const deadline = Date.now() + timeoutMs;
       let done = false;
-      exited.then(() => { done = true; });
+      exited.then(() => {
+        done = true;
+      });
       for (;;) {
         await pending;
         const s = screen();

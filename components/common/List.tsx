@@ -49,7 +49,11 @@ export function List(p: ListProps): React.JSX.Element {
   const count = p.items.length;
   const limit = Math.max(1, Math.min(p.limit ?? count, count));
   const start = Math.max(0, Math.min(p.initialIndex ?? 0, count - 1));
-  const state = useRef({ index: start, top: windowTop(start, 0, limit, count), values: p.items.map((i) => i.value).join('\0') });
+  const state = useRef({
+    index: start,
+    top: windowTop(start, 0, limit, count),
+    values: p.items.map((i) => i.value).join('\0'),
+  });
   const [, setTick] = useState(0);
   // New entries (another question's list in the same place): back to the initial highlight.
   const values = p.items.map((i) => i.value).join('\0');

@@ -20,13 +20,23 @@ export function TextField(p: TextFieldProps): React.JSX.Element {
   const state = useRef({ value: p.value, cursor: p.value.length });
   const [, setTick] = useState(0);
   // The parent changed the value (or refused a change): follow it.
-  if (state.current.value !== p.value) state.current = { value: p.value, cursor: Math.min(state.current.cursor, p.value.length) };
+  if (state.current.value !== p.value)
+    state.current = { value: p.value, cursor: Math.min(state.current.cursor, p.value.length) };
   const focus = p.focus !== false;
 
   useKeys(
     (input, key) => {
       const s = state.current;
-      if (key.upArrow || key.downArrow || key.tab || key.escape || key.pageUp || key.pageDown || (key.ctrl && input === 'c')) return;
+      if (
+        key.upArrow ||
+        key.downArrow ||
+        key.tab ||
+        key.escape ||
+        key.pageUp ||
+        key.pageDown ||
+        (key.ctrl && input === 'c')
+      )
+        return;
       if (key.return) {
         p.onSubmit?.(s.value);
         return;

@@ -77,7 +77,13 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
 }
 
 /** Routes every key to the registered handlers, in order, one key per turn of the event loop. */
-export function KeyRouter({ isActive = true, children }: { isActive?: boolean; children: React.ReactNode }): React.JSX.Element {
+export function KeyRouter({
+  isActive = true,
+  children,
+}: {
+  isActive?: boolean;
+  children: React.ReactNode;
+}): React.JSX.Element {
   const handlers = useRef(new Set<{ current: KeyHandler }>());
   const queue = useRef<[string, Key][]>([]);
   const timer = useRef<NodeJS.Immediate | null>(null);

@@ -13,11 +13,20 @@ export interface KeyPress {
 
 // CSI (ESC [) and SS3 (ESC O) finals the pane knows; the rest are ignored.
 const CSI_LETTER: Record<string, KeyInfo> = {
-  A: { upArrow: true }, B: { downArrow: true }, H: { home: true }, F: { end: true }, Z: { tab: true, shift: true },
+  A: { upArrow: true },
+  B: { downArrow: true },
+  H: { home: true },
+  F: { end: true },
+  Z: { tab: true, shift: true },
 };
 const CSI_TILDE: Record<string, KeyInfo> = {
-  '1': { home: true }, '7': { home: true }, '4': { end: true }, '8': { end: true },
-  '5': { pageUp: true }, '6': { pageDown: true }, '3': { delete: true },
+  '1': { home: true },
+  '7': { home: true },
+  '4': { end: true },
+  '8': { end: true },
+  '5': { pageUp: true },
+  '6': { pageDown: true },
+  '3': { delete: true },
 };
 
 /** The key presses in one read from a raw-mode terminal. */
@@ -45,8 +54,8 @@ export function parseKeys(data: string): KeyPress[] {
           key = CSI_LETTER[final];
           // Modifier parameter (e.g. ESC [1;2A): 2 = shift.
           const mod = Number(params.split(';')[1] ?? 1) - 1;
-          if (key && mod > 0 && (mod & 1)) key = { ...key, shift: true };
-          if (key && mod > 0 && (mod & 4)) key = { ...key, ctrl: true };
+          if (key && mod > 0 && mod & 1) key = { ...key, shift: true };
+          if (key && mod > 0 && mod & 4) key = { ...key, ctrl: true };
         }
         out.push({ input: '', key: key ?? {} });
         i = j + 1;

@@ -132,7 +132,11 @@ export class Pane {
     this.drawnVersion = model.version;
     this.lastDraw = now;
     this.lastClock = now;
-    const lines = paneLines(model, this.state, this.layout(), { title: this.opts.title, now, grace: this.opts.grace ?? { sigintMs: SIGINT_GRACE_MS, sigtermMs: SIGTERM_GRACE_MS } });
+    const lines = paneLines(model, this.state, this.layout(), {
+      title: this.opts.title,
+      now,
+      grace: this.opts.grace ?? { sigintMs: SIGINT_GRACE_MS, sigtermMs: SIGTERM_GRACE_MS },
+    });
     let out = '';
     const n = Math.max(lines.length, this.shown.length);
     for (let r = 0; r < n; r++) {
@@ -188,19 +192,32 @@ export class Pane {
           if (key.ctrl && input === 'c') controls.killNow();
         } else dispatch({ type: 'confirmStop', on: true });
         return;
-      case 'up': return dispatch({ type: 'scroll', delta: -1, view });
-      case 'down': return dispatch({ type: 'scroll', delta: 1, view });
-      case 'pageUp': return dispatch({ type: 'scroll', delta: -(logHeight - 1), view });
-      case 'pageDown': return dispatch({ type: 'scroll', delta: logHeight - 1, view });
-      case 'top': return dispatch({ type: 'top', view });
-      case 'bottom': return dispatch({ type: 'bottom' });
-      case 'follow': return dispatch({ type: 'toggleFollow', view });
-      case 'wrap': return dispatch({ type: 'toggleWrap' });
-      case 'nextStep': return dispatch({ type: 'selectStep', index: (selected + 1) % model.steps.length });
-      case 'prevStep': return dispatch({ type: 'selectStep', index: (selected - 1 + model.steps.length) % model.steps.length });
-      case 'searchStart': return dispatch({ type: 'searchStart' });
-      case 'searchNext': return dispatch({ type: 'searchMove', dir: 1, view });
-      case 'searchPrev': return dispatch({ type: 'searchMove', dir: -1, view });
+      case 'up':
+        return dispatch({ type: 'scroll', delta: -1, view });
+      case 'down':
+        return dispatch({ type: 'scroll', delta: 1, view });
+      case 'pageUp':
+        return dispatch({ type: 'scroll', delta: -(logHeight - 1), view });
+      case 'pageDown':
+        return dispatch({ type: 'scroll', delta: logHeight - 1, view });
+      case 'top':
+        return dispatch({ type: 'top', view });
+      case 'bottom':
+        return dispatch({ type: 'bottom' });
+      case 'follow':
+        return dispatch({ type: 'toggleFollow', view });
+      case 'wrap':
+        return dispatch({ type: 'toggleWrap' });
+      case 'nextStep':
+        return dispatch({ type: 'selectStep', index: (selected + 1) % model.steps.length });
+      case 'prevStep':
+        return dispatch({ type: 'selectStep', index: (selected - 1 + model.steps.length) % model.steps.length });
+      case 'searchStart':
+        return dispatch({ type: 'searchStart' });
+      case 'searchNext':
+        return dispatch({ type: 'searchMove', dir: 1, view });
+      case 'searchPrev':
+        return dispatch({ type: 'searchMove', dir: -1, view });
       default:
         return;
     }

@@ -5,7 +5,14 @@
  */
 import type { Setup } from '../../src/setup.js';
 import { gracePeriods } from '../../src/launch/group.js';
-import { formatFindings, prepareLaunch, startLaunch, summaryLines, withStopSignals, type LogPaneOptions } from '../../src/launch/session.js';
+import {
+  formatFindings,
+  prepareLaunch,
+  startLaunch,
+  summaryLines,
+  withStopSignals,
+  type LogPaneOptions,
+} from '../../src/launch/session.js';
 import { FrameStats } from './frames.js';
 import { Pane } from './pane.js';
 
@@ -109,4 +116,3 @@ export async function launchSetup(setup: Setup, opts: LaunchSetupOptions = {}): 
   for (const l of summaryLines(session, { tail: true })) process.stderr.write(`zerowiz: ${l}\n`);
   return code;
 }
-

@@ -41,8 +41,21 @@ export interface LinesView {
 
 /** A named command of the pane. */
 export type PaneCommand =
-  | 'up' | 'down' | 'pageUp' | 'pageDown' | 'top' | 'bottom' | 'follow' | 'wrap' | 'nextStep' | 'prevStep'
-  | 'searchStart' | 'searchNext' | 'searchPrev' | 'quit' | 'kill';
+  | 'up'
+  | 'down'
+  | 'pageUp'
+  | 'pageDown'
+  | 'top'
+  | 'bottom'
+  | 'follow'
+  | 'wrap'
+  | 'nextStep'
+  | 'prevStep'
+  | 'searchStart'
+  | 'searchNext'
+  | 'searchPrev'
+  | 'quit'
+  | 'kill';
 
 /** The keymap: one place that says which key does what (shown in the key hints too). */
 export const KEYMAP: readonly { keys: string; command: PaneCommand; help: string }[] = [
@@ -90,13 +103,20 @@ export function commandFor(input: string, key: KeyInfo): PaneCommand | null {
   if (key.end || input === 'G') return 'bottom';
   if (key.tab) return key.shift ? 'prevStep' : 'nextStep';
   switch (input) {
-    case 'f': return 'follow';
-    case 'w': return 'wrap';
-    case '/': return 'searchStart';
-    case 'n': return 'searchNext';
-    case 'N': return 'searchPrev';
-    case 'q': return 'quit';
-    default: return null;
+    case 'f':
+      return 'follow';
+    case 'w':
+      return 'wrap';
+    case '/':
+      return 'searchStart';
+    case 'n':
+      return 'searchNext';
+    case 'N':
+      return 'searchPrev';
+    case 'q':
+      return 'quit';
+    default:
+      return null;
   }
 }
 
@@ -198,7 +218,13 @@ export function paneReducer(s: PaneState, a: PaneAction): PaneState {
     case 'toggleWrap':
       return { ...s, wrap: !s.wrap };
     case 'selectStep':
-      return { ...s, selected: a.index, autoSelect: false, follow: true, search: { ...s.search, match: null, note: '' } };
+      return {
+        ...s,
+        selected: a.index,
+        autoSelect: false,
+        follow: true,
+        search: { ...s.search, match: null, note: '' },
+      };
     case 'autoStep':
       return s.autoSelect && s.selected !== a.index ? { ...s, selected: a.index, follow: true } : s;
     case 'searchStart':
@@ -208,14 +234,29 @@ export function paneReducer(s: PaneState, a: PaneAction): PaneState {
     case 'searchBackspace':
       return { ...s, search: { ...s.search, draft: s.search.draft.slice(0, -1) } };
     case 'searchCancel':
-      return { ...s, search: { mode: 'off', draft: '', query: s.search.mode === 'input' ? s.search.query : '', match: null, note: '' } };
+      return {
+        ...s,
+        search: {
+          mode: 'off',
+          draft: '',
+          query: s.search.mode === 'input' ? s.search.query : '',
+          match: null,
+          note: '',
+        },
+      };
     case 'searchCommit': {
       const query = s.search.draft;
       if (query === '') return { ...s, search: { mode: 'off', draft: '', query: '', match: null, note: '' } };
       // From the bottom of what is on screen, backwards: the most recent occurrence the user can reach.
       const bottom = Math.min(a.view.end, topLine(s, a.view) + a.view.height) - 1;
       const hit = findMatch(query, a.view, bottom, -1);
-      const search: SearchState = { mode: 'active', draft: '', query, match: hit, note: hit === null ? `no match for "${query}"` : matchCount(query, a.view, hit) };
+      const search: SearchState = {
+        mode: 'active',
+        draft: '',
+        query,
+        match: hit,
+        note: hit === null ? `no match for "${query}"` : matchCount(query, a.view, hit),
+      };
       return hit === null ? { ...s, search } : { ...centreOn(s, a.view, hit), search };
     }
     case 'searchMove': {
@@ -223,10 +264,14 @@ export function paneReducer(s: PaneState, a: PaneAction): PaneState {
       if (q === '') return s;
       const from = s.search.match ?? (a.dir > 0 ? topLine(s, a.view) - 1 : topLine(s, a.view) + a.view.height);
       const hit = findMatch(q, a.view, from + a.dir, a.dir);
-      if (hit === null) return { ...s, search: { ...s.search, mode: 'active', match: null, note: `no match for "${q}"` } };
+      if (hit === null)
+        return { ...s, search: { ...s.search, mode: 'active', match: null, note: `no match for "${q}"` } };
       const wrapped = (a.dir > 0 && hit <= from) || (a.dir < 0 && hit >= from);
       const count = matchCount(q, a.view, hit);
-      return { ...centreOn(s, a.view, hit), search: { ...s.search, mode: 'active', match: hit, note: wrapped ? `${count}, search wrapped` : count } };
+      return {
+        ...centreOn(s, a.view, hit),
+        search: { ...s.search, mode: 'active', match: hit, note: wrapped ? `${count}, search wrapped` : count },
+      };
     }
     case 'confirmStop':
       return { ...s, confirmStop: a.on };

@@ -26,8 +26,20 @@ export const SGR = {
   gray: '\x1b[90m',
 } as const;
 
-const STATUS_ICON: Record<StepState['status'], string> = { pending: '·', running: '▶', done: '✔', failed: '✘', stopped: '■' };
-const STATUS_COLOR: Record<StepState['status'], string> = { pending: SGR.gray, running: SGR.cyan, done: SGR.green, failed: SGR.red, stopped: SGR.yellow };
+const STATUS_ICON: Record<StepState['status'], string> = {
+  pending: '·',
+  running: '▶',
+  done: '✔',
+  failed: '✘',
+  stopped: '■',
+};
+const STATUS_COLOR: Record<StepState['status'], string> = {
+  pending: SGR.gray,
+  running: SGR.cyan,
+  done: SGR.green,
+  failed: SGR.red,
+  stopped: SGR.yellow,
+};
 
 const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
 
@@ -36,17 +48,33 @@ function charWidth(cp: number): number {
   if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0;
   if (cp < 0x300) return 1;
   if (
-    (cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x20d0 && cp <= 0x20ff) ||
-    (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef)
-  ) return 0;
+    cp <= 0x36f ||
+    (cp >= 0x200b && cp <= 0x200f) ||
+    (cp >= 0x20d0 && cp <= 0x20ff) ||
+    (cp >= 0xfe00 && cp <= 0xfe0f) ||
+    (cp >= 0xe0100 && cp <= 0xe01ef)
+  )
+    return 0;
   if (
-    (cp >= 0x1100 && cp <= 0x115f) || cp === 0x2329 || cp === 0x232a || (cp >= 0x231a && cp <= 0x231b) ||
-    (cp >= 0x2e80 && cp <= 0x303e) || (cp >= 0x3041 && cp <= 0x33ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
-    (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0xa000 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
-    (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
-    (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) || (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+    (cp >= 0x1100 && cp <= 0x115f) ||
+    cp === 0x2329 ||
+    cp === 0x232a ||
+    (cp >= 0x231a && cp <= 0x231b) ||
+    (cp >= 0x2e80 && cp <= 0x303e) ||
+    (cp >= 0x3041 && cp <= 0x33ff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0xa000 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) ||
+    (cp >= 0x1f300 && cp <= 0x1f64f) ||
+    (cp >= 0x1f900 && cp <= 0x1f9ff) ||
     (cp >= 0x20000 && cp <= 0x3fffd)
-  ) return 2;
+  )
+    return 2;
   return 1;
 }
 
@@ -151,7 +179,17 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
     const i = layout.firstStepRow + k;
     out.push(stepRow(model.steps[i]!, i, i === layout.selected, info.now, cols));
   }
-  out.push(new RowBuilder(cols).add(ruleText(`${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''} · log ${step.logPath ?? '-'}`, cols), SGR.dim).toString());
+  out.push(
+    new RowBuilder(cols)
+      .add(
+        ruleText(
+          `${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''} · log ${step.logPath ?? '-'}`,
+          cols,
+        ),
+        SGR.dim,
+      )
+      .toString(),
+  );
   const rows = visibleRows(state, view, step.open, cols);
   const query = state.search.query;
   for (let k = 0; k < logHeight; k++) {
@@ -163,9 +201,13 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
   out.push(statusRow(state, model, step.status, cols, info.grace));
   out.push(
     new RowBuilder(cols)
-      .add(state.search.mode === 'input'
-        ? 'Enter search · Esc cancel'
-        : '↑↓ PgUp/PgDn g/G scroll · f follow · / search n/N · w wrap · Tab step · q ' + (model.outcome ? 'close' : 'stop'), SGR.dim)
+      .add(
+        state.search.mode === 'input'
+          ? 'Enter search · Esc cancel'
+          : '↑↓ PgUp/PgDn g/G scroll · f follow · / search n/N · w wrap · Tab step · q ' +
+              (model.outcome ? 'close' : 'stop'),
+        SGR.dim,
+      )
       .toString(),
   );
   return out;
@@ -179,9 +221,23 @@ function ruleText(label: string, cols: number): string {
 function headerRow(model: RunModel, title: string, cols: number): string {
   const o = model.outcome;
   const state = o
-    ? o.outcome === 'succeeded' ? 'all steps done' : o.outcome === 'failed' ? 'failed: q to close' : 'stopped'
-    : model.stoppingRequested ? 'stopping…' : 'running';
-  const color = o ? (o.outcome === 'succeeded' ? SGR.green : o.outcome === 'failed' ? SGR.red : SGR.yellow) : model.stoppingRequested ? SGR.yellow : SGR.cyan;
+    ? o.outcome === 'succeeded'
+      ? 'all steps done'
+      : o.outcome === 'failed'
+        ? 'failed: q to close'
+        : 'stopped'
+    : model.stoppingRequested
+      ? 'stopping…'
+      : 'running';
+  const color = o
+    ? o.outcome === 'succeeded'
+      ? SGR.green
+      : o.outcome === 'failed'
+        ? SGR.red
+        : SGR.yellow
+    : model.stoppingRequested
+      ? SGR.yellow
+      : SGR.cyan;
   const tag = `[${state}]`;
   const titleRow = new RowBuilder(Math.max(1, cols - textWidth(tag))).add(`zerowiz launch ${title} `, SGR.bold);
   return titleRow.toString() + new RowBuilder(cols - titleRow.width).add(tag, color).toString();
@@ -190,7 +246,16 @@ function headerRow(model: RunModel, title: string, cols: number): string {
 function stepRow(step: StepState, index: number, selected: boolean, now: number, cols: number): string {
   const elapsed = step.startedAt === null ? '' : formatDuration((step.endedAt ?? now) - step.startedAt);
   const r = step.result;
-  const extra = step.status === 'failed' && r ? (r.error ? ` ${r.error}` : r.signal ? ` signal ${r.signal}` : ` exit ${r.exitCode}`) : step.status === 'stopped' && r?.stopSignal && r.stopSignal !== 'none' ? ` by ${r.stopSignal}` : '';
+  const extra =
+    step.status === 'failed' && r
+      ? r.error
+        ? ` ${r.error}`
+        : r.signal
+          ? ` signal ${r.signal}`
+          : ` exit ${r.exitCode}`
+      : step.status === 'stopped' && r?.stopSignal && r.stopSignal !== 'none'
+        ? ` by ${r.stopSignal}`
+        : '';
   return new RowBuilder(cols)
     .add(selected ? '›' : ' ', selected ? SGR.inverse : '')
     .add(` ${STATUS_ICON[step.status]} `, STATUS_COLOR[step.status])
@@ -203,7 +268,8 @@ export function logRow(text: string, query: string, current: boolean, open: bool
   const base = open ? SGR.dim : '';
   const b = new RowBuilder(cols);
   if (query === '' || text === '') return b.add(text, base).toString();
-  for (const p of highlightParts(text, query)) b.add(p.text, p.hit ? base + SGR.inverse + (current ? SGR.yellow : '') : base);
+  for (const p of highlightParts(text, query))
+    b.add(p.text, p.hit ? base + SGR.inverse + (current ? SGR.yellow : '') : base);
   return b.toString();
 }
 
@@ -213,12 +279,15 @@ function progressRow(step: StepState, cols: number): string {
   const lossText = lossNow === null ? '' : `loss ${formatLoss(lossNow)} `;
   const b = new RowBuilder(cols);
   if (!p) {
-    return b.add(step.status === 'running' ? `no progress bar yet${lossText ? ` · ${lossText}` : ''}` : lossText, SGR.dim).toString();
+    return b
+      .add(step.status === 'running' ? `no progress bar yet${lossText ? ` · ${lossText}` : ''}` : lossText, SGR.dim)
+      .toString();
   }
   const desc = p.desc ? `${p.desc} ` : '';
-  const tail = p.percent !== null
-    ? ` ${String(p.percent).padStart(3)}% ${formatCount(p.n)}/${formatCount(p.total ?? 0)} ${formatRate(p.ratePerS)} ETA ${formatClock(p.remainingS)}`
-    : ` ${formatCount(p.n)}it ${formatRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}`;
+  const tail =
+    p.percent !== null
+      ? ` ${String(p.percent).padStart(3)}% ${formatCount(p.n)}/${formatCount(p.total ?? 0)} ${formatRate(p.ratePerS)} ETA ${formatClock(p.remainingS)}`
+      : ` ${formatCount(p.n)}it ${formatRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}`;
   const sparkWidth = Math.max(0, Math.min(40, Math.floor(cols / 4)));
   const spark = sparkline(step.losses, sparkWidth);
   b.add(desc);
@@ -227,7 +296,11 @@ function progressRow(step: StepState, cols: number): string {
     const filled = Math.round((Math.min(100, p.percent) / 100) * barWidth);
     b.add('█'.repeat(filled), SGR.cyan).add('░'.repeat(barWidth - filled), SGR.dim);
   }
-  return b.add(tail).add(lossText ? `  ${lossText}` : '').add(spark, SGR.magenta).toString();
+  return b
+    .add(tail)
+    .add(lossText ? `  ${lossText}` : '')
+    .add(spark, SGR.magenta)
+    .toString();
 }
 
 function formatLoss(v: number): string {
@@ -235,16 +308,29 @@ function formatLoss(v: number): string {
   return Math.abs(v) >= 1000 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4);
 }
 
-function statusRow(state: PaneState, model: RunModel, stepStatus: StepState['status'], cols: number, grace: { sigintMs: number; sigtermMs: number }): string {
+function statusRow(
+  state: PaneState,
+  model: RunModel,
+  stepStatus: StepState['status'],
+  cols: number,
+  grace: { sigintMs: number; sigtermMs: number },
+): string {
   const b = new RowBuilder(cols);
   if (state.confirmStop) {
-    return b.add(`Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after ${grace.sigintMs / 1000}s, SIGKILL ${grace.sigtermMs / 1000}s later) · any other key: keep running`, SGR.yellow + SGR.bold).toString();
+    return b
+      .add(
+        `Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after ${grace.sigintMs / 1000}s, SIGKILL ${grace.sigtermMs / 1000}s later) · any other key: keep running`,
+        SGR.yellow + SGR.bold,
+      )
+      .toString();
   }
   if (state.search.mode === 'input') return b.add(`/${state.search.draft}`).add(' ', SGR.inverse).toString();
   const parts = [
     state.follow ? 'follow on' : 'follow paused (f/G)',
     state.wrap ? 'wrap on' : 'wrap off',
-    state.search.query ? `search "${state.search.query}"${state.search.note ? `: ${state.search.note}` : ''}` : state.search.note,
+    state.search.query
+      ? `search "${state.search.query}"${state.search.note ? `: ${state.search.note}` : ''}`
+      : state.search.note,
     model.stoppingRequested && !model.outcome ? 'stopping… Ctrl+C again kills at once' : '',
     stepStatus === 'pending' ? 'this step has not started' : '',
   ].filter((x) => x !== '');

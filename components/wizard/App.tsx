@@ -3,7 +3,14 @@ import { Box, Text } from 'ink';
 import type { ImportResult } from '../../src/import.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
-import { question, withDefaults, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
+import {
+  question,
+  withDefaults,
+  type Answers,
+  type DetectedEnv,
+  type Question,
+  type QuestionId,
+} from '../../src/questions.js';
 import { answersOf, flowReducer, initialFlow, progress, type FlowAction } from '../../src/wizard/flow.js';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { nextTab, type PreviewTab } from '../../src/wizard/tabs.js';
@@ -41,7 +48,16 @@ export const WIDE_COLUMNS = 120;
 /** The questions' own width, at least (the ZeRO table is 78 columns wide). */
 const MIN_MAIN_COLUMNS = 80;
 
-function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: DetectedEnv, width: number, help: boolean, models: number, modelTyping: boolean): number {
+function questionHeight(
+  q: Question,
+  a: Answers,
+  given: Partial<Answers>,
+  env: DetectedEnv,
+  width: number,
+  help: boolean,
+  models: number,
+  modelTyping: boolean,
+): number {
   let body: number;
   if (q.id === 'mode') body = modeHeight(tradeoffOf(a, given.zero3_init), width, !help);
   else if (q.id === 'model_params' && models > 0 && !modelTyping) body = Math.min(LIST_LIMIT, models + 2);
@@ -53,7 +69,8 @@ function questionHeight(q: Question, a: Answers, given: Partial<Answers>, env: D
 /** The preview module (emitters, validation, yaml): loaded right after the first frame, never before it. */
 type PreviewModule = typeof import('../../src/wizard/preview.js');
 let previewModule: PreviewModule | null = null;
-const loadPreview = (): Promise<PreviewModule> => import('../../src/wizard/preview.js').then((m) => (previewModule = m));
+const loadPreview = (): Promise<PreviewModule> =>
+  import('../../src/wizard/preview.js').then((m) => (previewModule = m));
 
 /** Props of the wizard. */
 export interface AppProps {
@@ -73,7 +90,9 @@ export function App(props: AppProps): React.JSX.Element {
 
 function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const { columns, rows } = useTerminalSize();
-  const [flow, dispatchFlow] = useReducer(flowReducer, undefined, () => initialFlow({ gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null }));
+  const [flow, dispatchFlow] = useReducer(flowReducer, undefined, () =>
+    initialFlow({ gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null }),
+  );
   const [draft, setDraft] = useState<Partial<Answers> | null>(null);
   const [tab, setTab] = useState<PreviewTab>('yaml');
   const [scroll, setScroll] = useState(0);
@@ -155,7 +174,12 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         const { answers, ...base } = r.setup;
         dispatch({ type: 'start', origin: { kind: 'import', path }, given: { ...answers }, base, to: 'review' });
         setImported({ path, kept: [...r.kept], moved: [...r.moved] });
-        const counts = [r.kept.length ? `${r.kept.length} key(s) kept` : '', r.moved.length ? `${r.moved.length} moved` : ''].filter(Boolean).join(', ');
+        const counts = [
+          r.kept.length ? `${r.kept.length} key(s) kept` : '',
+          r.moved.length ? `${r.moved.length} moved` : '',
+        ]
+          .filter(Boolean)
+          .join(', ');
         setMessage(counts ? `${counts} (listed in the review) · from ${path}` : `from ${path}`);
       } catch (e) {
         setMessage(`cannot import: ${(e as Error).message}`);
@@ -169,19 +193,33 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   }, [configPath, importFrom, loaded]);
 
   const answers = useMemo(() => answersOf(flow), [flow.given, flow.env]);
-  const previewAnswers = useMemo(() => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers), [draft, answers, flow.given, flow.env]);
+  const previewAnswers = useMemo(
+    () => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers),
+    [draft, answers, flow.given, flow.env],
+  );
   const setup = useMemo(() => ({ ...flow.base, answers }), [flow.base, answers]);
   const previewSetup = useMemo(() => ({ ...flow.base, answers: previewAnswers }), [flow.base, previewAnswers]);
   // The start screen shows no preview: nothing is emitted or validated before the first question.
   const onStart = flow.screen === 'start';
-  const preview = useMemo(() => (preview$ && !onStart ? preview$.previewOf(previewSetup) : null), [preview$, onStart, previewSetup]);
-  const committedPreview = useMemo(() => (previewSetup === setup ? preview : preview$ && !onStart ? preview$.previewOf(setup) : null), [previewSetup, setup, preview, preview$, onStart]);
+  const preview = useMemo(
+    () => (preview$ && !onStart ? preview$.previewOf(previewSetup) : null),
+    [preview$, onStart, previewSetup],
+  );
+  const committedPreview = useMemo(
+    () => (previewSetup === setup ? preview : preview$ && !onStart ? preview$.previewOf(setup) : null),
+    [previewSetup, setup, preview, preview$, onStart],
+  );
   const findings = committedPreview?.findings ?? NO_FINDINGS;
   const q = flow.screen === 'question' ? (question(flow.current) as Question) : null;
-  const prefetch = useCallback((d: Partial<Answers>) => void preview$?.previewOf({ ...flow.base, answers: withDefaults({ ...flow.given, ...d }, flow.env) }), [preview$, flow.base, flow.given, flow.env]);
+  const prefetch = useCallback(
+    (d: Partial<Answers>) =>
+      void preview$?.previewOf({ ...flow.base, answers: withDefaults({ ...flow.given, ...d }, flow.env) }),
+    [preview$, flow.base, flow.given, flow.env],
+  );
 
   const modelTyping = q?.id === 'model_params' && !modelListShown(answers, models, modelTyped);
-  const textInput = flow.screen === 'question' ? q?.kind === 'text' && (q.id !== 'model_params' || modelTyping) : typing;
+  const textInput =
+    flow.screen === 'question' ? q?.kind === 'text' && (q.id !== 'model_params' || modelTyping) : typing;
   const keyCtx: KeyContext = { textInput, screen: flow.screen };
   const confirmingDiff = flow.screen === 'finish' && confirming;
 
@@ -216,7 +254,10 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   );
 
   // Layout: header, main (+ preview below or beside), footer; every height counted.
-  const footer = footerLines(confirmQuit ? 'y quit without writing · n/Esc stay' : confirmingDiff ? OVERWRITE_KEYS : footerKeys(keyCtx), columns);
+  const footer = footerLines(
+    confirmQuit ? 'y quit without writing · n/Esc stay' : confirmingDiff ? OVERWRITE_KEYS : footerKeys(keyCtx),
+    columns,
+  );
   const body = bodyRows(rows, footer.length);
   // The help takes the preview's room, so it is never cut off (the ZeRO table alone fills 80x24).
   // So does the overwrite diff, which then has every row of the body.
@@ -233,19 +274,28 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
     [q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping],
   );
   // The import notes get at most a third of the body; the list keeps the rest.
-  const reviewNotes = flow.screen === 'review' ? importLines(imported, mainWidth, Math.max(1, Math.floor(body / 3))) : [];
+  const reviewNotes =
+    flow.screen === 'review' ? importLines(imported, mainWidth, Math.max(1, Math.floor(body / 3))) : [];
   if (q) needed = qHeight;
-  else if (flow.screen === 'review') needed = 1 + reviewNotes.length + reviewItems(answers, flow.given, findings, mainWidth).length;
+  else if (flow.screen === 'review')
+    needed = 1 + reviewNotes.length + reviewItems(answers, flow.given, findings, mainWidth).length;
   else if (flow.screen === 'finish') needed = Math.max(9, Math.floor(body / 2));
   const mainHeight = !showPreview || wide ? body : Math.max(3, Math.min(needed, body - 3));
   const previewHeight = wide ? body : body - mainHeight - 1;
   const isActive = !done && !confirmQuit;
 
-  const origin = flow.origin.kind === 'preset' ? `preset ${flow.origin.name}` : flow.origin.kind === 'import' ? 'imported config' : 'new setup';
+  const origin =
+    flow.origin.kind === 'preset'
+      ? `preset ${flow.origin.name}`
+      : flow.origin.kind === 'import'
+        ? 'imported config'
+        : 'new setup';
   let where: string = flow.screen;
   const pr = useMemo(() => (q ? progress(q.id, answers) : null), [q, answers]);
   if (q && pr) {
-    where = q.advanced ? `${q.id} (advanced)` : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
+    where = q.advanced
+      ? `${q.id} (advanced)`
+      : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
   }
   // The message before the detection: it is news, the detection is not (and a long path then cuts the latter).
   const header = `zerowiz · ${flow.screen === 'start' ? 'start' : `${origin}${flow.dirty ? ' *' : ''} · ${where}`}${message ? ` · ${message}` : ''} · ${detection}`;
@@ -342,19 +392,21 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
       <Box flexDirection={wide ? 'row' : 'column'} height={body}>
         <Box flexDirection="column" width={mainWidth} height={mainHeight} overflowY="hidden" flexShrink={0}>
           <Box flexDirection="column" flexShrink={0}>
-          {confirmQuit ? (
-            <Box flexDirection="column">
-              <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
-              <Text>y: quit · n/Esc: stay</Text>
-            </Box>
-          ) : (
-            main
-          )}
+            {confirmQuit ? (
+              <Box flexDirection="column">
+                <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
+                <Text>y: quit · n/Esc: stay</Text>
+              </Box>
+            ) : (
+              main
+            )}
           </Box>
         </Box>
         {showPreview && !wide ? <Text color={tint('dim')}>{'─'.repeat(columns)}</Text> : null}
         {showPreview && wide ? <Box width={2} /> : null}
-        {showPreview && preview ? <Preview preview={preview} tab={tab} width={previewWidth} height={previewHeight} scroll={scroll} /> : null}
+        {showPreview && preview ? (
+          <Preview preview={preview} tab={tab} width={previewWidth} height={previewHeight} scroll={scroll} />
+        ) : null}
         {showPreview && !preview ? <Text color={tint('dim')}>preparing the preview…</Text> : null}
       </Box>
       {footer.map((l, i) => (

@@ -84,7 +84,14 @@ function DiffRow({ line, width }: { line: DiffLine; width: number }): React.JSX.
       </Text>
     );
   }
-  const color = line.kind === 'add' ? tint('good') : line.kind === 'del' ? tint('bad') : line.kind === 'hunk' ? tint('accent') : undefined;
+  const color =
+    line.kind === 'add'
+      ? tint('good')
+      : line.kind === 'del'
+        ? tint('bad')
+        : line.kind === 'hunk'
+          ? tint('accent')
+          : undefined;
   return (
     <Text wrap="truncate" color={color}>
       {clip(line.text, width)}
@@ -137,13 +144,20 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       if (s.step === 'confirm') {
         if (input === 'y' || input === 'Y') void doWrite(s.plan);
         else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
-        else if (key.downArrow || key.pageDown) setS({ ...s, scroll: Math.min(maxTop, s.scroll + (key.pageDown ? Math.max(1, diffRows - 1) : 1)) });
-        else if (key.upArrow || key.pageUp) setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? Math.max(1, diffRows - 1) : 1)) });
+        else if (key.downArrow || key.pageDown)
+          setS({ ...s, scroll: Math.min(maxTop, s.scroll + (key.pageDown ? Math.max(1, diffRows - 1) : 1)) });
+        else if (key.upArrow || key.pageUp)
+          setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? Math.max(1, diffRows - 1) : 1)) });
       } else if (s.step === 'quitConfirm') {
         if (input === 'y' || input === 'Y') p.onExit({ code: 0, summary: ['zerowiz: quit without writing.'] });
         else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
       } else if (s.step === 'dir' || s.step === 'presetName') {
-        if (key.escape) setS(s.step === 'presetName' && s.after === 'written' && written ? { step: 'written', ...written } : { step: 'menu' });
+        if (key.escape)
+          setS(
+            s.step === 'presetName' && s.after === 'written' && written
+              ? { step: 'written', ...written }
+              : { step: 'menu' },
+          );
       } else if (s.step === 'menu' && (key.escape || key.leftArrow)) {
         p.onBack();
       }
@@ -151,8 +165,15 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     { isActive: p.isActive },
   );
 
-  const quit = () => (p.dirty ? setS({ step: 'quitConfirm' }) : p.onExit({ code: 0, summary: written ? written.lines : ['zerowiz: nothing written.'] }));
-  const noteLine = note ? <Text color={tint('warn')} wrap="truncate">{clip(note, w)}</Text> : null;
+  const quit = () =>
+    p.dirty
+      ? setS({ step: 'quitConfirm' })
+      : p.onExit({ code: 0, summary: written ? written.lines : ['zerowiz: nothing written.'] });
+  const noteLine = note ? (
+    <Text color={tint('warn')} wrap="truncate">
+      {clip(note, w)}
+    </Text>
+  ) : null;
 
   if (s.step === 'dir') {
     return (
@@ -160,7 +181,12 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         <Text bold>Directory for accelerate_config.yaml and ds_config.json (Enter: write, Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextField value={s.text} focus={p.isActive} onChange={(t) => setS({ step: 'dir', text: t })} onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() })} />
+          <TextField
+            value={s.text}
+            focus={p.isActive}
+            onChange={(t) => setS({ step: 'dir', text: t })}
+            onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() })}
+          />
         </Box>
       </Box>
     );
@@ -196,11 +222,15 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     const where = diff.length > diffRows ? ` · lines ${top + 1}-${top + shown.length} of ${diff.length}` : '';
     return (
       <Box flexDirection="column">
-        <Text bold wrap="truncate">{clip(`These files exist and would change (a backup of each is kept)${where}:`, w)}</Text>
+        <Text bold wrap="truncate">
+          {clip(`These files exist and would change (a backup of each is kept)${where}:`, w)}
+        </Text>
         {shown.map((l, i) => (
           <DiffRow key={i} line={l} width={w} />
         ))}
-        <Text bold wrap="truncate">{clip('Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll', w)}</Text>
+        <Text bold wrap="truncate">
+          {clip('Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll', w)}
+        </Text>
       </Box>
     );
   }
@@ -224,9 +254,21 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         ]
       : [
           { key: 'dir', value: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
-          { key: 'default', value: 'default', label: clip(`Write as accelerate's default config: ${p.deps.defaultConfigPath}`, w - 2) },
+          {
+            key: 'default',
+            value: 'default',
+            label: clip(`Write as accelerate's default config: ${p.deps.defaultConfigPath}`, w - 2),
+          },
           { key: 'preset', value: 'preset', label: 'Save the answers as a user preset…' },
-          ...(launchable ? [{ key: 'launch', value: 'launch', label: `Launch the ${p.setup.steps.length} step(s) in the log pane (writes the setup's two config files first)` }] : []),
+          ...(launchable
+            ? [
+                {
+                  key: 'launch',
+                  value: 'launch',
+                  label: `Launch the ${p.setup.steps.length} step(s) in the log pane (writes the setup's two config files first)`,
+                },
+              ]
+            : []),
           { key: 'back', value: 'back', label: 'Back to the review' },
           { key: 'quit', value: 'quit', label: 'Quit without writing' },
         ];
@@ -239,7 +281,9 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
           </Text>
         ))
       ) : (
-        <Text bold>{p.hasErrors ? 'Finish (validation reports errors: see the preview; writing is still allowed):' : 'Finish:'}</Text>
+        <Text bold>
+          {p.hasErrors ? 'Finish (validation reports errors: see the preview; writing is still allowed):' : 'Finish:'}
+        </Text>
       )}
       <List
         items={items}
@@ -250,7 +294,12 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
           setNote(null);
           if (item.value === 'dir') setS({ step: 'dir', text: '.' });
           else if (item.value === 'default') startWrite({ kind: 'default' });
-          else if (item.value === 'preset') setS({ step: 'presetName', text: p.setup.name === 'custom' ? 'my-setup' : p.setup.name, after: s.step === 'written' ? 'written' : 'menu' });
+          else if (item.value === 'preset')
+            setS({
+              step: 'presetName',
+              text: p.setup.name === 'custom' ? 'my-setup' : p.setup.name,
+              after: s.step === 'written' ? 'written' : 'menu',
+            });
           else if (item.value === 'launch') {
             if (s.step === 'written') p.onExit({ code: 0, summary: s.lines, launch: s.setup });
             // The launch writes the setup's own files (a preset's paths), with backups, before the first step.

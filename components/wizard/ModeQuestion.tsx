@@ -38,15 +38,21 @@ export function modeItems(t: Tradeoff): { key: string; label: string; value: str
 export function modeHeight(t: Tradeoff, width: number, withPanel = true): number {
   const items = modeItems(t);
   const reason = wrap(reasonText(t), width).length;
-  const panel = !withPanel ? 0 : Math.max(...items.map((i) => {
-    const [l1, l2] = explainRow(t, i.key);
-    return wrap(`▸ ${labelOfKey(t, i.key)}: ${l1}`, width).length + wrap(l2, width).length;
-  }));
+  const panel = !withPanel
+    ? 0
+    : Math.max(
+        ...items.map((i) => {
+          const [l1, l2] = explainRow(t, i.key);
+          return wrap(`▸ ${labelOfKey(t, i.key)}: ${l1}`, width).length + wrap(l2, width).length;
+        }),
+      );
   return 1 + (t.available ? 1 : 0) + items.length + reason + panel;
 }
 
 function labelOfKey(t: Tradeoff, key: string): string {
-  return t.rows.find((r) => r.key === key)?.label ?? MODE_INFO[key.split(':')[0] as keyof typeof MODE_INFO]?.label ?? key;
+  return (
+    t.rows.find((r) => r.key === key)?.label ?? MODE_INFO[key.split(':')[0] as keyof typeof MODE_INFO]?.label ?? key
+  );
 }
 
 function reasonText(t: Tradeoff): string {
@@ -74,7 +80,10 @@ export function ModeQuestion(props: {
   const items = modeItems(t);
   const current = selectedKey(answers);
   const startKey = props.given || !t.recommendedKey ? current : t.recommendedKey;
-  const initialIndex = Math.max(0, items.findIndex((i) => i.key === startKey));
+  const initialIndex = Math.max(
+    0,
+    items.findIndex((i) => i.key === startKey),
+  );
   const [highlighted, setHighlighted] = useState(items[initialIndex]?.key ?? current);
   const keys = items.map((i) => i.key).join(',');
   // Warm the preview cache one row per idle turn of the event loop: a key pressed meanwhile waits
@@ -102,14 +111,17 @@ export function ModeQuestion(props: {
     const r = byKey.get(label);
     if (!r) {
       const info = MODE_INFO[label as keyof typeof MODE_INFO];
-      return <Text bold={isSelected} wrap="truncate">{clip(`${padEnd(info.label, 15)} ${info.shards}`, width - 2)}</Text>;
+      return (
+        <Text bold={isSelected} wrap="truncate">
+          {clip(`${padEnd(info.label, 15)} ${info.shards}`, width - 2)}
+        </Text>
+      );
     }
     const fitColor = r.fits === null ? undefined : r.fits ? tint('good') : tint('bad');
     return (
       <Text wrap="truncate">
-        <Text bold={isSelected}>{padEnd(r.label, LABEL_W)}</Text>
-        {' '}
-        {padStart(r.gpu, NUM_W)} <Text color={fitColor}>{bar(r.gpuBar, b)}</Text>
+        <Text bold={isSelected}>{padEnd(r.label, LABEL_W)}</Text> {padStart(r.gpu, NUM_W)}{' '}
+        <Text color={fitColor}>{bar(r.gpuBar, b)}</Text>
         {'  '}
         {padStart(r.cpu, NUM_W)} <Text color={tint('accent')}>{bar(r.cpuBar, b)}</Text>
         {'  '}
@@ -127,8 +139,14 @@ export function ModeQuestion(props: {
   const hiLabel = labelOfKey(t, highlighted);
   return (
     <Box flexDirection="column">
-      <Text color={tint('dim')} wrap="truncate">{clip(`for ${t.context}`, width)}</Text>
-      {t.available ? <Text color={tint('dim')} wrap="truncate">{clip(headerText(width), width)}</Text> : null}
+      <Text color={tint('dim')} wrap="truncate">
+        {clip(`for ${t.context}`, width)}
+      </Text>
+      {t.available ? (
+        <Text color={tint('dim')} wrap="truncate">
+          {clip(headerText(width), width)}
+        </Text>
+      ) : null}
       <List
         items={items}
         initialIndex={initialIndex}
@@ -142,14 +160,18 @@ export function ModeQuestion(props: {
         onSelect={(item) => props.onAnswer(draftFor(item.value))}
       />
       {wrap(reasonText(t), width).map((l, i) => (
-        <Text key={`r${i}`} color={tint('recommended')}>{l}</Text>
+        <Text key={`r${i}`} color={tint('recommended')}>
+          {l}
+        </Text>
       ))}
-      {props.hidePanel ? null : wrap(`▸ ${hiLabel}: ${what}`, width).map((l, i) => (
-        <Text key={`a${i}`} bold={i === 0}>{l}</Text>
-      ))}
-      {props.hidePanel ? null : wrap(cost, width).map((l, i) => (
-        <Text key={`b${i}`}>{l}</Text>
-      ))}
+      {props.hidePanel
+        ? null
+        : wrap(`▸ ${hiLabel}: ${what}`, width).map((l, i) => (
+            <Text key={`a${i}`} bold={i === 0}>
+              {l}
+            </Text>
+          ))}
+      {props.hidePanel ? null : wrap(cost, width).map((l, i) => <Text key={`b${i}`}>{l}</Text>)}
     </Box>
   );
 }

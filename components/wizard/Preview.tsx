@@ -40,7 +40,19 @@ function Line({ text, width }: { text: string; width: number }): React.JSX.Eleme
 }
 
 /** The live preview: tabs, a window of the current text, and the validation findings under it. */
-export function Preview({ preview, tab, width, height, scroll }: { preview: PreviewData; tab: PreviewTab; width: number; height: number; scroll: number }): React.JSX.Element {
+export function Preview({
+  preview,
+  tab,
+  width,
+  height,
+  scroll,
+}: {
+  preview: PreviewData;
+  tab: PreviewTab;
+  width: number;
+  height: number;
+  scroll: number;
+}): React.JSX.Element {
   const lines = tabText(preview, tab).split('\n');
   const errors = preview.findings.filter((f) => f.level === 'error').length;
   const warnings = preview.findings.length - errors;
@@ -50,7 +62,10 @@ export function Preview({ preview, tab, width, height, scroll }: { preview: Prev
   const top = Math.min(Math.max(0, scroll), maxScroll);
   const shown = lines.slice(top, top + bodyRows);
   const more = lines.length > bodyRows ? ` ${top + 1}-${Math.min(lines.length, top + bodyRows)}/${lines.length}` : '';
-  const status = errors + warnings === 0 ? 'no findings' : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
+  const status =
+    errors + warnings === 0
+      ? 'no findings'
+      : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`;
   return (
     <Box flexDirection="column" width={width} height={height} overflowY="hidden" flexShrink={0}>
       <Text wrap="truncate">

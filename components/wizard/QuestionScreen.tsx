@@ -13,10 +13,15 @@ import { Indicator, PlainItem } from './parts.js';
 /** Lines of the help box for a question. */
 export function helpLines(q: Question, a: Answers, env: DetectedEnv, width: number): string[] {
   const def = q.format(q.defaultValue(a, env) as never);
-  const keys = [q.yamlKey ? `accelerate YAML: ${q.yamlKey}` : 'accelerate YAML: (none)', q.jsonKey ? `DeepSpeed JSON: ${q.jsonKey}` : 'DeepSpeed JSON: (none)'].join(' · ');
+  const keys = [
+    q.yamlKey ? `accelerate YAML: ${q.yamlKey}` : 'accelerate YAML: (none)',
+    q.jsonKey ? `DeepSpeed JSON: ${q.jsonKey}` : 'DeepSpeed JSON: (none)',
+  ].join(' · ');
   const parts = [
     `? ${q.help}`,
-    q.acceleratePrompt ? `accelerate config asks: ${q.acceleratePrompt.trim()}` : 'accelerate config does not ask this.',
+    q.acceleratePrompt
+      ? `accelerate config asks: ${q.acceleratePrompt.trim()}`
+      : 'accelerate config does not ask this.',
     `Sets ${keys}`,
     `Default: ${def === '' ? '(empty)' : def}   (? closes this help)`,
   ];
@@ -39,7 +44,10 @@ export const LIST_LIMIT = 8;
 function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): React.JSX.Element {
   const items = choiceItems(q, width);
   const current = String(a[q.id]);
-  const initialIndex = Math.max(0, items.findIndex((i) => i.value === current));
+  const initialIndex = Math.max(
+    0,
+    items.findIndex((i) => i.value === current),
+  );
   const toValue = (v: string) => (q.choices ?? []).find((c) => String(c.value) === v)?.value;
   return (
     <List
@@ -81,9 +89,16 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): 
         />
       </Box>
       {parsed.ok ? (
-        <Text color={tint('dim')} wrap="truncate">{clip(text.trim() === '' ? 'empty: Enter keeps it empty (see ? for what that means)' : 'Enter to accept', width)}</Text>
+        <Text color={tint('dim')} wrap="truncate">
+          {clip(
+            text.trim() === '' ? 'empty: Enter keeps it empty (see ? for what that means)' : 'Enter to accept',
+            width,
+          )}
+        </Text>
       ) : (
-        <Text color={tint('bad')} wrap="truncate">{clip(`${refused ? 'Enter refused: ' : '✗ '}${parsed.error}`, width)}</Text>
+        <Text color={tint('bad')} wrap="truncate">
+          {clip(`${refused ? 'Enter refused: ' : '✗ '}${parsed.error}`, width)}
+        </Text>
       )}
     </Box>
   );
@@ -94,13 +109,19 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): 
  * than a text field: there is a catalog, the user did not choose to type, and the current answer is a
  * catalog model or empty.
  */
-export function modelListShown(a: Pick<Answers, 'model_params'>, models: readonly ModelEntry[], typed: boolean): boolean {
+export function modelListShown(
+  a: Pick<Answers, 'model_params'>,
+  models: readonly ModelEntry[],
+  typed: boolean,
+): boolean {
   if (models.length === 0 || typed) return false;
   return a.model_params === null || models.some((m) => m.params === a.model_params);
 }
 
 /** The model size question: a model from the catalog, a typed count, or no estimate. */
-function ModelQuestion(props: BodyProps & { models: ModelEntry[]; typed?: boolean | undefined; onType?: (() => void) | undefined }): React.JSX.Element {
+function ModelQuestion(
+  props: BodyProps & { models: ModelEntry[]; typed?: boolean | undefined; onType?: (() => void) | undefined },
+): React.JSX.Element {
   const { a, models, width } = props;
   const [typedHere, setTypedHere] = useState(false);
   if (!modelListShown(a, models, props.typed ?? typedHere)) return <TextQuestion {...props} />;
@@ -109,15 +130,31 @@ function ModelQuestion(props: BodyProps & { models: ModelEntry[]; typed?: boolea
     props.onType?.();
   };
   const items = [
-    ...models.map((m) => ({ key: m.id, value: m.id, label: clip(`${m.name}: ${formatCount(m.params)} params, largest layer ${formatCount(m.largestLayer)}`, width - 2) })),
+    ...models.map((m) => ({
+      key: m.id,
+      value: m.id,
+      label: clip(
+        `${m.name}: ${formatCount(m.params)} params, largest layer ${formatCount(m.largestLayer)}`,
+        width - 2,
+      ),
+    })),
     { key: '__type', value: '__type', label: 'Type a parameter count (e.g. 20.4B, 7e9, 350M)…' },
     { key: '__skip', value: '__skip', label: 'Skip: no memory estimate' },
   ];
-  const current = models.find((m) => m.params === a.model_params)?.id ?? (a.model_params === null && 'model_params' in (props.givenIds ?? {}) ? '__skip' : models[0]?.id);
-  const initialIndex = Math.max(0, items.findIndex((i) => i.value === current));
+  const current =
+    models.find((m) => m.params === a.model_params)?.id ??
+    (a.model_params === null && 'model_params' in (props.givenIds ?? {}) ? '__skip' : models[0]?.id);
+  const initialIndex = Math.max(
+    0,
+    items.findIndex((i) => i.value === current),
+  );
   const pick = (v: string): Partial<Answers> | null => {
     const m = models.find((x) => x.id === v);
-    return m ? { model_params: m.params, largest_layer_params: m.largestLayer, model_name: m.name } : v === '__skip' ? { model_params: null } : null;
+    return m
+      ? { model_params: m.params, largest_layer_params: m.largestLayer, model_name: m.name }
+      : v === '__skip'
+        ? { model_params: null }
+        : null;
   };
   return (
     <List
@@ -176,10 +213,30 @@ export function promptLines(q: Question, width: number): string[] {
 /** One question, rendered from the catalog. */
 export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
   const { q, width } = p;
-  const body: BodyProps = { q, a: p.answers, width, isActive: p.isActive, givenIds: p.given, onAnswer: p.onAnswer, onDraft: p.onDraft };
+  const body: BodyProps = {
+    q,
+    a: p.answers,
+    width,
+    isActive: p.isActive,
+    givenIds: p.given,
+    onAnswer: p.onAnswer,
+    onDraft: p.onDraft,
+  };
   let content: React.JSX.Element;
   if (q.id === 'mode') {
-    content = <ModeQuestion hidePanel={p.help} answers={p.answers} zeroInit={p.given.zero3_init} given={'mode' in p.given} width={width} isActive={p.isActive} onAnswer={p.onAnswer} onDraft={p.onDraft} {...(p.prefetch ? { prefetch: p.prefetch } : {})} />;
+    content = (
+      <ModeQuestion
+        hidePanel={p.help}
+        answers={p.answers}
+        zeroInit={p.given.zero3_init}
+        given={'mode' in p.given}
+        width={width}
+        isActive={p.isActive}
+        onAnswer={p.onAnswer}
+        onDraft={p.onDraft}
+        {...(p.prefetch ? { prefetch: p.prefetch } : {})}
+      />
+    );
   } else if (q.id === 'model_params') {
     content = <ModelQuestion {...body} models={p.models} typed={p.modelTyped} onType={p.onTypeModel} />;
   } else if (q.kind === 'text') {

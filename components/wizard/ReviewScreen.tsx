@@ -16,16 +16,26 @@ export interface ReviewItem {
 
 /** The review entries: finish, the findings that point at a question, then every answer in order. */
 export function reviewItems(a: Answers, given: Partial<Answers>, findings: Finding[], width: number): ReviewItem[] {
-  const items: ReviewItem[] = [{ key: 'finish', value: 'finish', label: '→ Finish: write the files, save a preset or launch…' }];
+  const items: ReviewItem[] = [
+    { key: 'finish', value: 'finish', label: '→ Finish: write the files, save a preset or launch…' },
+  ];
   findings.forEach((f, i) => {
     const target = f.questions?.[0];
     if (!target) return;
-    items.push({ key: `f${i}`, value: `q:${target}`, label: clip(`${f.level === 'error' ? '✗' : '!'} ${f.message} → ${target}`, width - 2) });
+    items.push({
+      key: `f${i}`,
+      value: `q:${target}`,
+      label: clip(`${f.level === 'error' ? '✗' : '!'} ${f.message} → ${target}`, width - 2),
+    });
   });
   for (const q of activeQuestions(a, true)) {
     const shown = q.format(a[q.id] as never);
     const mark = q.id in given ? '' : '  · default';
-    items.push({ key: q.id, value: `q:${q.id}`, label: clip(`${padEnd(q.id, 28)} ${shown === '' ? '(empty)' : shown}${mark}`, width - 2) });
+    items.push({
+      key: q.id,
+      value: `q:${q.id}`,
+      label: clip(`${padEnd(q.id, 28)} ${shown === '' ? '(empty)' : shown}${mark}`, width - 2),
+    });
   }
   return items;
 }
@@ -46,8 +56,13 @@ export interface ImportNotes {
 export function importLines(n: ImportNotes | null, width: number, maxLines: number): string[] {
   if (!n || (n.kept.length === 0 && n.moved.length === 0)) return [];
   const groups: [string, string[]][] = [];
-  if (n.kept.length) groups.push([`Kept as imported (zerowiz does not model them; written back unchanged), ${n.kept.length}:`, n.kept]);
-  if (n.moved.length) groups.push([`Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`, n.moved]);
+  if (n.kept.length)
+    groups.push([`Kept as imported (zerowiz does not model them; written back unchanged), ${n.kept.length}:`, n.kept]);
+  if (n.moved.length)
+    groups.push([
+      `Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`,
+      n.moved,
+    ]);
   const all = groups.flatMap(([title, keys]) => wrap(`${title} ${keys.join(', ')}`, width));
   const max = Math.max(1, maxLines);
   if (all.length <= max) return all;
@@ -74,7 +89,9 @@ export function ReviewScreen(p: {
   const notes = p.notes ?? [];
   return (
     <Box flexDirection="column">
-      <Text bold wrap="truncate">{clip('Review: choose an answer to change it (you come back here), or Finish.', p.width)}</Text>
+      <Text bold wrap="truncate">
+        {clip('Review: choose an answer to change it (you come back here), or Finish.', p.width)}
+      </Text>
       {notes.map((l, i) => (
         <Text key={`n${i}`} color={tint('dim')} wrap="truncate">
           {clip(l, p.width)}

@@ -31,9 +31,12 @@ export interface StartScreenProps {
 export function StartScreen(p: StartScreenProps): React.JSX.Element {
   const [view, setView] = useState<'menu' | 'presets' | 'path'>('menu');
   const [path, setPath] = useState('');
-  useKeys((_i, key) => {
-    if (key.escape || (key.leftArrow && view === 'presets')) setView('menu');
-  }, { isActive: p.isActive && view !== 'menu' });
+  useKeys(
+    (_i, key) => {
+      if (key.escape || (key.leftArrow && view === 'presets')) setView('menu');
+    },
+    { isActive: p.isActive && view !== 'menu' },
+  );
   const w = p.width;
   useEffect(() => p.onTyping?.(view === 'path'), [view]);
   if (view === 'presets') {
@@ -59,7 +62,9 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
           }}
         />
         {p.problems.map((x, i) => (
-          <Text key={i} color={tint('warn')} wrap="truncate">{clip(`! skipped ${x.path}${x.key ? ` (${x.key})` : ''}: ${x.problem}`, w)}</Text>
+          <Text key={i} color={tint('warn')} wrap="truncate">
+            {clip(`! skipped ${x.path}${x.key ? ` (${x.key})` : ''}: ${x.problem}`, w)}
+          </Text>
         ))}
       </Box>
     );
@@ -70,12 +75,22 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
         <Text bold>Path of an accelerate config YAML to import (Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextField value={path} focus={p.isActive} onChange={setPath} onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())} />
+          <TextField
+            value={path}
+            focus={p.isActive}
+            onChange={setPath}
+            onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())}
+          />
         </Box>
       </Box>
     );
   }
-  const items = startItems({ presetCount: p.presets.length, defaultConfigExists: p.defaultConfigExists, defaultConfigPath: p.defaultConfigPath, width: w });
+  const items = startItems({
+    presetCount: p.presets.length,
+    defaultConfigExists: p.defaultConfigExists,
+    defaultConfigPath: p.defaultConfigPath,
+    width: w,
+  });
   return (
     <Box flexDirection="column">
       <Text bold>{START_PROMPT}</Text>

@@ -29,7 +29,12 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'nextTab', keys: 'Tab', label: 'preview', matches: (_i, k) => k.tab && !k.shift },
   { command: 'scrollUp', keys: 'PgUp', label: '', matches: (_i, k) => k.pageUp },
   { command: 'scrollDown', keys: 'PgDn', label: 'scroll preview', matches: (_i, k) => k.pageDown },
-  { command: 'review', keys: 'r', label: 'review', matches: (i, k, c) => i === 'r' && !k.ctrl && !k.meta && !c.textInput && c.screen === 'question' },
+  {
+    command: 'review',
+    keys: 'r',
+    label: 'review',
+    matches: (i, k, c) => i === 'r' && !k.ctrl && !k.meta && !c.textInput && c.screen === 'question',
+  },
   { command: 'quit', keys: 'q', label: 'quit', matches: (i, k, c) => i === 'q' && !k.ctrl && !k.meta && !c.textInput },
   { command: 'forceQuit', keys: '^C', label: 'abort', matches: (i, k) => k.ctrl && i === 'c' },
 ];
@@ -52,7 +57,8 @@ export function footerKeys(ctx: KeyContext): string {
     if (b.command === 'review' && (ctx.textInput || ctx.screen !== 'question')) continue;
     if (b.command === 'quit' && ctx.textInput) continue;
     if (b.command === 'help' && ctx.screen !== 'question') continue;
-    if ((b.command === 'nextTab' || b.command === 'scrollUp' || b.command === 'scrollDown') && ctx.screen === 'start') continue;
+    if ((b.command === 'nextTab' || b.command === 'scrollUp' || b.command === 'scrollDown') && ctx.screen === 'start')
+      continue;
     if (b.command === 'scrollUp') {
       parts.push('PgUp/Dn scroll');
       continue;

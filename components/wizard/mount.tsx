@@ -26,7 +26,11 @@ function clearUnderFirstFrame(out: NodeJS.WriteStream): () => void {
 }
 
 /** Renders the wizard until it finishes; resolves with how it ended. The caller restores the terminal. */
-export async function mountWizard(deps: AppDeps, configPath: string | undefined, painted = false): Promise<WizardResult> {
+export async function mountWizard(
+  deps: AppDeps,
+  configPath: string | undefined,
+  painted = false,
+): Promise<WizardResult> {
   const unpatch = painted ? clearUnderFirstFrame(process.stdout) : () => undefined;
   try {
     return await run(deps, configPath);

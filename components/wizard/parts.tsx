@@ -18,7 +18,17 @@ export function PlainItem({ isSelected, label }: { isSelected?: boolean; label: 
 }
 
 /** Wrapped lines of text. */
-export function Para({ text, width, color, bold }: { text: string; width: number; color?: string | undefined; bold?: boolean }): React.JSX.Element {
+export function Para({
+  text,
+  width,
+  color,
+  bold,
+}: {
+  text: string;
+  width: number;
+  color?: string | undefined;
+  bold?: boolean;
+}): React.JSX.Element {
   return (
     <Box flexDirection="column">
       {wrap(text, width).map((l, i) => (

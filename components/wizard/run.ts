@@ -27,7 +27,13 @@ const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
  */
 export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<AppDeps> {
   const defaultConfigPath = accelerateDefaultConfig(env);
-  const later = () => Promise.all([import('../../src/presets.js'), import('../../src/import.js'), import('../../src/models.js'), import('../../src/wizard/finish.js')]);
+  const later = () =>
+    Promise.all([
+      import('../../src/presets.js'),
+      import('../../src/import.js'),
+      import('../../src/models.js'),
+      import('../../src/wizard/finish.js'),
+    ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
   let kick: () => void = () => undefined;
@@ -46,7 +52,11 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
       const { detectHost, describeGpus } = await import('../../src/detect.js');
       const host = await detectHost({ env });
       const g = host.gpu;
-      const gpuEnv = { gpuCount: g.detected ? g.gpus.length : null, gpuMemoryBytes: g.minMemoryBytes, cpuMemoryBytes: host.cpuMemoryBytes };
+      const gpuEnv = {
+        gpuCount: g.detected ? g.gpus.length : null,
+        gpuMemoryBytes: g.minMemoryBytes,
+        cpuMemoryBytes: host.cpuMemoryBytes,
+      };
       const text = g.detected ? describeGpus(g) : 'GPUs not detected: asked instead';
       return { env: gpuEnv, description: `${text} · RAM ${formatBytesShort(host.cpuMemoryBytes)}` };
     },
@@ -109,7 +119,12 @@ export function capYoungGeneration(cap = YOUNG_SEMI_SPACE_CAP): () => void {
     if (space) setGrowth(space.space_size / 2 < cap);
   };
   const observer = new PerformanceObserver((list) => {
-    if (list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR)) check();
+    if (
+      list
+        .getEntries()
+        .some((e) => (e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR)
+    )
+      check();
   });
   observer.observe({ entryTypes: ['gc'] });
   check();
@@ -168,7 +183,13 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     const { mountWizard } = await withoutFetch(() => import('./mount.js'));
     result = await mountWizard(deps, opts.configPath, painted !== null);
   } catch (err) {
-    result = { code: 1, summary: [`zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}`, 'nothing was written by the step that failed.'] };
+    result = {
+      code: 1,
+      summary: [
+        `zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}`,
+        'nothing was written by the step that failed.',
+      ],
+    };
   } finally {
     restore();
     process.off('exit', restore);

@@ -16,14 +16,24 @@ export const DETECTING = 'detecting GPUs…';
 export const SPARE_ROWS = 1;
 
 /** The start menu's entries. */
-export function startItems(p: { presetCount: number; defaultConfigExists: boolean; defaultConfigPath: string; width: number }): { key: string; value: string; label: string }[] {
+export function startItems(p: {
+  presetCount: number;
+  defaultConfigExists: boolean;
+  defaultConfigPath: string;
+  width: number;
+}): { key: string; value: string; label: string }[] {
   return [
     { key: 'new', value: 'new', label: 'New setup: answer the questions (as `accelerate config`, with estimates)' },
     { key: 'preset', value: 'preset', label: `Start from a preset (${p.presetCount} found)…` },
     {
       key: 'default',
       value: 'default',
-      label: clip(p.defaultConfigExists ? `Import accelerate's default config: ${p.defaultConfigPath}` : `Import accelerate's default config (none at ${p.defaultConfigPath})`, p.width - 2),
+      label: clip(
+        p.defaultConfigExists
+          ? `Import accelerate's default config: ${p.defaultConfigPath}`
+          : `Import accelerate's default config (none at ${p.defaultConfigPath})`,
+        p.width - 2,
+      ),
     },
     { key: 'path', value: 'path', label: 'Import another accelerate config file…' },
     { key: 'quit', value: 'quit', label: 'Quit' },
@@ -49,13 +59,20 @@ interface Row {
   marker?: boolean;
 }
 
-function frameRows(columns: number, rows: number, p: { defaultConfigExists: boolean; defaultConfigPath: string }): Row[] | null {
+function frameRows(
+  columns: number,
+  rows: number,
+  p: { defaultConfigExists: boolean; defaultConfigPath: string },
+): Row[] | null {
   if (START_PROMPT.length > columns || columns < 20) return null;
   const footer = footerLines(footerKeys({ textInput: false, screen: 'start' }), columns);
   const body = bodyRows(rows, footer.length);
   const items = startItems({ presetCount: 0, ...p, width: columns });
   if (items.length + 1 > body || items.some((i) => i.label.length + 2 > columns)) return null;
-  const out: Row[] = [{ text: clip(`zerowiz · start · ${DETECTING}`, columns), color: 'accent' }, { text: START_PROMPT, bold: true }];
+  const out: Row[] = [
+    { text: clip(`zerowiz · start · ${DETECTING}`, columns), color: 'accent' },
+    { text: START_PROMPT, bold: true },
+  ];
   items.forEach((it, i) => out.push({ text: `${i === 0 ? '❯ ' : '  '}${it.label}`, marker: true, bold: i === 0 }));
   while (out.length < 1 + body) out.push({ text: '' });
   for (const l of footer) out.push({ text: l, color: 'dim' });
@@ -66,17 +83,27 @@ function frameRows(columns: number, rows: number, p: { defaultConfigExists: bool
  * The first frame's lines as the wizard draws them (for tests), or null when this terminal size needs
  * wrapping that only Ink should do (then nothing is painted ahead).
  */
-export function startFrameLines(columns: number, rows: number, p: { defaultConfigExists: boolean; defaultConfigPath: string }): string[] | null {
+export function startFrameLines(
+  columns: number,
+  rows: number,
+  p: { defaultConfigExists: boolean; defaultConfigPath: string },
+): string[] | null {
   return frameRows(columns, rows, p)?.map((r) => r.text) ?? null;
 }
 
 const SGR: Record<string, string> = { cyan: '36', gray: '90', green: '32', red: '31', yellow: '33', magenta: '35' };
 
 /** The first frame as terminal output: each row at its place, the cursor hidden and left at the top. */
-export function paintStartFrame(columns: number, rows: number, p: { defaultConfigExists: boolean; defaultConfigPath: string }, color = COLOR_ENABLED): string | null {
+export function paintStartFrame(
+  columns: number,
+  rows: number,
+  p: { defaultConfigExists: boolean; defaultConfigPath: string },
+  color = COLOR_ENABLED,
+): string | null {
   const frame = frameRows(columns, rows, p);
   if (!frame) return null;
-  const fg = (role: keyof typeof PALETTE | undefined, s: string) => (color && role ? `\x1b[${SGR[PALETTE[role]] ?? '39'}m${s}\x1b[39m` : s);
+  const fg = (role: keyof typeof PALETTE | undefined, s: string) =>
+    color && role ? `\x1b[${SGR[PALETTE[role]] ?? '39'}m${s}\x1b[39m` : s;
   const bold = (s: string) => `\x1b[1m${s}\x1b[22m`;
   let out = '\x1b[?25l';
   frame.forEach((r, i) => {

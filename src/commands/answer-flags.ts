@@ -13,7 +13,9 @@ function optKey(id: QuestionId): string {
 /** Adds every answer flag, plus --preset and --from, to a command. */
 export function addAnswerOptions(cmd: Command): Command {
   cmd.addOption(new Option('--preset <name|file>', 'start from a preset (flags override its answers)'));
-  cmd.addOption(new Option('--from <accelerate.yaml>', 'start from an existing accelerate config (and the JSON it names)'));
+  cmd.addOption(
+    new Option('--from <accelerate.yaml>', 'start from an existing accelerate config (and the JSON it names)'),
+  );
   for (const x of QUESTIONS as readonly Question[]) {
     const flag = `--${flagName(x.id)}`;
     const choices = x.choices ? ` (${x.choices.map((c) => String(c.value)).join('|')})` : '';
@@ -37,4 +39,3 @@ export function answersFromOptions(opts: Record<string, unknown>): Record<string
   }
   return raw;
 }
-

@@ -54,14 +54,27 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
   const notes: string[] = [];
   const model = flags.model !== undefined ? findModel(flags.model) : null;
   if (model && (flags.params !== undefined || flags.largestLayer !== undefined)) {
-    throw new UsageError(`--model ${model.id} already sets the parameter count and largest layer; --params/--largest-layer would contradict it`, 'give either --model, or --params (with --largest-layer) for another model');
+    throw new UsageError(
+      `--model ${model.id} already sets the parameter count and largest layer; --params/--largest-layer would contradict it`,
+      'give either --model, or --params (with --largest-layer) for another model',
+    );
   }
   if (flags.params === undefined && !model) {
-    throw new UsageError('--params is required (or --model NAME)', 'e.g. zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB');
+    throw new UsageError(
+      '--params is required (or --model NAME)',
+      'e.g. zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB',
+    );
   }
   const params = flags.params !== undefined ? parseCount(flags.params, '--params') : model!.params;
-  if (params > MAX_PARAMS) throw new UsageError(`--params '${flags.params}' is beyond ${formatCount(MAX_PARAMS)}`, 'the estimator works up to 100T parameters');
-  if (params < 1e6) notes.push(`--params ${flags.params} means ${params} parameters; did you mean ${flags.params}B or ${flags.params}M?`);
+  if (params > MAX_PARAMS)
+    throw new UsageError(
+      `--params '${flags.params}' is beyond ${formatCount(MAX_PARAMS)}`,
+      'the estimator works up to 100T parameters',
+    );
+  if (params < 1e6)
+    notes.push(
+      `--params ${flags.params} means ${params} parameters; did you mean ${flags.params}B or ${flags.params}M?`,
+    );
   let largestLayer: number;
   if (flags.largestLayer !== undefined) largestLayer = parseCount(flags.largestLayer, '--largest-layer');
   else if (model && flags.params === undefined) largestLayer = model.largestLayer;
@@ -70,9 +83,13 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     notes.push('--largest-layer not given: ZeRO-3 GPU figures leave out the 4 x largest-layer bytes gathered per GPU.');
   }
   if (largestLayer > params) {
-    throw new UsageError(`--largest-layer (${formatCount(largestLayer)}) cannot exceed --params (${formatCount(params)})`, 'the largest layer is one module of the model');
+    throw new UsageError(
+      `--largest-layer (${formatCount(largestLayer)}) cannot exceed --params (${formatCount(params)})`,
+      'the largest layer is one module of the model',
+    );
   }
-  let gpusPerNode = flags.gpusPerNode !== undefined ? parseInteger(flags.gpusPerNode, '--gpus-per-node', 1, 1024) : null;
+  let gpusPerNode =
+    flags.gpusPerNode !== undefined ? parseInteger(flags.gpusPerNode, '--gpus-per-node', 1, 1024) : null;
   const nodes = flags.nodes !== undefined ? parseInteger(flags.nodes, '--nodes', 1, 100_000) : 1;
   let gpuMemoryBytes = flags.gpuMemory !== undefined ? parseBytes(flags.gpuMemory, '--gpu-memory') : null;
   let cpuMemoryBytes = flags.cpuMemory !== undefined ? parseBytes(flags.cpuMemory, '--cpu-memory') : null;
@@ -96,7 +113,10 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
       }
       cpuMemoryBytes ??= detection.cpuMemoryBytes;
     } else {
-      detection = { ...detection, gpu: { detected: false, gpus: [], mixed: false, minMemoryBytes: null, reason: 'not asked (--detect)' } };
+      detection = {
+        ...detection,
+        gpu: { detected: false, gpus: [], mixed: false, minMemoryBytes: null, reason: 'not asked (--detect)' },
+      };
     }
   }
   return {
@@ -121,7 +141,10 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
 
 function buildActivation(flags: EstimateFlags, model: ModelEntry | null): ActivationInput | null {
   if (flags.seqLen !== undefined && flags.imageTokens !== undefined) {
-    throw new UsageError('give --seq-len or --image-tokens, not both', 'for a DiT, --image-tokens is the sequence length (image + text tokens)');
+    throw new UsageError(
+      'give --seq-len or --image-tokens, not both',
+      'for a DiT, --image-tokens is the sequence length (image + text tokens)',
+    );
   }
   const seqText = flags.seqLen ?? flags.imageTokens;
   const explicit = {
@@ -142,14 +165,22 @@ function buildActivation(flags: EstimateFlags, model: ModelEntry | null): Activa
     '--seq-len': num(seqText, flags.seqLen !== undefined ? '--seq-len' : '--image-tokens', null),
     '--micro-batch': num(flags.microBatch, '--micro-batch', null),
   };
-  const missing = Object.entries(values).filter(([, v]) => v === null).map(([k]) => k);
+  const missing = Object.entries(values)
+    .filter(([, v]) => v === null)
+    .map(([k]) => k);
   if (missing.length > 0) {
-    throw new UsageError(`the activation estimate also needs ${missing.join(', ')}`, 'give all of --layers --hidden --heads --seq-len --micro-batch (or --model NAME for the first three)');
+    throw new UsageError(
+      `the activation estimate also needs ${missing.join(', ')}`,
+      'give all of --layers --hidden --heads --seq-len --micro-batch (or --model NAME for the first three)',
+    );
   }
   let checkpointing: Checkpointing = 'none';
   if (flags.checkpointing !== undefined) {
     if (flags.checkpointing !== 'none' && flags.checkpointing !== 'full') {
-      throw new UsageError(`--checkpointing '${flags.checkpointing}' is not none or full`, 'use --checkpointing none or --checkpointing full');
+      throw new UsageError(
+        `--checkpointing '${flags.checkpointing}' is not none or full`,
+        'use --checkpointing none or --checkpointing full',
+      );
     }
     checkpointing = flags.checkpointing;
   }
@@ -183,7 +214,12 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
       activation: built.activation,
       model: built.model ? { id: built.model.id, name: built.model.name } : null,
       detected: built.detection
-        ? { gpus: built.detection.gpu.gpus, mixed: built.detection.gpu.mixed, reason: built.detection.gpu.reason, cpuMemoryBytes: built.detection.cpuMemoryBytes }
+        ? {
+            gpus: built.detection.gpu.gpus,
+            mixed: built.detection.gpu.mixed,
+            reason: built.detection.gpu.reason,
+            cpuMemoryBytes: built.detection.cpuMemoryBytes,
+          }
         : null,
     },
     modes: report.modes.map((m) => ({
@@ -214,7 +250,14 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
 /** Aligns columns: the first and any listed in `left` are left-aligned, the rest right-aligned. */
 function pad(cells: string[][], left: number[] = []): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  return cells.map((r) => r.map((c, i) => (i === 0 || left.includes(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => (i === 0 || left.includes(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Bytes as GiB with two decimals, the unit DeepSpeed's estimator prints (labelled "GB" there). */
@@ -229,7 +272,11 @@ function modeLabel(m: ModeEstimate): string {
 function fitsText(m: ModeEstimate): string {
   if (m.fits === null) return '?';
   if (m.fits) return 'yes';
-  const why = [m.gpuFits === false ? 'GPU' : '', m.cpuFits === false ? 'CPU' : '', m.nvmeFits === false ? 'NVMe' : ''].filter(Boolean);
+  const why = [
+    m.gpuFits === false ? 'GPU' : '',
+    m.cpuFits === false ? 'CPU' : '',
+    m.nvmeFits === false ? 'NVMe' : '',
+  ].filter(Boolean);
   return `no (${why.join('+')})`;
 }
 
@@ -237,11 +284,17 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
   const { input } = report;
   const out: string[] = [];
   const who = built.model ? `${built.model.name}: ` : '';
-  out.push(`${who}${formatCount(input.params)} params, largest layer ${formatCount(input.largestLayer)}; ${input.nodes} node(s) x ${input.gpusPerNode} GPU(s) = ${input.totalGpus}; zero_init ${input.zeroInit ? 'on' : 'off'}`);
-  out.push(`GPU memory ${input.gpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.gpuMemoryBytes)} (usable ${formatBytes(input.usableGpuBytes!)})`}; CPU memory per node ${input.cpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.cpuMemoryBytes)} (usable ${formatBytes(input.usableCpuBytes!)})`}`);
+  out.push(
+    `${who}${formatCount(input.params)} params, largest layer ${formatCount(input.largestLayer)}; ${input.nodes} node(s) x ${input.gpusPerNode} GPU(s) = ${input.totalGpus}; zero_init ${input.zeroInit ? 'on' : 'off'}`,
+  );
+  out.push(
+    `GPU memory ${input.gpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.gpuMemoryBytes)} (usable ${formatBytes(input.usableGpuBytes!)})`}; CPU memory per node ${input.cpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.cpuMemoryBytes)} (usable ${formatBytes(input.usableCpuBytes!)})`}`,
+  );
   if (input.activationBytes !== null && built.activation) {
     const a = built.activation;
-    out.push(`activations per GPU: ${formatBytes(input.activationBytes)} (layers ${a.layers}, hidden ${a.hidden}, heads ${a.heads}, seq ${a.seqLen}, micro-batch ${a.microBatch}, checkpointing ${a.checkpointing}); counted in "fits"`);
+    out.push(
+      `activations per GPU: ${formatBytes(input.activationBytes)} (layers ${a.layers}, hidden ${a.hidden}, heads ${a.heads}, seq ${a.seqLen}, micro-batch ${a.microBatch}, checkpointing ${a.checkpointing}); counted in "fits"`,
+    );
   }
   out.push('');
   const rows: string[][] = [['mode', 'GPU per GPU', 'CPU per node', 'comm/step', 'offload/step', 'fits', '']];
@@ -259,14 +312,17 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
   }
   out.push(pad(rows, [5, 6]));
   out.push('');
-  out.push(`${report.recommended ? `Recommended: ${MODE_INFO[report.recommended].label}${report.recommendedOffloadDevice === 'nvme' ? ' (NVMe)' : ''}. ` : 'No recommendation. '}${report.reason}`);
+  out.push(
+    `${report.recommended ? `Recommended: ${MODE_INFO[report.recommended].label}${report.recommendedOffloadDevice === 'nvme' ? ' (NVMe)' : ''}. ` : 'No recommendation. '}${report.reason}`,
+  );
   out.push('');
   out.push("DeepSpeed's estimators (estimate_zero2/zero3_model_states_mem_needs_all_cold; model states only):");
   const ds: string[][] = [['estimator', 'per CPU', 'per GPU', 'options']];
   for (const r of report.deepspeed) {
-    const opts = r.estimator === 'zero2'
-      ? `offload_optimizer=${r.offloadOptimizer}`
-      : `offload_param=${r.offloadParam}, offload_optimizer=${r.offloadOptimizer}, zero_init=${r.zeroInit ? 1 : 0}`;
+    const opts =
+      r.estimator === 'zero2'
+        ? `offload_optimizer=${r.offloadOptimizer}`
+        : `offload_param=${r.offloadParam}, offload_optimizer=${r.offloadOptimizer}, zero_init=${r.zeroInit ? 1 : 0}`;
     ds.push([r.estimator, gib(r.cpuBytes), gib(r.gpuBytes), opts]);
   }
   out.push(pad(ds, [3]));

@@ -70,9 +70,11 @@ Examples:
 export function registerEstimate(program: Command, _ctx: CommandContext): void {
   program
     .command('estimate')
-    .description('estimate GPU memory, CPU memory, communication and offload traffic of each ZeRO mode, and recommend one')
+    .description(
+      'estimate GPU memory, CPU memory, communication and offload traffic of each ZeRO mode, and recommend one',
+    )
     .option('--params <count>', 'total parameters, e.g. 20.4B, 7e9, 350M')
-    .option('--largest-layer <count>', "parameters of the largest single layer (ZeRO-3 gathers it whole), e.g. 120M")
+    .option('--largest-layer <count>', 'parameters of the largest single layer (ZeRO-3 gathers it whole), e.g. 120M')
     .option('--model <name>', 'take params, largest layer and shape from the catalog (see --list-models)')
     .option('--list-models', 'list the model catalog and exit')
     .option('--gpus-per-node <n>', 'GPUs per node (default 1, or detected with --detect)')

@@ -10,9 +10,13 @@ import { formatWrite, reportFindings } from './report.js';
 /** Validates, then prints or writes; resolves with the exit code. */
 export async function runGenerate(opts: Record<string, unknown>): Promise<number> {
   if (opts.out === undefined && opts.print === undefined) {
-    throw new UsageError('generate needs --out DIR or --print yaml|json', 'e.g. zerowiz generate --mode 2 --num-processes 8 --out ./configs');
+    throw new UsageError(
+      'generate needs --out DIR or --print yaml|json',
+      'e.g. zerowiz generate --mode 2 --num-processes 8 --out ./configs',
+    );
   }
-  if (opts.out !== undefined && opts.print !== undefined) throw new UsageError('--out and --print cannot be used together', 'pick one');
+  if (opts.out !== undefined && opts.print !== undefined)
+    throw new UsageError('--out and --print cannot be used together', 'pick one');
   let { setup } = setupFromOptions(opts);
   if (typeof opts.out === 'string') setup = setupInDir(setup, opts.out);
   const findings = validate(setup);

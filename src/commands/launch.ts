@@ -22,7 +22,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
     .description('run the steps of a preset (`accelerate launch` commands) in a live log pane, and keep a run record')
     .option('--dry-run', 'check everything and print the exact commands, then exit without running')
     .option('--no-tui', 'plain lines prefixed with the step name (also used when stdout is not a terminal)')
-    .addOption(new Option('--accelerate <path>', 'the accelerate executable (default: ZEROWIZ_ACCELERATE, else `accelerate` on PATH)'))
+    .addOption(
+      new Option(
+        '--accelerate <path>',
+        'the accelerate executable (default: ZEROWIZ_ACCELERATE, else `accelerate` on PATH)',
+      ),
+    )
     .option('--last', 'run the newest run record of this directory again')
     .addHelpText(
       'after',
@@ -44,6 +49,9 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
   program
     .command('runs')
     .description('list the run records of this directory, newest first')
-    .option('--json', 'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}]}]')
+    .option(
+      '--json',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}]}]',
+    )
     .action(async (opts: { json?: boolean }) => (await import('./launch-run.js')).runsCommand(opts));
 }

@@ -11,19 +11,38 @@ import { reportFindings } from './report.js';
 export function presetList(opts: { json?: boolean }): void {
   const { presets, problems } = listPresets();
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({
-      presets: presets.map((p) => ({ name: p.name, source: p.source, path: p.path, description: p.description, mode: p.setup.answers.mode, numProcesses: p.setup.answers.num_processes, steps: p.setup.steps.map((s) => s.name) })),
-      problems,
-    }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          presets: presets.map((p) => ({
+            name: p.name,
+            source: p.source,
+            path: p.path,
+            description: p.description,
+            mode: p.setup.answers.mode,
+            numProcesses: p.setup.answers.num_processes,
+            steps: p.setup.steps.map((s) => s.name),
+          })),
+          problems,
+        },
+        null,
+        2,
+      )}\n`,
+    );
     return;
   }
   const nameWidth = Math.max(4, ...presets.map((p) => p.name.length));
   process.stdout.write(`${'NAME'.padEnd(nameWidth)}  SOURCE   MODE            GPUS  DESCRIPTION\n`);
   for (const p of presets) {
     const a = p.setup.answers;
-    process.stdout.write(`${p.name.padEnd(nameWidth)}  ${p.source.padEnd(7)}  ${MODE_INFO[a.mode].label.padEnd(14)}  ${String(a.num_processes).padStart(4)}  ${p.description}\n`);
+    process.stdout.write(
+      `${p.name.padEnd(nameWidth)}  ${p.source.padEnd(7)}  ${MODE_INFO[a.mode].label.padEnd(14)}  ${String(a.num_processes).padStart(4)}  ${p.description}\n`,
+    );
   }
-  for (const pr of problems) process.stderr.write(`zerowiz: skipped ${pr.path}: ${pr.key ? `${pr.key}: ` : ''}${pr.problem} (the file was left as it is)\n`);
+  for (const pr of problems)
+    process.stderr.write(
+      `zerowiz: skipped ${pr.path}: ${pr.key ? `${pr.key}: ` : ''}${pr.problem} (the file was left as it is)\n`,
+    );
 }
 
 /** `preset show NAME`. */
@@ -31,12 +50,16 @@ export function presetShow(name: string, opts: { json?: boolean }): void {
   const p = findPreset(name);
   const findings = validate(p.setup);
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`,
+    );
     return;
   }
   const a = p.setup.answers;
   process.stdout.write(`# ${p.name} (${p.source}: ${p.path})\n`);
-  process.stdout.write(`# ${MODE_INFO[a.mode].label}, ${a.num_processes} GPU(s) on ${a.num_machines} machine(s)${a.model_params ? `, model ${formatCount(a.model_params)} params` : ''}\n`);
+  process.stdout.write(
+    `# ${MODE_INFO[a.mode].label}, ${a.num_processes} GPU(s) on ${a.num_machines} machine(s)${a.model_params ? `, model ${formatCount(a.model_params)} params` : ''}\n`,
+  );
   process.stdout.write(renderPresetFile(presetFileFor(p.setup, p.description, p.given)));
   reportFindings(findings, process.stdout);
 }
@@ -46,12 +69,28 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
   const { setup, given } = setupFromOptions(opts);
   const firstError = reportFindings(validate(setup));
   if (firstError) throw new UsageError(firstError.message, firstError.fix);
-  const description = typeof opts.description === 'string' ? opts.description : typeof opts.preset === 'string' ? `based on ${opts.preset}` : '';
+  const description =
+    typeof opts.description === 'string'
+      ? opts.description
+      : typeof opts.preset === 'string'
+        ? `based on ${opts.preset}`
+        : '';
   const saved = await savePresetFile(name, { ...setup, name }, description, given);
-  const how = saved.status === 'unchanged' ? 'unchanged' : saved.backup ? `replaced (the previous one is kept as ${saved.backup})` : 'saved';
+  const how =
+    saved.status === 'unchanged'
+      ? 'unchanged'
+      : saved.backup
+        ? `replaced (the previous one is kept as ${saved.backup})`
+        : 'saved';
   process.stdout.write(`${how} ${saved.path}\n`);
-  if (saved.shadows) process.stdout.write(`note: this user preset hides the built-in '${name}' of the same name (delete it to get the built-in back)\n`);
-  if (setup.steps.length === 0) process.stdout.write(`note: it has no launch steps, so \`zerowiz launch ${name}\` has nothing to run; start from a preset with steps (--preset) or add steps to the file\n`);
+  if (saved.shadows)
+    process.stdout.write(
+      `note: this user preset hides the built-in '${name}' of the same name (delete it to get the built-in back)\n`,
+    );
+  if (setup.steps.length === 0)
+    process.stdout.write(
+      `note: it has no launch steps, so \`zerowiz launch ${name}\` has nothing to run; start from a preset with steps (--preset) or add steps to the file\n`,
+    );
 }
 
 /** `preset delete NAME`. */

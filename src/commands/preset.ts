@@ -10,7 +10,10 @@ export function registerPreset(program: Command, _ctx: CommandContext): void {
   preset
     .command('list')
     .description('list built-in and user presets; broken user presets are reported and skipped')
-    .option('--json', 'print JSON: {"presets": [{name, source, path, description, mode, numProcesses, steps}], "problems": [{path, key, problem}]}')
+    .option(
+      '--json',
+      'print JSON: {"presets": [{name, source, path, description, mode, numProcesses, steps}], "problems": [{path, key, problem}]}',
+    )
     .action(async (opts: { json?: boolean }) => (await load()).presetList(opts));
   preset
     .command('show')

@@ -2,12 +2,14 @@
 import { formatFinding, type Finding } from '../validate.js';
 import type { WriteResult } from '../write.js';
 
-
 /**
  * Returns the first error, if any; otherwise prints the warnings to `stream`. (With an error the caller
  * fails with that one line, so the warnings would only bury it.)
  */
-export function reportFindings(findings: Finding[], stream: NodeJS.WritableStream = process.stderr): Finding | undefined {
+export function reportFindings(
+  findings: Finding[],
+  stream: NodeJS.WritableStream = process.stderr,
+): Finding | undefined {
   const error = findings.find((f) => f.level === 'error');
   if (error) return error;
   for (const f of findings) stream.write(`zerowiz: ${formatFinding(f)}\n`);

@@ -10,7 +10,8 @@ import { answersFromOptions } from './answer-flags.js';
 export function setupFromOptions(opts: Record<string, unknown>): { setup: Setup; given: Partial<Answers> } {
   let base: Setup | null = null;
   let baseGiven: Partial<Answers> = {};
-  if (typeof opts.preset === 'string' && typeof opts.from === 'string') throw new UsageError('--preset and --from cannot be used together', 'pick one starting point');
+  if (typeof opts.preset === 'string' && typeof opts.from === 'string')
+    throw new UsageError('--preset and --from cannot be used together', 'pick one starting point');
   if (typeof opts.preset === 'string') {
     const p = findPreset(opts.preset);
     base = p.setup;
@@ -31,7 +32,9 @@ export function setupFromOptions(opts: Record<string, unknown>): { setup: Setup;
     throw new UsageError(`${name}: ${(e as Error).message}`, hint);
   }
   const answers = withDefaults(given);
-  const setup: Setup = base ? { ...base, answers } : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
+  const setup: Setup = base
+    ? { ...base, answers }
+    : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
   return { setup, given };
 }
 

@@ -20,7 +20,10 @@ export function gracePeriods(env: NodeJS.ProcessEnv = process.env): { sigintMs: 
     const n = v === undefined || v === '' ? Number.NaN : Number(v);
     return Number.isFinite(n) && n >= 0 ? n : d;
   };
-  return { sigintMs: num(env.ZEROWIZ_SIGINT_GRACE_MS, SIGINT_GRACE_MS), sigtermMs: num(env.ZEROWIZ_SIGTERM_GRACE_MS, SIGTERM_GRACE_MS) };
+  return {
+    sigintMs: num(env.ZEROWIZ_SIGINT_GRACE_MS, SIGINT_GRACE_MS),
+    sigtermMs: num(env.ZEROWIZ_SIGTERM_GRACE_MS, SIGTERM_GRACE_MS),
+  };
 }
 
 const live = new Set<number>();
@@ -89,7 +92,11 @@ export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'none';
  * Stops a group: SIGINT, then SIGTERM after `sigintMs`, then SIGKILL after `sigtermMs`. Resolves when no
  * process of the group is left (or right after SIGKILL, which cannot be ignored).
  */
-export async function stopGroup(pgid: number, grace = gracePeriods(), firstSignal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): Promise<StopSignal> {
+export async function stopGroup(
+  pgid: number,
+  grace = gracePeriods(),
+  firstSignal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
+): Promise<StopSignal> {
   if (!groupAlive(pgid)) return 'none';
   if (firstSignal === 'SIGINT') {
     signalGroup(pgid, 'SIGINT');

@@ -29,7 +29,18 @@ export interface Progress {
   text: string;
 }
 
-const SCALE: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Z: 1e21, Y: 1e24 };
+const SCALE: Record<string, number> = {
+  '': 1,
+  k: 1e3,
+  K: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Z: 1e21,
+  Y: 1e24,
+};
 const NUM = String.raw`\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[kKMGTPEZY]?`;
 
 // Known total: "Steps:  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]"
@@ -107,7 +118,10 @@ export function parseLoss(line: string): number | null {
   return null;
 }
 
-const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const POW10 = [
+  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+  1e21, 1e22,
+];
 
 /**
  * `Number(text)` for a decimal the loss regex matched, without the string-to-double conversion when the

@@ -39,10 +39,7 @@ export class RunModel implements PipelineListener {
   outcome: PipelineOutcome | null = null;
   private readonly changeListeners = new Set<() => void>();
 
-  constructor(
-    steps: { name: string; logPath: string | null; command: string }[],
-    ringLines = PANE_RING_LINES,
-  ) {
+  constructor(steps: { name: string; logPath: string | null; command: string }[], ringLines = PANE_RING_LINES) {
     this.steps = steps.map((s) => ({
       name: s.name,
       status: 'pending',

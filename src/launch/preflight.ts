@@ -17,7 +17,8 @@ export interface AccelerateExe {
   from: 'flag' | 'env' | 'path';
 }
 
-const ACTIVATE_HINT = 'activate the Python environment that has accelerate and deepspeed (e.g. `conda activate ENV` or `source .venv/bin/activate`), or pass --accelerate PATH';
+const ACTIVATE_HINT =
+  'activate the Python environment that has accelerate and deepspeed (e.g. `conda activate ENV` or `source .venv/bin/activate`), or pass --accelerate PATH';
 
 function isExecutableFile(p: string): boolean {
   try {
@@ -43,18 +44,28 @@ export function whichSync(cmd: string, env: NodeJS.ProcessEnv = process.env): st
  * Resolves `accelerate`: `--accelerate PATH`, else ZEROWIZ_ACCELERATE, else PATH. Throws UsageError
  * (exit 2) with the hint to activate the right Python environment when it is missing.
  */
-export function resolveAccelerate(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AccelerateExe {
+export function resolveAccelerate(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): AccelerateExe {
   const given = flag ?? (env.ZEROWIZ_ACCELERATE ? env.ZEROWIZ_ACCELERATE : undefined);
   const from: AccelerateExe['from'] = flag !== undefined ? 'flag' : 'env';
   if (given !== undefined) {
     if (!given.includes('/')) {
       const found = whichSync(given, env);
       if (found) return { path: found, display: given, from };
-      throw new UsageError(`'${given}' (from ${from === 'flag' ? '--accelerate' : 'ZEROWIZ_ACCELERATE'}) is not on PATH`, ACTIVATE_HINT);
+      throw new UsageError(
+        `'${given}' (from ${from === 'flag' ? '--accelerate' : 'ZEROWIZ_ACCELERATE'}) is not on PATH`,
+        ACTIVATE_HINT,
+      );
     }
     const abs = isAbsolute(given) ? given : resolve(cwd, given);
     if (!isExecutableFile(abs)) {
-      throw new UsageError(`accelerate not found at ${given} (from ${from === 'flag' ? '--accelerate' : 'ZEROWIZ_ACCELERATE'}), or not executable`, ACTIVATE_HINT);
+      throw new UsageError(
+        `accelerate not found at ${given} (from ${from === 'flag' ? '--accelerate' : 'ZEROWIZ_ACCELERATE'}), or not executable`,
+        ACTIVATE_HINT,
+      );
     }
     return { path: abs, display: given, from };
   }
@@ -65,9 +76,26 @@ export function resolveAccelerate(flag: string | undefined, env: NodeJS.ProcessE
 
 // `accelerate launch` options that take no value (everything else starting with -- takes one).
 const LAUNCH_BOOL_FLAGS = new Set([
-  '--cpu', '--multi_gpu', '--tpu', '--ipex', '--use_deepspeed', '--use_fsdp', '--use_megatron_lm', '--use_xpu',
-  '--debug', '-q', '--quiet', '--same_network', '--no_python', '--tpu_use_cluster', '--tpu_use_sudo',
-  '--downcast_bf16', '--enable_cpu_affinity', '--dynamo_use_fullgraph', '--dynamo_use_dynamic', '--dynamo_use_regional_compilation',
+  '--cpu',
+  '--multi_gpu',
+  '--tpu',
+  '--ipex',
+  '--use_deepspeed',
+  '--use_fsdp',
+  '--use_megatron_lm',
+  '--use_xpu',
+  '--debug',
+  '-q',
+  '--quiet',
+  '--same_network',
+  '--no_python',
+  '--tpu_use_cluster',
+  '--tpu_use_sudo',
+  '--downcast_bf16',
+  '--enable_cpu_affinity',
+  '--dynamo_use_fullgraph',
+  '--dynamo_use_dynamic',
+  '--dynamo_use_regional_compilation',
 ]);
 
 /**
@@ -99,7 +127,8 @@ function earlierOutputs(setup: Setup, index: number): string[] {
     step.args.forEach((a, i) => {
       const eq = a.indexOf('=');
       if (a.startsWith('--') && eq > 0 && OUTPUT_OPT_RE.test(a.slice(2, eq))) out.push(a.slice(eq + 1));
-      else if (a.startsWith('--') && OUTPUT_OPT_RE.test(a.slice(2)) && step.args[i + 1] !== undefined) out.push(step.args[i + 1]!);
+      else if (a.startsWith('--') && OUTPUT_OPT_RE.test(a.slice(2)) && step.args[i + 1] !== undefined)
+        out.push(step.args[i + 1]!);
     });
   }
   return out.map((p) => resolve(p));
@@ -143,5 +172,10 @@ export interface PreparedCommand {
 
 /** The commands of a setup with this accelerate. */
 export function prepareCommands(setup: Setup, exe: { display: string }): PreparedCommand[] {
-  return toLaunchCommands(setup).map((c) => ({ step: c.step, argv: c.argv, usesConfig: c.usesConfig, text: shellJoin([exe.display, ...c.argv]) }));
+  return toLaunchCommands(setup).map((c) => ({
+    step: c.step,
+    argv: c.argv,
+    usesConfig: c.usesConfig,
+    text: shellJoin([exe.display, ...c.argv]),
+  }));
 }

@@ -3,7 +3,16 @@
  * holding copies of the config files used, `commands.sh` (reproduces the run), one full log per step
  * (`01-<step>.log`, raw output as the step wrote it) and `run.json` (kept current while the run goes).
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Setup } from '../setup.js';
 import { timestamp } from '../write.js';
@@ -65,7 +74,12 @@ export interface RunRecord {
 }
 
 function safeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 80) || 'run';
+  return (
+    name
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .replace(/^\.+/, '_')
+      .slice(0, 80) || 'run'
+  );
 }
 
 /** Creates a new record directory with its config copies, commands.sh and an initial run.json. */
@@ -230,7 +244,9 @@ export function listRunRecords(cwd = process.cwd()): RunRecord[] {
       continue;
     }
   }
-  out.sort((a, b) => (a.json.startedAt < b.json.startedAt ? 1 : a.json.startedAt > b.json.startedAt ? -1 : b.dir.localeCompare(a.dir)));
+  out.sort((a, b) =>
+    a.json.startedAt < b.json.startedAt ? 1 : a.json.startedAt > b.json.startedAt ? -1 : b.dir.localeCompare(a.dir),
+  );
   return out;
 }
 

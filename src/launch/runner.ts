@@ -6,7 +6,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
-import { gracePeriods, groupAlive, signalGroup, stopGroup, trackGroup, untrackGroup, type StopSignal } from './group.js';
+import {
+  gracePeriods,
+  groupAlive,
+  signalGroup,
+  stopGroup,
+  trackGroup,
+  untrackGroup,
+  type StopSignal,
+} from './group.js';
 import { LineSplitter, cleanLine, type LineSink } from './lines.js';
 import { parseLoss, parseProgress, type Progress } from './logparse.js';
 
@@ -80,7 +88,7 @@ export class OpenLines {
   /** Stream `k` (0 stdout, 1 stderr) reports its open line; returns the text to show. */
   set(k: 0 | 1 | number, text: string): string {
     this.open[k] = text;
-    return text !== '' ? text : this.open[1 - k] ?? '';
+    return text !== '' ? text : (this.open[1 - k] ?? '');
   }
 }
 
@@ -299,7 +307,11 @@ export class Pipeline {
         });
       } catch (err) {
         const error = (err as Error).message;
-        void log.close().then(() => resolve({ status: 'failed', exitCode: null, signal: null, startedAt, endedAt: Date.now(), error }));
+        void log
+          .close()
+          .then(() =>
+            resolve({ status: 'failed', exitCode: null, signal: null, startedAt, endedAt: Date.now(), error }),
+          );
         return;
       }
       const pgid = child.pid ?? null;

@@ -9,8 +9,23 @@ import { formatFinding, validate, type Finding } from '../validate.js';
 import { writeConfigFiles, type WriteResult } from '../write.js';
 import { gracePeriods } from './group.js';
 import { RunModel } from './model.js';
-import { missingScripts, prepareCommands, resolveAccelerate, type AccelerateExe, type MissingScript, type PreparedCommand } from './preflight.js';
-import { createRunRecord, displayDir, recordEnd, recordStepEnd, recordStepStart, stepLogPath, type RunRecord } from './record.js';
+import {
+  missingScripts,
+  prepareCommands,
+  resolveAccelerate,
+  type AccelerateExe,
+  type MissingScript,
+  type PreparedCommand,
+} from './preflight.js';
+import {
+  createRunRecord,
+  displayDir,
+  recordEnd,
+  recordStepEnd,
+  recordStepStart,
+  stepLogPath,
+  type RunRecord,
+} from './record.js';
 import { Pipeline, type PipelineOutcome, type StepSpec } from './runner.js';
 import { formatDuration } from './stream.js';
 
@@ -56,13 +71,19 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   if (setup.steps.length === 0) {
-    throw new UsageError(`'${setup.name}' has no launch steps`, 'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files');
+    throw new UsageError(
+      `'${setup.name}' has no launch steps`,
+      'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files',
+    );
   }
   const findings = validate(setup);
   const errors = findings.filter((f) => f.level === 'error');
   if (errors.length > 0) {
     const first = errors[0]!;
-    throw new UsageError(`'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, first.fix);
+    throw new UsageError(
+      `'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
+      first.fix,
+    );
   }
   const problems: string[] = [];
   let exe: AccelerateExe | null = null;
@@ -76,12 +97,27 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
   if (missing.length > 0) {
     const m = missing[0]!;
     if (!opts.dryRun) {
-      throw new UsageError(`step '${m.step}': training script ${m.path} not found in ${cwd}`, 'run zerowiz from the directory the step paths are relative to (e.g. your DiffSynth-Studio checkout), or fix the step in the preset');
+      throw new UsageError(
+        `step '${m.step}': training script ${m.path} not found in ${cwd}`,
+        'run zerowiz from the directory the step paths are relative to (e.g. your DiffSynth-Studio checkout), or fix the step in the preset',
+      );
     }
     for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
   }
-  const commands = prepareCommands(setup, exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' });
-  return { setup, source: opts.source, cwd, env, exe, commands, findings: findings.filter((f) => f.level === 'warning'), problems };
+  const commands = prepareCommands(
+    setup,
+    exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' },
+  );
+  return {
+    setup,
+    source: opts.source,
+    cwd,
+    env,
+    exe,
+    commands,
+    findings: findings.filter((f) => f.level === 'warning'),
+    problems,
+  };
 }
 
 /** A started launch: its record, pipeline and pane model. */
@@ -114,10 +150,21 @@ export interface StartOptions {
 /** Writes the config files the steps use, opens the run record, and builds the pipeline (not yet running). */
 export async function startLaunch(prepared: PreparedLaunch, opts: StartOptions = {}): Promise<LaunchSession> {
   const { setup, cwd, exe } = prepared;
-  if (!exe) throw new UsageError('accelerate is not on PATH', 'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH');
+  if (!exe)
+    throw new UsageError(
+      'accelerate is not on PATH',
+      'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH',
+    );
   const writes = prepared.commands.some((c) => c.usesConfig) ? await writeConfigFiles(setup, cwd) : [];
   const record = createRunRecord({ cwd, setup, source: prepared.source, commands: prepared.commands, accelerate: exe });
-  const specs: StepSpec[] = prepared.commands.map((c, i) => ({ name: c.step, file: exe.path, args: c.argv, logPath: stepLogPath(record, i), cwd, env: prepared.env }));
+  const specs: StepSpec[] = prepared.commands.map((c, i) => ({
+    name: c.step,
+    file: exe.path,
+    args: c.argv,
+    logPath: stepLogPath(record, i),
+    cwd,
+    env: prepared.env,
+  }));
   const pipeline = new Pipeline(specs, gracePeriods(prepared.env));
   const model = new RunModel(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record, i), command: c.text })),
@@ -173,7 +220,9 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean; step
     return r ? formatDuration(r.endedAt - r.startedAt) : '-';
   };
   if (o.outcome === 'succeeded') {
-    out.push(`all ${session.model.steps.length} steps done (${session.model.steps.map((s, i) => `${s.name} ${took(i)}`).join(', ')})`);
+    out.push(
+      `all ${session.model.steps.length} steps done (${session.model.steps.map((s, i) => `${s.name} ${took(i)}`).join(', ')})`,
+    );
   } else if (o.failedStep !== null) {
     const i = o.failedStep;
     const st = session.model.steps[i]!;
@@ -182,7 +231,10 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean; step
       const tail = st.lines.tail(FAILURE_TAIL_LINES);
       if (tail.length > 0) out.push(`last lines of ${st.name}:`, ...tail.map((l) => `  ${l}`));
     }
-    const why = o.outcome === 'interrupted' ? `stopped after ${took(i)}${r?.stopSignal && r.stopSignal !== 'none' ? ` (ended by ${r.stopSignal})` : ''}` : `failed after ${took(i)} (${r?.error ?? (r?.signal ? `signal ${r.signal}` : `exit ${r?.exitCode}`)})`;
+    const why =
+      o.outcome === 'interrupted'
+        ? `stopped after ${took(i)}${r?.stopSignal && r.stopSignal !== 'none' ? ` (ended by ${r.stopSignal})` : ''}`
+        : `failed after ${took(i)} (${r?.error ?? (r?.signal ? `signal ${r.signal}` : `exit ${r?.exitCode}`)})`;
     // Stream mode has already printed this line as the step ended.
     if (opts.stepLine !== false) out.push(`step ${st.name} ${why}`);
     out.push(`full log: ${displayDir(st.logPath ?? '', session.prepared.cwd)}`);

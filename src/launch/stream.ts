@@ -79,12 +79,18 @@ export class StreamPrinter implements PipelineListener {
     const name = this.stepNames[i] ?? String(i);
     const took = formatDuration(r.endedAt - r.startedAt);
     if (r.status === 'done') this.note(`step ${name} done in ${took} (exit 0)`);
-    else if (r.status === 'stopped') this.note(`step ${name} stopped after ${took}${r.stopSignal && r.stopSignal !== 'none' ? ` (${r.stopSignal})` : ''}`);
-    else this.note(`step ${name} failed after ${took} (${r.error ? r.error : r.signal ? `signal ${r.signal}` : `exit ${r.exitCode}`})`);
+    else if (r.status === 'stopped')
+      this.note(
+        `step ${name} stopped after ${took}${r.stopSignal && r.stopSignal !== 'none' ? ` (${r.stopSignal})` : ''}`,
+      );
+    else
+      this.note(
+        `step ${name} failed after ${took} (${r.error ? r.error : r.signal ? `signal ${r.signal}` : `exit ${r.exitCode}`})`,
+      );
   }
 
   stopping(): void {
-    this.note('stopping: SIGINT to the step\'s process group (Ctrl+C again to kill at once)');
+    this.note("stopping: SIGINT to the step's process group (Ctrl+C again to kill at once)");
   }
 
   end(_o: PipelineOutcome): void {

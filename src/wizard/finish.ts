@@ -30,7 +30,12 @@ export interface WritePlan {
 }
 
 /** The setup re-pointed at the target: accelerate's default_config.yaml (JSON beside it) or DIR/. */
-export function setupForTarget(setup: Setup, target: WriteTarget, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Setup {
+export function setupForTarget(
+  setup: Setup,
+  target: WriteTarget,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): Setup {
   if (target.kind === 'default') {
     const yaml = accelerateDefaultConfig(env);
     return { ...setup, files: { accelerateConfig: yaml, dsConfig: join(dirname(yaml), 'ds_config.json') } };
@@ -47,7 +52,12 @@ function readOrNull(path: string): string | null {
 }
 
 /** Plans the write: the texts, and diffs against files that exist. */
-export function planWrite(setup: Setup, target: WriteTarget, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): WritePlan {
+export function planWrite(
+  setup: Setup,
+  target: WriteTarget,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): WritePlan {
   const s = setupForTarget(setup, target, env, cwd);
   const { yaml, json } = configTexts(s);
   const files = [
@@ -55,7 +65,10 @@ export function planWrite(setup: Setup, target: WriteTarget, env: NodeJS.Process
     { path: s.files.dsConfig, text: json },
   ].map(({ path, text }): PlannedFile => {
     const old = readOrNull(path);
-    const patch = old === null || old === text ? '' : createTwoFilesPatch(path, path, old, text, 'on disk', 'zerowiz', { context: 2 });
+    const patch =
+      old === null || old === text
+        ? ''
+        : createTwoFilesPatch(path, path, old, text, 'on disk', 'zerowiz', { context: 2 });
     return { path, old, text, patch };
   });
   return { setup: s, files, changesExisting: files.some((f) => f.old !== null && f.old !== f.text) };

@@ -6,7 +6,16 @@
  * with `withDefaults(given, env)`, so a default that depends on an earlier answer (or on detection that
  * arrives late) follows it until the user answers that question.
  */
-import { QUESTIONS, activeQuestions, question, withDefaults, type Answers, type DetectedEnv, type Question, type QuestionId } from '../questions.js';
+import {
+  QUESTIONS,
+  activeQuestions,
+  question,
+  withDefaults,
+  type Answers,
+  type DetectedEnv,
+  type Question,
+  type QuestionId,
+} from '../questions.js';
 import { DEFAULT_FILES, type Setup } from '../setup.js';
 
 /** The screens of the wizard. */
@@ -62,7 +71,18 @@ const FIRST_ID = QUESTIONS[0].id as QuestionId;
 
 /** The state the wizard opens with. */
 export function initialFlow(env: DetectedEnv): FlowState {
-  return { screen: 'start', env, given: {}, base: NEW_BASE, origin: { kind: 'new' }, current: FIRST_ID, history: [], returnToReview: false, enabledFromReview: [], dirty: false };
+  return {
+    screen: 'start',
+    env,
+    given: {},
+    base: NEW_BASE,
+    origin: { kind: 'new' },
+    current: FIRST_ID,
+    history: [],
+    returnToReview: false,
+    enabledFromReview: [],
+    dirty: false,
+  };
 }
 
 /** The full answers: given ones plus defaults. */
@@ -137,7 +157,11 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
     case 'answer': {
       if (!ORDER.has(action.id)) return s;
       const before = answersOf(s);
-      const given: Partial<Answers> = { ...s.given, ...(action.also ?? {}), [action.id]: action.value } as Partial<Answers>;
+      const given: Partial<Answers> = {
+        ...s.given,
+        ...(action.also ?? {}),
+        [action.id]: action.value,
+      } as Partial<Answers>;
       const after = withDefaults(given, s.env);
       const changed = (Object.keys(after) as QuestionId[]).some((k) => !sameValue(before[k], after[k]));
       const dirty = s.dirty || changed;
@@ -145,13 +169,28 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
       if (s.returnToReview) {
         // Questions this answer enabled come first (and those enabled earlier and still pending).
         const walkBefore = new Set(walkQuestions(before).map((x) => x.id));
-        const pending = new Set([...(s.enabledFromReview ?? []), ...walkQuestions(after).map((x) => x.id as QuestionId).filter((id) => !walkBefore.has(id))]);
+        const pending = new Set([
+          ...(s.enabledFromReview ?? []),
+          ...walkQuestions(after)
+            .map((x) => x.id as QuestionId)
+            .filter((id) => !walkBefore.has(id)),
+        ]);
         pending.delete(action.id);
         const todo = walkQuestions(after)
           .map((x) => x.id as QuestionId)
           .filter((id) => pending.has(id));
         const [first, ...rest] = todo;
-        if (first !== undefined) return { ...s, given, dirty, history, screen: 'question', current: first, returnToReview: true, enabledFromReview: rest };
+        if (first !== undefined)
+          return {
+            ...s,
+            given,
+            dirty,
+            history,
+            screen: 'question',
+            current: first,
+            returnToReview: true,
+            enabledFromReview: rest,
+          };
         return { ...s, given, dirty, history, screen: 'review', returnToReview: false, enabledFromReview: [] };
       }
       const next = nextQuestion(action.id, after);
@@ -176,7 +215,13 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
     }
     case 'jump': {
       if (!ORDER.has(action.id)) return s;
-      return { ...s, screen: 'question', current: action.id, returnToReview: s.screen === 'review' || s.screen === 'finish' || s.returnToReview, enabledFromReview: [] };
+      return {
+        ...s,
+        screen: 'question',
+        current: action.id,
+        returnToReview: s.screen === 'review' || s.screen === 'finish' || s.returnToReview,
+        enabledFromReview: [],
+      };
     }
     case 'review':
       return { ...s, screen: 'review', returnToReview: false, enabledFromReview: [] };

@@ -47,7 +47,9 @@ function computePreview(setup: Setup): Preview {
   try {
     findings = validate(setup);
   } catch (e) {
-    findings = [{ level: 'error', rule: 'internal', message: `validation failed: ${(e as Error).message}`, fix: 'report this' }];
+    findings = [
+      { level: 'error', rule: 'internal', message: `validation failed: ${(e as Error).message}`, fix: 'report this' },
+    ];
   }
   return { yaml, json: json.replace(/\n$/, ''), commands, findings };
 }

@@ -45,7 +45,12 @@ export interface Tradeoff {
 
 /** Bytes in at most 8 characters: `79.6 GiB`, `312 GiB`, `1.2 TiB`, `640 MiB`. */
 export function compactBytes(bytes: number): string {
-  const units: [number, string][] = [[2 ** 40, 'TiB'], [2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB']];
+  const units: [number, string][] = [
+    [2 ** 40, 'TiB'],
+    [2 ** 30, 'GiB'],
+    [2 ** 20, 'MiB'],
+    [2 ** 10, 'KiB'],
+  ];
   for (const [size, unit] of units) {
     if (bytes >= size) {
       const v = bytes / size;
@@ -116,7 +121,8 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean): Tradeoff {
   const maxCpu = Math.max(1, ...report.modes.map((m) => m.cpuBytes));
   const gpuScale = report.input.gpuMemoryBytes ?? maxGpu;
   const cpuScale = report.input.cpuMemoryBytes ?? maxCpu;
-  const recommendedKey = report.recommended === null ? null : rowKey(report.recommended, report.recommendedOffloadDevice);
+  const recommendedKey =
+    report.recommended === null ? null : rowKey(report.recommended, report.recommendedOffloadDevice);
   const rows = report.modes.map((m): TradeoffRow => {
     const key = rowKey(m.mode, m.offloadDevice);
     return {
