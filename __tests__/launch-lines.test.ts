@@ -108,7 +108,7 @@ describe('the byte line splitter', () => {
     const long = 'x'.repeat(MAX_DISPLAY_LINE_CHARS * 10);
     const bytes = Buffer.from(`${long}\nshort\n`);
     const seen = run(cutAt(bytes, [5000, 20_000, 30_000]));
-    expect(seen.lines[0]).toBe('x'.repeat(MAX_DISPLAY_LINE_CHARS) + '…');
+    expect(seen.lines[0]).toBe(`${'x'.repeat(MAX_DISPLAY_LINE_CHARS)}…`);
     expect(seen.lines[1]).toBe('short');
     const one = run([bytes]);
     expect(one.lines).toEqual(seen.lines);

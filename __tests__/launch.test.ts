@@ -167,7 +167,7 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     const r = await zerowiz(['launch', TWO_STEP], d, { PATH: '/nonexistent', ZEROWIZ_ACCELERATE: undefined });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /accelerate is not on PATH\n  hint: activate the Python environment that has accelerate and deepspeed/,
+      /accelerate is not on PATH\n {2}hint: activate the Python environment that has accelerate and deepspeed/,
     );
     expect(r.stderr.trim().split('\n')).toHaveLength(2);
   });

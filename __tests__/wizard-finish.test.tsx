@@ -1,7 +1,3 @@
-// The wizard after an import and at the finish step, with the real import, planner and writer on a
-// temporary directory: the import's kept and moved keys on the review, the overwrite diff (its rows,
-// labels, scrolling and footer), and the preview after writing.
-import React from 'react';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,7 +87,7 @@ describe('finish: writing over files with other content', () => {
     // Files with other content where the wizard will write: a long diff.
     writeFileSync(
       join(dir, 'accelerate_config.yaml'),
-      Array.from({ length: 25 }, (_, i) => `old_key_${i}: ${i}`).join('\n') + '\n',
+      `${Array.from({ length: 25 }, (_, i) => `old_key_${i}: ${i}`).join('\n')}\n`,
     );
     writeFileSync(
       join(dir, 'ds_config.json'),

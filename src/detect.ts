@@ -66,7 +66,7 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuDetection
     minMemoryBytes: null,
     reason,
   });
-  let result;
+  let result: Awaited<ReturnType<typeof execa>>;
   try {
     result = await execa('nvidia-smi', [...NVIDIA_SMI_ARGS], {
       env: opts.env ?? process.env,

@@ -166,7 +166,7 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
 export function stringifyJson(value: JsonOut, indent = ''): string {
   if (value instanceof Sci) return formatSci(value.value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const inner = indent + '    ';
+  const inner = `${indent}    `;
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]';
     return `[\n${value.map((v) => inner + stringifyJson(v, inner)).join(',\n')}\n${indent}]`;

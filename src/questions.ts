@@ -729,6 +729,7 @@ export const QUESTIONS = [
     parse: str,
     format: (v) => v,
   }),
+  // biome-ignore lint/suspicious/noExplicitAny: each entry is a Question of its own answer type.
 ] as const satisfies readonly Question<any>[];
 
 /** Formats an element count like the seed JSON does: 1e9, 5e7, 1e5; other values in full. */
@@ -776,6 +777,7 @@ export function withDefaults(given: Partial<Answers>, env: DetectedEnv = NO_DETE
 
 /** The questions asked for these answers (their `when` holds), in order. */
 export function activeQuestions(a: Answers, includeAdvanced = false): Question[] {
+  // biome-ignore lint/suspicious/noExplicitAny: a list of questions of different answer types (an existential).
   return (QUESTIONS as readonly Question<any>[]).filter(
     (x) => (includeAdvanced || !x.advanced) && x.when(a),
   ) as Question[];

@@ -888,7 +888,7 @@ export function fitFindings(setup: Setup): Finding[] {
     gpuMemoryBytes: a.gpu_memory,
     cpuMemoryBytes: a.cpu_memory,
   };
-  let row;
+  let row: ReturnType<typeof estimateMode>;
   try {
     row = estimateMode(a.mode, input, MODE_INFO[a.mode].offloadOptimizer ? a.offload_device : 'cpu');
   } catch {

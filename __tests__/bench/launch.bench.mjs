@@ -96,7 +96,7 @@ async function paneRun(bin, fake, cwd, env) {
   const screen = () => {
     const b = term.buffer.active;
     let s = '';
-    for (let i = 0; i < rows; i++) s += (b.getLine(b.viewportY + i)?.translateToString(true) ?? '') + '\n';
+    for (let i = 0; i < rows; i++) s += `${b.getLine(b.viewportY + i)?.translateToString(true) ?? ''}\n`;
     return s;
   };
   const flush = () => new Promise((r) => term.write('', r));

@@ -125,7 +125,10 @@ describe('the wizard in a real terminal', () => {
     const yamlText = readFileSync(join(cwd, 'accelerate_config.yaml'), 'utf8');
     const jsonText = readFileSync(join(cwd, 'ds_config.json'), 'utf8');
     const yaml = parseYaml(yamlText) as Record<string, unknown>;
-    const json = JSON.parse(jsonText) as Record<string, any>;
+    const json = JSON.parse(jsonText) as {
+      zero_optimization: { stage: number; offload_param: { device: string }; offload_optimizer: { device: string } };
+      bf16: { enabled: boolean };
+    };
     expect(yaml.num_processes).toBe(8);
     expect(yaml.distributed_type).toBe('DEEPSPEED');
     expect(json.zero_optimization.stage).toBe(3);

@@ -3,7 +3,8 @@
  * Its highlight lives in a ref as well as in state, so keys typed faster than a frame each see the one
  * before; keys come through the app's key router (see keys.tsx).
  */
-import React, { useRef, useState } from 'react';
+import type React from 'react';
+import { useRef, useState } from 'react';
 import { Box } from 'ink';
 import { useKeys } from './keys.js';
 

@@ -3,7 +3,8 @@
  * erase, Enter submits). The value and cursor live in a ref as well, so keys typed faster than a frame
  * build on each other; keys come through the app's key router (see keys.tsx).
  */
-import React, { useRef, useState } from 'react';
+import type React from 'react';
+import { useRef, useState } from 'react';
 import { Text } from 'ink';
 import { useKeys } from './keys.js';
 

@@ -9,7 +9,8 @@
  * event loop, each after the previous one has been rendered; pasted text that mixes characters and
  * control keys ("2\r", "\r\r") arrives as one Ink event and is split first.
  */
-import React, { createContext, useContext, useLayoutEffect, useRef } from 'react';
+import type React from 'react';
+import { createContext, useContext, useLayoutEffect, useRef } from 'react';
 import { useInput, type Key } from 'ink';
 
 /** A key handler: the typed text (empty for special keys) and Ink's key flags. */

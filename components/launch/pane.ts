@@ -193,31 +193,44 @@ export class Pane {
         } else dispatch({ type: 'confirmStop', on: true });
         return;
       case 'up':
-        return dispatch({ type: 'scroll', delta: -1, view });
+        dispatch({ type: 'scroll', delta: -1, view });
+        return;
       case 'down':
-        return dispatch({ type: 'scroll', delta: 1, view });
+        dispatch({ type: 'scroll', delta: 1, view });
+        return;
       case 'pageUp':
-        return dispatch({ type: 'scroll', delta: -(logHeight - 1), view });
+        dispatch({ type: 'scroll', delta: -(logHeight - 1), view });
+        return;
       case 'pageDown':
-        return dispatch({ type: 'scroll', delta: logHeight - 1, view });
+        dispatch({ type: 'scroll', delta: logHeight - 1, view });
+        return;
       case 'top':
-        return dispatch({ type: 'top', view });
+        dispatch({ type: 'top', view });
+        return;
       case 'bottom':
-        return dispatch({ type: 'bottom' });
+        dispatch({ type: 'bottom' });
+        return;
       case 'follow':
-        return dispatch({ type: 'toggleFollow', view });
+        dispatch({ type: 'toggleFollow', view });
+        return;
       case 'wrap':
-        return dispatch({ type: 'toggleWrap' });
+        dispatch({ type: 'toggleWrap' });
+        return;
       case 'nextStep':
-        return dispatch({ type: 'selectStep', index: (selected + 1) % model.steps.length });
+        dispatch({ type: 'selectStep', index: (selected + 1) % model.steps.length });
+        return;
       case 'prevStep':
-        return dispatch({ type: 'selectStep', index: (selected - 1 + model.steps.length) % model.steps.length });
+        dispatch({ type: 'selectStep', index: (selected - 1 + model.steps.length) % model.steps.length });
+        return;
       case 'searchStart':
-        return dispatch({ type: 'searchStart' });
+        dispatch({ type: 'searchStart' });
+        return;
       case 'searchNext':
-        return dispatch({ type: 'searchMove', dir: 1, view });
+        dispatch({ type: 'searchMove', dir: 1, view });
+        return;
       case 'searchPrev':
-        return dispatch({ type: 'searchMove', dir: -1, view });
+        dispatch({ type: 'searchMove', dir: -1, view });
+        return;
       default:
         return;
     }

@@ -328,7 +328,7 @@ export function visibleRows(s: PaneState, v: LinesView, open: string, cols: numb
 }
 
 function cut(text: string, width: number): string {
-  return text.length > width ? text.slice(0, Math.max(0, width - 1)) + '…' : text;
+  return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
 }
 
 /** Splits a row into plain and highlighted parts for a query (smart case). */

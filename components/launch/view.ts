@@ -118,7 +118,7 @@ export class RowBuilder {
     const tw = textWidth(text);
     let piece = text;
     if (this.w + tw > this.cols) {
-      piece = prefixFitting(text, this.cols - this.w - 1) + '…';
+      piece = `${prefixFitting(text, this.cols - this.w - 1)}…`;
       this.full = true;
     }
     this.out += sgr === '' ? piece : sgr + piece + SGR.reset;

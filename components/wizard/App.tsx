@@ -1,4 +1,5 @@
-import React, { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
+import type React from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
 import { Box, Text } from 'ink';
 import type { ImportResult } from '../../src/import.js';
 import type { ModelEntry } from '../../src/models.js';
@@ -16,7 +17,7 @@ import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { nextTab, type PreviewTab } from '../../src/wizard/tabs.js';
 import { tradeoffOf } from '../../src/wizard/tradeoff.js';
 import { KeyRouter, useKeys } from '../common/keys.js';
-import { clip, wrap } from '../common/text.js';
+import { clip } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
 import { FinishScreen, type FinishDeps, type WizardResult } from './FinishScreen.js';
@@ -110,6 +111,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const [preview$, setPreview$] = useState<PreviewModule | null>(previewModule);
   /** The user chose "type a parameter count" on the model picker (the list gives way to a text field). */
   const [modelTyped, setModelTyped] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loads the preview module once, on mount.
   useEffect(() => {
     let live = true;
     if (!preview$) void loadPreview().then((m) => live && setPreview$(m));
@@ -192,7 +194,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
     if (configPath && loaded) importFrom(configPath);
   }, [configPath, importFrom, loaded]);
 
-  const answers = useMemo(() => answersOf(flow), [flow.given, flow.env]);
+  const { given, env } = flow;
+  const answers = useMemo(() => answersOf({ given, env }), [given, env]);
   const previewAnswers = useMemo(
     () => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers),
     [draft, answers, flow.given, flow.env],

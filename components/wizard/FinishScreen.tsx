@@ -1,4 +1,5 @@
-import React, { useEffect, useState } from 'react';
+import type React from 'react';
+import { useEffect, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
@@ -105,8 +106,12 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const [note, setNote] = useState<string | null>(null);
   const [written, setWritten] = useState<{ lines: string[]; setup: Setup } | null>(null);
   const w = p.width;
+  // These report the screen's mode upward when it changes (not when the parent's callbacks do).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: fires on a step change only.
   useEffect(() => p.onTyping?.(s.step === 'dir' || s.step === 'presetName'), [s.step]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: fires on a step change only.
   useEffect(() => p.onConfirming?.(s.step === 'confirm'), [s.step]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: on unmount only.
   useEffect(() => () => p.onConfirming?.(false), []);
   // The overwrite diff: every row below its title and above its key line.
   const diff = s.step === 'confirm' ? diffLines(s.plan.files) : [];

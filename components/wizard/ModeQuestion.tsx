@@ -1,4 +1,5 @@
-import React, { useEffect, useMemo, useState } from 'react';
+import type React from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import type { Answers } from '../../src/questions.js';
@@ -107,7 +108,7 @@ export function ModeQuestion(props: {
   const b = barWidth(width);
   const byKey = new Map(t.rows.map((r) => [r.key, r]));
 
-  const Item = ({ label, isSelected }: { label: string; isSelected?: boolean }) => {
+  const renderItem = ({ label, isSelected }: { label: string; isSelected?: boolean }) => {
     const r = byKey.get(label);
     if (!r) {
       const info = MODE_INFO[label as keyof typeof MODE_INFO];
@@ -152,7 +153,7 @@ export function ModeQuestion(props: {
         initialIndex={initialIndex}
         isFocused={props.isActive}
         renderIndicator={Indicator}
-        renderItem={Item}
+        renderItem={renderItem}
         onHighlight={(item) => {
           setHighlighted(item.value);
           props.onDraft(draftFor(item.value));

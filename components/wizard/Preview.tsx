@@ -1,4 +1,4 @@
-import React from 'react';
+import type React from 'react';
 import { Box, Text } from 'ink';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';

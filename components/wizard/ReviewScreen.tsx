@@ -1,4 +1,4 @@
-import React from 'react';
+import type React from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { activeQuestions, type Answers, type QuestionId } from '../../src/questions.js';

@@ -1,4 +1,5 @@
-import React, { useEffect, useState } from 'react';
+import type React from 'react';
+import { useEffect, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
@@ -38,6 +39,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
     { isActive: p.isActive && view !== 'menu' },
   );
   const w = p.width;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reports the view upward when it changes only.
   useEffect(() => p.onTyping?.(view === 'path'), [view]);
   if (view === 'presets') {
     const nameW = Math.min(30, Math.max(...p.presets.map((x) => x.name.length + 7), 10));

@@ -24,7 +24,7 @@ interface Binding {
 
 /** The bindings, in footer order. Enter and ↑/↓ belong to the lists and fields themselves. */
 export const KEYMAP: readonly Binding[] = [
-  { command: 'back', keys: 'Esc/←', label: 'back', matches: (i, k, c) => k.escape || (k.leftArrow && !c.textInput) },
+  { command: 'back', keys: 'Esc/←', label: 'back', matches: (_i, k, c) => k.escape || (k.leftArrow && !c.textInput) },
   { command: 'help', keys: '?', label: 'help', matches: (i) => i === '?' },
   { command: 'nextTab', keys: 'Tab', label: 'preview', matches: (_i, k) => k.tab && !k.shift },
   { command: 'scrollUp', keys: 'PgUp', label: '', matches: (_i, k) => k.pageUp },

@@ -1,8 +1,3 @@
-/**
- * The Ink half of the wizard's start: run.ts loads this module (Ink, React and the views) only after
- * the terminal is set up, with yoga-layout's inline WebAssembly decoded directly (see `withoutFetch`).
- */
-import React from 'react';
 import { render } from 'ink';
 import { App, type AppDeps } from './App.js';
 import type { WizardResult } from './FinishScreen.js';

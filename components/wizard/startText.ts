@@ -73,7 +73,8 @@ function frameRows(
     { text: clip(`zerowiz · start · ${DETECTING}`, columns), color: 'accent' },
     { text: START_PROMPT, bold: true },
   ];
-  items.forEach((it, i) => out.push({ text: `${i === 0 ? '❯ ' : '  '}${it.label}`, marker: true, bold: i === 0 }));
+  for (const [i, it] of items.entries())
+    out.push({ text: `${i === 0 ? '❯ ' : '  '}${it.label}`, marker: true, bold: i === 0 });
   while (out.length < 1 + body) out.push({ text: '' });
   for (const l of footer) out.push({ text: l, color: 'dim' });
   return out;

@@ -5,15 +5,7 @@ import type { ActivationInput, Checkpointing } from '../activations.js';
 import { describeGpus, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
-import {
-  ADDITIONAL_BUFFER_FACTOR,
-  CPU_HEADROOM_FRACTION,
-  EstimateInputError,
-  GPU_HEADROOM_FRACTION,
-  GPU_HEADROOM_MIN_BYTES,
-  MAX_PARAMS,
-  estimateModes,
-} from '../estimate.js';
+import { EstimateInputError, MAX_PARAMS, estimateModes } from '../estimate.js';
 import type { EstimateReport, ModeEstimate } from '../estimate.js';
 import { MODE_INFO } from '../modes.js';
 import { findModel, loadModelCatalog } from '../models.js';

@@ -6,7 +6,6 @@ import {
   CPU_HEADROOM_FRACTION,
   GPU_HEADROOM_FRACTION,
   GPU_HEADROOM_MIN_BYTES,
-  MAX_PARAMS,
 } from '../estimate.js';
 
 /** Raw flag values as commander hands them over. */

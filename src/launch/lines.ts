@@ -21,7 +21,7 @@ export function cleanLine(text: string): string {
     s = stripAnsi(s).replace(CONTROL_RE, '');
   }
   if (s.includes('\t')) s = expandTabs(s);
-  if (s.length > MAX_DISPLAY_LINE_CHARS) s = s.slice(0, MAX_DISPLAY_LINE_CHARS) + '…';
+  if (s.length > MAX_DISPLAY_LINE_CHARS) s = `${s.slice(0, MAX_DISPLAY_LINE_CHARS)}…`;
   return s;
 }
 
@@ -199,7 +199,7 @@ export class LineSplitter {
       const e = nl === -1 ? text.length : nl;
       const raw = text.slice(s, e);
       if (!clean) sink.line(cleanLine(raw));
-      else sink.line(raw.length > MAX_DISPLAY_LINE_CHARS ? raw.slice(0, MAX_DISPLAY_LINE_CHARS) + '…' : raw);
+      else sink.line(raw.length > MAX_DISPLAY_LINE_CHARS ? `${raw.slice(0, MAX_DISPLAY_LINE_CHARS)}…` : raw);
       if (nl === -1) break;
       s = nl + 1;
     }

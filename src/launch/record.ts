@@ -176,7 +176,7 @@ export function commandsScript(json: RunJson): string {
   json.steps.forEach((s, i) => {
     lines.push('', `# step ${i + 1}: ${s.name}`, shellJoin([json.accelerate.display, ...s.argv]));
   });
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** The absolute path of a step's log. */
@@ -188,7 +188,7 @@ export function stepLogPath(rec: RunRecord, index: number): string {
 export function saveRunJson(rec: RunRecord): void {
   const path = join(rec.dir, 'run.json');
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, JSON.stringify(rec.json, null, 2) + '\n');
+  writeFileSync(tmp, `${JSON.stringify(rec.json, null, 2)}\n`);
   renameSync(tmp, path);
 }
 
@@ -240,9 +240,7 @@ export function listRunRecords(cwd = process.cwd()): RunRecord[] {
       const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunJson;
       if (typeof json.startedAt !== 'string' || !Array.isArray(json.steps)) continue;
       out.push({ dir, json });
-    } catch {
-      continue;
-    }
+    } catch {}
   }
   out.sort((a, b) =>
     a.json.startedAt < b.json.startedAt ? 1 : a.json.startedAt > b.json.startedAt ? -1 : b.dir.localeCompare(a.dir),

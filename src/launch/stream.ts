@@ -42,7 +42,7 @@ export class StreamPrinter implements PipelineListener {
     private readonly now: () => number = Date.now,
   ) {
     const width = Math.max(...stepNames.map((n) => n.length), 7);
-    this.prefixes = stepNames.map((n) => `[${n}]`.padEnd(width + 2) + ' ');
+    this.prefixes = stepNames.map((n) => `${`[${n}]`.padEnd(width + 2)} `);
     this.lastPct = stepNames.map(() => null);
     this.lastProgressAt = stepNames.map(() => 0);
     this.lastProgressText = stepNames.map(() => '');
@@ -55,7 +55,7 @@ export class StreamPrinter implements PipelineListener {
 
   line(i: number, text: string): void {
     if (this.lastProgressText[i] !== '' && text.trim() === this.lastProgressText[i]) return; // a bar's final state, already printed
-    this.push(this.prefixes[i] + text + '\n');
+    this.push(`${this.prefixes[i] + text}\n`);
   }
 
   progress(i: number, p: Progress): void {
@@ -67,7 +67,7 @@ export class StreamPrinter implements PipelineListener {
     this.lastProgressAt[i] = t;
     const text = cleanLine(p.text).trim();
     this.lastProgressText[i] = text;
-    this.push(this.prefixes[i] + text + '\n');
+    this.push(`${this.prefixes[i] + text}\n`);
   }
 
   stepStart(i: number): void {
