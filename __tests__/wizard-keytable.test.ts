@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   KEY_TABLES,
+  NO_KEY,
   dispatchKey,
   hintLines,
   hints,
@@ -12,24 +13,7 @@ import {
   type SurfaceHandler,
 } from '../src/wizard/keytable.js';
 
-const K: KeyPress = {
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageUp: false,
-  pageDown: false,
-  home: false,
-  end: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-};
+const K: KeyPress = NO_KEY;
 const key = (k: Partial<KeyPress>): KeyPress => ({ ...K, ...k });
 /** Named presses as Ink reports them. */
 const P = {

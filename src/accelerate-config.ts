@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { dumpYaml, isPlainObject } from './emit.js';
+import { dumpYaml, isPlainObject, machineKeys } from './emit.js';
 import type { Answers } from './questions.js';
 import type { Setup } from './setup.js';
 import { stepConfig } from './step-args.js';
@@ -206,31 +206,14 @@ export function noDeepSpeedConfigPath(setup: Pick<Setup, 'files'>): string {
  */
 export function noDeepSpeedConfigObject(a: Answers): Record<string, unknown> {
   const single = a.num_processes <= 1 && a.num_machines <= 1;
-  const multi = !single && a.num_machines > 1;
-  const out: Record<string, unknown> = {
-    compute_environment: 'LOCAL_MACHINE',
-    debug: single ? false : a.debug,
+  // "No distributed training" asks no machine or debug questions: one machine, one process, debug off.
+  const machines = single ? { ...a, num_machines: 1, num_processes: 1, debug: false } : a;
+  return {
+    ...machineKeys(machines),
     distributed_type: single ? 'NO' : 'MULTI_GPU',
-    downcast_bf16: 'no',
-    enable_cpu_affinity: false,
     gpu_ids: 'all',
-    machine_rank: multi ? a.machine_rank : 0,
-    main_training_function: 'main',
     mixed_precision: a.mixed_precision === 'fp16' || a.mixed_precision === 'bf16' ? a.mixed_precision : 'no',
-    num_machines: single ? 1 : a.num_machines,
-    num_processes: single ? 1 : a.num_processes,
-    rdzv_backend: multi && !a.same_network ? a.rdzv_backend : 'static',
-    same_network: multi ? a.same_network : true,
-    tpu_env: [],
-    tpu_use_cluster: false,
-    tpu_use_sudo: false,
-    use_cpu: false,
   };
-  if (multi) {
-    out.main_process_ip = a.main_process_ip;
-    if (a.main_process_port !== null) out.main_process_port = a.main_process_port;
-  }
-  return out;
 }
 
 /** The non-DeepSpeed config's text, as accelerate saves YAML. */

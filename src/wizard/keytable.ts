@@ -268,7 +268,8 @@ export function dispatchKey(
   return null;
 }
 
-const NO_KEY: KeyPress = {
+/** No key flag set: a plain character. */
+export const NO_KEY: KeyPress = {
   upArrow: false,
   downArrow: false,
   leftArrow: false,
