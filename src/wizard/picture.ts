@@ -281,7 +281,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
     traffic.push([{ text: clip('⇄ one GPU: nothing moves between GPUs', width), role: role('dim') }]);
   say('↕ GPU↔CPU↔NVMe, per GPU per step:', host);
 
-  const legendText = `${HELD} held here  ${OTHER} another GPU's slice  blank: elsewhere${wide ? '' : ' · B: bytes per parameter'}${
+  const legendText = `${HELD} held here · ${OTHER} another GPU's slice · blank: elsewhere${wide ? '' : ' · B: bytes per parameter'}${
     buffers > 0 ? ` · each GPU's total has ${pictureBytes(buffers)} of working buffers` : ''
   }`;
   const legend = wrap(legendText, width).map((l) => [{ text: l, role: role('dim') }]);
