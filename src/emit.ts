@@ -36,11 +36,32 @@ export function accelerateConfigObject(setup: Setup): Record<string, unknown> {
       if (a.inclusion_filter !== '') ds.deepspeed_inclusion_filter = a.inclusion_filter;
     }
   }
+  const out: Record<string, unknown> = { ...machineKeys(a), deepspeed_config: ds, distributed_type: 'DEEPSPEED' };
+  if (a.dynamo_backend !== 'no') out.dynamo_config = { dynamo_backend: a.dynamo_backend.toUpperCase() };
+  return deepMerge(out, setup.extra?.yaml ?? {});
+}
+
+/**
+ * The keys `accelerate config` writes on its "This machine" path whatever the distributed type: the
+ * machines, the processes, the rendezvous, and the fixed ones (no CPU, no TPU, no NUMA affinity).
+ */
+export function machineKeys(
+  a: Pick<
+    Answers,
+    | 'debug'
+    | 'num_machines'
+    | 'num_processes'
+    | 'machine_rank'
+    | 'same_network'
+    | 'rdzv_backend'
+    | 'main_process_ip'
+    | 'main_process_port'
+  >,
+): Record<string, unknown> {
+  const multi = a.num_machines > 1;
   const out: Record<string, unknown> = {
     compute_environment: 'LOCAL_MACHINE',
     debug: a.debug,
-    deepspeed_config: ds,
-    distributed_type: 'DEEPSPEED',
     downcast_bf16: 'no',
     enable_cpu_affinity: false,
     machine_rank: multi ? a.machine_rank : 0,
@@ -58,8 +79,7 @@ export function accelerateConfigObject(setup: Setup): Record<string, unknown> {
     out.main_process_ip = a.main_process_ip;
     if (a.main_process_port !== null) out.main_process_port = a.main_process_port;
   }
-  if (a.dynamo_backend !== 'no') out.dynamo_config = { dynamo_backend: a.dynamo_backend.toUpperCase() };
-  return deepMerge(out, setup.extra?.yaml ?? {});
+  return out;
 }
 
 /** Serializes like PyYAML's safe_dump with default options. */

@@ -80,8 +80,11 @@ export function formatCount(n: number): string {
   return String(n);
 }
 
-/** Short binary size for sentences: `80 GiB`, `31.4 GiB`, `512 MiB` (at most one decimal, trailing .0 dropped). */
-export function formatBytesShort(bytes: number): string {
+/**
+ * Short binary size for sentences: `80 GiB`, `31.4 GiB`, `512 MiB`, `1 TiB` (at most `digits` decimals, one by
+ * default, trailing zeros dropped; the review uses two: `79.65 GiB`).
+ */
+export function formatBytesShort(bytes: number, digits = 1): string {
   const units: [number, string][] = [
     [2 ** 40, 'TiB'],
     [2 ** 30, 'GiB'],
@@ -91,7 +94,7 @@ export function formatBytesShort(bytes: number): string {
   const sign = bytes < 0 ? '-' : '';
   const abs = Math.abs(bytes);
   for (const [size, unit] of units) {
-    if (abs >= size) return `${sign}${String(Number((abs / size).toFixed(1)))} ${unit}`;
+    if (abs >= size) return `${sign}${String(Number((abs / size).toFixed(digits)))} ${unit}`;
   }
   return `${bytes} B`;
 }

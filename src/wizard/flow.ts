@@ -16,7 +16,7 @@ import {
   type Question,
   type QuestionId,
 } from '../questions.js';
-import { DEFAULT_FILES, type Setup } from '../setup.js';
+import { DEFAULT_FILES, type LaunchStep, type Setup } from '../setup.js';
 
 /** The screens of the wizard. */
 export type Screen = 'start' | 'question' | 'review' | 'finish';
@@ -62,6 +62,8 @@ export type FlowAction =
   | { type: 'env'; env: DetectedEnv }
   /** The files were written; `base` is the setup as written (its files re-pointed at the target). */
   | { type: 'written'; base?: SetupBase }
+  /** The launch steps changed (the steps editor). */
+  | { type: 'steps'; steps: LaunchStep[] }
   | { type: 'toStart' };
 
 /** A new setup's base: the default file names, no launch steps. */
@@ -231,6 +233,10 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
       return { ...s, env: action.env };
     case 'written':
       return { ...s, dirty: false, base: action.base ?? s.base };
+    case 'steps': {
+      const same = JSON.stringify(action.steps) === JSON.stringify(s.base.steps);
+      return same ? s : { ...s, base: { ...s.base, steps: action.steps }, dirty: true };
+    }
     case 'toStart':
       return { ...s, screen: 'start', returnToReview: false };
   }

@@ -1,0 +1,48 @@
+/**
+ * Fixed-width text helpers for the pure screen models in src/ (the glossary, the ZeRO picture, the steps
+ * editor's rows). Every character they handle is one terminal column wide.
+ */
+
+/** Word-wraps `text` to `width` columns (long words are cut). Always at least one line. */
+export function wrap(text: string, width: number): string[] {
+  const w = Math.max(8, width);
+  const out: string[] = [];
+  for (const para of text.split('\n')) {
+    let line = '';
+    for (const word of para.split(/\s+/).filter((x) => x !== '')) {
+      let rest = word;
+      while (rest.length > w) {
+        if (line !== '') {
+          out.push(line);
+          line = '';
+        }
+        out.push(rest.slice(0, w));
+        rest = rest.slice(w);
+      }
+      if (line === '') line = rest;
+      else if (line.length + 1 + rest.length <= w) line += ` ${rest}`;
+      else {
+        out.push(line);
+        line = rest;
+      }
+    }
+    out.push(line);
+  }
+  return out.length === 0 ? [''] : out;
+}
+
+/** Cuts `text` to `width` columns with an ellipsis. */
+export function clip(text: string, width: number): string {
+  if (width <= 0) return '';
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** Pads on the right to `n` columns. */
+export function padEnd(s: string, n: number): string {
+  return s.length >= n ? s : s + ' '.repeat(n - s.length);
+}
+
+/** Pads on the left to `n` columns. */
+export function padStart(s: string, n: number): string {
+  return s.length >= n ? s : ' '.repeat(n - s.length) + s;
+}

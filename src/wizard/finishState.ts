@@ -1,0 +1,173 @@
+/**
+ * The finish screen as a pure state machine: the menu, the directory and preset-name fields, the write
+ * (planned, shown as a diff when files would change, confirmed, written) and the save. The slow parts
+ * (planning, writing, saving) are effects: `finishEffect(state)` names the one to run, and the view runs it
+ * and dispatches its result. Leaving the screen (back, quit, launch, exit) is the wizard's business: see
+ * shell.ts, which also owns the one "Quit without writing?" dialog.
+ */
+import type { Setup } from '../setup.js';
+import type { WritePlan, WriteTarget } from './finish.js';
+
+/** Where the finish screen is. */
+export type FinishStep =
+  | { step: 'menu' }
+  | { step: 'dir'; text: string }
+  | { step: 'planning'; target: WriteTarget }
+  | { step: 'confirm'; plan: WritePlan; scroll: number }
+  | { step: 'writing'; plan: WritePlan }
+  | { step: 'written' }
+  | { step: 'presetName'; text: string; after: 'menu' | 'written' }
+  | { step: 'saving'; name: string; after: 'menu' | 'written' };
+
+/** The finish screen's state. */
+export interface FinishState {
+  step: FinishStep;
+  /** What the last action said: a saved preset's path, or why nothing was written. */
+  note: string | null;
+  /** After a write: the lines printed at exit and the setup as written. */
+  written: { lines: string[]; setup: Setup } | null;
+}
+
+/** The entries of the finish menu. */
+export type FinishItem = 'dir' | 'default' | 'preset' | 'launch' | 'back' | 'quit' | 'exit';
+
+/** What the finish screen can be told. */
+export type FinishAction =
+  | { type: 'choose'; item: FinishItem; presetName?: string }
+  | { type: 'text'; text: string }
+  | { type: 'submit' }
+  | { type: 'cancel' }
+  | { type: 'confirm' }
+  | { type: 'scroll'; delta: number; maxTop: number }
+  | { type: 'planned'; plan: WritePlan }
+  | { type: 'planFailed'; error: string }
+  | { type: 'wrote'; lines: string[]; setup: Setup }
+  | { type: 'writeFailed'; error: string }
+  | { type: 'saved'; name: string; path: string; warning?: string | null }
+  | { type: 'saveFailed'; error: string };
+
+/** The slow part to run now, if any. */
+export type FinishEffect =
+  | { kind: 'plan'; target: WriteTarget }
+  | { kind: 'write'; plan: WritePlan }
+  | { kind: 'save'; name: string }
+  | null;
+
+/** The finish screen as it opens. */
+export const FINISH_START: FinishState = { step: { step: 'menu' }, note: null, written: null };
+
+/** The directory the directory field starts with. */
+export const DEFAULT_DIR_TEXT = '.';
+
+/** The reducer. Actions that do not fit the current step are ignored. */
+export function finishReducer(s: FinishState, a: FinishAction): FinishState {
+  const st = s.step;
+  const back = (after: 'menu' | 'written'): FinishStep =>
+    after === 'written' && s.written ? { step: 'written' } : { step: 'menu' };
+  switch (a.type) {
+    case 'choose': {
+      if (st.step !== 'menu' && st.step !== 'written') return s;
+      if (a.item === 'dir' && st.step === 'menu')
+        return { ...s, step: { step: 'dir', text: DEFAULT_DIR_TEXT }, note: null };
+      if (a.item === 'default' && st.step === 'menu')
+        return { ...s, step: { step: 'planning', target: { kind: 'default' } }, note: null };
+      if (a.item === 'preset')
+        return { ...s, step: { step: 'presetName', text: a.presetName ?? 'my-setup', after: st.step }, note: null };
+      return s; // back, quit, launch and exit leave the screen: the wizard handles them
+    }
+    case 'text':
+      if (st.step === 'dir' || st.step === 'presetName') return { ...s, step: { ...st, text: a.text } };
+      return s;
+    case 'submit':
+      if (st.step === 'dir') {
+        const dir = st.text.trim() === '' ? DEFAULT_DIR_TEXT : st.text.trim();
+        return { ...s, step: { step: 'planning', target: { kind: 'dir', dir } } };
+      }
+      if (st.step === 'presetName') {
+        const name = st.text.trim();
+        if (name === '') return { ...s, note: 'type a name for the preset' };
+        return { ...s, step: { step: 'saving', name, after: st.after }, note: null };
+      }
+      return s;
+    case 'cancel':
+      if (st.step === 'dir' || st.step === 'confirm') return { ...s, step: { step: 'menu' } };
+      if (st.step === 'presetName') return { ...s, step: back(st.after) };
+      return s;
+    case 'confirm':
+      return st.step === 'confirm' ? { ...s, step: { step: 'writing', plan: st.plan } } : s;
+    case 'scroll':
+      if (st.step !== 'confirm') return s;
+      return { ...s, step: { ...st, scroll: Math.max(0, Math.min(a.maxTop, st.scroll + a.delta)) } };
+    case 'planned':
+      if (st.step !== 'planning') return s;
+      return {
+        ...s,
+        step: a.plan.changesExisting ? { step: 'confirm', plan: a.plan, scroll: 0 } : { step: 'writing', plan: a.plan },
+      };
+    case 'planFailed':
+      return st.step === 'planning' ? { ...s, step: { step: 'menu' }, note: `cannot write: ${a.error}` } : s;
+    case 'wrote':
+      return st.step === 'writing'
+        ? { ...s, step: { step: 'written' }, note: null, written: { lines: a.lines, setup: a.setup } }
+        : s;
+    case 'writeFailed':
+      return st.step === 'writing' ? { ...s, step: { step: 'menu' }, note: `nothing written: ${a.error}` } : s;
+    case 'saved':
+      if (st.step !== 'saving') return s;
+      return {
+        ...s,
+        step: back(st.after),
+        note: `saved preset ${a.name}: ${a.path}${a.warning ? `. Note: ${a.warning}` : ''}`,
+      };
+    case 'saveFailed':
+      if (st.step !== 'saving') return s;
+      return { ...s, step: { step: 'presetName', text: st.name, after: st.after }, note: `not saved: ${a.error}` };
+  }
+}
+
+/** The effect the view runs for this state (once per state it enters), or null. */
+export function finishEffect(s: FinishState): FinishEffect {
+  const st = s.step;
+  if (st.step === 'planning') return { kind: 'plan', target: st.target };
+  if (st.step === 'writing') return { kind: 'write', plan: st.plan };
+  if (st.step === 'saving') return { kind: 'save', name: st.name };
+  return null;
+}
+
+/** The menu entries for the step: before writing, or after it. */
+export function finishItems(
+  s: FinishState,
+  ctx: { steps: number; defaultConfigPath: string },
+): { id: FinishItem; label: string }[] {
+  const launch =
+    ctx.steps > 0
+      ? [
+          {
+            id: 'launch' as const,
+            label:
+              s.step.step === 'written'
+                ? `Launch the ${ctx.steps} step${ctx.steps === 1 ? '' : 's'} now in the log pane`
+                : `Launch the ${ctx.steps} step${ctx.steps === 1 ? '' : 's'} in the log pane (writes the setup's config files first)`,
+          },
+        ]
+      : [];
+  if (s.step.step === 'written')
+    return [
+      { id: 'exit', label: 'Done: exit (the paths and the commands are printed)' },
+      { id: 'preset', label: 'Save these answers and steps as a user preset…' },
+      ...launch,
+    ];
+  return [
+    { id: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
+    { id: 'default', label: `Write as accelerate's default config: ${ctx.defaultConfigPath}` },
+    { id: 'preset', label: 'Save the answers and steps as a user preset…' },
+    ...launch,
+    { id: 'back', label: 'Back to the review' },
+    { id: 'quit', label: 'Quit without writing' },
+  ];
+}
+
+/** True while a text field of the finish screen has the keys. */
+export function finishTyping(s: FinishState): boolean {
+  return s.step.step === 'dir' || s.step.step === 'presetName';
+}

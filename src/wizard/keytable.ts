@@ -1,0 +1,400 @@
+/**
+ * The wizard's keys as data: one table of bindings per surface (a list, a text field, the question, the
+ * review, the finish menu, the overwrite diff, the quit dialog, the help, the picture, the glossary, the
+ * steps editor and its offer), a pure dispatcher that walks the focused surfaces from the innermost out and
+ * stops at the first handler that says "handled", and the hint row built from the same tables, so the
+ * hints and the behaviour cannot drift apart.
+ *
+ * A focused text field is the innermost surface and claims printable keys, ←/→, Backspace and Enter:
+ * `q`, `r` and `←` reach the outer surfaces only when no field has the focus, with no upward "I am
+ * typing" state. Ctrl+C is checked before any surface and always aborts.
+ */
+
+/** The key flags zerowiz reads: a subset of Ink's `Key`, so Ink's key object is passed as it is. */
+export interface KeyPress {
+  upArrow: boolean;
+  downArrow: boolean;
+  leftArrow: boolean;
+  rightArrow: boolean;
+  pageUp: boolean;
+  pageDown: boolean;
+  home: boolean;
+  end: boolean;
+  return: boolean;
+  escape: boolean;
+  ctrl: boolean;
+  shift: boolean;
+  tab: boolean;
+  backspace: boolean;
+  delete: boolean;
+  meta: boolean;
+}
+
+/** Where keys are pressed. A screen focuses several at once, innermost first (see `stackFor`). */
+export type Surface =
+  | 'app'
+  | 'question'
+  | 'modeQuestion'
+  | 'list'
+  | 'answerField'
+  | 'textField'
+  | 'review'
+  | 'finish'
+  | 'diff'
+  | 'dialog'
+  | 'help'
+  | 'picture'
+  | 'glossary'
+  | 'steps'
+  | 'editing'
+  | 'offer'
+  | 'templates';
+
+/** What a key means. */
+export type Command =
+  | 'abort'
+  | 'quit'
+  | 'back'
+  | 'help'
+  | 'glossary'
+  | 'picture'
+  | 'nextTab'
+  | 'scrollUp'
+  | 'scrollDown'
+  | 'review'
+  | 'up'
+  | 'down'
+  | 'pick'
+  | 'choose'
+  | 'type'
+  | 'cursor'
+  | 'erase'
+  | 'submit'
+  | 'yes'
+  | 'no'
+  | 'close'
+  | 'top'
+  | 'bottom'
+  | 'edit'
+  | 'editFlag'
+  | 'addArg'
+  | 'removeArg'
+  | 'moveArgUp'
+  | 'moveArgDown'
+  | 'prevStep'
+  | 'nextStep'
+  | 'addStep'
+  | 'removeStep'
+  | 'config'
+  | 'templates'
+  | 'swallow';
+
+/** One binding: the command, how the hint row names the key and the action, and which keys match. */
+export interface Binding {
+  command: Command;
+  /** The key(s) as the hint row writes them: `Esc/←`, `PgUp/PgDn`. */
+  keys: string;
+  /** What the hint row says it does (empty: not in the hint row). */
+  label: string;
+  /** In the hint row: kept first when the row is short of room (3 always, 1 first to go); 0: never shown. */
+  priority: 0 | 1 | 2 | 3;
+  match(input: string, key: KeyPress): boolean;
+}
+
+const plain = (input: string, key: KeyPress, ch: string) => input === ch && !key.ctrl && !key.meta;
+const printable = (input: string, key: KeyPress) =>
+  input !== '' &&
+  !key.ctrl &&
+  !key.meta &&
+  !key.return &&
+  !key.tab &&
+  !key.escape &&
+  !key.backspace &&
+  !key.delete &&
+  !/[\x00-\x1f\x7f]/.test(input);
+const arrowsOrPaging = (k: KeyPress) =>
+  k.upArrow || k.downArrow || k.leftArrow || k.rightArrow || k.pageUp || k.pageDown;
+
+const b = (
+  command: Command,
+  keys: string,
+  label: string,
+  priority: Binding['priority'],
+  match: Binding['match'],
+): Binding => ({ command, keys, label, priority, match });
+
+/** Checked before every surface: Ctrl+C aborts at once, wherever the focus is. */
+export const ALWAYS: readonly Binding[] = [b('abort', '^C', 'abort', 1, (i, k) => k.ctrl && i === 'c')];
+
+const SWALLOW = b('swallow', '', '', 0, () => true);
+const fieldKeys = (allowHelpKey: boolean): Binding[] => [
+  b('submit', 'Enter', 'accept', 3, (_i, k) => k.return),
+  // ↑↓ too: a one-line field has nowhere to go, and they must not move the list or the rows around it.
+  b('cursor', '←→', '', 0, (_i, k) => k.leftArrow || k.rightArrow || k.home || k.end || k.upArrow || k.downArrow),
+  b('erase', 'Bksp', '', 0, (_i, k) => k.backspace || k.delete),
+  b('type', '', '', 0, (i, k) => printable(i, k) && !(allowHelpKey && i === '?') && !arrowsOrPaging(k)),
+];
+
+/** The tables. Within a table the first matching binding wins; hints keep table order. */
+export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
+  app: [
+    b('nextTab', 'Tab', 'preview', 2, (_i, k) => k.tab && !k.shift),
+    b('scrollUp', 'PgUp/Dn', 'scroll', 1, (_i, k) => k.pageUp),
+    b('scrollDown', 'PgDn', '', 0, (_i, k) => k.pageDown),
+    b('quit', 'q', 'quit', 2, (i, k) => plain(i, k, 'q')),
+  ],
+  question: [
+    b('back', 'Esc/←', 'back', 3, (_i, k) => k.escape || k.leftArrow),
+    b('help', '?', 'help', 2, (i) => i === '?'),
+    b('review', 'r', 'review', 2, (i, k) => plain(i, k, 'r')),
+  ],
+  modeQuestion: [b('picture', 'p', 'picture', 3, (i, k) => plain(i, k, 'p'))],
+  list: [
+    b('up', '↑↓', 'move', 2, (i, k) => k.upArrow || plain(i, k, 'k')),
+    b('down', '', '', 0, (i, k) => k.downArrow || plain(i, k, 'j')),
+    b('pick', '1-9', '', 0, (i, k) => /^[1-9]$/.test(i) && !k.ctrl && !k.meta),
+    b('choose', 'Enter', 'choose', 3, (_i, k) => k.return),
+  ],
+  // A question's typed answer: `?` still opens the help (no answer needs a question mark).
+  answerField: fieldKeys(true),
+  // Any other field (a path, a preset name, a step's argument): every printable key is text.
+  textField: fieldKeys(false),
+  review: [b('back', 'Esc/←', 'back', 3, (_i, k) => k.escape || k.leftArrow)],
+  finish: [b('back', 'Esc/←', 'back to the review', 3, (_i, k) => k.escape || k.leftArrow)],
+  diff: [
+    b('yes', 'y', 'write (backups kept)', 3, (i) => i === 'y' || i === 'Y'),
+    b('no', 'n/Esc', 'cancel', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
+    b('up', '↑↓ PgUp/PgDn', 'scroll the diff', 2, (_i, k) => k.upArrow || k.pageUp),
+    b('down', '', '', 0, (_i, k) => k.downArrow || k.pageDown),
+    SWALLOW,
+  ],
+  dialog: [
+    b('yes', 'y', 'quit without writing', 3, (i) => i === 'y' || i === 'Y'),
+    b('no', 'n/Esc', 'stay', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
+    SWALLOW,
+  ],
+  help: [
+    b('close', '?/Esc', 'close help', 3, (i, k) => i === '?' || k.escape),
+    b('glossary', 'g', 'glossary', 3, (i, k) => plain(i, k, 'g')),
+    // Under a text field `g` is text: Ctrl+G reaches the glossary there.
+    b('glossary', '^G', 'glossary', 3, (i, k) => k.ctrl && i === 'g'),
+  ],
+  picture: [
+    b('close', 'p/Esc', 'close', 3, (i, k) => plain(i, k, 'p') || k.escape || plain(i, k, 'q')),
+    b('glossary', 'g', 'glossary', 3, (i, k) => plain(i, k, 'g')),
+  ],
+  glossary: [
+    b('close', 'Esc/q', 'close', 3, (i, k) => k.escape || plain(i, k, 'q') || plain(i, k, 'g') || k.leftArrow),
+    b('up', '↑↓', 'scroll', 2, (i, k) => k.upArrow || plain(i, k, 'k')),
+    b('down', '', '', 0, (i, k) => k.downArrow || plain(i, k, 'j')),
+    b('scrollUp', 'PgUp/Dn', 'page', 2, (_i, k) => k.pageUp),
+    b('scrollDown', '', '', 0, (i, k) => k.pageDown || plain(i, k, ' ')),
+    b('top', 'Home/End', 'ends', 1, (_i, k) => k.home),
+    b('bottom', '', '', 0, (_i, k) => k.end),
+    SWALLOW,
+  ],
+  steps: [
+    b('up', '↑↓', 'move', 2, (i, k) => (k.upArrow && !k.shift) || plain(i, k, 'k')),
+    b('down', '', '', 0, (i, k) => (k.downArrow && !k.shift) || plain(i, k, 'j')),
+    b('edit', 'Enter', 'edit', 3, (_i, k) => k.return),
+    b('prevStep', '←→', 'step', 2, (_i, k) => k.leftArrow),
+    b('nextStep', '', '', 0, (_i, k) => k.rightArrow),
+    b('addArg', 'a', 'add arg', 2, (i, k) => plain(i, k, 'a')),
+    b('removeArg', 'd', 'delete arg', 2, (i, k) => plain(i, k, 'd') || k.delete),
+    b('moveArgUp', 'K/J', 'reorder', 1, (i, k) => plain(i, k, 'K') || (k.upArrow && k.shift)),
+    b('moveArgDown', '', '', 0, (i, k) => plain(i, k, 'J') || (k.downArrow && k.shift)),
+    b('editFlag', 'f', 'edit flag', 1, (i, k) => plain(i, k, 'f')),
+    b('config', 'c', 'config', 2, (i, k) => plain(i, k, 'c')),
+    b('addStep', 'N', 'new step', 1, (i, k) => plain(i, k, 'N')),
+    b('removeStep', 'D', 'delete step', 1, (i, k) => plain(i, k, 'D')),
+    b('templates', 't', 'template', 1, (i, k) => plain(i, k, 't')),
+    b('review', 'r', 'review', 3, (i, k) => plain(i, k, 'r')),
+    b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
+    b('help', '?', 'keys', 2, (i) => i === '?'),
+  ],
+  // Around a field being edited (a step's argument, a directory, a preset name): Esc cancels the edit.
+  editing: [b('no', 'Esc', 'cancel', 3, (_i, k) => k.escape)],
+  offer: [
+    b('yes', 'y', 'change everywhere', 3, (i) => i === 'y' || i === 'Y'),
+    b('no', 'n/Esc', 'only here', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
+    SWALLOW,
+  ],
+  templates: [b('back', 'Esc', 'back', 3, (_i, k) => k.escape)],
+};
+
+/** Surfaces that take every key (besides Ctrl+C): nothing outside them is reachable, nor hinted. */
+const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'dialog', 'glossary', 'offer']);
+
+/** The binding a key meets first, innermost surface first (Ctrl+C before any), or null. */
+export function resolveKey(
+  stack: readonly Surface[],
+  input: string,
+  key: KeyPress,
+): { surface: Surface | 'always'; binding: Binding } | null {
+  for (const binding of ALWAYS) if (binding.match(input, key)) return { surface: 'always', binding };
+  for (const surface of stack) {
+    const binding = KEY_TABLES[surface].find((x) => x.match(input, key));
+    if (binding) return { surface, binding };
+  }
+  return null;
+}
+
+/** What a surface's handler says about a command: it acted on it, or it lets the next surface try. */
+export type Handled = 'handled' | 'unhandled';
+/** A surface's handler. */
+export type SurfaceHandler = (command: Command, input: string, key: KeyPress) => Handled;
+
+/**
+ * Delivers a key: Ctrl+C to `handlers.always`; then each surface from the innermost out whose table has a
+ * binding for the key, until a handler says "handled" (a modal surface's catch-all swallows the key). A
+ * surface without a handler lets the key pass. Returns what handled the key, or null.
+ */
+export function dispatchKey(
+  stack: readonly Surface[],
+  input: string,
+  key: KeyPress,
+  handlers: Partial<Record<Surface | 'always', SurfaceHandler>>,
+): { surface: Surface | 'always'; command: Command } | null {
+  for (const binding of ALWAYS) {
+    if (binding.match(input, key) && handlers.always?.(binding.command, input, key) === 'handled')
+      return { surface: 'always', command: binding.command };
+  }
+  for (const surface of stack) {
+    const binding = KEY_TABLES[surface].find((x) => x.match(input, key));
+    if (!binding) continue;
+    if (binding.command === 'swallow') return { surface, command: 'swallow' };
+    if (handlers[surface]?.(binding.command, input, key) === 'handled') return { surface, command: binding.command };
+  }
+  return null;
+}
+
+/** No key flag set: a plain character. */
+export const NO_KEY: KeyPress = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageUp: false,
+  pageDown: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+};
+const NAMED: Record<string, Partial<KeyPress>> = {
+  Esc: { escape: true, meta: true },
+  Enter: { return: true },
+  Tab: { tab: true },
+  PgUp: { pageUp: true },
+  PgDn: { pageDown: true },
+  Dn: { pageDown: true },
+  Home: { home: true },
+  End: { end: true },
+  Bksp: { backspace: true },
+  '←': { leftArrow: true },
+  '→': { rightArrow: true },
+  '↑': { upArrow: true },
+  '↓': { downArrow: true },
+};
+
+/** The key presses a hint's key names stand for: `Esc/←`, `↑↓`, `1-9`, `^C`, `q`. */
+export function pressesFor(keys: string): [string, KeyPress][] {
+  const out: [string, KeyPress][] = [];
+  for (const name of keys.split(/[\s/]+/).filter((x) => x !== '')) {
+    if (name in NAMED) out.push(['', { ...NO_KEY, ...NAMED[name] }]);
+    else if (name.startsWith('^') && name.length === 2) out.push([name[1]!.toLowerCase(), { ...NO_KEY, ctrl: true }]);
+    else if (/^[0-9]-[0-9]$/.test(name)) out.push([name[0]!, NO_KEY]);
+    else if ([...name].every((c) => c in NAMED)) for (const c of name) out.push(['', { ...NO_KEY, ...NAMED[c] }]);
+    else if (name.length === 1) out.push([name, NO_KEY]);
+  }
+  return out;
+}
+
+/** A hint as shown: its binding, and only those of its keys that reach it on this stack. */
+export interface Hint {
+  binding: Binding;
+  keys: string;
+}
+
+/**
+ * The hints a stack shows, in order: innermost surface first, each command once, and only bindings that
+ * one of their own keys reaches (a key an inner surface takes, such as `q` or `←` in a text field, is
+ * left out of the hint, and a binding no key reaches is not hinted).
+ */
+export function hints(stack: readonly Surface[]): Hint[] {
+  const out: Hint[] = [];
+  const seen = new Set<Command>();
+  // A hint names its silent partners' keys too (`↑↓ move` covers the `down` binding after `up`).
+  const partners = (x: Binding) => {
+    const table = Object.values(KEY_TABLES).find((t) => t.includes(x)) ?? ALWAYS;
+    const out = [x];
+    for (const y of table.slice(table.indexOf(x) + 1)) {
+      if (y.priority !== 0 || y.label !== '' || y.command === 'swallow') break;
+      out.push(y);
+    }
+    return out;
+  };
+  const reaches = (x: Binding, token: string) => {
+    const mine = partners(x);
+    return pressesFor(token).some(([i, k]) => {
+      const hit = resolveKey(stack, i, k)?.binding;
+      return hit !== undefined && mine.includes(hit);
+    });
+  };
+  const take = (x: Binding) => {
+    if (x.priority === 0 || x.label === '' || seen.has(x.command)) return;
+    const keys = x.keys.split('/').filter((t) => reaches(x, t));
+    if (keys.length === 0) return;
+    out.push({ binding: x, keys: keys.join('/') });
+    seen.add(x.command);
+  };
+  for (const surface of stack) {
+    for (const x of KEY_TABLES[surface]) take(x);
+    if (MODAL.has(surface)) break;
+  }
+  for (const x of ALWAYS) take(x);
+  return out;
+}
+
+/** The text of one hint: `Esc/← back`. */
+export function hintText(h: Hint): string {
+  return `${h.keys} ${h.binding.label}`;
+}
+
+/**
+ * The hint row for a stack in at most `maxLines` lines of `width` columns: every hint when they fit, else
+ * the least important ones left out (the help lists every key).
+ */
+export function hintLines(stack: readonly Surface[], width: number, maxLines = 2): string[] {
+  let shown = hints(stack);
+  for (;;) {
+    const lines = packHints(shown.map(hintText), width);
+    if (lines.length <= maxLines) return lines;
+    const lowest = Math.min(...shown.map((x) => x.binding.priority));
+    if (lowest >= 3) return lines.slice(0, maxLines);
+    const drop = shown.map((x) => x.binding.priority).lastIndexOf(lowest as Binding['priority']);
+    shown = shown.filter((_, i) => i !== drop);
+  }
+}
+
+/** Joins hints with ` · ` into lines of at most `width` columns, never breaking a hint. */
+function packHints(items: readonly string[], width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const item of items) {
+    const next = line === '' ? item : `${line} · ${item}`;
+    if (next.length <= width || line === '') line = next;
+    else {
+      lines.push(line);
+      line = item;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
