@@ -86,6 +86,7 @@ export async function bench({ root }) {
         contents: [
           `export { RunWatch } from ${JSON.stringify(join(root, 'src', 'launch', 'watch.ts'))};`,
           `export { parseLoss, parseProgress } from ${JSON.stringify(join(root, 'src', 'launch', 'logparse.ts'))};`,
+          `export { RunModel } from ${JSON.stringify(join(root, 'src', 'launch', 'model.ts'))};`,
           `export { GpuTelemetry, parseTelemetryLine } from ${JSON.stringify(join(root, 'src', 'launch', 'telemetry.ts'))};`,
         ].join('\n'),
         resolveDir: root,
@@ -98,16 +99,23 @@ export async function bench({ root }) {
       target: 'node20',
       logLevel: 'warning',
     });
-    const { RunWatch, parseLoss, parseProgress, GpuTelemetry, parseTelemetryLine } = await import(
+    const { RunWatch, RunModel, parseLoss, parseProgress, GpuTelemetry, parseTelemetryLine } = await import(
       pathToFileURL(outfile).href
     );
     const lines = floodLines(FLOOD_LINES);
-    // What the runner does per finished line today (and keeps doing): the tqdm test and the loss parse.
+    // What the runner does per finished line today: the tqdm test (kept, and passed to the watch), the loss
+    // parse and the pane model's loss series (both of which the watch replaces).
     const progress = lines.map((text) => (text.includes('[') ? parseProgress(text) : null));
     let sink = 0;
     const [current, withWatch] = interleavedMedians([
       () => {
-        for (let k = 0; k < lines.length; k++) if (progress[k] === null) sink += parseLoss(lines[k]) ?? 0;
+        const model = new RunModel([{ name: 'train', logPath: null, command: '' }]);
+        for (let k = 0; k < lines.length; k++) {
+          if (progress[k] !== null) continue;
+          const v = parseLoss(lines[k]);
+          if (v !== null) model.loss(0, v);
+        }
+        sink += model.steps[0].losses.length;
       },
       () => {
         const watch = new RunWatch({ steps: [{ name: 'train' }] });
@@ -120,7 +128,7 @@ export async function bench({ root }) {
     const rows = [
       { name: `flood child alone (${label}, to /dev/null)`, value: child, unit: 'ms' },
       {
-        name: `loss parse per finished line today (${lines.length} lines)`,
+        name: `loss parse + pane loss series per finished line today (${lines.length} lines)`,
         value: current,
         unit: 'ms',
         ratio: current / child,
