@@ -21,14 +21,14 @@ export const LOSS_SOURCE_RANK: Readonly<Record<LossSource, number>> = { log: 0, 
 /** What happened to a loss value offered to the aggregate. */
 export type LossOutcome = 'accepted' | 'switched' | 'ignored';
 
-/** A change worth telling the alert engine about. */
+/** A change worth telling the alert engine about: a NaN or infinite loss, or a skipped step. */
 export type MetricSignal =
   | { kind: 'loss'; value: number; source: LossSource }
   | { kind: 'overflow'; streak: number; scale: number | null; fp16: boolean };
 
 /** Options of one step's aggregate. */
 export interface StepMetricsOptions {
-  /** Called for every loss value (any source) and every overflow. */
+  /** Called for every non-finite loss (any source) and every overflow. */
   onSignal?: (s: MetricSignal) => void;
 }
 
@@ -77,8 +77,10 @@ export class StepMetrics {
 
   /** Offers a loss value from `source`; see the precedence rule above. */
   loss(value: number, source: LossSource): LossOutcome {
-    if (!Number.isFinite(value)) this.nonFiniteLosses++;
-    this.opts.onSignal?.({ kind: 'loss', value, source });
+    if (!Number.isFinite(value)) {
+      this.nonFiniteLosses++;
+      this.opts.onSignal?.({ kind: 'loss', value, source });
+    }
     const current = this.lossSource;
     let outcome: LossOutcome = 'accepted';
     if (current !== null && LOSS_SOURCE_RANK[source] < LOSS_SOURCE_RANK[current]) {
