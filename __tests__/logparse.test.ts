@@ -113,6 +113,17 @@ describe('loss parsing', () => {
     expect(parseLoss('loss=nan')).toBeNaN();
   });
 
+  it("reads kohya's averaged loss (avr_loss) and a signed infinity as Python prints it", () => {
+    // sd-scripts / musubi-tuner: progress_bar.set_postfix(**{"avr_loss": avr_loss}) -> tqdm prints `avr_loss=0.123`.
+    expect(parseLoss('steps:  10%|█         | 100/1000 [01:40<15:00,  1.00s/it, avr_loss=0.123]')).toBe(0.123);
+    expect(parseLoss('avr_loss=nan')).toBeNaN();
+    expect(parseLoss("{'loss': -inf, 'grad_norm': nan}")).toBe(-Infinity);
+    expect(parseLoss('loss=inf')).toBe(Infinity);
+    // Other prefixes stay out.
+    expect(parseLoss('xavr_loss=0.5')).toBeNull();
+    expect(parseLoss('mavg_loss=0.5')).toBeNull();
+  });
+
   it('ignores values that are not the training loss', () => {
     expect(
       parseLoss('[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768'),

@@ -80,9 +80,13 @@ export function parseRate(text: string): number | null {
   return null;
 }
 
-// What follows `loss` (at the sticky position): optional quote, `=` or `:`, optional quote, the value.
-const LOSS_VALUE_RE = /loss['"]?\s*[=:]\s*['"]?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w.])/iy;
+// What follows `loss` (at the sticky position): optional quote, `=` or `:`, optional quote, the value (Python
+// prints non-finite floats as `nan`, `inf`, `-inf`).
+const LOSS_VALUE_RE =
+  /loss['"]?\s*[=:]\s*['"]?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf))(?![\w.])/iy;
 const TRAIN_PREFIX_RE = /train[_ ]/iy;
+// kohya's sd-scripts and musubi-tuner put the moving average in the tqdm postfix as `avr_loss=`.
+const AVERAGE_PREFIX_RE = /av[rg]_/iy;
 
 function isWordChar(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
@@ -90,8 +94,8 @@ function isWordChar(c: number): boolean {
 
 /**
  * The loss value in a line, or null. `loss_scale`, `val_loss` and the like are not the training loss;
- * `train_loss` and `train loss` are. The regex is only tried where `oss` occurs, anchored there: a log line
- * costs an indexOf, not a regex scan.
+ * `train_loss`, `train loss` and kohya's `avr_loss` are. The regex is only tried where `oss` occurs, anchored
+ * there: a log line costs an indexOf, not a regex scan.
  */
 export function parseLoss(line: string): number | null {
   for (let j = line.indexOf('oss'); j !== -1; j = line.indexOf('oss', j + 3)) {
@@ -99,23 +103,28 @@ export function parseLoss(line: string): number | null {
     if (at < 0) continue;
     const l = line.charCodeAt(at);
     if (l !== 0x6c && l !== 0x4c) continue; // l or L
-    // Not part of a longer word, unless that word is `train_` / `train `.
-    if (at > 0 && isWordChar(line.charCodeAt(at - 1))) {
-      const t = at - 6;
-      if (t < 0) continue;
-      TRAIN_PREFIX_RE.lastIndex = t;
-      if (!TRAIN_PREFIX_RE.test(line) || (t > 0 && isWordChar(line.charCodeAt(t - 1)))) continue;
+    // Not part of a longer word, unless that word is `train_` / `train ` / `avr_`.
+    if (at > 0 && isWordChar(line.charCodeAt(at - 1)) && !prefixedBy(line, at, TRAIN_PREFIX_RE, 6)) {
+      if (!prefixedBy(line, at, AVERAGE_PREFIX_RE, 4)) continue;
     }
     LOSS_VALUE_RE.lastIndex = at;
     const m = LOSS_VALUE_RE.exec(line);
     if (!m) continue;
     const text = m[1]!;
     const lower = text.toLowerCase();
-    if (lower === 'nan') return Number.NaN;
-    if (lower === 'inf') return Infinity;
+    if (lower.endsWith('nan')) return Number.NaN;
+    if (lower.endsWith('inf')) return lower.charCodeAt(0) === 0x2d ? -Infinity : Infinity;
     return decimal(text);
   }
   return null;
+}
+
+/** Whether the `len` characters before `at` are the word `re` matches (itself not the end of a longer word). */
+function prefixedBy(line: string, at: number, re: RegExp, len: number): boolean {
+  const t = at - len;
+  if (t < 0) return false;
+  re.lastIndex = t;
+  return re.test(line) && !(t > 0 && isWordChar(line.charCodeAt(t - 1)));
 }
 
 const POW10 = [

@@ -1,0 +1,177 @@
+/**
+ * Follows DiffSynth-Studio's `<output_path>/loss.csv` while a step runs. What DiffSynth does (checked in
+ * modelscope/DiffSynth-Studio diffsynth/diffusion/logger.py, CSVLogger and ModelLogger): the main process
+ * creates the logger lazily at the end of the first training step (so the file appears late), opens the
+ * file for APPEND (a rerun into the same output_path adds rows after the old ones, with step numbers
+ * starting again at 1; the header `step,key,value` is written only when the file is new or empty), and
+ * flushes after every row.
+ *
+ * So the follower remembers where the file ended when the step started and reads only what comes after;
+ * it reads only the new bytes on each poll (at most CSV_READ_CHUNK_BYTES at a time), keeps an unfinished
+ * last row until its newline arrives, and starts again from the top when the file shrinks (truncated) or is
+ * a different file than before (replaced: another inode). Nothing here throws: a file that cannot be read
+ * is retried on the next poll and its error is kept in `error`.
+ */
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { type CsvLogRow, parseCsvLogRow } from './sources.js';
+
+/** How often the file is checked while the step runs. */
+export const CSV_POLL_INTERVAL_MS = 500;
+/** Most bytes read in one go; a backlog is read in several turns. */
+export const CSV_READ_CHUNK_BYTES = 1024 * 1024;
+/** Longest unfinished row kept; beyond it the row is dropped up to the next newline. */
+export const CSV_MAX_ROW_BYTES = 64 * 1024;
+
+/** Where the follower is. */
+export type CsvFollowerState = 'idle' | 'waiting' | 'following' | 'stopped';
+
+/** Options of a follower. */
+export interface CsvFollowerOptions {
+  /** Each complete row, in file order. */
+  onRow: (row: CsvLogRow) => void;
+  pollMs?: number;
+  /**
+   * 'end' (default): rows already in the file when `start()` looks are from an earlier run and skipped.
+   * 'start': read the file from its first byte.
+   */
+  from?: 'end' | 'start';
+}
+
+/** Follows one loss.csv. */
+export class LossCsvFollower {
+  state: CsvFollowerState = 'idle';
+  /** Rows delivered. */
+  rows = 0;
+  /** Times the file was found truncated or replaced (reading restarted at its top). */
+  restarts = 0;
+  /** Bytes read from the file so far (only what came after the start offset). */
+  bytesRead = 0;
+  /** The last read error other than "no such file", or null. */
+  error: string | null = null;
+  private offset = 0;
+  /** The file's identity (inode and birth time), to notice a replaced file. */
+  private id: string | null = null;
+  private decoder = new StringDecoder('utf8');
+  private carry = '';
+  private skipping = false;
+  private timer: NodeJS.Timeout | null = null;
+  private busy: Promise<void> | null = null;
+  private readonly pollMs: number;
+
+  constructor(
+    readonly path: string,
+    private readonly opts: CsvFollowerOptions,
+  ) {
+    this.pollMs = opts.pollMs ?? CSV_POLL_INTERVAL_MS;
+  }
+
+  /** Notes where the file ends now (unless reading from the start) and starts polling. */
+  async start(): Promise<void> {
+    if (this.state !== 'idle') return;
+    this.state = 'waiting';
+    if (this.opts.from !== 'start') {
+      try {
+        const s = await stat(this.path);
+        this.offset = s.size;
+        this.id = `${s.ino}:${s.birthtimeMs}`;
+        this.state = 'following';
+      } catch {}
+    }
+    this.schedule();
+  }
+
+  /** Reads what is new now (also what tests call instead of waiting for the timer). */
+  poll(): Promise<void> {
+    if (this.busy) return this.busy;
+    this.busy = this.readNew().finally(() => {
+      this.busy = null;
+    });
+    return this.busy;
+  }
+
+  /** Reads what is left (a last row written just before the step ended) and stops. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.state !== 'idle') await this.poll();
+    this.state = 'stopped';
+  }
+
+  private schedule(): void {
+    if (this.state === 'stopped') return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.poll().then(() => this.schedule());
+    }, this.pollMs);
+    this.timer.unref();
+  }
+
+  private async readNew(): Promise<void> {
+    if (this.state === 'stopped') return;
+    let fh: FileHandle;
+    try {
+      fh = await open(this.path, 'r');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') this.error = (err as Error).message;
+      return;
+    }
+    try {
+      const s = await fh.stat();
+      const id = `${s.ino}:${s.birthtimeMs}`;
+      if ((this.id !== null && id !== this.id) || s.size < this.offset) {
+        this.offset = 0;
+        this.carry = '';
+        this.skipping = false;
+        this.decoder = new StringDecoder('utf8');
+        this.restarts++;
+      }
+      this.id = id;
+      this.state = 'following';
+      // Read the backlog in chunks; each chunk is parsed before the next is read.
+      const buf = Buffer.allocUnsafe(Math.min(CSV_READ_CHUNK_BYTES, Math.max(1, s.size - this.offset)));
+      while (this.offset < s.size) {
+        const want = Math.min(buf.length, s.size - this.offset);
+        const { bytesRead } = await fh.read(buf, 0, want, this.offset);
+        if (bytesRead <= 0) break;
+        this.offset += bytesRead;
+        this.bytesRead += bytesRead;
+        this.consume(this.decoder.write(buf.subarray(0, bytesRead)));
+      }
+      this.error = null;
+    } catch (err) {
+      this.error = (err as Error).message;
+    } finally {
+      await fh.close().catch(() => {});
+    }
+  }
+
+  private consume(text: string): void {
+    let s = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', s)) {
+      const piece = text.slice(s, nl);
+      s = nl + 1;
+      if (this.skipping) {
+        this.skipping = false;
+        this.carry = '';
+        continue;
+      }
+      const line = this.carry === '' ? piece : this.carry + piece;
+      this.carry = '';
+      const row = parseCsvLogRow(line.endsWith('\r') ? line.slice(0, -1) : line);
+      if (row) {
+        this.rows++;
+        this.opts.onRow(row);
+      }
+    }
+    if (s < text.length && !this.skipping) {
+      this.carry += text.slice(s);
+      if (this.carry.length > CSV_MAX_ROW_BYTES) {
+        this.carry = '';
+        this.skipping = true;
+      }
+    }
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Live GPU telemetry while a run goes: ONE long-running
+ *   nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits -lms 1000
+ * spawned with an argument array as the leader of its own process group, its CSV read line by line into
+ * per-GPU samples (memory used and total, utilisation), with the peak per GPU kept per step. It is stopped
+ * with the run, and its group is registered with the launch's group tracking so it never outlives zerowiz.
+ *
+ * Never an error: no nvidia-smi, one that fails, one that prints nothing usable, or one that dies mid-run
+ * all become "no GPU telemetry" with the reason (the samples and peaks seen so far are kept).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { signalGroup, stopGroup, trackGroup, untrackGroup } from './group.js';
+
+/** The query, as nvidia-smi takes it (memory in MiB, utilisation in %). */
+export const TELEMETRY_QUERY_ARGS = [
+  '--query-gpu=index,memory.used,memory.total,utilization.gpu',
+  '--format=csv,noheader,nounits',
+] as const;
+/** nvidia-smi's loop interval. */
+export const TELEMETRY_INTERVAL_MS = 1000;
+/** How long stop() waits after SIGTERM before SIGKILL. */
+const TELEMETRY_STOP_GRACE_MS = 1000;
+/** Longest output line kept while waiting for its newline. */
+const TELEMETRY_MAX_LINE_CHARS = 4096;
+const MIB = 2 ** 20;
+
+/** One GPU at one moment. */
+export interface GpuSample {
+  index: number;
+  /** memory.used in bytes, null when nvidia-smi printed `[N/A]` or an error. */
+  usedBytes: number | null;
+  totalBytes: number | null;
+  /** utilization.gpu in %, or null. */
+  utilPercent: number | null;
+}
+
+/** The most memory a GPU used during a step. */
+export interface GpuPeak {
+  index: number;
+  usedBytes: number;
+  totalBytes: number | null;
+  /** When it was seen (ms since the epoch). */
+  at: number;
+}
+
+/** Where telemetry stands. */
+export type TelemetryState = 'idle' | 'starting' | 'running' | 'unavailable' | 'lost' | 'stopped';
+
+function field(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const t = text.trim();
+  if (t === '' || t.startsWith('[')) return null; // [N/A], [Not Supported], [Unknown Error], [GPU is lost]
+  const v = Number(t);
+  return Number.isFinite(v) ? v : null;
+}
+
+/** One CSV line (`3, 61234, 81559, 97`), or null when it is not one (a message, an empty line). */
+export function parseTelemetryLine(line: string): GpuSample | null {
+  const parts = line.split(',');
+  if (parts.length !== 4) return null;
+  const index = field(parts[0]);
+  if (index === null || !Number.isInteger(index) || index < 0) return null;
+  const used = field(parts[1]);
+  const total = field(parts[2]);
+  return {
+    index,
+    usedBytes: used === null ? null : Math.round(used * MIB),
+    totalBytes: total === null ? null : Math.round(total * MIB),
+    utilPercent: field(parts[3]),
+  };
+}
+
+/**
+ * The GPUs a run can see, from CUDA_VISIBLE_DEVICES when it lists indices (`0,3`); null for all of them
+ * (unset, or UUIDs / MIG names, which nvidia-smi's index does not show). nvidia-smi numbers GPUs in PCI bus
+ * order, which CUDA uses only with CUDA_DEVICE_ORDER=PCI_BUS_ID: close enough to pick the bars to draw.
+ */
+export function visibleGpuIndices(env: NodeJS.ProcessEnv = process.env): number[] | null {
+  const v = env.CUDA_VISIBLE_DEVICES;
+  if (v === undefined || v.trim() === '') return null;
+  const parts = v.split(',').map((p) => p.trim());
+  if (!parts.every((p) => /^\d+$/.test(p))) return null;
+  return parts.map(Number);
+}
+
+/** Options of telemetry. */
+export interface TelemetryOptions {
+  /** Environment of nvidia-smi (PATH finds it). */
+  env?: NodeJS.ProcessEnv;
+  intervalMs?: number;
+  /** Only these GPU indices (see visibleGpuIndices); null or absent: all. */
+  gpus?: readonly number[] | null;
+  /** Called after each batch of output that changed anything, and on every state change. */
+  onUpdate?: (t: GpuTelemetry) => void;
+  /** Group tracking, so zerowiz's exit kills nvidia-smi too (default: the launch's own, ./group.ts). */
+  track?: { add(pgid: number): void; remove(pgid: number): void };
+  now?: () => number;
+}
+
+/** One nvidia-smi loop for a run. */
+export class GpuTelemetry {
+  state: TelemetryState = 'idle';
+  /** Why there is no telemetry (state unavailable or lost), else null. */
+  reason: string | null = null;
+  /** The latest sample per GPU index. */
+  readonly latest = new Map<number, GpuSample>();
+  /** Complete lines parsed into samples. */
+  samples = 0;
+  /** The process group of nvidia-smi while it runs (its pid), else null. */
+  pgid: number | null = null;
+  private buf = '';
+  private firstOutput = '';
+  private stderr = '';
+  private readonly runPeaks = new Map<number, GpuPeak>();
+  private readonly stepPeaks = new Map<number, Map<number, GpuPeak>>();
+  private currentStep: number | null = null;
+  private stopping = false;
+  private exited: Promise<void> = Promise.resolve();
+  private readonly gpuFilter: Set<number> | null;
+  private readonly now: () => number;
+  private readonly track: { add(pgid: number): void; remove(pgid: number): void };
+
+  constructor(private readonly opts: TelemetryOptions = {}) {
+    this.gpuFilter = opts.gpus ? new Set(opts.gpus) : null;
+    this.now = opts.now ?? Date.now;
+    this.track = opts.track ?? { add: trackGroup, remove: untrackGroup };
+  }
+
+  /** The arguments nvidia-smi gets. */
+  get args(): string[] {
+    return [...TELEMETRY_QUERY_ARGS, '-lms', String(this.opts.intervalMs ?? TELEMETRY_INTERVAL_MS)];
+  }
+
+  /** Starts nvidia-smi (once). Never throws. */
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'starting';
+    let child: ChildProcess;
+    try {
+      child = spawn('nvidia-smi', this.args, {
+        env: this.opts.env ?? process.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+    } catch (err) {
+      this.unavailable(`nvidia-smi could not be started: ${(err as Error).message}`);
+      return;
+    }
+    if (child.pid !== undefined) {
+      this.pgid = child.pid;
+      this.track.add(child.pid);
+    }
+    child.stdout!.setEncoding('utf8');
+    child.stderr!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => this.onData(chunk));
+    child.stderr!.on('data', (chunk: string) => {
+      if (this.stderr.length < TELEMETRY_MAX_LINE_CHARS) this.stderr += chunk;
+    });
+    this.exited = new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (code: number | null, signal: NodeJS.Signals | null, error?: NodeJS.ErrnoException) => {
+        if (done) return;
+        done = true;
+        if (this.pgid !== null) this.track.remove(this.pgid);
+        this.pgid = null;
+        this.onExit(code, signal, error);
+        resolve();
+      };
+      child.on('error', (err: NodeJS.ErrnoException) => finish(null, null, err));
+      // 'close' (not 'exit'): every line nvidia-smi wrote has been read by then.
+      child.on('close', (code, signal) => finish(code, signal));
+    });
+  }
+
+  /** Samples from now on count toward step `i`'s peaks. */
+  beginStep(i: number): void {
+    this.currentStep = i;
+    if (!this.stepPeaks.has(i)) this.stepPeaks.set(i, new Map());
+  }
+
+  /** Step `i` is over: later samples no longer count for it. */
+  endStep(i: number): void {
+    if (this.currentStep === i) this.currentStep = null;
+  }
+
+  /** Per-GPU peaks of step `i`, by GPU index (empty when no sample came during it). */
+  peaksOf(i: number): GpuPeak[] {
+    return [...(this.stepPeaks.get(i)?.values() ?? [])].sort((a, b) => a.index - b.index);
+  }
+
+  /** Per-GPU peaks over the whole run. */
+  get runPeakList(): GpuPeak[] {
+    return [...this.runPeaks.values()].sort((a, b) => a.index - b.index);
+  }
+
+  /** The latest samples, by GPU index. */
+  get latestList(): GpuSample[] {
+    return [...this.latest.values()].sort((a, b) => a.index - b.index);
+  }
+
+  /** Stops nvidia-smi (SIGTERM to its group, SIGKILL after a second) and waits until it is gone. */
+  async stop(): Promise<void> {
+    if (this.state === 'idle') {
+      this.state = 'stopped';
+      return;
+    }
+    this.stopping = true;
+    const pgid = this.pgid;
+    if (pgid !== null) await stopGroup(pgid, { sigintMs: 0, sigtermMs: TELEMETRY_STOP_GRACE_MS }, 'SIGTERM');
+    await this.exited;
+    if (this.state === 'starting' || this.state === 'running') this.state = 'stopped';
+  }
+
+  /** SIGKILL now, for exit paths that cannot wait. */
+  killNow(): void {
+    this.stopping = true;
+    if (this.pgid !== null) signalGroup(this.pgid, 'SIGKILL');
+  }
+
+  private onData(chunk: string): void {
+    let text = this.buf + chunk;
+    this.buf = '';
+    let changed = false;
+    let s = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', s)) {
+      const line = text.slice(s, nl);
+      s = nl + 1;
+      if (this.ingest(line)) changed = true;
+    }
+    text = text.slice(s);
+    this.buf = text.length > TELEMETRY_MAX_LINE_CHARS ? '' : text;
+    if (changed) {
+      if (this.state === 'starting') this.state = 'running';
+      this.opts.onUpdate?.(this);
+    }
+  }
+
+  private ingest(raw: string): boolean {
+    const line = raw.trim();
+    if (line === '') return false;
+    const sample = parseTelemetryLine(line);
+    if (!sample) {
+      if (this.firstOutput === '') this.firstOutput = line;
+      return false;
+    }
+    if (this.gpuFilter && !this.gpuFilter.has(sample.index)) return false;
+    this.samples++;
+    this.latest.set(sample.index, sample);
+    if (sample.usedBytes !== null) {
+      const at = this.now();
+      bump(this.runPeaks, sample, at);
+      if (this.currentStep !== null) bump(this.stepPeaks.get(this.currentStep)!, sample, at);
+    }
+    return true;
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null, error?: NodeJS.ErrnoException): void {
+    if (this.buf !== '') {
+      const rest = this.buf;
+      this.buf = '';
+      this.ingest(rest);
+    }
+    if (this.stopping) {
+      this.state = 'stopped';
+      this.opts.onUpdate?.(this);
+      return;
+    }
+    const said = (this.stderr.split('\n')[0] ?? '').trim() || this.firstOutput;
+    const how = error ? null : signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    if (error) {
+      this.unavailable(
+        error.code === 'ENOENT' ? 'nvidia-smi not found on PATH' : `nvidia-smi could not be started: ${error.message}`,
+      );
+    } else if (this.samples === 0) {
+      this.unavailable(`nvidia-smi ${how} without a sample${said ? `: ${said}` : ''}`);
+    } else {
+      this.state = 'lost';
+      this.reason = `nvidia-smi ${how} after ${this.samples} samples${said ? `: ${said}` : ''}; GPU telemetry stopped (peaks so far kept)`;
+      this.opts.onUpdate?.(this);
+    }
+  }
+
+  private unavailable(reason: string): void {
+    this.state = 'unavailable';
+    this.reason = reason;
+    this.opts.onUpdate?.(this);
+  }
+}
+
+function bump(peaks: Map<number, GpuPeak>, s: GpuSample, at: number): void {
+  const p = peaks.get(s.index);
+  if (p && p.usedBytes >= s.usedBytes!) return;
+  peaks.set(s.index, { index: s.index, usedBytes: s.usedBytes!, totalBytes: s.totalBytes, at });
+}

@@ -1,0 +1,189 @@
+/**
+ * What a run really emits, per step: metrics from every source (loss.csv, HF Trainer dicts, tqdm postfixes,
+ * DeepSpeed's own lines), alerts with their fix, and the GPU memory peaks of the step. It subscribes to the
+ * pipeline like the pane model does (it implements PipelineListener), so wiring it is one
+ * `pipeline.subscribe(watch)`; the pane, stream mode and the record read from it.
+ *
+ * Per line the cost is one character test, one indexOf (`oss`, the loss) and one combined regex of literal
+ * needles (DeepSpeed's lines and every alert); only lines holding a needle are parsed further.
+ */
+import { ALERT_NEEDLES, type Alert, type AlertContext, AlertEngine, needleRegExp } from './alerts.js';
+import { type LiveStepJson, liveStepJson } from './live-record.js';
+import { type Progress, parseLoss, parseProgress } from './logparse.js';
+import { LossCsvFollower } from './metrics/csv-follower.js';
+import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
+import { StepMetrics } from './metrics/step-metrics.js';
+import type { PipelineListener, StepResult } from './runner.js';
+import type { GpuTelemetry } from './telemetry.js';
+
+/** Needles of DeepSpeed's metric lines (step report, see_memory_usage, overflow skips). */
+const METRIC_NEEDLES = ['[Rank ', 'Max_MA', 'OVERFLOW!', 'verflow! Skipping step', 'Overflow detected'];
+
+/** One regex over every needle: metric lines and alert lines. */
+const LINE_TRIGGER_RE = needleRegExp([...METRIC_NEEDLES, ...ALERT_NEEDLES]);
+
+/** What the watch needs to know about a step. */
+export interface WatchStepConfig {
+  name: string;
+  /** DiffSynth's loss.csv to follow while the step runs (planCsvLog's csvPath), or null. */
+  csvPath?: string | null;
+}
+
+/** Options of a run's watch. */
+export interface RunWatchOptions {
+  steps: readonly WatchStepConfig[];
+  /** What zerowiz knows, for the fixes (a live object: set freePort when a step starts). */
+  alertContext?: AlertContext;
+  /** The run's GPU telemetry (already started by the lifecycle), or null. */
+  telemetry?: GpuTelemetry | null;
+  /** Overflow skips in a row that raise an alert (default OVERFLOW_STREAK_ALERT). */
+  overflowStreak?: number;
+  csvPollMs?: number;
+  /** Every alert as it fires (the pane highlights it, stream mode prints it). */
+  onAlert?: (a: Alert) => void;
+  now?: () => number;
+}
+
+/** One step's watch state. */
+export interface WatchedStep {
+  name: string;
+  metrics: StepMetrics;
+  csvPath: string | null;
+  csv: LossCsvFollower | null;
+}
+
+/** Watches one run. */
+export class RunWatch implements PipelineListener {
+  readonly steps: WatchedStep[];
+  readonly alerts: AlertEngine;
+  private readonly telemetry: GpuTelemetry | null;
+  private readonly pending: Promise<void>[] = [];
+  /** The line being handled (for the alert raised by a metric of that line). */
+  private currentLine = '';
+
+  constructor(private readonly opts: RunWatchOptions) {
+    this.telemetry = opts.telemetry ?? null;
+    this.alerts = new AlertEngine({
+      ctx: opts.alertContext,
+      onAlert: opts.onAlert,
+      now: opts.now,
+      overflowStreak: opts.overflowStreak,
+    });
+    this.steps = opts.steps.map((s, i) => ({
+      name: s.name,
+      csvPath: s.csvPath ?? null,
+      csv: null,
+      metrics: new StepMetrics({
+        onSignal: (sig) => {
+          if (sig.kind === 'loss') this.alerts.loss(i, sig.value, sig.source, this.currentLine || undefined);
+          else this.alerts.overflow(i, sig, this.currentLine);
+        },
+      }),
+    }));
+  }
+
+  /** Sum of the steps' versions and the alert count: changes whenever anything shown changed. */
+  get version(): number {
+    let v = this.alerts.alerts.length;
+    for (const s of this.steps) v += s.metrics.version;
+    return v;
+  }
+
+  stepStart(i: number): void {
+    const s = this.steps[i];
+    if (!s) return;
+    this.telemetry?.beginStep(i);
+    if (s.csvPath) {
+      s.csv = new LossCsvFollower(s.csvPath, {
+        pollMs: this.opts.csvPollMs,
+        onRow: (row) => {
+          this.currentLine = `loss.csv: ${row.step},${row.key},${row.value}`;
+          s.metrics.csvRow(row.step, row.key, row.value);
+          this.currentLine = '';
+        },
+      });
+      this.pending.push(s.csv.start());
+    }
+  }
+
+  /** A finished line (as the runner emits it). */
+  line(i: number, text: string): void {
+    const p = text.includes('[') ? parseProgress(text) : null;
+    this.lineParsed(i, text, p);
+  }
+
+  /**
+   * A finished line whose tqdm parse is known (`p`, or null when it is not a bar): for a runner that has
+   * parsed it already, so the work is not done twice.
+   */
+  lineParsed(i: number, text: string, p: Progress | null): void {
+    const s = this.steps[i];
+    if (!s) return;
+    this.currentLine = text;
+    const m = s.metrics;
+    if (p === null) {
+      if (text.charCodeAt(0) === 0x7b) {
+        const h = parseHfLog(text);
+        if (h) m.hfLog(h);
+      } else {
+        const v = parseLoss(text);
+        if (v !== null) m.loss(v, 'log');
+      }
+    }
+    if (LINE_TRIGGER_RE.test(text)) {
+      const r = parseDsStep(text);
+      if (r) m.dsStep(r);
+      const mem = parseDsMemory(text);
+      if (mem) m.dsMemoryLine(mem);
+      const o = parseDsOverflow(text);
+      if (o) m.overflow(o);
+      this.alerts.line(i, text);
+    }
+    this.currentLine = '';
+  }
+
+  /** A tqdm update (the runner emits one per distinct state). */
+  progress(i: number, p: Progress): void {
+    const s = this.steps[i];
+    if (!s) return;
+    this.currentLine = p.text;
+    s.metrics.progress(p, p.postfix === '' ? null : parsePostfixLr(p.postfix));
+    this.currentLine = '';
+  }
+
+  stepEnd(i: number, r: StepResult): void {
+    const s = this.steps[i];
+    if (!s) return;
+    this.telemetry?.endStep(i);
+    this.alerts.stepEnded(i, r);
+    if (s.csv) this.pending.push(s.csv.stop());
+  }
+
+  stopping(): void {
+    this.alerts.stopping();
+  }
+
+  /** Resolves once every loss.csv follower has done its last read (call before writing the record). */
+  async settle(): Promise<void> {
+    while (this.pending.length > 0) await Promise.all(this.pending.splice(0));
+  }
+
+  /** Stops every follower still running (zerowiz is leaving). */
+  async close(): Promise<void> {
+    for (const s of this.steps) if (s.csv) this.pending.push(s.csv.stop());
+    await this.settle();
+  }
+
+  /** The run.json `live` block of step `i`. */
+  stepJson(i: number): LiveStepJson | null {
+    const s = this.steps[i];
+    if (!s) return null;
+    return liveStepJson({
+      metrics: s.metrics,
+      peaks: this.telemetry?.peaksOf(i) ?? [],
+      telemetry: this.telemetry?.state ?? null,
+      telemetryReason: this.telemetry?.reason ?? null,
+      alerts: this.alerts.forStep(i),
+    });
+  }
+}
