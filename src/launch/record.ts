@@ -18,6 +18,7 @@ import type { Setup } from '../setup.js';
 import { timestamp } from '../write.js';
 import { shellJoin, shellWord } from './quote.js';
 import type { PreparedCommand } from './preflight.js';
+import type { SlurmRunJson } from '../slurm/record.js';
 import type { PipelineOutcome, StepResult, StepStatus } from './runner.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
@@ -65,6 +66,8 @@ export interface RunJson {
   steps: RunStepJson[];
   /** The whole setup, so `zerowiz launch --last` can run it again. */
   setup: Setup;
+  /** A run submitted to Slurm (`launch --slurm`): the job, its options and its last known state. */
+  slurm?: SlurmRunJson;
 }
 
 /** A record on disk. */

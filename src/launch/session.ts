@@ -120,11 +120,17 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
   };
 }
 
+/**
+ * What the pane, stream mode and the summary need of a pipeline: the local Pipeline, or a Slurm job
+ * followed from its output files (src/slurm/follow.ts).
+ */
+export type PipelineLike = Pick<Pipeline, 'subscribe' | 'result' | 'stopping' | 'run' | 'stop' | 'killNow'>;
+
 /** A started launch: its record, pipeline and pane model. */
 export interface LaunchSession {
   prepared: PreparedLaunch;
   record: RunRecord;
-  pipeline: Pipeline;
+  pipeline: PipelineLike;
   model: RunModel;
   /** What writing the config files did. */
   writes: WriteResult[];
@@ -139,6 +145,15 @@ export interface LaunchSession {
 /** What the CLI hands the log pane (components/launch/run.ts). */
 export interface LogPaneOptions {
   session: LaunchSession;
+  /**
+   * A run that outlives the pane (a Slurm job): `d`, or `d` at the stop question, leaves the pane and
+   * calls this; the run goes on. Without it the pane can only stop the run.
+   */
+  detach?: () => void;
+  /** The stop question, when stopping is not the local SIGINT/SIGTERM/SIGKILL ladder (e.g. scancel). */
+  stopPrompt?: string;
+  /** False: the pane stays open after a successful or stopped run until q (default true). */
+  closeOnEnd?: boolean;
 }
 
 /** Options of startLaunch. */
