@@ -4,7 +4,7 @@
  * on storage the compute nodes see, not under /tmp or on a local disk of this machine.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { basename, dirname, relative, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { earlierOutputs } from '../launch/preflight.js';
 import type { Setup } from '../setup.js';
@@ -150,7 +150,7 @@ function realExisting(p: string): string {
     } catch {
       const parent = dirname(cur);
       if (parent === cur) return p;
-      rest = rest === '' ? cur.slice(parent.length + 1) : `${cur.slice(parent.length + 1)}/${rest}`;
+      rest = rest === '' ? basename(cur) : `${basename(cur)}/${rest}`;
       cur = parent;
     }
   }
