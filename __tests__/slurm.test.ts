@@ -81,7 +81,9 @@ describe('what Slurm says about a job', () => {
       nodeList: null,
     });
     expect(parseScontrolJob('slurm_load_jobs error: Invalid job id specified\n')).toBeNull();
-    const failed = parseScontrolJob(SCONTROL_DONE.replace('JobState=COMPLETED', 'JobState=FAILED').replace('ExitCode=0:0', 'ExitCode=3:0'));
+    const failed = parseScontrolJob(
+      SCONTROL_DONE.replace('JobState=COMPLETED', 'JobState=FAILED').replace('ExitCode=0:0', 'ExitCode=3:0'),
+    );
     expect(failed).toMatchObject({ phase: 'failed', exitCode: 3 });
     expect(describeJob(failed!)).toBe('failed (exit 3)');
   });
@@ -92,7 +94,7 @@ describe('what Slurm says about a job', () => {
     expect(parseSacct('13|COMPLETED|0:0|n1|None\n', '12')).toBeNull();
   });
 
-  it('names every phase the issue lists, Slurm\'s own state kept when it says more', () => {
+  it("names every phase the issue lists, Slurm's own state kept when it says more", () => {
     expect(phaseOf('OUT_OF_MEMORY')).toBe('failed');
     expect(phaseOf('NODE_FAIL')).toBe('failed');
     expect(phaseOf('TIMEOUT')).toBe('timeout');
@@ -114,7 +116,9 @@ describe('what Slurm says about a job', () => {
     expect(describeJob({ ...base, state: 'PENDING', phase: 'pending', reason: 'Resources', nodeList: null })).toBe(
       'pending (Resources)',
     );
-    expect(describeJob({ ...base, state: 'OUT_OF_MEMORY', phase: 'failed', final: true })).toBe('failed [OUT_OF_MEMORY]');
+    expect(describeJob({ ...base, state: 'OUT_OF_MEMORY', phase: 'failed', final: true })).toBe(
+      'failed [OUT_OF_MEMORY]',
+    );
     expect(describeJob({ ...base, state: 'COMPLETED', phase: 'done', final: true })).toBe('done');
     expect(pendingHint('Resources')).toMatch(/waiting for nodes/);
     expect(pendingHint('PartitionTimeLimit')).toMatch(/shorter --time/);
@@ -168,7 +172,7 @@ exit $rc
 }
 
 describe('the sbatch script', () => {
-  it('is valid bash with the job\'s directives, in order, before any command', async () => {
+  it("is valid bash with the job's directives, in order, before any command", async () => {
     const d = tmp();
     const text = sbatchScript(await seedSpec(d));
     expect(spawnSync('bash', ['-n'], { input: text }).status).toBe(0);
@@ -241,7 +245,10 @@ describe('the sbatch script', () => {
     expect(calls.map((c) => at(c, '--machine_rank')).sort()).toEqual(['0', '0', '1', '1']);
     // The logs per pass, and the marks zerowiz follows.
     expect(readFileSync(join(d, '02-train.log'), 'utf8')).toContain('task sft:train: finished');
-    const marks = r.stdout.split('\n').map(parseStepMark).filter((m) => m !== null);
+    const marks = r.stdout
+      .split('\n')
+      .map(parseStepMark)
+      .filter((m) => m !== null);
     expect(marks.map((m) => `${m.step}:${m.kind}${m.kind === 'exit' ? m.code : ''}`)).toEqual([
       '0:start',
       '0:exit0',
@@ -262,7 +269,9 @@ describe('the sbatch script', () => {
     mkdirSync(d);
     const text = sbatchScript(await seedSpec(d));
     expect(text).toContain(`#SBATCH '--chdir=${d}'`);
-    expect(text).toContain("'Qwen/Qwen-Image:text_encoder/model*.safetensors,Qwen/Qwen-Image:vae/diffusion_pytorch_model.safetensors'");
+    expect(text).toContain(
+      "'Qwen/Qwen-Image:text_encoder/model*.safetensors,Qwen/Qwen-Image:vae/diffusion_pytorch_model.safetensors'",
+    );
     expect(text).toContain('--learning_rate 1e-4');
     expect(spawnSync('bash', ['-n'], { input: text }).status).toBe(0);
   });
@@ -275,11 +284,12 @@ describe('the sbatch script', () => {
     expect(checkSbatchArg('exclusive')).toMatch(/not an sbatch option/);
     expect(checkSbatchArg('--comment=a\nb')).toMatch(/span lines/);
     expect(() => checkOptions({ time: '2h', extra: [] })).toThrow(UsageError);
-    for (const t of ['30', '02:00:00', '1-12:00:00', '1-12', 'infinite']) expect(() => checkOptions({ time: t, extra: [] })).not.toThrow();
+    for (const t of ['30', '02:00:00', '1-12:00:00', '1-12', 'infinite'])
+      expect(() => checkOptions({ time: t, extra: [] })).not.toThrow();
     expect(() => checkOptions({ partition: 'gpu;rm', extra: [] })).toThrow(/not a Slurm name/);
   });
 
-  it('per-node commands carry each node\'s rank; the hostfile one row per node', async () => {
+  it("per-node commands carry each node's rank; the hostfile one row per node", async () => {
     const setup = await loadPreset('qwen-image-lora-lowvram');
     const nodes = perNodeCommands({
       steps: setup.steps,
@@ -310,7 +320,12 @@ describe('the Slurm shape decides the process count', () => {
     const seed = await loadPreset('qwen-image-lora-lowvram');
     expect(shapeOfSetup(seed)).toEqual({ nodes: 1, gpusPerNode: 1 });
     const { setup, changes } = slurmSetup(seed, { nodes: 2, gpusPerNode: 2 });
-    expect(setup.answers).toMatchObject({ num_machines: 2, num_processes: 4, multinode_launcher: 'standard', machine_rank: 0 });
+    expect(setup.answers).toMatchObject({
+      num_machines: 2,
+      num_processes: 4,
+      multinode_launcher: 'standard',
+      machine_rank: 0,
+    });
     expect(changes.map((c) => `${c.key} ${c.from} -> ${c.to}`)).toEqual([
       'num_machines 1 -> 2',
       'num_processes 1 -> 4',
@@ -334,9 +349,19 @@ describe('the Slurm shape decides the process count', () => {
       ds_config_path: '/shared/ds.json',
     });
     const { setup, changes } = slurmSetup(pdsh, { nodes: 2, gpusPerNode: 8 });
-    expect(changes.map((c) => c.key)).toEqual(['multinode_launcher', 'main_process_ip', 'main_process_port', 'ds_config_path']);
+    expect(changes.map((c) => c.key)).toEqual([
+      'multinode_launcher',
+      'main_process_ip',
+      'main_process_port',
+      'ds_config_path',
+    ]);
     expect(changes[0]!.why).toContain('the hostfile /etc/hosts.ds is not used');
-    expect(setup.answers).toMatchObject({ multinode_launcher: 'standard', main_process_ip: '', main_process_port: null, ds_config_path: '' });
+    expect(setup.answers).toMatchObject({
+      multinode_launcher: 'standard',
+      main_process_ip: '',
+      main_process_port: null,
+      ds_config_path: '',
+    });
     // The script supplies the main address and the port: those findings are not raised for the job.
     const { findings } = slurmFindings(setup);
     expect(findings.filter((f) => f.rule.startsWith('multinode'))).toEqual([]);
@@ -362,7 +387,14 @@ describe('pre-flight', () => {
     const parts = parseSinfo('debug*|up|infinite|2|gpu:2\nshort|up|1:00|1|gpu:2\nshort|up|1:00|1|gpu:a100:4(S:0-1)\n');
     expect(parts).toEqual([
       { name: 'debug', isDefault: true, avail: 'up', timeLimit: 'infinite', nodes: 2, gres: ['gpu:2'] },
-      { name: 'short', isDefault: false, avail: 'up', timeLimit: '1:00', nodes: 2, gres: ['gpu:2', 'gpu:a100:4(S:0-1)'] },
+      {
+        name: 'short',
+        isDefault: false,
+        avail: 'up',
+        timeLimit: '1:00',
+        nodes: 2,
+        gres: ['gpu:2', 'gpu:a100:4(S:0-1)'],
+      },
     ]);
     expect(requirePartition(parts, 'short').name).toBe('short');
     expect(() => requirePartition(parts, 'gpu')).toThrow(/no partition 'gpu'/);
@@ -390,7 +422,7 @@ describe('pre-flight', () => {
     expect(nodeLocalReason('/tmp/x', mounts)).toMatch(/under \/tmp/);
   });
 
-  it('warns when the run directory or a pass output is node-local, naming the data pass\'s cache', async () => {
+  it("warns when the run directory or a pass output is node-local, naming the data pass's cache", async () => {
     const seed = await loadPreset('qwen-image-lora-lowvram');
     const cwd = process.cwd();
     const local = parseMountinfo('1 1 0:1 / / rw - ext4 /dev/vda rw');
@@ -406,11 +438,13 @@ describe('pre-flight', () => {
         args: s.args.map((a) => (a === './models/train/Qwen-Image_lora-splited-cache' ? '/tmp/cache' : a)),
       })),
     };
-    expect(storageWarnings(cacheInTmp, cwd, shared)).toEqual([expect.stringMatching(/^\/tmp\/cache, written by a pass .* under \/tmp/)]);
+    expect(storageWarnings(cacheInTmp, cwd, shared)).toEqual([
+      expect.stringMatching(/^\/tmp\/cache, written by a pass .* under \/tmp/),
+    ]);
   });
 });
 
-describe('how a job\'s end settles its passes', () => {
+describe("how a job's end settles its passes", () => {
   const job = (state: string): JobInfo => ({
     jobId: '1',
     state,
@@ -425,7 +459,17 @@ describe('how a job\'s end settles its passes', () => {
   const marks = (...m: string[]) => m.map((x) => parseStepMark(x)!);
 
   it('done: every pass exited 0 and Slurm says COMPLETED', () => {
-    const e = jobEnding(2, marks('zerowiz-step 1 start 1000', 'zerowiz-step 1 exit 0 2000', 'zerowiz-step 2 start 2100', 'zerowiz-step 2 exit 0 3000'), job('COMPLETED'), 4000);
+    const e = jobEnding(
+      2,
+      marks(
+        'zerowiz-step 1 start 1000',
+        'zerowiz-step 1 exit 0 2000',
+        'zerowiz-step 2 start 2100',
+        'zerowiz-step 2 exit 0 3000',
+      ),
+      job('COMPLETED'),
+      4000,
+    );
     expect(e).toMatchObject({ outcome: 'succeeded', exitCode: 0, failedStep: null });
     expect(e.steps.map((s) => [s.status, s.startedAt, s.endedAt])).toEqual([
       ['done', 1000, 2000],
@@ -445,14 +489,24 @@ describe('how a job\'s end settles its passes', () => {
       exitCode: 1,
       failedStep: 0,
     });
-    const t = jobEnding(2, marks('zerowiz-step 1 start 1', 'zerowiz-step 1 exit 0 2', 'zerowiz-step 2 start 3'), job('TIMEOUT'), 9);
+    const t = jobEnding(
+      2,
+      marks('zerowiz-step 1 start 1', 'zerowiz-step 1 exit 0 2', 'zerowiz-step 2 start 3'),
+      job('TIMEOUT'),
+      9,
+    );
     expect(t.steps.map((s) => s.status)).toEqual(['done', 'stopped']);
     expect(t.outcome).toBe('failed');
     expect(jobEnding(1, marks('zerowiz-step 1 start 1'), job('NODE_FAIL'), 9).steps[0]!.status).toBe('failed');
   });
 
   it('reads only well-formed marks', () => {
-    expect(parseStepMark('zerowiz-step 2 exit 1 1700000000000')).toEqual({ step: 1, kind: 'exit', code: 1, at: 1700000000000 });
+    expect(parseStepMark('zerowiz-step 2 exit 1 1700000000000')).toEqual({
+      step: 1,
+      kind: 'exit',
+      code: 1,
+      at: 1700000000000,
+    });
     expect(parseStepMark('zerowiz-step 2 start 5 1700000000000')).toBeNull();
     expect(parseStepMark('zerowiz-step 2 exit 1700000000000')).toBeNull();
     expect(parseStepMark('  zerowiz-step 1 start 1')).toBeNull();

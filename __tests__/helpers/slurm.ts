@@ -73,11 +73,16 @@ function check(): SlurmAvailability {
     };
   let missing = missingPrograms();
   if (missing.length > 0 && onPath('apt-get')) {
-    const r = spawnSync(
-      'apt-get',
-      ['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=120', ...SLURM_PACKAGES],
-      { encoding: 'utf8', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } },
-    );
+    const apt = (args: string[]) =>
+      spawnSync('apt-get', args, {
+        encoding: 'utf8',
+        timeout: 300_000,
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      });
+    const install = ['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=120', ...SLURM_PACKAGES];
+    let r = apt(install);
+    // A fresh container has no package lists yet.
+    if (r.status !== 0 && apt(['update', '-qq']).status === 0) r = apt(install);
     missing = missingPrograms();
     if (missing.length > 0) {
       const why = (r.stderr || r.error?.message || '').trim().split('\n').slice(-1)[0] ?? '';
