@@ -259,6 +259,7 @@ async function streamJob(session: SlurmSession): Promise<void> {
   const onAnswer = (d: Buffer | string) => {
     if (!asking) return;
     asking = false;
+    stdin.off('data', onAnswer);
     stdin.pause();
     const a = String(d).trim().toLowerCase();
     if (a === 'y' || a === 'yes') void f.stop();
@@ -272,6 +273,7 @@ async function streamJob(session: SlurmSession): Promise<void> {
     }
     if (asking) {
       asking = false;
+      stdin.off('data', onAnswer);
       stdin.pause();
       void f.stop();
       return;
@@ -285,10 +287,11 @@ async function streamJob(session: SlurmSession): Promise<void> {
     process.stderr.write(
       `\nzerowiz: cancel Slurm job ${session.jobId}? y + Enter: scancel · d + Enter: stop following, the job keeps running · Enter: keep following (Ctrl+C again: cancel) `,
     );
+    // stdin is read only while the question is open.
+    stdin.on('data', onAnswer);
     stdin.resume();
   };
   const onLeave = () => f.detach();
-  stdin.on('data', onAnswer);
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onLeave);
   process.on('SIGHUP', onLeave);
