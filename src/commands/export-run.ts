@@ -7,7 +7,7 @@ import { loadPreset } from '../presets.js';
 import type { Setup } from '../setup.js';
 import { checkOptions, jobName } from '../slurm/launch.js';
 import { stepLogName } from '../slurm/record.js';
-import { hostfileText, perNodeCommands, sbatchScript, type SbatchOptions } from '../slurm/script.js';
+import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
 import { formatChange, parseShapeFlag, shapeOfSetup, slurmFindings, slurmSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
 import { formatFinding } from '../validate.js';
@@ -68,13 +68,7 @@ export async function exportCommand(
   const gpusPerNode =
     flags.gpusPerNode !== undefined ? parseShapeFlag('--gpus-per-node', flags.gpusPerNode) : own.gpusPerNode;
   const shape = { nodes, gpusPerNode };
-  const options: SbatchOptions = {
-    partition: flags.partition,
-    time: flags.time,
-    account: flags.account,
-    qos: flags.qos,
-    extra: flags.sbatchArg ?? [],
-  };
+  const options = sbatchOptionsOf(flags);
   checkOptions(options);
   const shaped = slurmSetup(setup, shape);
   const { findings, fit } = slurmFindings(shaped.setup);

@@ -25,7 +25,7 @@ import {
   type SlurmSession,
 } from '../slurm/launch.js';
 import { findRunRecord, settleRecord, slurmRunOpen } from '../slurm/record.js';
-import type { SbatchOptions } from '../slurm/script.js';
+import { sbatchOptionsOf, type SbatchOptions } from '../slurm/script.js';
 import { parseShapeFlag } from '../slurm/shape.js';
 import { NO_SLURM_HINT, type SlurmContext } from '../slurm/tools.js';
 import { whichSync } from '../launch/preflight.js';
@@ -45,13 +45,7 @@ async function resolveRequest(
   ref: string | undefined,
   flags: LaunchFlags & SlurmFlags,
 ): Promise<{ setup: Setup; source: string; req: SlurmRequest }> {
-  const given: SbatchOptions = {
-    partition: flags.partition,
-    time: flags.time,
-    account: flags.account,
-    qos: flags.qos,
-    extra: flags.sbatchArg ?? [],
-  };
+  const given = sbatchOptionsOf(flags);
   const nodes = flags.nodes !== undefined ? parseShapeFlag('--nodes', flags.nodes) : undefined;
   const gpus = flags.gpusPerNode !== undefined ? parseShapeFlag('--gpus-per-node', flags.gpusPerNode) : undefined;
   if (!flags.last) {

@@ -85,6 +85,23 @@ function safeName(name: string): string {
   );
 }
 
+/** A step of run.json before it runs; its log is `01-<step>.log`. */
+export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson {
+  return {
+    name: c.step,
+    argv: c.argv,
+    usesConfig: c.usesConfig,
+    command: c.text,
+    log: `${String(index + 1).padStart(2, '0')}-${safeName(c.step)}.log`,
+    status: 'pending',
+    exitCode: null,
+    signal: null,
+    startedAt: null,
+    endedAt: null,
+    durationMs: null,
+  };
+}
+
 /** Creates a new record directory with its config copies, commands.sh and an initial run.json. */
 export function createRunRecord(opts: {
   cwd: string;
@@ -123,19 +140,7 @@ export function createRunRecord(opts: {
       configFiles.push({ path: p, copy });
     }
   }
-  const steps: RunStepJson[] = opts.commands.map((c, i) => ({
-    name: c.step,
-    argv: c.argv,
-    usesConfig: c.usesConfig,
-    command: c.text,
-    log: `${String(i + 1).padStart(2, '0')}-${safeName(c.step)}.log`,
-    status: 'pending',
-    exitCode: null,
-    signal: null,
-    startedAt: null,
-    endedAt: null,
-    durationMs: null,
-  }));
+  const steps: RunStepJson[] = opts.commands.map(pendingStepJson);
   const json: RunJson = {
     version: RUN_JSON_VERSION,
     id,

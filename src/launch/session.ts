@@ -85,25 +85,7 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
       first.fix,
     );
   }
-  const problems: string[] = [];
-  let exe: AccelerateExe | null = null;
-  try {
-    exe = resolveAccelerate(opts.accelerate, env, cwd);
-  } catch (err) {
-    if (!opts.dryRun) throw err;
-    problems.push((err as Error).message);
-  }
-  const missing: MissingScript[] = missingScripts(setup, cwd);
-  if (missing.length > 0) {
-    const m = missing[0]!;
-    if (!opts.dryRun) {
-      throw new UsageError(
-        `step '${m.step}': training script ${m.path} not found in ${cwd}`,
-        'run zerowiz from the directory the step paths are relative to (e.g. your DiffSynth-Studio checkout), or fix the step in the preset',
-      );
-    }
-    for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
-  }
+  const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
   const commands = prepareCommands(
     setup,
     exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' },
@@ -125,6 +107,38 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
  * followed from its output files (src/slurm/follow.ts).
  */
 export type PipelineLike = Pick<Pipeline, 'subscribe' | 'result' | 'stopping' | 'run' | 'stop' | 'killNow'>;
+
+/**
+ * What running a setup needs besides its validity: accelerate, and each step's training script under
+ * `cwd` (local runs and Slurm jobs alike). Throws UsageError for either missing; a dry run collects
+ * them as problems instead.
+ */
+export function checkRunnable(
+  setup: Setup,
+  opts: { accelerate?: string; env: NodeJS.ProcessEnv; cwd: string; dryRun?: boolean },
+): { exe: AccelerateExe | null; problems: string[] } {
+  const { env, cwd } = opts;
+  const problems: string[] = [];
+  let exe: AccelerateExe | null = null;
+  try {
+    exe = resolveAccelerate(opts.accelerate, env, cwd);
+  } catch (err) {
+    if (!opts.dryRun) throw err;
+    problems.push((err as Error).message);
+  }
+  const missing: MissingScript[] = missingScripts(setup, cwd);
+  if (missing.length > 0) {
+    const m = missing[0]!;
+    if (!opts.dryRun) {
+      throw new UsageError(
+        `step '${m.step}': training script ${m.path} not found in ${cwd}`,
+        'run zerowiz from the directory the step paths are relative to (e.g. your DiffSynth-Studio checkout), or fix the step in the preset',
+      );
+    }
+    for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
+  }
+  return { exe, problems };
+}
 
 /** A started launch: its record, pipeline and pane model. */
 export interface LaunchSession {

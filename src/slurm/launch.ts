@@ -9,10 +9,10 @@
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { RunModel } from '../launch/model.js';
-import { missingScripts, resolveAccelerate, type AccelerateExe, type PreparedCommand } from '../launch/preflight.js';
+import type { AccelerateExe, PreparedCommand } from '../launch/preflight.js';
 import { RUNS_DIR, stepLogPath, type RunRecord } from '../launch/record.js';
-import type { LaunchSession } from '../launch/session.js';
-import type { Setup } from '../setup.js';
+import { checkRunnable, type LaunchSession } from '../launch/session.js';
+import { toLaunchCommands, type Setup } from '../setup.js';
 import type { Finding } from '../validate.js';
 import { setupInDir, timestamp, writeConfigFiles, writeFileSafely, type WriteResult } from '../write.js';
 import { SlurmFollower } from './follow.js';
@@ -126,24 +126,7 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
       first.fix,
     );
   }
-  const problems: string[] = [];
-  let exe: AccelerateExe | null = null;
-  try {
-    exe = resolveAccelerate(opts.accelerate, env, cwd);
-  } catch (err) {
-    if (!opts.dryRun) throw err;
-    problems.push((err as Error).message);
-  }
-  const missing = missingScripts(setup, cwd);
-  if (missing.length > 0) {
-    const m = missing[0]!;
-    if (!opts.dryRun)
-      throw new UsageError(
-        `step '${m.step}': training script ${m.path} not found in ${cwd}`,
-        'run zerowiz from the directory the step paths are relative to (the job runs there too), or fix the step in the preset',
-      );
-    for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
-  }
+  const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
   return {
     setup,
     slurm: shaped.setup,
@@ -274,8 +257,10 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
   try {
     const placed = placedSetup(plan, record.dir);
     const texts = passCommandTexts(plan, record.dir);
+    const argvs = toLaunchCommands(placed).map((c) => c.argv);
     record.json.steps.forEach((s, i) => {
       s.command = texts[i] ?? '';
+      s.argv = argvs[i] ?? s.argv;
     });
     const writes = plan.slurm.steps.some((s) => s.usesConfig) ? await writeConfigFiles(placed, plan.cwd) : [];
     record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));

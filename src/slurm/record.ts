@@ -7,10 +7,17 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { createRunRecord, displayDir, listRunRecords, saveRunJson, type RunRecord } from '../launch/record.js';
+import {
+  createRunRecord,
+  displayDir,
+  listRunRecords,
+  pendingStepJson,
+  saveRunJson,
+  type RunRecord,
+} from '../launch/record.js';
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
 import { shellWord } from '../launch/quote.js';
-import type { Setup } from '../setup.js';
+import { toLaunchCommands, type Setup } from '../setup.js';
 import { isFinalPhase, type JobInfo, type JobPhase } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
 import type { SlurmShape } from './shape.js';
@@ -50,9 +57,9 @@ export function jobOutputPath(rec: RunRecord): string | null {
   return join(rec.dir, s.output.replace('%j', s.jobId));
 }
 
-/** A pass's log file name in a record: `01-data_process.log`. */
+/** A pass's log file name in a record, as the local runs name theirs: `01-data_process.log`. */
 export function stepLogName(i: number, name: string): string {
-  return `${String(i + 1).padStart(2, '0')}-${name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'step'}.log`;
+  return pendingStepJson({ step: name, argv: [], usesConfig: false, text: '' }, i).log;
 }
 
 /**
@@ -83,21 +90,9 @@ export function createSlurmRecord(opts: {
     now: opts.now,
   });
   const now = (opts.now ?? new Date()).toISOString();
-  rec.json.steps = opts.slurmSetup.steps.map((s, i) => ({
-    name: s.name,
-    argv: s.usesConfig
-      ? ['launch', '--config_file', opts.slurmSetup.files.accelerateConfig, ...s.args]
-      : ['launch', ...s.args],
-    usesConfig: s.usesConfig,
-    command: opts.commandTexts[i] ?? '',
-    log: stepLogName(i, s.name),
-    status: 'pending',
-    exitCode: null,
-    signal: null,
-    startedAt: null,
-    endedAt: null,
-    durationMs: null,
-  }));
+  rec.json.steps = toLaunchCommands(opts.slurmSetup).map((c, i) =>
+    pendingStepJson({ ...c, text: opts.commandTexts[i] ?? '' }, i),
+  );
   rec.json.slurm = {
     jobId: null,
     cluster: null,

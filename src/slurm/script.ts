@@ -25,6 +25,17 @@ export interface SbatchOptions {
   extra: string[];
 }
 
+/** The sbatch options of the command-line flags (`--partition`, `--time`, ..., each `--sbatch-arg`). */
+export function sbatchOptionsOf(f: {
+  partition?: string;
+  time?: string;
+  account?: string;
+  qos?: string;
+  sbatchArg?: string[];
+}): SbatchOptions {
+  return { partition: f.partition, time: f.time, account: f.account, qos: f.qos, extra: f.sbatchArg ?? [] };
+}
+
 /** Everything the script is made of. */
 export interface ScriptSpec {
   jobName: string;
