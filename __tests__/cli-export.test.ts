@@ -190,7 +190,7 @@ describe('zerowiz launch --slurm without a cluster', () => {
     expect(existsSync(join(d, '.zerowiz'))).toBe(false);
   });
 
-  it('attach and runs without any Slurm run say so', () => {
+  it('attach without a Slurm run says so; a local run has nothing to attach to', () => {
     const d = checkout();
     expectUsage(
       runCli(['attach'], { cwd: d }),
@@ -198,5 +198,50 @@ describe('zerowiz launch --slurm without a cluster', () => {
       'zerowiz launch NAME --slurm',
     );
     expectUsage(runCli(['attach', 'nope'], { cwd: d }), "no run 'nope' in .zerowiz/runs", 'zerowiz runs');
+    const local = runCli(['launch', SEED, '--accelerate', FAKE, '--no-tui'], {
+      cwd: d,
+      env: { FAKE_ACCELERATE_STEP_MS: '0' },
+    });
+    expect(local.code, local.stderr).toBe(0);
+    const [id] = readdirSync(join(d, '.zerowiz/runs'));
+    expectUsage(
+      runCli(['attach', id!], { cwd: d }),
+      `run ${id} ran here, not as a Slurm job`,
+      'its logs are in .zerowiz/runs/',
+    );
+  });
+
+  it('re-checks the memory fit for the Slurm shape: a 20B ZeRO-3 setup fits 8 GPUs, not 1', () => {
+    const d = checkout();
+    const preset = join(d, 'big.yaml');
+    writeFileSync(
+      preset,
+      [
+        'name: big',
+        'answers:',
+        '  num_processes: 8',
+        '  mode: 3',
+        '  mixed_precision: bf16',
+        '  model_params: 20.4B',
+        '  largest_layer_params: 57M',
+        '  gpu_memory: 80GiB',
+        '  cpu_memory: 1TiB',
+        'steps:',
+        '  - name: train',
+        '    uses_config: true',
+        '    args: [examples/qwen_image/model_training/train.py]',
+        '',
+      ].join('\n'),
+    );
+    const fits = runCli(['launch', preset, '--slurm', '--dry-run', '--accelerate', FAKE], { cwd: d });
+    expect(fits.code, fits.stderr).toBe(0);
+    expect(fits.stderr).not.toContain('does not fit');
+    expect(fits.stderr).not.toMatch(/for 1 node\(s\) x 8 GPU\(s\): warning/);
+    const one = runCli(['launch', preset, '--slurm', '--gpus-per-node', '1', '--dry-run', '--accelerate', FAKE], {
+      cwd: d,
+    });
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stderr).toContain('slurm: num_processes 8 -> 1');
+    expect(one.stderr).toMatch(/for 1 node\(s\) x 1 GPU\(s\): warning: ZeRO-3 needs .* per GPU of 80/);
   });
 });

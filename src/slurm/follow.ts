@@ -20,8 +20,10 @@ import { slurm, type SlurmContext } from './tools.js';
 export const STATE_POLL_MS = 3_000;
 /** How often the job's files are read for new output. */
 export const TAIL_POLL_MS = 200;
-/** Bytes read from one file per poll at most (a large backlog is read over several polls). */
+/** Bytes read from a file in one read. */
 const READ_CHUNK_BYTES = 1024 * 1024;
+/** Bytes read from one file per poll while the job runs (a large backlog, e.g. on attach, takes several). */
+const POLL_READ_LIMIT_BYTES = 16 * 1024 * 1024;
 /** Prefix of the batch shell's own lines (not a pass's output) in the pane. */
 export const JOB_LINE_PREFIX = '[job] ';
 
@@ -59,11 +61,13 @@ class Tail {
     }
   }
 
-  /** Reads until nothing is left. */
-  drain(f: (b: Buffer) => void): void {
-    for (;;) {
+  /** Reads until nothing is left, or `limit` bytes were read (the rest comes at the next poll). */
+  drain(f: (b: Buffer) => void, limit = Number.POSITIVE_INFINITY): void {
+    let got = 0;
+    while (got < limit) {
       const b = this.read();
       if (!b || b.length === 0) return;
+      got += b.length;
       f(b);
     }
   }
@@ -257,7 +261,7 @@ export class SlurmFollower {
 
   private drainStep(i: number, final: boolean): void {
     const sink = this.sinks[i]!;
-    this.tails[i]!.drain((b) => this.splitters[i]!.feed(b, sink));
+    this.tails[i]!.drain((b) => this.splitters[i]!.feed(b, sink), final ? undefined : POLL_READ_LIMIT_BYTES);
     if (final) {
       this.splitters[i]!.flush(sink);
       this.emit((l) => l.partial?.(i, ''));
