@@ -8,8 +8,9 @@
  * The cluster: SlurmctldHost=localhost, SlurmUser=root, proctrack/linuxproc, task/none, no accounting
  * storage (sacct answers "accounting storage is disabled", as on many small clusters), a long MinJobAge
  * (scontrol still knows finished jobs), KillWait=2 s, two nodes `n1` and `n2` (NodeAddr 127.0.0.1, each
- * slurmd on its own port, one CPU and two GPUs each: `Gres=gpu:2` backed by character devices made with
- * mknod in the test directory, as Slurm drops file-less GPUs) and the partitions `debug` (default) and
+ * slurmd on its own port, one CPU and two GPUs each: `Gres=gpu:2`, each GPU's File a symlink to /dev/null
+ * in the test directory, as Slurm drops file-less GPUs and wants a device; no mknod, so no CAP_MKNOD
+ * needed) and the partitions `debug` (default) and
  * `short` (MaxTime 1 minute).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -22,6 +23,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -165,8 +167,9 @@ function writeConfig(dir: string, ports: { ctld: number; nodes: number[] }): voi
   const devices: string[] = [];
   for (let g = 0; g < GPUS_PER_NODE; g++) {
     const p = join(gres, `gpu${g}`);
-    // Slurm checks that a GPU's File is a device; it is never opened (task/none, no cgroups).
-    if (spawnSync('mknod', [p, 'c', '1', '3']).status !== 0) writeFileSync(p, '');
+    // Slurm checks that a GPU's File is a device (stat follows the link); it never opens it (task/none,
+    // no cgroups). With a device, Slurm sets CUDA_VISIBLE_DEVICES for the job's steps, as on a GPU node.
+    symlinkSync('/dev/null', p);
     devices.push(p);
   }
   const nodeLines = NODE_NAMES.map(
