@@ -222,13 +222,19 @@ function writeConfig(dir: string, ports: { ctld: number; nodes: number[] }): voi
 /** Starts the cluster; resolves once both nodes are idle. */
 export async function startCluster(): Promise<SlurmCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'zw-slurm-'));
-  chmodSync(dir, 0o755);
-  for (const d of ['munge', 'state', 'log', 'spool', ...NODE_NAMES.map((n) => join('spool', n))])
-    mkdirSync(join(dir, d), { recursive: true });
-  chmodSync(join(dir, 'munge'), 0o700);
-  writeFileSync(join(dir, 'munge', 'munge.key'), randomBytes(128), { mode: 0o600 });
-  const [ctld, ...nodePorts] = await freePorts(1 + NODE_NAMES.length);
-  writeConfig(dir, { ctld: ctld!, nodes: nodePorts });
+  try {
+    chmodSync(dir, 0o755);
+    for (const d of ['munge', 'state', 'log', 'spool', ...NODE_NAMES.map((n) => join('spool', n))])
+      mkdirSync(join(dir, d), { recursive: true });
+    chmodSync(join(dir, 'munge'), 0o700);
+    writeFileSync(join(dir, 'munge', 'munge.key'), randomBytes(128), { mode: 0o600 });
+    const [ctld, ...nodePorts] = await freePorts(1 + NODE_NAMES.length);
+    writeConfig(dir, { ctld: ctld!, nodes: nodePorts });
+  } catch (e) {
+    // Nothing runs yet: the directory is all there is to remove.
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
 
   const env: Record<string, string> = { SLURM_CONF: join(dir, 'slurm.conf'), [MARK_VAR]: dir };
   const childEnv = { ...process.env, ...env };
