@@ -292,8 +292,7 @@ describe('keys and widths', () => {
 });
 
 describe('the pane over a run that outlives it (a Slurm job)', () => {
-  const stopPrompt =
-    'Cancel Slurm job 12? y: scancel · d: leave the pane, the job keeps running · any other key: keep watching';
+  const stopPrompt = 'Cancel Slurm job 12? y: scancel · d: leave it running · any other key: keep watching';
 
   it('shows the headline under the title, its tag instead of [running], and keeps the last row free', async () => {
     const model = runningModel();

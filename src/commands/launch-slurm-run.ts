@@ -186,7 +186,7 @@ async function follow(
       ctx.ui.runLogPane({
         session,
         detach: () => session.follower.detach(),
-        stopPrompt: `Cancel Slurm job ${session.jobId}? y: scancel (SIGTERM, SIGKILL after the cluster's KillWait) · d: leave the pane, the job keeps running · any other key: keep watching`,
+        stopPrompt: `Cancel Slurm job ${session.jobId}? y: scancel · d: leave it running · any other key: keep watching`,
         closeOnEnd: opts.closeOnEnd,
       }),
     );
@@ -309,9 +309,9 @@ function finish(session: SlurmSession, tui: boolean): number {
   if (f.detached) {
     const state = f.job ? describeJob(f.job) : 'submitted';
     err(`Slurm job ${session.jobId} keeps running (${state}); zerowiz no longer follows it`);
-    err(
-      `  follow it again: zerowiz attach ${session.record.json.id}   list runs: zerowiz runs   cancel it: scancel ${session.jobId}`,
-    );
+    err(`  follow it again: zerowiz attach ${session.record.json.id}`);
+    err('  list the runs:    zerowiz runs');
+    err(`  cancel it:        scancel ${session.jobId}`);
     return 0;
   }
   const o = f.result;
