@@ -30,7 +30,7 @@ export function registerExport(program: Command, ctx: CommandContext): void {
     .addArgument(
       new Argument(
         '<kind>',
-        'slurm (an sbatch script), torchrun (per-node commands with ranks) or hostfile (a DeepSpeed hostfile)',
+        'what to write: an sbatch script, per-node launch commands with ranks, or a DeepSpeed hostfile',
       ).choices(EXPORT_KINDS),
     )
     .argument('<preset>', 'a preset name (see `zerowiz preset list`) or a preset file')

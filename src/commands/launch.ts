@@ -92,10 +92,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
 
   program
     .command('runs')
-    .description('list the run records of this directory, newest first')
+    .description(
+      'list the run records of this directory, newest first (Slurm runs with their state refreshed from Slurm)',
+    )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}]}]',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}], slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./launch-run.js')).runsCommand(opts));
 }
