@@ -348,6 +348,35 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     expect(starts(d)).toHaveLength(0);
   });
 
+  it('a pass that fails on a node ends the job: the next pass never starts, the job is failed, exit 1', async () => {
+    const d = checkout();
+    const r = await zerowiz(
+      ['launch', SEED, '--slurm', '--nodes', '2', '--accelerate', FAKE],
+      d,
+      env(d, { FAKE_ACCELERATE_EXIT: '3', FAKE_ACCELERATE_FAIL_TASK: 'sft:data_process' }),
+    );
+    expect(r.code).toBe(1);
+    const jobId = /submitted Slurm job (\d+)/.exec(r.stderr)![1]!;
+    // Both nodes fail with 3; whichever srun sees second may already be ended by --kill-on-bad-exit
+    // (SIGTERM: 143), and srun reports the larger code.
+    const code = /pass 1\/2 data_process failed \(exit (3|143)\); the next pass does not start/.exec(r.stdout)?.[1];
+    expect(code).toBeDefined();
+    expect(r.stderr).toContain(`zerowiz: Slurm job ${jobId} failed (exit ${code}); logs in .zerowiz/runs/`);
+    expect(r.stdout).toMatch(/\[data_process\] +RuntimeError: CUDA out of memory \(stand-in failure, exit 3\)/);
+    expect(starts(d).every((c) => task(c) === 'sft:data_process')).toBe(true);
+    expect(jobState(jobId)).toBe('FAILED');
+    const [id] = records(d);
+    expect(runJson(d, id!)).toMatchObject({
+      ended: 'failed',
+      exitCode: 1,
+      slurm: { state: 'FAILED', phase: 'failed' },
+    });
+    expect(runJson(d, id!).steps.map((x) => [x.status, x.exitCode])).toEqual([
+      ['failed', Number(code)],
+      ['pending', null],
+    ]);
+  });
+
   it('bad input: an unknown partition, sbatch refusing the job, no Slurm on PATH, a job Slurm no longer knows', async () => {
     const d = checkout();
     const e = env(d);

@@ -165,8 +165,11 @@ export function describeJob(j: JobInfo): string {
   let detail = '';
   if (j.phase === 'pending') detail = j.reason ? ` (${j.reason})` : '';
   else if (j.phase === 'running' || j.phase === 'completing') detail = j.nodeList ? ` on ${j.nodeList}` : '';
-  else if (j.phase === 'failed')
-    detail = `${j.exitCode !== null && j.exitCode !== 0 ? ` (exit ${j.exitCode})` : ''}${j.reason ? `: ${j.reason}` : ''}`;
+  else if (j.phase === 'failed') {
+    // The exit code says what the reason NonZeroExitCode would; other reasons say more (e.g. OutOfMemory).
+    const reason = j.reason && j.reason !== 'NonZeroExitCode' ? `: ${j.reason}` : '';
+    detail = `${j.exitCode !== null && j.exitCode !== 0 ? ` (exit ${j.exitCode})` : ''}${reason}`;
+  }
   return `${j.phase}${own}${detail}`;
 }
 
