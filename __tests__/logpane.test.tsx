@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import xterm from '@xterm/headless';
 import { RunModel } from '../src/launch/model.js';
-import { Pane } from '../components/launch/pane.js';
+import { Pane, type PaneOptions } from '../components/launch/pane.js';
 import { parseKeys } from '../components/launch/keys.js';
 import { RowBuilder, textWidth } from '../components/launch/view.js';
 import { commandFor, initialPaneState, paneReducer, visibleRows, type LinesView } from '../components/launch/state.js';
@@ -55,15 +55,23 @@ describe('pane reducer (no rendering)', () => {
 });
 
 /** A pane drawing into a headless xterm, the way a user's terminal shows it. */
-function mount(model: RunModel, size = { columns: 100, rows: 20 }) {
+function mount(
+  model: RunModel,
+  size = { columns: 100, rows: 20 },
+  extra: Partial<PaneOptions> & { detachable?: boolean } = {},
+) {
   const term = new xterm.Terminal({ cols: size.columns, rows: size.rows, allowProposedApi: true, scrollback: 0 });
   const writes: string[] = [];
-  const calls = { stop: 0, killNow: 0, exit: [] as number[] };
+  const calls = { stop: 0, killNow: 0, detach: 0, exit: [] as number[] };
   // What run.ts writes before the first frame.
   term.write('\x1b[?7l');
   const pane = new Pane({
     model,
-    controls: { stop: () => void calls.stop++, killNow: () => void calls.killNow++ },
+    controls: {
+      stop: () => void calls.stop++,
+      killNow: () => void calls.killNow++,
+      ...(extra.detachable ? { detach: () => void calls.detach++ } : {}),
+    },
     onExit: (code) => void calls.exit.push(code),
     title: 't',
     grace: { sigintMs: 5000, sigtermMs: 5000 },
@@ -72,6 +80,7 @@ function mount(model: RunModel, size = { columns: 100, rows: 20 }) {
       writes.push(d);
       term.write(d);
     },
+    ...extra,
   });
   const lines = async () => {
     await new Promise<void>((r) => term.write('', r));
@@ -279,5 +288,68 @@ describe('keys and widths', () => {
     const k = rows.findIndex((l) => l.startsWith('日本語'));
     expect(rows[k]!.endsWith('…')).toBe(true);
     expect(rows[k + 1]).toBe('next line');
+  });
+});
+
+describe('the pane over a run that outlives it (a Slurm job)', () => {
+  const stopPrompt = 'Cancel Slurm job 12? y: scancel · d: leave it running · any other key: keep watching';
+
+  it('shows the headline under the title, its tag instead of [running], and keeps the last row free', async () => {
+    const model = runningModel();
+    model.setHeadline({ text: 'Slurm job 12 · pending (Resources): waiting for nodes', tone: 'warn', tag: 'pending' });
+    const m = mount(model, { columns: 100, rows: 20 }, { detachable: true, stopPrompt });
+    m.pane.draw();
+    const rows = await m.lines();
+    expect(rows[0]).toMatch(/zerowiz launch t +\[pending\]/);
+    expect(rows[1]).toBe('Slurm job 12 · pending (Resources): waiting for nodes');
+    expect(rows[2]).toMatch(/▶ 1\. data_process/);
+    expect(rows.at(-2)).toContain('q stop · d leave running');
+    expect(rows[19]).toBe('');
+    expect((await m.cell(1, 0)).getFgColor()).toBe(3); // warn: yellow
+    // A local run has no headline row and no `d`.
+    const local = mount(runningModel());
+    local.pane.draw();
+    expect((await local.lines())[1]).toMatch(/▶ 1\. data_process/);
+    expect(await local.screen()).not.toContain('d leave running');
+  });
+
+  it('d leaves the pane (exit 0) and the run goes on; a local pane ignores d', async () => {
+    const m = mount(runningModel(), undefined, { detachable: true, stopPrompt });
+    m.pane.draw();
+    m.pane.input('d');
+    expect(m.calls).toMatchObject({ detach: 1, stop: 0, exit: [0] });
+    const local = mount(runningModel());
+    local.pane.draw();
+    local.pane.input('d');
+    expect(local.calls).toMatchObject({ stop: 0, exit: [] });
+  });
+
+  it('q asks the given question: y stops, d leaves, any other key keeps watching', async () => {
+    const m = mount(runningModel(), undefined, { detachable: true, stopPrompt });
+    m.pane.draw();
+    m.pane.input('q');
+    expect(await m.screen()).toContain('Cancel Slurm job 12? y: scancel');
+    m.pane.input('x');
+    expect(m.calls).toMatchObject({ stop: 0, detach: 0, exit: [] });
+    m.pane.input('q');
+    m.pane.input('d');
+    expect(m.calls).toMatchObject({ stop: 0, detach: 1, exit: [0] });
+    const m2 = mount(runningModel(), undefined, { detachable: true, stopPrompt });
+    m2.pane.draw();
+    m2.pane.input('q');
+    m2.pane.input('y');
+    expect(m2.calls).toMatchObject({ stop: 1, detach: 0 });
+  });
+
+  it('closeOnEnd false: a finished run stays open to read until q (attach to a finished job)', async () => {
+    const model = runningModel();
+    const m = mount(model, undefined, { detachable: true, closeOnEnd: false });
+    model.end({ outcome: 'succeeded', exitCode: 0, failedStep: null, results: [] });
+    m.pane.draw();
+    expect(m.calls.exit).toEqual([]);
+    m.pane.input('d');
+    expect(m.calls.detach).toBe(0);
+    m.pane.input('q');
+    expect(m.calls.exit).toEqual([0]);
   });
 });

@@ -6,6 +6,8 @@ import { registerGenerate } from './commands/generate.js';
 import { registerPreset } from './commands/preset.js';
 import { registerEstimate } from './commands/estimate.js';
 import { registerLaunch } from './commands/launch.js';
+import { registerAttach } from './commands/attach.js';
+import { registerExport } from './commands/export.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
@@ -54,7 +56,15 @@ export function buildProgram(ui: UiLoaders): Program {
       }
       ctx.setExitCode(await ui.runWizard({ configPath: opts.config }));
     });
-  for (const register of [registerGenerate, registerEstimate, registerPreset, registerLaunch]) register(program, ctx);
+  for (const register of [
+    registerGenerate,
+    registerEstimate,
+    registerPreset,
+    registerLaunch,
+    registerAttach,
+    registerExport,
+  ])
+    register(program, ctx);
   for (const sub of program.commands)
     sub.exitOverride().configureOutput({ outputError: (str, write) => write(oneLineError(str)) });
   return program;

@@ -28,6 +28,8 @@ const END_SYNC = '\x1b[?2026l';
 export interface PaneControls {
   stop(): void;
   killNow(): void;
+  /** Leave the pane, the run goes on (a Slurm job); absent when the run cannot outlive the pane. */
+  detach?: () => void;
 }
 
 /** Options of the pane. */
@@ -39,6 +41,10 @@ export interface PaneOptions {
   title: string;
   /** Grace periods shown in the stop prompt. */
   grace?: { sigintMs: number; sigtermMs: number };
+  /** The stop question instead of the grace periods' (e.g. a Slurm job's scancel). */
+  stopPrompt?: string;
+  /** False: a finished run keeps the pane open until q (default true). */
+  closeOnEnd?: boolean;
   /** The terminal's size, read at every frame. */
   size(): { columns: number; rows: number };
   /** Writes to the terminal (the pane only ever writes whole frames). */
@@ -136,6 +142,8 @@ export class Pane {
       title: this.opts.title,
       now,
       grace: this.opts.grace ?? { sigintMs: SIGINT_GRACE_MS, sigtermMs: SIGTERM_GRACE_MS },
+      stopPrompt: this.opts.stopPrompt,
+      canDetach: this.opts.controls.detach !== undefined,
     });
     let out = '';
     const n = Math.max(lines.length, this.shown.length);
@@ -151,10 +159,18 @@ export class Pane {
     this.opts.frames?.record(performance.now() - t0);
     const outcome = model.outcome;
     // A finished or stopped run closes the pane; a failed one stays open to read the log (q closes it).
-    if (outcome && !this.exited && outcome.outcome !== 'failed') {
+    if (outcome && !this.exited && outcome.outcome !== 'failed' && this.opts.closeOnEnd !== false) {
       this.exited = true;
       this.opts.onExit(outcome.exitCode);
     }
+  }
+
+  /** Leaves the pane; the run goes on without it (exit 0). */
+  private detach(): void {
+    if (this.exited) return;
+    this.exited = true;
+    this.opts.controls.detach?.();
+    this.opts.onExit(0);
   }
 
   /** One key press (Ink's useInput shape). */
@@ -175,6 +191,7 @@ export class Pane {
     if (state.confirmStop) {
       dispatch({ type: 'confirmStop', on: false });
       if (input === 'y' || input === 'Y' || input === 'q' || (key.ctrl && input === 'c')) controls.stop();
+      else if (input === 'd' && controls.detach) this.detach();
       return;
     }
     if (key.escape && state.search.mode === 'active') {
@@ -191,6 +208,9 @@ export class Pane {
         } else if (model.stoppingRequested) {
           if (key.ctrl && input === 'c') controls.killNow();
         } else dispatch({ type: 'confirmStop', on: true });
+        return;
+      case 'detach':
+        if (controls.detach && !ended) this.detach();
         return;
       case 'up':
         dispatch({ type: 'scroll', delta: -1, view });

@@ -64,9 +64,15 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
     let resolveExit!: (code: number) => void;
     const exit = new Promise<number>((r) => (resolveExit = r));
     const running = session.run();
+    // A run that ends without an outcome has been left running (a detached Slurm job): close the pane.
+    void running.then(() => {
+      if (!session.pipeline.result) resolveExit(0);
+    });
     pane = new Pane({
       model: session.model,
-      controls: { stop: () => void session.stop(), killNow: () => session.killNow() },
+      controls: { stop: () => void session.stop(), killNow: () => session.killNow(), detach: opts.detach },
+      stopPrompt: opts.stopPrompt,
+      closeOnEnd: opts.closeOnEnd,
       onExit: (code: number) => resolveExit(code),
       title: `${session.record.json.name} (${session.record.json.id})`,
       grace: gracePeriods(session.prepared.env),

@@ -55,6 +55,7 @@ export type PaneCommand =
   | 'searchNext'
   | 'searchPrev'
   | 'quit'
+  | 'detach'
   | 'kill';
 
 /** The keymap: one place that says which key does what (shown in the key hints too). */
@@ -73,6 +74,7 @@ export const KEYMAP: readonly { keys: string; command: PaneCommand; help: string
   { keys: 'n', command: 'searchNext', help: 'next match' },
   { keys: 'N', command: 'searchPrev', help: 'previous match' },
   { keys: 'q/Ctrl+C', command: 'quit', help: 'stop the run (asks first) / close' },
+  { keys: 'd', command: 'detach', help: 'leave the pane, the run goes on (Slurm jobs)' },
 ];
 
 /** The subset of Ink's Key the keymap reads. */
@@ -115,6 +117,8 @@ export function commandFor(input: string, key: KeyInfo): PaneCommand | null {
       return 'searchPrev';
     case 'q':
       return 'quit';
+    case 'd':
+      return 'detach';
     default:
       return null;
   }

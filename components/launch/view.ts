@@ -157,7 +157,8 @@ function linesView(step: StepState, height: number): LinesView {
 export function paneLayout(model: RunModel, state: PaneState, size: { columns: number; rows: number }): PaneLayout {
   const cols = Math.max(20, size.columns);
   const stepRows = Math.min(model.steps.length, MAX_STEP_ROWS);
-  const logHeight = Math.max(3, size.rows - 1 - (1 + stepRows + 1 + 2 + 1 + 1));
+  const headline = model.headline ? 1 : 0;
+  const logHeight = Math.max(3, size.rows - 1 - (1 + headline + stepRows + 1 + 2 + 1 + 1));
   const selected = Math.min(state.selected, model.steps.length - 1);
   const step = model.steps[selected]!;
   const firstStepRow = Math.max(0, Math.min(selected - Math.floor(MAX_STEP_ROWS / 2), model.steps.length - stepRows));
@@ -169,12 +170,17 @@ export interface FrameInfo {
   title: string;
   now: number;
   grace: { sigintMs: number; sigtermMs: number };
+  /** The stop question, when it is not the grace periods' (a Slurm job). */
+  stopPrompt?: string;
+  /** Whether `d` leaves the pane with the run going on (the key hints say so). */
+  canDetach?: boolean;
 }
 
 /** The frame: one string per row, top to bottom (exactly the layout's rows). */
 export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout, info: FrameInfo): string[] {
   const { cols, step, view, logHeight } = layout;
   const out: string[] = [headerRow(model, info.title, cols)];
+  if (model.headline) out.push(new RowBuilder(cols).add(model.headline.text, TONE[model.headline.tone]).toString());
   for (let k = 0; k < layout.stepRows; k++) {
     const i = layout.firstStepRow + k;
     out.push(stepRow(model.steps[i]!, i, i === layout.selected, info.now, cols));
@@ -198,20 +204,27 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
   }
   out.push(progressRow(step, cols));
   out.push(SGR.dim + '─'.repeat(cols) + SGR.reset);
-  out.push(statusRow(state, model, step.status, cols, info.grace));
+  out.push(statusRow(state, model, step.status, cols, info.grace, info.stopPrompt));
   out.push(
     new RowBuilder(cols)
       .add(
         state.search.mode === 'input'
           ? 'Enter search · Esc cancel'
           : '↑↓ PgUp/PgDn g/G scroll · f follow · / search n/N · w wrap · Tab step · q ' +
-              (model.outcome ? 'close' : 'stop'),
+              (model.outcome ? 'close' : info.canDetach ? 'stop · d leave running' : 'stop'),
         SGR.dim,
       )
       .toString(),
   );
   return out;
 }
+
+const TONE: Record<NonNullable<RunModel['headline']>['tone'], string> = {
+  info: SGR.cyan,
+  warn: SGR.yellow,
+  ok: SGR.green,
+  error: SGR.red,
+};
 
 function ruleText(label: string, cols: number): string {
   const text = `── ${label} `;
@@ -228,7 +241,7 @@ function headerRow(model: RunModel, title: string, cols: number): string {
         : 'stopped'
     : model.stoppingRequested
       ? 'stopping…'
-      : 'running';
+      : (model.headline?.tag ?? 'running');
   const color = o
     ? o.outcome === 'succeeded'
       ? SGR.green
@@ -314,12 +327,14 @@ function statusRow(
   stepStatus: StepState['status'],
   cols: number,
   grace: { sigintMs: number; sigtermMs: number },
+  stopPrompt?: string,
 ): string {
   const b = new RowBuilder(cols);
   if (state.confirmStop) {
     return b
       .add(
-        `Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after ${grace.sigintMs / 1000}s, SIGKILL ${grace.sigtermMs / 1000}s later) · any other key: keep running`,
+        stopPrompt ??
+          `Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after ${grace.sigintMs / 1000}s, SIGKILL ${grace.sigtermMs / 1000}s later) · any other key: keep running`,
         SGR.yellow + SGR.bold,
       )
       .toString();

@@ -14,14 +14,18 @@ import {
 } from '../launch/session.js';
 import { StreamPrinter, formatDuration } from '../launch/stream.js';
 
-import type { LaunchFlags } from './launch.js';
+import { slurmFlagsGiven, type LaunchFlags } from './launch.js';
 
 /** Lines the pane model keeps in stream mode (only for the failure tail). */
 const STREAM_TAIL_RING_LINES = 200;
 
 /** `zerowiz runs`. */
-export function runsCommand(opts: { json?: boolean }): void {
+export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   const records = listRunRecords();
+  // Slurm runs still open get their state from Slurm first.
+  const slurm = records.some((r) => r.json.slurm) ? await import('./launch-slurm-run.js') : null;
+  const note = slurm ? await slurm.refreshSlurmRuns(records) : null;
+  if (note) process.stderr.write(`zerowiz: ${note}\n`);
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(records.map(recordSummary), null, 2)}\n`);
     return;
@@ -38,8 +42,9 @@ export function runsCommand(opts: { json?: boolean }): void {
     const j = r.json;
     const dur = j.endedAt ? formatDuration(Date.parse(j.endedAt) - Date.parse(j.startedAt)) : '-';
     const steps = j.steps.map((s) => `${s.name}:${s.status}`).join(' ');
+    const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : '';
     process.stdout.write(
-      `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}\n`,
+      `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`,
     );
   }
 }
@@ -62,6 +67,17 @@ function recordSummary(r: RunRecord) {
       durationMs: s.durationMs,
       log: s.log,
     })),
+    ...(j.slurm
+      ? {
+          slurm: {
+            jobId: j.slurm.jobId,
+            state: j.slurm.state,
+            phase: j.slurm.phase,
+            reason: j.slurm.reason,
+            nodeList: j.slurm.nodeList,
+          },
+        }
+      : {}),
   };
 }
 
@@ -95,6 +111,14 @@ async function resolveSetup(ref: string | undefined, flags: LaunchFlags): Promis
 }
 
 export async function launchCommand(ref: string | undefined, flags: LaunchFlags, ctx: CommandContext): Promise<number> {
+  // Slurm (src/slurm/): --slurm, or --last when the newest run was a Slurm job.
+  if (flags.slurm || (flags.last && listRunRecords()[0]?.json.slurm))
+    return (await import('./launch-slurm-run.js')).slurmLaunchCommand(ref, flags, ctx);
+  if (slurmFlagsGiven(flags))
+    throw new UsageError(
+      '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
+      'add --slurm to submit the steps as a Slurm job',
+    );
   const { setup, source } = await resolveSetup(ref, flags);
   const prepared = prepareLaunch(setup, { source, accelerate: flags.accelerate, dryRun: flags.dryRun });
   for (const l of formatFindings(prepared.findings)) process.stderr.write(`zerowiz: ${l}\n`);

@@ -6,8 +6,33 @@ import { Option, type Command } from 'commander';
 import type { CommandContext } from '../cli.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../launch/group.js';
 
+/** The Slurm flags of `launch` (see src/slurm/). */
+export interface SlurmFlags {
+  slurm?: boolean;
+  partition?: string;
+  nodes?: string;
+  gpusPerNode?: string;
+  time?: string;
+  account?: string;
+  qos?: string;
+  sbatchArg?: string[];
+}
+
+/** Whether any flag that only means something with --slurm was given. */
+export function slurmFlagsGiven(f: SlurmFlags): boolean {
+  return (
+    f.partition !== undefined ||
+    f.nodes !== undefined ||
+    f.gpusPerNode !== undefined ||
+    f.time !== undefined ||
+    f.account !== undefined ||
+    f.qos !== undefined ||
+    (f.sbatchArg?.length ?? 0) > 0
+  );
+}
+
 /** Raw flag values as commander hands them over. */
-export interface LaunchFlags {
+export interface LaunchFlags extends SlurmFlags {
   dryRun?: boolean;
   tui?: boolean;
   accelerate?: string;
@@ -29,6 +54,20 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       ),
     )
     .option('--last', 'run the newest run record of this directory again')
+    // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
+    .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
+    .option('--partition <name>', 'Slurm partition (default: the cluster default)')
+    .option('--nodes <n>', "Slurm nodes (default: the setup's num_machines)")
+    .option('--gpus-per-node <n>', "GPUs per node (default: the setup's num_processes / num_machines)")
+    .option('--time <time>', 'Slurm time limit, HH:MM:SS or D-HH:MM:SS')
+    .option('--account <name>', 'Slurm account')
+    .option('--qos <name>', 'Slurm QOS')
+    .option(
+      '--sbatch-arg <arg>',
+      'one more sbatch option, e.g. --sbatch-arg=--exclusive (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .addHelpText(
       'after',
       [
@@ -40,6 +79,11 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
         '(ZEROWIZ_SIGINT_GRACE_MS / ZEROWIZ_SIGTERM_GRACE_MS change them); a second Ctrl+C kills at once.',
         'Each run is recorded in .zerowiz/runs/<YYYYmmdd-HHMMSS>-<name>/ (config files used, commands.sh,',
         'one log per step, run.json); see `zerowiz runs`.',
+        '',
+        'With --slurm the steps run as one Slurm job: each pass is an `srun` step running `accelerate launch` on',
+        'every node (ranks from $SLURM_NODEID, the first node as main process); nodes x GPUs per node decide the',
+        'process count (zerowiz says what it changed). The pane follows the job from pending to the end: q asks,',
+        'then `scancel`s it; d leaves the pane and the job keeps running (`zerowiz attach RUN` follows it again).',
       ].join('\n'),
     )
     .action(async (ref: string | undefined, flags: LaunchFlags) => {
@@ -48,10 +92,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
 
   program
     .command('runs')
-    .description('list the run records of this directory, newest first')
+    .description(
+      'list the run records of this directory, newest first (Slurm runs with their state refreshed from Slurm)',
+    )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}]}]',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}], slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./launch-run.js')).runsCommand(opts));
 }

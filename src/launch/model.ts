@@ -30,6 +30,14 @@ export interface StepState {
   command: string;
 }
 
+/** A line under the pane's title: the text, how it reads, and the tag the title shows while running. */
+export interface Headline {
+  text: string;
+  tone: 'info' | 'warn' | 'ok' | 'error';
+  /** Replaces the title's `[running]` tag while the run has no outcome (e.g. `pending`). */
+  tag?: string;
+}
+
 /** The state of one run, for the pane. */
 export class RunModel implements PipelineListener {
   readonly steps: StepState[];
@@ -37,6 +45,8 @@ export class RunModel implements PipelineListener {
   version = 0;
   stoppingRequested = false;
   outcome: PipelineOutcome | null = null;
+  /** A line under the title about where the run is, e.g. a Slurm job's state; null for none. */
+  headline: Headline | null = null;
   private readonly changeListeners = new Set<() => void>();
 
   constructor(steps: { name: string; logPath: string | null; command: string }[], ringLines = PANE_RING_LINES) {
@@ -76,6 +86,12 @@ export class RunModel implements PipelineListener {
   private milestone(): void {
     this.version++;
     for (const f of this.changeListeners) f();
+  }
+
+  /** Sets the headline (shown at once). */
+  setHeadline(h: Headline | null): void {
+    this.headline = h;
+    this.milestone();
   }
 
   stepStart(i: number, info: { pid: number | null; startedAt: number }): void {

@@ -121,7 +121,7 @@ export function trainingScript(args: readonly string[]): string | null {
 const OUTPUT_OPT_RE = /output|cache|save|dir$/i;
 
 /** Paths that steps before `index` write (values of --output_path and the like). */
-function earlierOutputs(setup: Setup, index: number): string[] {
+export function earlierOutputs(setup: Setup, index: number): string[] {
   const out: string[] = [];
   for (const step of setup.steps.slice(0, index)) {
     step.args.forEach((a, i) => {

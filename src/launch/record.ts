@@ -18,6 +18,7 @@ import type { Setup } from '../setup.js';
 import { timestamp } from '../write.js';
 import { shellJoin, shellWord } from './quote.js';
 import type { PreparedCommand } from './preflight.js';
+import type { SlurmRunJson } from '../slurm/record.js';
 import type { PipelineOutcome, StepResult, StepStatus } from './runner.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
@@ -65,6 +66,8 @@ export interface RunJson {
   steps: RunStepJson[];
   /** The whole setup, so `zerowiz launch --last` can run it again. */
   setup: Setup;
+  /** A run submitted to Slurm (`launch --slurm`): the job, its options and its last known state. */
+  slurm?: SlurmRunJson;
 }
 
 /** A record on disk. */
@@ -80,6 +83,23 @@ function safeName(name: string): string {
       .replace(/^\.+/, '_')
       .slice(0, 80) || 'run'
   );
+}
+
+/** A step of run.json before it runs; its log is `01-<step>.log`. */
+export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson {
+  return {
+    name: c.step,
+    argv: c.argv,
+    usesConfig: c.usesConfig,
+    command: c.text,
+    log: `${String(index + 1).padStart(2, '0')}-${safeName(c.step)}.log`,
+    status: 'pending',
+    exitCode: null,
+    signal: null,
+    startedAt: null,
+    endedAt: null,
+    durationMs: null,
+  };
 }
 
 /** Creates a new record directory with its config copies, commands.sh and an initial run.json. */
@@ -120,19 +140,7 @@ export function createRunRecord(opts: {
       configFiles.push({ path: p, copy });
     }
   }
-  const steps: RunStepJson[] = opts.commands.map((c, i) => ({
-    name: c.step,
-    argv: c.argv,
-    usesConfig: c.usesConfig,
-    command: c.text,
-    log: `${String(i + 1).padStart(2, '0')}-${safeName(c.step)}.log`,
-    status: 'pending',
-    exitCode: null,
-    signal: null,
-    startedAt: null,
-    endedAt: null,
-    durationMs: null,
-  }));
+  const steps: RunStepJson[] = opts.commands.map(pendingStepJson);
   const json: RunJson = {
     version: RUN_JSON_VERSION,
     id,

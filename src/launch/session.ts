@@ -85,6 +85,39 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
       first.fix,
     );
   }
+  const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
+  const commands = prepareCommands(
+    setup,
+    exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' },
+  );
+  return {
+    setup,
+    source: opts.source,
+    cwd,
+    env,
+    exe,
+    commands,
+    findings: findings.filter((f) => f.level === 'warning'),
+    problems,
+  };
+}
+
+/**
+ * What the pane, stream mode and the summary need of a pipeline: the local Pipeline, or a Slurm job
+ * followed from its output files (src/slurm/follow.ts).
+ */
+export type PipelineLike = Pick<Pipeline, 'subscribe' | 'result' | 'stopping' | 'run' | 'stop' | 'killNow'>;
+
+/**
+ * What running a setup needs besides its validity: accelerate, and each step's training script under
+ * `cwd` (local runs and Slurm jobs alike). Throws UsageError for either missing; a dry run collects
+ * them as problems instead.
+ */
+export function checkRunnable(
+  setup: Setup,
+  opts: { accelerate?: string; env: NodeJS.ProcessEnv; cwd: string; dryRun?: boolean },
+): { exe: AccelerateExe | null; problems: string[] } {
+  const { env, cwd } = opts;
   const problems: string[] = [];
   let exe: AccelerateExe | null = null;
   try {
@@ -104,27 +137,14 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     }
     for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
   }
-  const commands = prepareCommands(
-    setup,
-    exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' },
-  );
-  return {
-    setup,
-    source: opts.source,
-    cwd,
-    env,
-    exe,
-    commands,
-    findings: findings.filter((f) => f.level === 'warning'),
-    problems,
-  };
+  return { exe, problems };
 }
 
 /** A started launch: its record, pipeline and pane model. */
 export interface LaunchSession {
   prepared: PreparedLaunch;
   record: RunRecord;
-  pipeline: Pipeline;
+  pipeline: PipelineLike;
   model: RunModel;
   /** What writing the config files did. */
   writes: WriteResult[];
@@ -139,6 +159,15 @@ export interface LaunchSession {
 /** What the CLI hands the log pane (components/launch/run.ts). */
 export interface LogPaneOptions {
   session: LaunchSession;
+  /**
+   * A run that outlives the pane (a Slurm job): `d`, or `d` at the stop question, leaves the pane and
+   * calls this; the run goes on. Without it the pane can only stop the run.
+   */
+  detach?: () => void;
+  /** The stop question, when stopping is not the local SIGINT/SIGTERM/SIGKILL ladder (e.g. scancel). */
+  stopPrompt?: string;
+  /** False: the pane stays open after a successful or stopped run until q (default true). */
+  closeOnEnd?: boolean;
 }
 
 /** Options of startLaunch. */

@@ -1,0 +1,159 @@
+/** The work of `zerowiz export slurm|torchrun|hostfile`: shaped configs plus the launcher's artifact, nothing run. */
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { shellWord } from '../launch/quote.js';
+import { loadPreset } from '../presets.js';
+import type { Setup } from '../setup.js';
+import { checkOptions, jobName } from '../slurm/launch.js';
+import { stepLogName } from '../slurm/record.js';
+import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
+import { formatChange, parseShapeFlag, shapeOfSetup, slurmFindings, slurmSetup } from '../slurm/shape.js';
+import { slurm } from '../slurm/tools.js';
+import { formatFinding } from '../validate.js';
+import { setupInDir, writeConfigFiles, writeFileSafely, type WriteResult } from '../write.js';
+import type { ExportFlags } from './export.js';
+import { formatWrite } from './report.js';
+
+/** The port the per-node commands use when the setup names none (accelerate's default). */
+export const DEFAULT_MAIN_PORT = 29_500;
+
+/** Host names from --hosts, or from the Slurm allocation this runs in; null when neither. */
+async function hostNames(flags: ExportFlags): Promise<string[] | null> {
+  if (flags.hosts !== undefined) {
+    const hosts = flags.hosts
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== '');
+    const bad = hosts.find((h) => !/^[A-Za-z0-9._:-]+$/.test(h));
+    if (hosts.length === 0 || bad !== undefined)
+      throw new UsageError(
+        `--hosts '${flags.hosts}' is not a list of host names${bad ? ` ('${bad}')` : ''}`,
+        'give them comma-separated, the main node first, e.g. --hosts node1,node2',
+      );
+    return hosts;
+  }
+  const list = process.env.SLURM_JOB_NODELIST;
+  if (!list) return null;
+  const r = await slurm('scontrol', ['show', 'hostnames', list], { env: process.env, cwd: process.cwd() });
+  if (r.code !== 0) return null;
+  const hosts = r.stdout.split('\n').filter((h) => h.trim() !== '');
+  return hosts.length > 0 ? hosts : null;
+}
+
+/** `zerowiz export KIND NAME|FILE --out DIR`; resolves with the exit code. */
+export async function exportCommand(
+  kind: 'slurm' | 'torchrun' | 'hostfile',
+  ref: string,
+  flags: ExportFlags,
+): Promise<number> {
+  if (flags.out === undefined || flags.out === '')
+    throw new UsageError('export needs --out DIR', `e.g. zerowiz export ${kind} ${ref} --out ./${kind}`);
+  const out = resolve(flags.out);
+  const setup: Setup = await loadPreset(ref);
+  const hosts = kind === 'slurm' ? null : await hostNames(flags);
+  if (kind !== 'slurm' && hosts === null)
+    throw new UsageError(
+      `export ${kind} needs the node host names`,
+      'give --hosts node1,node2 (the main node first), or run it inside a Slurm allocation (salloc)',
+    );
+  const own = shapeOfSetup(setup);
+  let nodes = flags.nodes !== undefined ? parseShapeFlag('--nodes', flags.nodes) : (hosts?.length ?? own.nodes);
+  if (hosts && flags.nodes !== undefined && nodes !== hosts.length)
+    throw new UsageError(
+      `--nodes ${nodes} but ${hosts.length} host name(s)`,
+      'give one host name per node, or leave --nodes out',
+    );
+  if (hosts) nodes = hosts.length;
+  const gpusPerNode =
+    flags.gpusPerNode !== undefined ? parseShapeFlag('--gpus-per-node', flags.gpusPerNode) : own.gpusPerNode;
+  const shape = { nodes, gpusPerNode };
+  const options = sbatchOptionsOf(flags);
+  checkOptions(options);
+  const shaped = slurmSetup(setup, shape);
+  const { findings, fit } = slurmFindings(shaped.setup);
+  const error = findings.find((f) => f.level === 'error');
+  if (error)
+    throw new UsageError(
+      `'${setup.name}' is not valid for ${nodes} node(s) x ${gpusPerNode} GPU(s): ${error.message}`,
+      error.fix,
+    );
+  for (const f of [...findings, ...fit]) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
+  for (const c of shaped.changes) process.stderr.write(`zerowiz: ${kind}: ${formatChange(c)}\n`);
+
+  const placed = setupInDir(shaped.setup, out);
+  const accelerate =
+    flags.accelerate === undefined
+      ? 'accelerate'
+      : isAbsolute(flags.accelerate) || !flags.accelerate.includes('/')
+        ? flags.accelerate
+        : resolve(flags.accelerate);
+  const writes: WriteResult[] = [];
+  if (kind !== 'hostfile') writes.push(...(await writeConfigFiles(placed)));
+  const cwd = process.cwd();
+  if (kind === 'slurm') {
+    await mkdir(join(out, 'logs'), { recursive: true });
+    const script = sbatchScript({
+      jobName: jobName(setup),
+      shape,
+      options,
+      cwd,
+      accelerate,
+      configFile: placed.files.accelerateConfig,
+      steps: placed.steps,
+      logDir: join(out, 'logs'),
+      jobOutput: 'slurm-%j.out',
+      stepLogs: placed.steps.map((s, i) => stepLogName(i, s.name)),
+      perJobLogs: true,
+      notes: [
+        `Written by \`zerowiz export slurm ${ref}\`; submit with \`sbatch ${join(out, `${setup.name}.sbatch`)}\`.`,
+        ...shaped.changes.map((c) => `zerowiz changed: ${formatChange(c)}`),
+      ],
+    });
+    writes.push(await writeFileSafely(join(out, `${setup.name}.sbatch`), script));
+  } else if (kind === 'torchrun') {
+    const port =
+      flags.mainProcessPort !== undefined
+        ? portOf(flags.mainProcessPort)
+        : (setup.answers.main_process_port ?? DEFAULT_MAIN_PORT);
+    const nodesCmds = perNodeCommands({
+      steps: placed.steps,
+      accelerate,
+      configFile: placed.files.accelerateConfig,
+      hosts: hosts!,
+      gpusPerNode,
+      port,
+    });
+    const n = placed.steps.length;
+    const lines = [
+      '#!/bin/sh',
+      `# ${setup.name} on ${nodes} node(s) x ${gpusPerNode} GPU(s): accelerate's per-node launcher (torchrun on each node).`,
+      `# Run this on every node at the same time:  NODE_RANK=<rank> sh ${join(out, 'per-node-commands.sh')}`,
+      ...nodesCmds.map((c) => `#   rank ${c.rank}: ${c.host}${c.rank === 0 ? ` (main process, port ${port})` : ''}`),
+      '# A pass starts only when the previous one succeeded (set -e).',
+      ...shaped.changes.map((c) => `# zerowiz changed: ${formatChange(c)}`),
+      'set -e',
+      `cd ${shellWord(cwd)}`,
+      `case "\${NODE_RANK:?set NODE_RANK to this node's rank, 0 to ${nodes - 1}}" in`,
+      ...nodesCmds.flatMap((c) => [
+        `${c.rank})`,
+        ...c.lines.flatMap((l, i) => [`  # pass ${i + 1}/${n}: ${placed.steps[i]!.name}`, `  ${l}`]),
+        '  ;;',
+      ]),
+      `*) echo "NODE_RANK must be 0 to ${nodes - 1}" >&2; exit 2 ;;`,
+      'esac',
+      '',
+    ];
+    writes.push(await writeFileSafely(join(out, 'per-node-commands.sh'), lines.join('\n')));
+  } else {
+    writes.push(await writeFileSafely(join(out, 'hostfile'), hostfileText(hosts!, gpusPerNode)));
+  }
+  for (const w of writes) process.stdout.write(`${formatWrite(w)}\n`);
+  return 0;
+}
+
+function portOf(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 65535)
+    throw new UsageError(`--main-process-port '${v}' is not a port`, 'give a number from 1 to 65535, e.g. 29500');
+  return Number(v);
+}

@@ -1,0 +1,72 @@
+/**
+ * `zerowiz export slurm|torchrun|hostfile NAME|FILE --out DIR`: the artifacts other launchers need, written
+ * without submitting anything. The work is in export-run.ts, loaded when the command runs.
+ */
+import { Argument, Option, type Command } from 'commander';
+import type { CommandContext } from '../cli.js';
+
+/** Raw flag values as commander hands them over. */
+export interface ExportFlags {
+  out?: string;
+  nodes?: string;
+  gpusPerNode?: string;
+  hosts?: string;
+  mainProcessPort?: string;
+  accelerate?: string;
+  partition?: string;
+  time?: string;
+  account?: string;
+  qos?: string;
+  sbatchArg?: string[];
+}
+
+/** The kinds of export. */
+export const EXPORT_KINDS = ['slurm', 'torchrun', 'hostfile'] as const;
+
+/** Registers `export`. */
+export function registerExport(program: Command, ctx: CommandContext): void {
+  program
+    .command('export')
+    .addArgument(
+      new Argument(
+        '<kind>',
+        'what to write: an sbatch script, per-node launch commands with ranks, or a DeepSpeed hostfile',
+      ).choices(EXPORT_KINDS),
+    )
+    .argument('<preset>', 'a preset name (see `zerowiz preset list`) or a preset file')
+    .description(
+      'write the sbatch script, per-node launch commands or a DeepSpeed hostfile of a setup, without running it',
+    )
+    .addOption(new Option('--out <dir>', 'the directory to write to (backups of differing files, atomic writes)'))
+    .option('--nodes <n>', "nodes (default: the setup's num_machines, or the number of --hosts)")
+    .option('--gpus-per-node <n>', "GPUs per node (default: the setup's num_processes / num_machines)")
+    .option('--hosts <list>', 'the node host names, comma-separated, first = main process (torchrun, hostfile)')
+    .option('--main-process-port <port>', "the main process port (torchrun; default: the setup's, else 29500)")
+    .option('--accelerate <path>', "the accelerate the commands run (default: `accelerate` on the nodes' PATH)")
+    .option('--partition <name>', 'slurm: the partition')
+    .option('--time <time>', 'slurm: the time limit, HH:MM:SS or D-HH:MM:SS')
+    .option('--account <name>', 'slurm: the account')
+    .option('--qos <name>', 'slurm: the QOS')
+    .option(
+      '--sbatch-arg <arg>',
+      'slurm: one more sbatch option, e.g. --sbatch-arg=--exclusive (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'slurm and torchrun also write DIR/accelerate_config.yaml and DIR/ds_config.json for the shape (nodes x',
+        "GPUs per node decide num_processes; several nodes use accelerate's per-node `standard` launcher).",
+        '  slurm     DIR/NAME.sbatch: submit with `sbatch DIR/NAME.sbatch`; logs go to DIR/logs/.',
+        '  torchrun  DIR/per-node-commands.sh: run `NODE_RANK=r sh DIR/per-node-commands.sh` on node r.',
+        "  hostfile  DIR/hostfile: one `host slots=GPUs` row per node, for DeepSpeed's own launchers.",
+        'Host names: --hosts, or inside a Slurm allocation the nodes of $SLURM_JOB_NODELIST.',
+        'Exit codes: 0 written; 2 bad flags, a setup accelerate/DeepSpeed would refuse, or no host names.',
+      ].join('\n'),
+    )
+    .action(async (kind: (typeof EXPORT_KINDS)[number], ref: string, flags: ExportFlags) => {
+      ctx.setExitCode(await (await import('./export-run.js')).exportCommand(kind, ref, flags));
+    });
+}

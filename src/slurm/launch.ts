@@ -1,0 +1,375 @@
+/**
+ * A launch as a Slurm job, in pure steps the CLI (and later the wizard) calls:
+ *   planSlurmLaunch  the setup for the job's shape, what changed, findings, fit, storage warnings;
+ *   slurmScript      the sbatch script for a record directory;
+ *   checkCluster     sbatch on PATH and the partition known to sinfo;
+ *   submitSlurm      the run record (configs for the shape, the script), `sbatch --parsable`, the job id;
+ *   followSession    a LaunchSession over the job (the log pane and stream mode take it as they are).
+ */
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { RunModel } from '../launch/model.js';
+import type { AccelerateExe, PreparedCommand } from '../launch/preflight.js';
+import { RUNS_DIR, stepLogPath, type RunRecord } from '../launch/record.js';
+import { checkRunnable, type LaunchSession } from '../launch/session.js';
+import { toLaunchCommands, type Setup } from '../setup.js';
+import type { Finding } from '../validate.js';
+import { setupInDir, timestamp, writeConfigFiles, writeFileSafely, type WriteResult } from '../write.js';
+import { SlurmFollower } from './follow.js';
+import { describeJob, pendingHint, type JobInfo } from './job.js';
+import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
+import {
+  createSlurmRecord,
+  discardRecord,
+  JOB_OUTPUT_PATTERN,
+  recordSubmitted,
+  SCRIPT_FILE,
+  stepLogName,
+} from './record.js';
+import { checkSbatchArg, passFlags, sbatchScript, type SbatchOptions, type Word } from './script.js';
+import { formatChange, shapeOfSetup, slurmFindings, slurmSetup, type ShapeChange, type SlurmShape } from './shape.js';
+import { requireSlurm, slurm, type SlurmContext } from './tools.js';
+import { shellWord } from '../launch/quote.js';
+
+/** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
+export interface SlurmRequest {
+  /** Missing parts come from the setup (num_machines, num_processes / num_machines). */
+  nodes?: number;
+  gpusPerNode?: number;
+  options: SbatchOptions;
+}
+
+/** A setup checked and shaped for a Slurm job, not yet submitted. */
+export interface SlurmPlan {
+  /** The setup as given (what `launch --last` resubmits). */
+  setup: Setup;
+  /** The setup as the job runs it (the Slurm shape), its files not yet placed. */
+  slurm: Setup;
+  shape: SlurmShape;
+  options: SbatchOptions;
+  changes: ShapeChange[];
+  /** Warnings of the shaped setup (errors stop the plan). */
+  findings: Finding[];
+  /** The memory fit re-checked for the shape (warnings). */
+  fit: Finding[];
+  /** Files the compute nodes may not see. */
+  storage: string[];
+  /** null only in a dry run without accelerate. */
+  exe: AccelerateExe | null;
+  /** Dry run only: what a real submission would have refused. */
+  problems: string[];
+  source: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Options of planSlurmLaunch. */
+export interface PlanOptions {
+  source: string;
+  accelerate?: string;
+  dryRun?: boolean;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (and `infinite`/`unlimited`). */
+const TIME_RE = /^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(?::\d{1,2}){0,2}|infinite|unlimited|UNLIMITED)$/;
+
+/** Checks the sbatch options; throws UsageError. */
+export function checkOptions(o: SbatchOptions): void {
+  if (o.time !== undefined && !TIME_RE.test(o.time))
+    throw new UsageError(
+      `--time '${o.time}' is not a Slurm time`,
+      'give HH:MM:SS (e.g. 02:00:00), D-HH:MM:SS (e.g. 1-12:00:00) or minutes',
+    );
+  for (const [flag, v] of [
+    ['--partition', o.partition],
+    ['--account', o.account],
+    ['--qos', o.qos],
+  ] as const) {
+    if (v !== undefined && !/^[A-Za-z0-9._,:@+-]+$/.test(v))
+      throw new UsageError(`${flag} '${v}' is not a Slurm name`, `give the ${flag.slice(2)} as sinfo/sacctmgr show it`);
+  }
+  for (const a of o.extra) {
+    const why = checkSbatchArg(a);
+    if (why)
+      throw new UsageError(
+        `--sbatch-arg: ${why}`,
+        'pass sbatch options as --sbatch-arg=--exclusive, --sbatch-arg=--mem=0, ...',
+      );
+  }
+}
+
+/**
+ * Checks a setup for a Slurm job and shapes it: nodes x GPUs per node decide the process count, the
+ * launcher is accelerate's per-node one, the fit is re-checked. Throws UsageError for validation errors, a
+ * missing accelerate or training script (in a dry run only validation errors throw).
+ */
+export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptions): SlurmPlan {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  if (setup.steps.length === 0)
+    throw new UsageError(
+      `'${setup.name}' has no launch steps`,
+      'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz export` to only write the files',
+    );
+  checkOptions(req.options);
+  const own = shapeOfSetup(setup);
+  const shape: SlurmShape = { nodes: req.nodes ?? own.nodes, gpusPerNode: req.gpusPerNode ?? own.gpusPerNode };
+  const shaped = slurmSetup(setup, shape);
+  const { findings, fit } = slurmFindings(shaped.setup);
+  const errors = findings.filter((f) => f.level === 'error');
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    throw new UsageError(
+      `'${setup.name}' is not valid for ${shape.nodes} node(s) x ${shape.gpusPerNode} GPU(s): ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
+      first.fix,
+    );
+  }
+  const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
+  return {
+    setup,
+    slurm: shaped.setup,
+    shape,
+    options: req.options,
+    changes: shaped.changes,
+    findings: findings.filter((f) => f.level === 'warning'),
+    fit,
+    storage: storageWarnings(setup, cwd),
+    exe,
+    problems,
+    source: opts.source,
+    cwd,
+    env,
+  };
+}
+
+/** The job's name in squeue: `zerowiz-<setup name>`. */
+export function jobName(setup: Setup): string {
+  return `zerowiz-${setup.name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60)}`;
+}
+
+/** The setup as the job runs it, its configs placed in the record directory. */
+export function placedSetup(plan: SlurmPlan, recordDir: string): Setup {
+  return setupInDir(plan.slurm, recordDir);
+}
+
+/** The pass commands as shown (run.json, stream mode): what each node runs, its rank from Slurm. */
+export function passCommandTexts(plan: SlurmPlan, recordDir: string): string[] {
+  const placed = placedSetup(plan, recordDir);
+  const flags = {
+    nodes: { sh: '$SLURM_NNODES' },
+    numProcesses: { sh: '$NUM_PROCESSES' },
+    ip: { sh: '$MAIN_IP' },
+    port: { sh: '$MAIN_PORT' },
+  };
+  const accel = plan.exe?.path ?? 'accelerate';
+  return placed.steps.map((s) => {
+    const words: Word[] = [
+      accel,
+      'launch',
+      '--machine_rank',
+      { sh: '$SLURM_NODEID' },
+      ...passFlags(s, placed.files.accelerateConfig, flags),
+      ...s.args,
+    ];
+    return words.map((w) => (typeof w === 'string' ? shellWord(w) : w.sh)).join(' ');
+  });
+}
+
+/** The lines telling what zerowiz changed for the job's shape. */
+export function changeLines(plan: SlurmPlan): string[] {
+  return plan.changes.map(formatChange);
+}
+
+/** The sbatch script of a plan, for a record directory (or, in a dry run, where the record would go). */
+export function slurmScript(plan: SlurmPlan, recordDir: string, stepLogs: string[]): string {
+  const placed = placedSetup(plan, recordDir);
+  return sbatchScript({
+    jobName: jobName(plan.setup),
+    shape: plan.shape,
+    options: plan.options,
+    cwd: plan.cwd,
+    accelerate: plan.exe?.path ?? 'accelerate',
+    configFile: placed.files.accelerateConfig,
+    steps: placed.steps,
+    logDir: recordDir,
+    jobOutput: JOB_OUTPUT_PATTERN,
+    stepLogs,
+    notes: [
+      `Written by zerowiz for '${plan.setup.name}' (${plan.source}).`,
+      ...changeLines(plan).map((l) => `zerowiz changed: ${l}`),
+    ],
+  });
+}
+
+/** Where a dry run says the record would go. */
+export function dryRunRecordDir(plan: SlurmPlan): string {
+  return join(plan.cwd, RUNS_DIR, `${timestamp()}-${plan.setup.name.replace(/[^A-Za-z0-9._-]+/g, '_')}`);
+}
+
+/** The step log names a record uses (as createSlurmRecord names them). */
+export function dryRunStepLogs(plan: SlurmPlan): string[] {
+  return plan.slurm.steps.map((s, i) => stepLogName(i, s.name));
+}
+
+/** Checks that Slurm is here and the partition exists; returns the partitions. Throws UsageError. */
+export async function checkCluster(plan: SlurmPlan, ctx: SlurmContext): Promise<Partition[]> {
+  requireSlurm(ctx.env);
+  const partitions = await listPartitions(ctx);
+  if (plan.options.partition !== undefined) requirePartition(partitions, plan.options.partition);
+  return partitions;
+}
+
+/** A submitted job. */
+export interface Submitted {
+  record: RunRecord;
+  jobId: string;
+  /** What sbatch said on stderr besides the job id (warnings), as it said it. */
+  sbatchNotes: string[];
+  writes: WriteResult[];
+}
+
+/**
+ * Opens the run record, writes the configs for the shape and the sbatch script into it, and submits
+ * with `sbatch --parsable`. When sbatch refuses, the record is removed (it held only what zerowiz made)
+ * and UsageError carries sbatch's message as it is.
+ */
+export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<Submitted> {
+  if (!plan.exe)
+    throw new UsageError(
+      'accelerate is not on PATH',
+      'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH',
+    );
+  const exe = plan.exe;
+  const pre = createSlurmRecord({
+    cwd: plan.cwd,
+    setup: plan.setup,
+    slurmSetup: plan.slurm,
+    source: plan.source,
+    accelerate: { path: exe.path, display: exe.display },
+    shape: plan.shape,
+    options: plan.options,
+    changes: changeLines(plan),
+    commandTexts: [],
+  });
+  let record = pre;
+  try {
+    const placed = placedSetup(plan, record.dir);
+    const texts = passCommandTexts(plan, record.dir);
+    const argvs = toLaunchCommands(placed).map((c) => c.argv);
+    record.json.steps.forEach((s, i) => {
+      s.command = texts[i] ?? '';
+      s.argv = argvs[i] ?? s.argv;
+    });
+    const writes = plan.slurm.steps.some((s) => s.usesConfig) ? await writeConfigFiles(placed, plan.cwd) : [];
+    record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));
+    const script = slurmScript(
+      plan,
+      record.dir,
+      record.json.steps.map((s) => s.log),
+    );
+    await writeFileSafely(join(record.dir, SCRIPT_FILE), script);
+    const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], ctx);
+    const m = r.code === 0 ? /^(\d+)(?:;(\S+))?\s*$/m.exec(r.stdout) : null;
+    if (!m) {
+      const said = [r.error ?? '', r.stderr.trim(), r.code === 0 ? r.stdout.trim() : '']
+        .filter((x) => x !== '')
+        .join('\n');
+      throw new UsageError(
+        `sbatch refused the job:\n${said || `(exit ${r.code}, nothing said)`}`,
+        'fix what sbatch names (--partition, --nodes, --gpus-per-node, --time, --account, --qos, --sbatch-arg) and submit again; --dry-run prints the script',
+      );
+    }
+    recordSubmitted(record, m[1]!, m[2] ?? null);
+    const sbatchNotes = r.stderr
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter((l) => l !== '');
+    return { record, jobId: m[1]!, sbatchNotes, writes };
+  } catch (err) {
+    if (!record.json.slurm?.jobId) discardRecord(record);
+    record = pre;
+    throw err;
+  }
+}
+
+/** The pane's headline for a job state: `Slurm job 12 · pending (Resources): waiting for ...`. */
+export function jobHeadline(
+  jobId: string,
+  j: JobInfo | null,
+  lost: string | null,
+): {
+  text: string;
+  tone: 'info' | 'warn' | 'ok' | 'error';
+  tag?: string;
+} {
+  if (!j)
+    return {
+      text: `Slurm job ${jobId} · ${lost ?? 'submitted, waiting for its state'}`,
+      tone: lost ? 'warn' : 'info',
+      tag: 'submitted',
+    };
+  const hint = j.phase === 'pending' ? pendingHint(j.reason) : null;
+  const text = `Slurm job ${jobId} · ${describeJob(j)}${hint ? `: ${hint}` : ''}`;
+  const tone =
+    j.phase === 'done'
+      ? 'ok'
+      : j.phase === 'failed' || j.phase === 'timeout'
+        ? 'error'
+        : j.phase === 'running'
+          ? 'info'
+          : 'warn';
+  return { text, tone, tag: j.final ? undefined : j.phase };
+}
+
+/** The commands of a record as the launch summary and stream mode show them. */
+function preparedCommands(record: RunRecord): PreparedCommand[] {
+  return record.json.steps.map((s) => ({ step: s.name, argv: s.argv, usesConfig: s.usesConfig, text: s.command }));
+}
+
+/** A followed Slurm run, in the shape the pane and stream mode take. */
+export interface SlurmSession extends LaunchSession {
+  follower: SlurmFollower;
+  jobId: string;
+}
+
+/** Builds the session that follows a record's job (not yet following: call run()). */
+export function followSession(
+  record: RunRecord,
+  ctx: SlurmContext,
+  opts: { source?: string; writes?: WriteResult[]; ringLines?: number } = {},
+): SlurmSession {
+  const jobId = record.json.slurm?.jobId;
+  if (!jobId) throw new UsageError(`run ${record.json.id} has no Slurm job`, 'see `zerowiz runs`');
+  const follower = new SlurmFollower({ record, ctx });
+  const model = new RunModel(
+    record.json.steps.map((s, i) => ({ name: s.name, logPath: stepLogPath(record, i), command: s.command })),
+    opts.ringLines,
+  );
+  follower.subscribe(model);
+  model.setHeadline(jobHeadline(jobId, null, null));
+  follower.onJob((j) => model.setHeadline(jobHeadline(jobId, j, null)));
+  const setup = record.json.setup;
+  return {
+    prepared: {
+      setup,
+      source: opts.source ?? record.json.source,
+      cwd: record.json.cwd,
+      env: ctx.env,
+      exe: { path: record.json.accelerate.path, display: record.json.accelerate.display, from: 'path' },
+      commands: preparedCommands(record),
+      findings: [],
+      problems: [],
+    },
+    record,
+    pipeline: follower,
+    model,
+    writes: opts.writes ?? [],
+    run: () => follower.run(),
+    stop: () => follower.stop(),
+    killNow: () => follower.killNow(),
+    follower,
+    jobId,
+  };
+}

@@ -1,0 +1,303 @@
+/**
+ * Run records of Slurm jobs. The record directory (.zerowiz/runs/<id>/) holds what the job reads and
+ * writes: the configs written for the job's shape, the sbatch script, the job's output (`job-<id>.out`)
+ * and one log per pass; run.json says which job it is and its last known state. The job writes into
+ * the record, so the record must be on storage the compute nodes see (see ./preflight.ts).
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+import {
+  createRunRecord,
+  displayDir,
+  listRunRecords,
+  pendingStepJson,
+  saveRunJson,
+  type RunRecord,
+} from '../launch/record.js';
+import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
+import { shellWord } from '../launch/quote.js';
+import { toLaunchCommands, type Setup } from '../setup.js';
+import { isFinalPhase, type JobInfo, type JobPhase } from './job.js';
+import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
+import type { SlurmShape } from './shape.js';
+
+/** The `slurm` object of run.json. */
+export interface SlurmRunJson {
+  /** The job id sbatch gave; null only between writing the record and sbatch answering. */
+  jobId: string | null;
+  /** The cluster, when sbatch named one (`--parsable` prints `id;cluster` on federations). */
+  cluster: string | null;
+  shape: SlurmShape;
+  options: SbatchOptions;
+  /** The sbatch script, its output file pattern, in the record directory. */
+  script: string;
+  output: string;
+  /** What zerowiz changed in the setup for the job's shape, as printed. */
+  changes: string[];
+  submittedAt: string;
+  /** The last state zerowiz saw, Slurm's name (PENDING, RUNNING, COMPLETED, ...), or UNKNOWN. */
+  state: string;
+  phase: JobPhase | 'unknown';
+  reason: string | null;
+  nodeList: string | null;
+  /** When the state was last read from Slurm. */
+  checkedAt: string;
+}
+
+/** File names in a Slurm record. */
+export const SCRIPT_FILE = 'job.sbatch';
+/** The job's own output (the batch shell's lines), `%j` being the job id. */
+export const JOB_OUTPUT_PATTERN = 'job-%j.out';
+
+/** The job's output file of a record (once the job id is known). */
+export function jobOutputPath(rec: RunRecord): string | null {
+  const s = rec.json.slurm;
+  if (!s?.jobId) return null;
+  return join(rec.dir, s.output.replace('%j', s.jobId));
+}
+
+/** A pass's log file name in a record, as the local runs name theirs: `01-data_process.log`. */
+export function stepLogName(i: number, name: string): string {
+  return pendingStepJson({ step: name, argv: [], usesConfig: false, text: '' }, i).log;
+}
+
+/**
+ * Opens a record for a Slurm job (before submitting): the directory, the steps with their log names,
+ * and run.json with `slurm.jobId` null. The caller writes the configs and the script into it, then
+ * submits and calls `recordSubmitted` or, if sbatch refused, `discardRecord`.
+ */
+export function createSlurmRecord(opts: {
+  cwd: string;
+  /** The setup as given (what `launch --last` resubmits). */
+  setup: Setup;
+  /** The setup as it runs (the job's shape). */
+  slurmSetup: Setup;
+  source: string;
+  accelerate: { path: string; display: string };
+  shape: SlurmShape;
+  options: SbatchOptions;
+  changes: string[];
+  commandTexts: string[];
+  now?: Date;
+}): RunRecord {
+  const rec = createRunRecord({
+    cwd: opts.cwd,
+    setup: opts.setup,
+    source: opts.source,
+    commands: [],
+    accelerate: opts.accelerate,
+    now: opts.now,
+  });
+  const now = (opts.now ?? new Date()).toISOString();
+  rec.json.steps = toLaunchCommands(opts.slurmSetup).map((c, i) =>
+    pendingStepJson({ ...c, text: opts.commandTexts[i] ?? '' }, i),
+  );
+  rec.json.slurm = {
+    jobId: null,
+    cluster: null,
+    shape: opts.shape,
+    options: opts.options,
+    script: SCRIPT_FILE,
+    output: JOB_OUTPUT_PATTERN,
+    changes: opts.changes,
+    submittedAt: now,
+    state: 'SUBMITTING',
+    phase: 'pending',
+    reason: null,
+    nodeList: null,
+    checkedAt: now,
+  };
+  writeFileSync(
+    join(rec.dir, 'commands.sh'),
+    [
+      '#!/bin/sh',
+      `# zerowiz run ${rec.json.id} (${rec.json.name}): a Slurm job. Submits its sbatch script again`,
+      "# (the new job writes into this record's log files; `zerowiz launch --last` makes a new record instead).",
+      'set -e',
+      `cd ${shellWord(opts.cwd)}`,
+      `sbatch ${shellWord(join(rec.dir, SCRIPT_FILE))}`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  saveRunJson(rec);
+  return rec;
+}
+
+/** Records the job id sbatch gave. */
+export function recordSubmitted(rec: RunRecord, jobId: string, cluster: string | null): void {
+  const s = rec.json.slurm!;
+  s.jobId = jobId;
+  s.cluster = cluster;
+  s.state = 'PENDING';
+  s.phase = 'pending';
+  saveRunJson(rec);
+}
+
+/** Removes a record whose job was never submitted (zerowiz made every file in it). */
+export function discardRecord(rec: RunRecord): void {
+  rmSync(rec.dir, { recursive: true, force: true });
+}
+
+/** The `zerowiz-step` marks in a job's output text. */
+export function stepMarks(text: string): StepMark[] {
+  const out: StepMark[] = [];
+  for (const line of text.split('\n')) {
+    const m = parseStepMark(line);
+    if (m) out.push(m);
+  }
+  return out;
+}
+
+/** How a job's steps and the run ended, from Slurm's final state and the marks of its output. */
+export interface JobEnding {
+  outcome: PipelineOutcome['outcome'];
+  exitCode: PipelineOutcome['exitCode'];
+  steps: { status: StepStatus; exitCode: number | null; startedAt: number | null; endedAt: number | null }[];
+  failedStep: number | null;
+}
+
+/**
+ * The steps as the marks say, finished by the job's end: a pass that started and has no exit mark was
+ * stopped (cancelled, timed out) or failed with the job (node failure, out of memory).
+ */
+export function jobEnding(stepCount: number, marks: StepMark[], job: JobInfo | null, endedAt: number): JobEnding {
+  const steps: JobEnding['steps'] = Array.from({ length: stepCount }, () => ({
+    status: 'pending' as StepStatus,
+    exitCode: null,
+    startedAt: null,
+    endedAt: null,
+  }));
+  for (const m of marks) {
+    const s = steps[m.step];
+    if (!s) continue;
+    if (m.kind === 'start') {
+      s.status = 'running';
+      s.startedAt = m.at;
+    } else {
+      s.status = m.code === 0 ? 'done' : 'failed';
+      s.exitCode = m.code;
+      s.endedAt = m.at;
+    }
+  }
+  const stopped = job?.phase === 'cancelled' || job?.phase === 'timeout';
+  for (const s of steps) {
+    if (s.status !== 'running') continue;
+    s.status = stopped ? 'stopped' : 'failed';
+    s.endedAt = endedAt;
+  }
+  const failedStep = steps.findIndex((s) => s.status === 'failed' || s.status === 'stopped');
+  const allDone = steps.every((s) => s.status === 'done');
+  const outcome: JobEnding['outcome'] =
+    job?.phase === 'cancelled'
+      ? 'interrupted'
+      : allDone && (job === null || job.phase === 'done')
+        ? 'succeeded'
+        : 'failed';
+  return {
+    outcome,
+    exitCode: outcome === 'succeeded' ? 0 : outcome === 'interrupted' ? 130 : 1,
+    steps,
+    failedStep: failedStep === -1 ? null : failedStep,
+  };
+}
+
+/** Saves the state Slurm reported (only when it changed, or always with `force`). */
+export function recordJobState(rec: RunRecord, job: JobInfo, force = false): void {
+  const s = rec.json.slurm;
+  if (!s) return;
+  const changed = s.state !== job.state || s.reason !== job.reason || s.nodeList !== job.nodeList;
+  s.state = job.state;
+  s.phase = job.phase;
+  s.reason = job.reason;
+  s.nodeList = job.nodeList ?? s.nodeList;
+  s.checkedAt = new Date().toISOString();
+  if (changed || force) saveRunJson(rec);
+}
+
+/** Records how the job ended: the final state, each step, the outcome. */
+export function recordJobEnd(rec: RunRecord, job: JobInfo | null, ending: JobEnding, endedAt = Date.now()): void {
+  const j = rec.json;
+  ending.steps.forEach((s, i) => {
+    const st = j.steps[i];
+    if (!st) return;
+    st.status = s.status;
+    st.exitCode = s.exitCode;
+    st.startedAt = s.startedAt === null ? st.startedAt : new Date(s.startedAt).toISOString();
+    st.endedAt = s.endedAt === null ? st.endedAt : new Date(s.endedAt).toISOString();
+    st.durationMs = s.startedAt !== null && s.endedAt !== null ? s.endedAt - s.startedAt : st.durationMs;
+  });
+  j.ended = ending.outcome;
+  j.exitCode = ending.exitCode;
+  j.endedAt = new Date(endedAt).toISOString();
+  if (job) recordJobState(rec, job, true);
+  else saveRunJson(rec);
+}
+
+/** Whether a record is a Slurm run that has not ended as far as zerowiz knows. */
+export function slurmRunOpen(rec: RunRecord): boolean {
+  return rec.json.slurm !== undefined && rec.json.ended === 'running';
+}
+
+/**
+ * Settles an open Slurm record from what Slurm says now: saves the state, and when the job is over, the
+ * steps and the outcome from its output's marks. Returns the job (null when Slurm does not know it).
+ */
+export function settleRecord(rec: RunRecord, job: JobInfo | null, gone: boolean): void {
+  const s = rec.json.slurm;
+  if (!s) return;
+  const out = jobOutputPath(rec);
+  let text = '';
+  try {
+    text = out ? readFileSync(out, 'utf8') : '';
+  } catch {
+    text = '';
+  }
+  const marks = stepMarks(text);
+  if (job) {
+    if (!isFinalPhase(job.phase)) {
+      recordJobState(rec, job);
+      return;
+    }
+    recordJobEnd(rec, job, jobEnding(rec.json.steps.length, marks, job, Date.now()));
+    return;
+  }
+  if (!gone) return;
+  // Slurm no longer knows the job: the marks decide when they can (every pass ended, or one failed);
+  // otherwise the record keeps `running` and says the state is unknown, never a guessed outcome.
+  const ending = jobEnding(rec.json.steps.length, marks, null, Date.now());
+  const conclusive =
+    ending.steps.every((x) => x.status === 'done') || marks.some((m) => m.kind === 'exit' && m.code !== 0);
+  s.state = 'UNKNOWN';
+  s.phase = 'unknown';
+  s.checkedAt = new Date().toISOString();
+  if (conclusive) recordJobEnd(rec, null, ending);
+  else saveRunJson(rec);
+}
+
+/**
+ * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or a
+ * Slurm job id; without one, the newest Slurm run. Throws UsageError naming the choices.
+ */
+export function findRunRecord(ref: string | undefined, cwd = process.cwd()): RunRecord {
+  const all = listRunRecords(cwd);
+  const slurmRuns = all.filter((r) => r.json.slurm);
+  const hint = 'see `zerowiz runs` for the run ids (or give the Slurm job id)';
+  if (ref === undefined) {
+    const newest = slurmRuns[0];
+    if (!newest)
+      throw new UsageError('no Slurm run recorded in this directory', 'submit one with `zerowiz launch NAME --slurm`');
+    return newest;
+  }
+  const norm = ref.replace(/\/+$/, '');
+  const exact = all.find(
+    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || r.json.slurm?.jobId === norm,
+  );
+  if (exact) return exact;
+  const partial = all.filter((r) => r.json.id.includes(norm));
+  if (partial.length === 1) return partial[0]!;
+  if (partial.length > 1)
+    throw new UsageError(`'${ref}' matches ${partial.length} runs (${partial.map((r) => r.json.id).join(', ')})`, hint);
+  throw new UsageError(`no run '${ref}' in ${displayDir(join(cwd, '.zerowiz', 'runs'), cwd)}`, hint);
+}

@@ -1,0 +1,83 @@
+/**
+ * The Slurm client commands zerowiz runs (sbatch, squeue, scontrol, sacct, sinfo, scancel): argument
+ * arrays, no shell, a timeout each, never a stack trace. What each answers is parsed in ./job.ts and
+ * ./partitions.ts; this file only runs them.
+ */
+import { execa } from 'execa';
+import { UsageError } from '../errors.js';
+import { whichSync } from '../launch/preflight.js';
+
+/** How long one Slurm client command may take (a busy slurmctld answers slowly, never this slowly). */
+export const SLURM_COMMAND_TIMEOUT_MS = 30_000;
+
+/** What a Slurm command answered. */
+export interface SlurmAnswer {
+  /** Exit code; null when it could not run or timed out. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Set when the command could not be run at all (missing, timed out): why. */
+  error: string | null;
+}
+
+/** Where and how the Slurm commands run. */
+export interface SlurmContext {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** The context of this process. */
+export function processContext(): SlurmContext {
+  return { env: process.env, cwd: process.cwd() };
+}
+
+/** Runs one Slurm client command. Never throws. */
+export async function slurm(cmd: string, args: string[], ctx: SlurmContext): Promise<SlurmAnswer> {
+  try {
+    const r = await execa(cmd, args, {
+      env: ctx.env,
+      extendEnv: false,
+      cwd: ctx.cwd,
+      timeout: SLURM_COMMAND_TIMEOUT_MS,
+      reject: false,
+      stdin: 'ignore',
+      stripFinalNewline: false,
+    });
+    const code = (r as { code?: string }).code;
+    const error =
+      code === 'ENOENT'
+        ? `${cmd} is not on PATH`
+        : r.timedOut
+          ? `${cmd} did not answer within ${SLURM_COMMAND_TIMEOUT_MS / 1000} s`
+          : r.exitCode === undefined
+            ? `${cmd} could not be run`
+            : null;
+    return { code: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), error };
+  } catch (err) {
+    return { code: null, stdout: '', stderr: '', error: `${cmd} could not be run: ${(err as Error).message}` };
+  }
+}
+
+/** The first line of what a failed command said (stderr first), as it said it. */
+export function firstMessage(a: SlurmAnswer): string {
+  const text = `${a.stderr}\n${a.stdout}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  return a.error ?? text.join(' / ');
+}
+
+/** Hint for every "Slurm is not here" error. */
+export const NO_SLURM_HINT =
+  'run zerowiz on the cluster login node, where `sbatch` works (or load Slurm first, e.g. `module load slurm`); `zerowiz export slurm NAME --out DIR` writes the sbatch script without submitting';
+
+/** Throws UsageError (exit 2) unless `cmd` (default sbatch) is on PATH. */
+export function requireSlurm(env: NodeJS.ProcessEnv, cmd = 'sbatch'): string {
+  const found = whichSync(cmd, env);
+  if (!found)
+    throw new UsageError(
+      `Slurm's ${cmd} is not on PATH, so there is no Slurm cluster to submit to here`,
+      NO_SLURM_HINT,
+    );
+  return found;
+}
