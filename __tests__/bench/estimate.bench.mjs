@@ -58,7 +58,17 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
         checkpointing: i % 2 ? 'full' : 'none',
         bytesPerValue: 2,
       },
-      lora: i % 4 === 0 ? { rank: 32, shapes: [[4096, 4096, 128], [4096, 14336, 64], [14336, 4096, 32]] } : null,
+      lora:
+        i % 4 === 0
+          ? {
+              rank: 32,
+              shapes: [
+                [4096, 4096, 128],
+                [4096, 14336, 64],
+                [14336, 4096, 32],
+              ],
+            }
+          : null,
       knobs: { reduceBucketElems: 5e7, overlapComm: i % 2 === 0, maxLiveParams: 1e8 },
     }));
     const modes = ['1', '2', '2-offload', '3', '3-offload'];
