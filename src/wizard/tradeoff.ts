@@ -173,7 +173,7 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
   };
 }
 
-/** The line items of a row's peak, short: `ctx 2.4, params 1.9, ..., margin 0.9 GiB`. */
+/** The line items of a row's peak, short: `GiB: ctx 2.4, params 1.9, ..., margin 0.9`. */
 export function itemsText(m: ModeEstimate): string {
   const i = m.peak.items;
   const parts = [
@@ -182,11 +182,11 @@ export function itemsText(m: ModeEstimate): string {
     `grads ${gibShort(i.grads)}`,
     `optim ${gibShort(i.optimizer)}`,
     `acts ${gibShort(i.activations)}`,
-    `buffers ${gibShort(i.buffers)}`,
+    `buf ${gibShort(i.buffers)}`,
   ];
   if (i.extraModels > 0) parts.push(`extra ${gibShort(i.extraModels)}`);
-  parts.push(`margin ${gibShort(i.margin)} GiB`);
-  return parts.join(', ');
+  parts.push(`margin ${gibShort(i.margin)}`);
+  return `GiB: ${parts.join(', ')}`;
 }
 
 /**
