@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HEADROOM_PERCENT, estimateModes, formatStepSeconds, usableGpu } from '../src/estimate.js';
 import type { EstimateInput } from '../src/estimate.js';
+import { LLAMA_8B_SHAPE } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;
 const base = (over: Partial<EstimateInput> = {}): EstimateInput => ({
@@ -13,17 +14,7 @@ const base = (over: Partial<EstimateInput> = {}): EstimateInput => ({
   cpuMemoryBytes: 1024 * GiB,
   ...over,
 });
-const llama = {
-  block: 'llama' as const,
-  layers: 32,
-  hidden: 4096,
-  heads: 32,
-  kvHeads: 8,
-  ffn: 14336,
-  vocab: 128256,
-  microBatch: 1,
-  bytesPerValue: 2,
-};
+const llama = { ...LLAMA_8B_SHAPE, microBatch: 1 };
 
 describe('fits and headroom', () => {
   it('keeps the headroom percentage of the GPU free (10% by default)', () => {

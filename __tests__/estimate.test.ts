@@ -13,23 +13,11 @@ import {
   EstimateInputError,
 } from '../src/estimate.js';
 import type { DeepSpeedRow, EstimateInput } from '../src/estimate.js';
+import { randInt, rng } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;
 const here = dirname(fileURLToPath(import.meta.url));
 const toGiB2 = (b: number) => (b / GiB).toFixed(2);
-
-/** A small seeded PRNG (mulberry32) so property tests are repeatable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const randInt = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
 function input(over: Partial<EstimateInput> = {}): EstimateInput {
   return { params: 2851e6, largestLayer: 32e6, gpusPerNode: 8, nodes: 1, zeroInit: true, ...over };

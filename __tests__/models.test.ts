@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { findModel, loadModelCatalog, lookupModel, parseModelCatalog } from '../src/models.js';
 import { presetsDir } from '../src/paths.js';
+import { modelEntry } from './helpers/fixtures.js';
 
 const linear = (i: number, o: number) => i * o + o;
 
@@ -104,25 +105,7 @@ describe('parseModelCatalog validation', () => {
   const good = 'models:\n  - id: a\n    name: A\n    params: 100\n    largest_layer: 10\n    source: here\n';
   it('accepts a minimal entry', () => {
     expect(parseModelCatalog(good)).toEqual([
-      {
-        id: 'a',
-        name: 'A',
-        params: 100,
-        largestLayer: 10,
-        kind: 'lm',
-        block: null,
-        layers: null,
-        hidden: null,
-        heads: null,
-        kvHeads: null,
-        ffn: null,
-        vocab: null,
-        pixelsPerToken: null,
-        textTokens: null,
-        modules: {},
-        loraTargets: [],
-        source: 'here',
-      },
+      modelEntry({ id: 'a', name: 'A', params: 100, largestLayer: 10, source: 'here' }),
     ]);
   });
   it.each([

@@ -17,21 +17,9 @@ import {
   peakOf,
   stepTime,
 } from '../src/peak.js';
+import { LLAMA_8B_SHAPE, randInt, rng } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;
-
-/** A small seeded PRNG (mulberry32) so property tests are repeatable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const randInt = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
 const P = 1e9;
 const base = (over: Partial<EstimateInput> = {}): EstimateInput => ({
@@ -198,19 +186,7 @@ describe('traffic and step time (hand-derived)', () => {
 });
 
 describe('activations (hand-derived, flash attention)', () => {
-  const llama: ActivationInput = {
-    block: 'llama',
-    layers: 32,
-    hidden: 4096,
-    heads: 32,
-    kvHeads: 8,
-    ffn: 14336,
-    vocab: 128256,
-    tokens: 4096,
-    microBatch: 1,
-    checkpointing: 'none',
-    bytesPerValue: 2,
-  };
+  const llama: ActivationInput = { ...LLAMA_8B_SHAPE, tokens: 4096, microBatch: 1, checkpointing: 'none' };
   it('values per token per block: attention 4h + 2 kv_dim, MLP 2h + 4f (gated) or 2h + 2f, DiT +6h', () => {
     expect(elementsPerToken(llama)).toBe(4 * 4096 + 2 * 1024 + 2 * 4096 + 4 * 14336);
     // A GPT block with f = 4h and full attention keeps 16h values = 32h bytes (Korthikanti's 34h less dropout).
