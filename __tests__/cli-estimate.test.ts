@@ -240,7 +240,7 @@ describe('zerowiz estimate (table)', () => {
       'ml-engineering',
       'reduce_bucket_size x 2 B (x2 with --overlap-comm)',
       'stage3_max_live_parameters',
-      '10% of the allocated total',
+      '10% of what a step allocates and frees',
       'nvidia-smi topo -m',
       '--no-zero-init',
       '--trainable-params',

@@ -127,7 +127,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     flags.gpuMemory !== undefined ? bytesFlag(flags.gpuMemory, '--gpu-memory', MAX_GPU_MEMORY_BYTES) : null;
   let cpuMemoryBytes =
     flags.cpuMemory !== undefined ? bytesFlag(flags.cpuMemory, '--cpu-memory', MAX_HOST_BYTES) : null;
-  const workload = workloadAnswers(flags, model, notes);
+  const workload = workloadAnswers(flags, model);
   const shape = shapeOverrides(flags, workload.model_kind ?? 'lm', notes);
   let detection: HostDetection | null = null;
   let nvmeFreeBytes: number | null = null;
@@ -196,11 +196,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
 }
 
 /** The workload flags as answers (the same ids the wizard asks), with the flag rules of item 16. */
-function workloadAnswers(
-  flags: EstimateFlags,
-  model: ModelEntry | null,
-  notes: string[],
-): Partial<Answers> & { tokens?: number } {
+function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partial<Answers> & { tokens?: number } {
   const out: Partial<Answers> & { tokens?: number } = {};
   const kind = model ? (model.kind === 'dit' ? 'dit' : 'lm') : flags.maxPixels !== undefined ? 'dit' : 'lm';
   out.model_kind = kind;
@@ -267,8 +263,6 @@ function workloadAnswers(
   if (flags.reduceBucketSize !== undefined)
     out.reduce_bucket_size = countFlag(flags.reduceBucketSize, '--reduce-bucket-size', MAX_KNOB_ELEMS, 0);
   if (flags.headroom !== undefined) out.headroom = parseInteger(flags.headroom.replace(/%$/, ''), '--headroom', 0, 90);
-  if (!model && flags.loraRank !== undefined)
-    notes.push('--lora-rank needs the module shapes of a catalog model (--model).');
   return out;
 }
 

@@ -58,7 +58,8 @@ The peak per GPU (what nvidia-smi shows at the worst moment of a step), its line
                 stage 3: one bucket + up to largest layer + max(prefetch bucket, stage3_max_live_parameters)
                 gathered + the largest trainable module's gradient
   extraModels   --extra-gpu-params x 2 B (frozen models beside the trained one, not sharded)
-  margin        10% of the allocated total (PyTorch's caching allocator; nvidia-smi shows reserved memory)
+  margin        10% of what a step allocates and frees (activations, buffers, stage 1's gradients): PyTorch's
+                caching allocator keeps it reserved, and nvidia-smi shows reserved memory
 CPU per node: the larger of loading (every rank loads the model in fp32 unless ZeRO-3 with zero.Init) and
 training (offloaded states, pinned buffers, NVMe swap buffers). Step time: ring traffic over NVLink (links
 x 25 GB/s from nvidia-smi topo -m with --detect), else PCIe 25 GB/s, 25 GB/s per GPU between nodes; offload
