@@ -15,6 +15,7 @@ import {
   memoryLayout,
   NCCL_INIT_BYTES,
   peakOf,
+  pictureBreakdown,
   stepTime,
 } from '../src/peak.js';
 import { LLAMA_8B_SHAPE, randInt, rng } from './helpers/fixtures.js';
@@ -328,5 +329,35 @@ describe('properties over random workloads (seeded)', () => {
           expect(Number.isSafeInteger(v) && v >= 0, String(v)).toBe(true);
       }
     }
+  });
+});
+
+describe('the split the ZeRO picture draws (pictureBreakdown)', () => {
+  it("gives each state's home, sharding and bytes, equal to the peak's items, and the step's flows", () => {
+    for (const row of modeRows()) {
+      const placement = placementOf(row.mode, row.device);
+      const nn = n({ trainableParams: 4e8 });
+      const b = pictureBreakdown(rowKey(row.mode, row.device), placement, nn);
+      const p = peakOf(placement, nn);
+      const onGpu = (...k: string[]) =>
+        b.pieces.filter((x) => x.home === 'gpu' && k.includes(x.kind)).reduce((a, x) => a + x.bytes, 0);
+      expect(onGpu('params')).toBe(p.items.params);
+      expect(onGpu('grads', 'master', 'momentum', 'variance')).toBe(p.items.grads + p.items.optimizer);
+      expect(b.gpuBufferBytes).toBe(p.items.buffers);
+      const off = b.pieces.filter((x) => x.home !== 'gpu').reduce((a, x) => a + x.bytes, 0);
+      expect(off).toBe(p.layout.states.reduce((a, s) => a + s.cpuBytesPerNode + s.nvmeBytesPerNode, 0));
+    }
+    const z3o = pictureBreakdown('ZeRO-3 offload', stage(3, 'cpu', 'cpu'), n());
+    expect(z3o.pieces.find((x) => x.kind === 'params')).toMatchObject({ home: 'cpu', sharded: true, bytes: 2e9 });
+    expect(z3o.traffic.map((f) => `${f.kind}:${f.what}:${f.direction ?? ''}`)).toEqual([
+      'reduce-scatter:grads:',
+      'all-gather:params:',
+      'pcie:grads:out',
+      'pcie:params:in',
+    ]);
+    // Stage 1 keeps the 16-bit gradients whole; DDP's 1x is a ring all-reduce of them.
+    const z1 = pictureBreakdown('ZeRO-1', stage(1), n());
+    expect(z1.pieces.find((x) => x.kind === 'grads' && x.bytesPerParam === 2)).toMatchObject({ sharded: false });
+    expect(z1.ddpBytesPerStep).toBe(3e9);
   });
 });

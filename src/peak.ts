@@ -126,6 +126,8 @@ export interface StateSlice {
   bytesPerElement: number;
   /** 1 when every GPU holds it whole, N (total GPUs) when each holds a 1/N slice. */
   shards: number;
+  /** True when each rank keeps only its slice (false: every GPU holds it whole), whatever N is. */
+  sharded: boolean;
   where: 'gpu' | 'cpu' | 'nvme';
   gpuBytes: number;
   cpuBytesPerNode: number;
@@ -240,16 +242,18 @@ export function memoryLayout(placement: Placement, n: PeakInput): MemoryLayout {
     state: StateSlice['state'],
     elements: number,
     bytesPerElement: number,
-    shards: number,
+    sharded: boolean,
     where: StateSlice['where'],
     perRankElems?: number,
   ): StateSlice => {
+    const shards = sharded ? N : 1;
     const perRank = Math.ceil((perRankElems ?? elements / shards) * bytesPerElement);
     return {
       state,
       elements,
       bytesPerElement,
       shards,
+      sharded,
       where,
       gpuBytes: where === 'gpu' ? perRank : 0,
       cpuBytesPerNode: where === 'cpu' ? g * perRank : 0,
@@ -258,19 +262,19 @@ export function memoryLayout(placement: Placement, n: PeakInput): MemoryLayout {
   };
   const optWhere: StateSlice['where'] = opt === 'none' ? 'gpu' : opt;
   const states: StateSlice[] = [];
-  states.push(slice('params', P, w, stage === 3 ? N : 1, param === 'none' ? 'gpu' : param));
-  if (stage === 1) states.push(slice('grads', T, w, 1, 'gpu'));
-  else if (stage === 2) states.push(slice('grads', T, w, N, 'gpu', opt === 'none' ? undefined : 0));
-  else states.push(slice('grads', T, w, N, opt === 'none' ? 'gpu' : 'cpu'));
-  states.push(slice('master', T, 4, N, optWhere));
-  states.push(slice('momentum', T, 4, N, optWhere));
-  states.push(slice('variance', T, 4, N, optWhere));
+  states.push(slice('params', P, w, stage === 3, param === 'none' ? 'gpu' : param));
+  if (stage === 1) states.push(slice('grads', T, w, false, 'gpu'));
+  else if (stage === 2) states.push(slice('grads', T, w, true, 'gpu', opt === 'none' ? undefined : 0));
+  else states.push(slice('grads', T, w, true, opt === 'none' ? 'gpu' : 'cpu'));
+  states.push(slice('master', T, 4, true, optWhere));
+  states.push(slice('momentum', T, 4, true, optWhere));
+  states.push(slice('variance', T, 4, true, optWhere));
   const partition = Math.ceil(T / N);
   if (stage === 3 && opt === 'none') {
     // One sub-group's fp32 gradient buffer stays on the GPU (initialize_optimizer_states).
-    states.push(slice('gradsFp32', T, 4, N, 'gpu', Math.min(n.knobs.subGroupElems, partition)));
+    states.push(slice('gradsFp32', T, 4, true, 'gpu', Math.min(n.knobs.subGroupElems, partition)));
   } else {
-    states.push(slice('gradsFp32', T, 4, N, optWhere));
+    states.push(slice('gradsFp32', T, 4, true, optWhere));
   }
   const traffic: StepTraffic = {
     allReduce: 0,
@@ -288,6 +292,80 @@ export function memoryLayout(placement: Placement, n: PeakInput): MemoryLayout {
   if (stage === 3 && opt === 'nvme') traffic.nvme += Math.floor((24 * T) / N);
   if (param === 'nvme') traffic.nvme += 2 * Math.floor((w * P) / N) + Math.floor((w * T) / N);
   return { placement, states, traffic };
+}
+
+/** One piece of the model states for the ZeRO picture (issue 9's `StatePiece`, structurally). */
+export interface PicturePiece {
+  kind: 'params' | 'grads' | 'master' | 'momentum' | 'variance';
+  bytesPerParam: number;
+  totalBytes: number;
+  home: 'gpu' | 'cpu' | 'nvme';
+  sharded: boolean;
+  /** Bytes per GPU (home gpu) or per node (home cpu or nvme). */
+  bytes: number;
+}
+
+/** One flow of bytes per GPU per step for the picture (issue 9's `TrafficFlow`, structurally). */
+export interface PictureFlow {
+  kind: 'all-reduce' | 'reduce-scatter' | 'all-gather' | 'pcie' | 'nvme';
+  what: PicturePiece['kind'];
+  bytesPerStep: number;
+  direction?: 'in' | 'out';
+  when?: string;
+}
+
+/** The per-mode split the ZeRO picture draws (issue 9's `ZeroBreakdown`, structurally), from the layout. */
+export interface PictureBreakdown {
+  label: string;
+  gpusPerNode: number;
+  nodes: number;
+  pieces: PicturePiece[];
+  traffic: PictureFlow[];
+  /** The peak's buffers item: gathered layers, buckets, staging. */
+  gpuBufferBytes: number;
+  /** DDP's traffic per GPU per step (a ring all-reduce of the trainable gradients): the "1x" of the table. */
+  ddpBytesPerStep: number;
+}
+
+/**
+ * The layout as the ZeRO picture draws it: one piece per state (the fp32 gradients are a second `grads`
+ * piece of 4 bytes per parameter), its home and bytes, and the step's flows by kind; the same numbers as
+ * the peak's params, grads and optimizer items.
+ */
+export function pictureBreakdown(label: string, placement: Placement, n: PeakInput): PictureBreakdown {
+  const layout = memoryLayout(placement, n);
+  const pieces = layout.states.map(
+    (s): PicturePiece => ({
+      kind: s.state === 'gradsFp32' ? 'grads' : s.state,
+      bytesPerParam: s.bytesPerElement,
+      totalBytes: s.elements * s.bytesPerElement,
+      home: s.where,
+      sharded: s.sharded,
+      bytes: s.gpuBytes + s.cpuBytesPerNode + s.nvmeBytesPerNode,
+    }),
+  );
+  const t = layout.traffic;
+  const flows: PictureFlow[] = [
+    { kind: 'reduce-scatter', what: 'grads', bytesPerStep: t.reduceScatter, when: 'backward' },
+    {
+      kind: 'all-gather',
+      what: 'params',
+      bytesPerStep: t.allGather,
+      when: placement.stage === 3 ? 'forward and backward' : 'after the step',
+    },
+    { kind: 'pcie', what: 'grads', bytesPerStep: t.pcieToCpu, direction: 'out' },
+    { kind: 'pcie', what: 'params', bytesPerStep: t.pcieToGpu, direction: 'in' },
+    { kind: 'nvme', what: 'master', bytesPerStep: t.nvme },
+  ];
+  return {
+    label,
+    gpusPerNode: n.gpusPerNode,
+    nodes: n.nodes,
+    pieces,
+    traffic: flows.filter((f) => f.bytesPerStep > 0),
+    gpuBufferBytes: buffersItem(placement, n),
+    ddpBytesPerStep: 2 * ring(n.trainable, weightBytes(n.precision), n.totalGpus),
+  };
 }
 
 /**
