@@ -663,7 +663,7 @@ export function recommend(
       lowest.gpuFits === false
         ? 'add GPUs or nodes, use gradient checkpointing or a smaller micro-batch'
         : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'}, use zero3_init, or add nodes`;
-    return { recommended: null, reason: `${oneGpu}No mode fits: ${why}; ${advice}.` };
+    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'no' : 'No'} mode fits: ${why}; ${advice}.` };
   }
   const spare = formatBytesShort(n.usableGpuBytes - best.gpuNeedBytes);
   const info = MODE_INFO[best.mode];
