@@ -92,6 +92,12 @@ describe('zerowiz generate (built bin)', () => {
       /not divisible by num_machines/,
     ],
     ['an unknown flag', ['--stage', '3'], /unknown option '--stage'/],
+    ['a micro-batch of 0', ['--model-params', '7B', '--micro-batch', '0'], /--micro-batch: must be from 1 to 100000/],
+    [
+      'a LoRA method that is not one',
+      ['--model-params', '7B', '--fine-tuning', 'qlora'],
+      /--fine-tuning: 'qlora' is not one of full, lora/,
+    ],
   ];
   for (const [what, args, pattern] of bad) {
     it(`refuses ${what} with exit 2 and writes nothing`, () => {
@@ -109,6 +115,43 @@ describe('zerowiz generate (built bin)', () => {
     const r = runCli(['generate', '--preset', file, '--print', 'yaml']);
     expectUsageError(r, /answers\.num_processes/);
     expect(readFileSync(file, 'utf8')).toBe('answers:\n  num_processes: -3\n');
+  });
+
+  it('takes the workload answers as flags, and warns on the peak of the chosen mode', () => {
+    // The seed's training pass on one 24 GiB GPU: ZeRO-2 holds the frozen 20B DiT whole (41 GB) and cannot fit;
+    // ZeRO-3 offload (the seed's choice) fits, so it draws no warning.
+    const args = (mode: string) => [
+      'generate',
+      '--preset',
+      'qwen-image-lora-lowvram',
+      '--mode',
+      mode,
+      '--model-params',
+      '20430401088',
+      '--gpu-memory',
+      '24GiB',
+      '--cpu-memory',
+      '128GiB',
+      '--micro-batch',
+      '1',
+      '--max-pixels',
+      '1024x1024',
+      '--print',
+      'json',
+    ];
+    const two = runCli(args('2'));
+    expect(two.code).toBe(0);
+    expect(two.stderr).toMatch(/warning: ZeRO-2 peaks at [\d.]+ GiB per GPU, over the 21\.60 GiB usable of 24\.00 GiB/);
+    expect(two.stderr).toContain('Instead: ');
+    const seed = runCli(args('3-offload'));
+    expect(seed.code).toBe(0);
+    expect(seed.stderr).not.toContain('mode-does-not-fit');
+    expect(seed.stderr).not.toMatch(/peaks at/);
+    // Targets the catalog does not know: the estimate says so instead of guessing.
+    const bogus = runCli([...args('3-offload'), '--lora-targets', 'to_q,bogus']);
+    expect(bogus.stderr).toMatch(
+      /warning: the peak memory cannot be estimated: LoRA target 'bogus' is not a module of qwen-image/,
+    );
   });
 
   it('needs --out or --print', () => {

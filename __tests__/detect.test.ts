@@ -5,11 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   describeGpus,
+  describeInterconnect,
   detectCpuMemory,
   detectGpus,
   detectHost,
+  detectInterconnect,
   nvmeFreeBytes,
   parseNvidiaSmiCsv,
+  parseTopology,
 } from '../src/detect.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -106,5 +109,42 @@ describe('host memory and NVMe space', () => {
     expect(h.cpuMemoryBytes).toBe(totalmem());
     expect(h.nvmePath).toBe(tmpdir());
     expect(h.nvmeFreeBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('nvidia-smi topo -m: how the GPUs are linked', () => {
+  // A 4 x A100 PCIe box as nvidia-smi prints it: tab-separated, ' X ' on the diagonal, the legend after.
+  const pcie = [
+    '\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID',
+    'GPU0\t X \tPXB\tSYS\tSYS\t0-31\t0\t\tN/A',
+    'GPU1\tPXB\t X \tSYS\tSYS\t0-31\t0\t\tN/A',
+    'GPU2\tSYS\tSYS\t X \tPXB\t32-63\t1\t\tN/A',
+    'GPU3\tSYS\tSYS\tPXB\t X \t32-63\t1\t\tN/A',
+    '',
+    'Legend:',
+    '',
+    '  X    = Self',
+    '  NV#  = Connection traversing a bonded set of # NVLinks',
+  ].join('\n');
+  it('reads NVLink with the smallest link count, PCIe when a pair has none, unknown for one GPU or other text', () => {
+    const nv = pcie.replace(/PXB|SYS/g, 'NV12').replace('GPU3\tNV12\tNV12\tNV12', 'GPU3\tNV12\tNV12\tNV6');
+    expect(parseTopology(nv)).toEqual({ kind: 'nvlink', nvlinks: 6 });
+    expect(parseTopology(pcie)).toEqual({ kind: 'pcie', nvlinks: null });
+    expect(parseTopology('\tGPU0\tCPU Affinity\nGPU0\t X \t0-31\n')).toEqual({ kind: 'unknown', nvlinks: null });
+    expect(parseTopology('No devices were found')).toEqual({ kind: 'unknown', nvlinks: null });
+    // Copies pasted without the header's leading tab still line up.
+    expect(parseTopology(nv.replace(/^\t/, ''))).toEqual({ kind: 'nvlink', nvlinks: 6 });
+  });
+  it('runs the stand-in: NV18 on the 8 x H100 node (its NIC columns ignored), PCIe on the mixed box', async () => {
+    expect(await detectInterconnect({ env: env('8') })).toEqual({ kind: 'nvlink', nvlinks: 18 });
+    expect(await detectInterconnect({ env: env('mixed') })).toEqual({ kind: 'pcie', nvlinks: null });
+    expect(await detectInterconnect({ env: env('fail') })).toEqual({ kind: 'unknown', nvlinks: null });
+    expect(await detectInterconnect({ env: env(null) })).toEqual({ kind: 'unknown', nvlinks: null });
+    expect(describeInterconnect({ kind: 'nvlink', nvlinks: 18 })).toBe('GPUs linked by NVLink x18');
+  });
+  it('detectHost asks only when told to and when there is more than one GPU', async () => {
+    expect((await detectHost({ env: env('8'), topology: true })).interconnect).toEqual({ kind: 'nvlink', nvlinks: 18 });
+    expect((await detectHost({ env: env('8') })).interconnect.kind).toBe('unknown');
+    expect((await detectHost({ env: env('1'), topology: true })).interconnect.kind).toBe('unknown');
   });
 });

@@ -13,23 +13,11 @@ import {
   EstimateInputError,
 } from '../src/estimate.js';
 import type { DeepSpeedRow, EstimateInput } from '../src/estimate.js';
+import { randInt, rng } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;
 const here = dirname(fileURLToPath(import.meta.url));
 const toGiB2 = (b: number) => (b / GiB).toFixed(2);
-
-/** A small seeded PRNG (mulberry32) so property tests are repeatable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const randInt = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
 function input(over: Partial<EstimateInput> = {}): EstimateInput {
   return { params: 2851e6, largestLayer: 32e6, gpusPerNode: 8, nodes: 1, zeroInit: true, ...over };
@@ -143,6 +131,11 @@ describe('DeepSpeed rows equal Python evaluating the formulas (fixtures/deepspee
             (r) => r.estimator === e && r.offloadParam === p && r.offloadOptimizer === o && r.zeroInit === zi,
           )!;
         const expectRow = (m: Mode, r: DeepSpeedRow) => {
+          // Figures beyond 2^53 bytes are refused (issue 8, item 17); the rest match Python to the byte.
+          if (c.rows.some((x) => !Number.isSafeInteger(x.cpuBytes) || !Number.isSafeInteger(x.gpuBytes))) {
+            expect(() => estimateModes(inp), JSON.stringify(inp)).toThrow(EstimateInputError);
+            return;
+          }
           const e = estimateMode(m, inp);
           expect([e.gpuBytes, e.cpuBytes], `${m} ${JSON.stringify(inp)}`).toEqual([r.gpuBytes, r.cpuBytes]);
         };
@@ -186,6 +179,25 @@ describe('properties over random inputs (seeded)', () => {
     };
   });
 
+  // Inputs whose figures stay below 2^53 bytes; the rest are refused (issue 8, item 17).
+  const inRange = samples.filter((s) => {
+    try {
+      estimateModes(s);
+      return true;
+    } catch (err) {
+      if (!(err instanceof EstimateInputError)) throw err;
+      return false;
+    }
+  });
+
+  it('refuses exactly the inputs whose figures would pass 2^53 bytes', () => {
+    expect(inRange.length).toBeGreaterThan(2000);
+    for (const s of samples) {
+      const unsafe = deepspeedRows(normalizeInput(s)).some((row) => !Number.isSafeInteger(row.cpuBytes));
+      if (unsafe) expect(() => estimateModes(s), JSON.stringify(s)).toThrow(/2\^53/);
+    }
+  });
+
   it('DeepSpeed rows equal an independent transcription of the Python formulas', () => {
     for (const s of samples) {
       const got = deepspeedRows(normalizeInput(s)).map((row) => [row.cpuBytes, row.gpuBytes]);
@@ -194,7 +206,7 @@ describe('properties over random inputs (seeded)', () => {
   });
 
   it('per-GPU memory never grows with more GPUs per node or more nodes', () => {
-    for (const s of samples) {
+    for (const s of inRange.filter((x) => x.gpusPerNode <= 8 && x.nodes <= 56)) {
       for (const m of MODES) {
         const base = estimateMode(m, s).gpuBytes;
         expect(estimateMode(m, { ...s, gpusPerNode: s.gpusPerNode + randInt(r, 1, 8) }).gpuBytes).toBeLessThanOrEqual(
@@ -206,16 +218,15 @@ describe('properties over random inputs (seeded)', () => {
   });
 
   it('offload never raises GPU memory (2-offload <= 2, 3-offload <= 3, NVMe = CPU on the GPU)', () => {
-    for (const s of samples) {
+    for (const s of inRange) {
       expect(estimateMode('2-offload', s).gpuBytes).toBeLessThanOrEqual(estimateMode('2', s).gpuBytes);
       expect(estimateMode('3-offload', s).gpuBytes).toBeLessThanOrEqual(estimateMode('3', s).gpuBytes);
       expect(estimateMode('3-offload', s, 'nvme').gpuBytes).toBe(estimateMode('3-offload', s).gpuBytes);
     }
   });
 
-  // Above 2^53 (zero2 offload CPU is 6PN) the figures are the same doubles Python's int(float) yields.
-  it('every byte count is a non-negative integer', () => {
-    for (const s of samples.slice(0, 300)) {
+  it('every byte count is a non-negative integer below 2^53', () => {
+    for (const s of inRange.slice(0, 300)) {
       const rep = estimateModes(s);
       for (const m of rep.modes) {
         for (const v of [
@@ -226,7 +237,9 @@ describe('properties over random inputs (seeded)', () => {
           m.nvmeBytes,
           m.nvmeBytesPerStep,
         ]) {
-          expect(Number.isInteger(v) && v >= 0, `${m.mode} ${m.offloadDevice} ${v} ${JSON.stringify(s)}`).toBe(true);
+          expect(Number.isSafeInteger(v) && v >= 0, `${m.mode} ${m.offloadDevice} ${v} ${JSON.stringify(s)}`).toBe(
+            true,
+          );
         }
       }
     }

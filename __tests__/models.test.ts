@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
-import { findModel, loadModelCatalog, parseModelCatalog } from '../src/models.js';
+import { findModel, loadModelCatalog, lookupModel, parseModelCatalog } from '../src/models.js';
 import { presetsDir } from '../src/paths.js';
+import { modelEntry } from './helpers/fixtures.js';
 
 const linear = (i: number, o: number) => i * o + o;
 
@@ -61,11 +62,50 @@ describe('the built-in model catalog (presets/models.yaml)', () => {
   });
 });
 
+describe('the shapes the peak model needs', () => {
+  const models = loadModelCatalog();
+  it('every transformer entry has its block, FFN and (image models) tokens; LoRA targets have shapes', () => {
+    for (const m of models) {
+      if (m.kind === 'unet') continue;
+      expect(
+        [m.block, m.layers, m.hidden, m.heads, m.ffn].every((v) => v !== null),
+        m.id,
+      ).toBe(true);
+      if (m.kind === 'dit')
+        expect(
+          [m.pixelsPerToken, m.textTokens].every((v) => v !== null),
+          m.id,
+        ).toBe(true);
+      else expect(m.vocab, m.id).not.toBeNull();
+      expect(m.loraTargets.length, m.id).toBeGreaterThan(0);
+    }
+  });
+  it("Qwen-Image's LoRA modules re-derive from its blocks (60 of each), and its image tokens from VAE 8x and patch 2", () => {
+    const q = findModel('qwen-image', models);
+    expect(q.modules['img_mod.1']).toEqual([3072, 18432, 60]);
+    expect(q.modules['img_mlp.net.2']).toEqual([12288, 3072, 60]);
+    expect(q.pixelsPerToken).toBe((8 * 2) ** 2);
+    // A module's Linears are counted in the model: 8 attention projections + 2 modulations + 4 MLP Linears per block.
+    const inBlocks = Object.values(q.modules).reduce((s, [i, o, c]) => s + (i * o + o) * c, 0);
+    expect(inBlocks).toBeLessThan(q.params);
+  });
+  it("Llama's grouped-query attention: 8 KV heads, so k_proj and v_proj are 4096 -> 1024", () => {
+    const l = findModel('llama-3.1-8b', models);
+    expect([l.kvHeads, l.modules.k_proj]).toEqual([8, [4096, 1024, 32]]);
+  });
+  it('looks a model up by its name without the class in parentheses (how presets name it)', () => {
+    expect(lookupModel('Qwen-Image DiT', models)?.id).toBe('qwen-image');
+    expect(lookupModel('qwen-image', models)?.id).toBe('qwen-image');
+    expect(lookupModel('', models)).toBeNull();
+    expect(lookupModel('Qwen', models)).toBeNull();
+  });
+});
+
 describe('parseModelCatalog validation', () => {
   const good = 'models:\n  - id: a\n    name: A\n    params: 100\n    largest_layer: 10\n    source: here\n';
   it('accepts a minimal entry', () => {
     expect(parseModelCatalog(good)).toEqual([
-      { id: 'a', name: 'A', params: 100, largestLayer: 10, layers: null, hidden: null, heads: null, source: 'here' },
+      modelEntry({ id: 'a', name: 'A', params: 100, largestLayer: 10, source: 'here' }),
     ]);
   });
   it.each([
@@ -79,6 +119,13 @@ describe('parseModelCatalog validation', () => {
       /largest_layer cannot exceed params/,
     ],
     ['a duplicate id', `${good}${good.replace('models:\n', '')}`, /duplicate model id 'a'/],
+    [
+      'a LoRA target without a module shape',
+      `${good}    lora_targets: [q]\n`,
+      /lora_targets entry must be a key of modules/,
+    ],
+    ['a module shape that is not three counts', `${good}    modules:\n      q: [1, 2]\n`, /modules/],
+    ['an unknown kind', `${good}    kind: rnn\n`, /kind/],
     ['bad YAML', 'models: [', /not valid YAML/],
   ])('rejects %s', (_what, text, message) => {
     expect(() => parseModelCatalog(text)).toThrow(message);

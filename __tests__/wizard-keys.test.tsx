@@ -11,6 +11,7 @@ import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
 import { Indicator, PlainItem } from '../components/wizard/parts.js';
 import { question, withDefaults, type Question } from '../src/questions.js';
 import type { ModelEntry } from '../src/models.js';
+import { modelEntry } from './helpers/fixtures.js';
 
 const DOWN = '\x1b[B';
 const LEFT = '\x1b[D';
@@ -115,26 +116,8 @@ describe('keys typed faster than a frame', () => {
 });
 
 const MODELS: ModelEntry[] = [
-  {
-    id: 'tiny',
-    name: 'Tiny-1B',
-    params: 1e9,
-    largestLayer: 5e7,
-    layers: null,
-    hidden: null,
-    heads: null,
-    source: 'test',
-  },
-  {
-    id: 'big',
-    name: 'Big-20B',
-    params: 2e10,
-    largestLayer: 6e8,
-    layers: null,
-    hidden: null,
-    heads: null,
-    source: 'test',
-  },
+  modelEntry({ id: 'tiny', name: 'Tiny-1B', params: 1e9, largestLayer: 5e7 }),
+  modelEntry({ id: 'big', name: 'Big-20B', params: 2e10, largestLayer: 6e8 }),
 ];
 
 const standIn = () => standInDeps({ loadModels: () => MODELS });

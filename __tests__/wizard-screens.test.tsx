@@ -115,7 +115,8 @@ describe('wizard screens', () => {
         onFinish={() => undefined}
       />,
     );
-    expect(r.lastFrame()).toContain('num_processes');
+    expect(r.lastFrame()).toContain('num_machines');
+    expect(r.lastFrame()).toContain('micro_batch');
     await tick();
     r.stdin.write(DOWN);
     await tick();

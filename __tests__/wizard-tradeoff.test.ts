@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compactBytes, explainRow, selectedKey, tradeoffOf } from '../src/wizard/tradeoff.js';
+import { loadModelCatalog } from '../src/models.js';
 import { withDefaults } from '../src/questions.js';
 
 const GiB = 2 ** 30;
@@ -50,14 +51,43 @@ describe('the ZeRO tradeoff view model', () => {
     expect(explainRow(t, '3')[0]).toContain('Shards the optimizer states, the gradients and the parameters');
   });
 
-  it('explains the highlighted row with the user numbers', () => {
+  it("explains the highlighted row: its peak beside DeepSpeed's figure, its line items, its traffic and time", () => {
     const t = tradeoffOf(big);
     const row = t.rows.find((r) => r.key === '3-offload')!;
-    const [what, cost] = explainRow(t, '3-offload');
-    expect(what).toContain(row.gpu);
-    expect(what).toContain(row.cpu);
+    const [what, items, cost] = explainRow(t, '3-offload');
+    expect(what).toContain(`peak ${row.gpu}/GPU, ${row.cpu} CPU/node`);
+    expect(what).toContain(`DeepSpeed's estimator: ${compactBytes(row.estimate.gpuBytes)}.`);
+    expect(items).toMatch(/^GiB: ctx [0-9.]+, params 0, grads 0, optim 0, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/);
     expect(cost).toContain('GPU<->CPU');
     expect(cost).toContain('1.5x DDP');
+    expect(cost).toMatch(/\+[0-9.]+ s on PCIe \(assumed\)\.$/);
+  });
+
+  it('shows the peak (not model states) in the table, and the step time', () => {
+    const t = tradeoffOf(big);
+    for (const r of t.rows) expect(r.gpu).toBe(compactBytes(r.estimate.peak.gpuBytes));
+    expect(t.rows.find((r) => r.key === '1')!.time).toBe('-');
+    expect(t.rows.find((r) => r.key === '3')!.time).toMatch(/^\+[0-9.]+s$/);
+  });
+
+  it('reads the workload: the catalog shape, LoRA from rank and targets, checkpointing', () => {
+    const models = loadModelCatalog();
+    const seedLike = withDefaults({
+      ...big,
+      model_name: 'Qwen-Image DiT',
+      model_kind: 'dit',
+      fine_tuning: 'lora',
+      lora_rank: 32,
+      gradient_checkpointing: true,
+    });
+    const t = tradeoffOf(seedLike, undefined, { models });
+    expect(t.report!.input.trainable).toBe(32 * 122880 * 60);
+    expect(t.report!.input.activation).toMatchObject({ tokens: 4096 + 512, checkpointing: 'full', block: 'dit' });
+    expect(t.context).toContain('LoRA r32 · 4608 tok x1 ckpt');
+    // Without the catalog the shape is unknown: no activations, and a note says so.
+    const bare = tradeoffOf(seedLike, undefined, { models: [] });
+    expect(bare.available).toBe(false);
+    expect(bare.reason).toMatch(/^Cannot estimate: LoRA needs the module shapes of the model/);
   });
 
   it('formats bytes compactly and finds the selected row', () => {

@@ -5,6 +5,7 @@
 import { statfs } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { execa } from 'execa';
+import type { Interconnect } from './peak.js';
 
 /** How long nvidia-smi may take before it counts as failed. */
 export const NVIDIA_SMI_TIMEOUT_MS = 5000;
@@ -101,6 +102,68 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuDetection
   return { detected: true, gpus, mixed, minMemoryBytes: Math.min(...gpus.map((g) => g.memoryBytes)), reason: null };
 }
 
+/** The exact arguments zerowiz runs to read how the GPUs are linked. */
+export const NVIDIA_SMI_TOPO_ARGS = ['topo', '-m'] as const;
+
+/**
+ * Parses `nvidia-smi topo -m`: a tab-separated matrix whose header names GPU0..GPUn (then NICs and the
+ * affinity columns) and whose GPU rows say, per pair, `X` (self), `NV#` (a bonded set of # NVLinks) or a
+ * PCIe path (PIX, PXB, PHB, NODE, SYS). NVLink when every GPU pair shows NV#, with the smallest #;
+ * PCIe when some pair does not; unknown for one GPU or output it cannot read.
+ */
+export function parseTopology(text: string): Interconnect {
+  const lines = text.split(/\r?\n/);
+  // The header is the first line naming GPU0; it starts with an empty cell above the row labels.
+  const header = lines.find((l) => /\bGPU0\b/.test(l));
+  if (!header) return { kind: 'unknown', nvlinks: null };
+  const cols = header.split('\t').map((c) => c.trim());
+  if (cols[0] !== '') cols.unshift('');
+  const gpuCols = cols.map((c, i) => (/^GPU\d+$/.test(c) ? i : -1)).filter((i) => i >= 0);
+  if (gpuCols.length < 2) return { kind: 'unknown', nvlinks: null };
+  let minLinks: number | null = null;
+  let rows = 0;
+  for (const line of lines) {
+    if (line === header) continue;
+    const cells = line.split('\t').map((c) => c.trim());
+    if (!/^GPU\d+$/.test(cells[0] ?? '')) continue;
+    rows++;
+    for (const i of gpuCols) {
+      const cell = cells[i] ?? '';
+      if (cell === 'X' || cell === '') continue;
+      const nv = /^NV(\d+)$/.exec(cell);
+      if (!nv) return { kind: 'pcie', nvlinks: null };
+      const links = Number(nv[1]);
+      minLinks = minLinks === null ? links : Math.min(minLinks, links);
+    }
+  }
+  if (rows < 2 || minLinks === null) return { kind: 'unknown', nvlinks: null };
+  return { kind: 'nvlink', nvlinks: minLinks };
+}
+
+/** Runs `nvidia-smi topo -m` (argument array, short timeout); unknown when it is missing or fails. */
+export async function detectInterconnect(opts: DetectOptions = {}): Promise<Interconnect> {
+  try {
+    const result = await execa('nvidia-smi', [...NVIDIA_SMI_TOPO_ARGS], {
+      env: opts.env ?? process.env,
+      extendEnv: false,
+      timeout: opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS,
+      reject: false,
+      stdin: 'ignore',
+    });
+    if (result.failed) return { kind: 'unknown', nvlinks: null };
+    return parseTopology(String(result.stdout));
+  } catch {
+    return { kind: 'unknown', nvlinks: null };
+  }
+}
+
+/** The GPU links in words: `GPUs linked by NVLink x18`, `GPUs linked over PCIe`, `GPU links not detected`. */
+export function describeInterconnect(i: Interconnect): string {
+  if (i.kind === 'nvlink') return `GPUs linked by NVLink x${i.nvlinks}`;
+  if (i.kind === 'pcie') return 'GPUs linked over PCIe';
+  return 'GPU links not detected';
+}
+
 /** Total CPU memory of this machine in bytes (the OS's figure). */
 export function detectCpuMemory(): number {
   return totalmem();
@@ -116,21 +179,29 @@ export async function nvmeFreeBytes(path: string): Promise<number | null> {
   }
 }
 
-/** GPUs, CPU memory and (when asked) NVMe free space together. */
+/** GPUs, CPU memory, GPU links and (when asked) NVMe free space together. */
 export interface HostDetection {
   gpu: GpuDetection;
   cpuMemoryBytes: number;
   nvmePath: string | null;
   nvmeFreeBytes: number | null;
+  /** How the GPUs are linked (nvidia-smi topo -m); unknown when not asked or not detected. */
+  interconnect: Interconnect;
 }
 
-/** Detects everything the estimator can use. */
-export async function detectHost(opts: DetectOptions & { nvmePath?: string | null } = {}): Promise<HostDetection> {
+/** Detects everything the estimator can use (`topology`: also run `nvidia-smi topo -m` when GPUs were found). */
+export async function detectHost(
+  opts: DetectOptions & { nvmePath?: string | null; topology?: boolean } = {},
+): Promise<HostDetection> {
   const [gpu, nvme] = await Promise.all([
     detectGpus(opts),
     opts.nvmePath ? nvmeFreeBytes(opts.nvmePath) : Promise.resolve(null),
   ]);
-  return { gpu, cpuMemoryBytes: detectCpuMemory(), nvmePath: opts.nvmePath ?? null, nvmeFreeBytes: nvme };
+  const interconnect: Interconnect =
+    opts.topology && gpu.detected && gpu.gpus.length > 1
+      ? await detectInterconnect(opts)
+      : { kind: 'unknown', nvlinks: null };
+  return { gpu, cpuMemoryBytes: detectCpuMemory(), nvmePath: opts.nvmePath ?? null, nvmeFreeBytes: nvme, interconnect };
 }
 
 /** One line describing detected GPUs, e.g. `8 x NVIDIA H100 80GB HBM3 (79.6 GiB)` or a mixed list. */

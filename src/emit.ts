@@ -4,7 +4,7 @@
  * the DeepSpeed JSON in the seed's key order, with its 4-space indent and 1e9-style element counts.
  */
 import { Document } from 'yaml';
-import { MODE_INFO } from './modes.js';
+import { MODE_INFO, modeOffloads } from './modes.js';
 import { formatSci, type Answers } from './questions.js';
 import { dsConfigReference, type Setup } from './setup.js';
 
@@ -166,7 +166,7 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
     zero.stage3_gather_16bit_weights_on_model_save = a.zero3_save_16bit_model;
   }
   const out: { [key: string]: JsonOut } = { fp16, bf16, zero_optimization: zero };
-  if ((info.offloadOptimizer || info.offloadParam) && a.offload_device === 'nvme') out.aio = { ...AIO_DEFAULTS };
+  if (modeOffloads(a.mode) && a.offload_device === 'nvme') out.aio = { ...AIO_DEFAULTS };
   if (a.gradient_checkpointing) {
     out.activation_checkpointing = {
       partition_activations: false,

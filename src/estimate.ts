@@ -1,34 +1,57 @@
 /**
- * The ZeRO tradeoff engine: memory, communication and offload traffic per mode, DeepSpeed's own estimator
- * rows, fits and a recommendation. Pure and synchronous: the wizard calls it on every keypress.
- *
- * Model states only, as DeepSpeed's estimators (mixed precision + Adam). Activations come from
- * src/activations.ts when the caller supplies them. All byte counts are integers.
+ * The ZeRO tradeoff engine: per mode, the peak GPU and CPU memory of the real training step (src/peak.ts:
+ * model states split trainable/frozen, activations, DeepSpeed's buffers, CUDA context, extra models, the
+ * allocator margin), the traffic of a step and its time, DeepSpeed's own estimator rows beside them, fits
+ * and a recommendation. Pure and synchronous: the wizard calls it on every keypress. All byte counts are
+ * integers below 2^53.
  */
-import { MODES, MODE_INFO } from './modes.js';
-import type { Mode, OffloadDevice } from './modes.js';
+import { activationBreakdown } from './activations.js';
+import type { ActivationBreakdown, ActivationInput } from './activations.js';
+import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from './modes.js';
+import type { Mode, OffloadDevice, Placement } from './modes.js';
+import { loraParams, peakOf } from './peak.js';
+import type { Interconnect, Peak, PeakInput, Precision, ZeroKnobs } from './peak.js';
 import { formatBytesShort } from './units.js';
 
 /** DeepSpeed's default `additional_buffer_factor` (applied to CPU memory only). */
 export const ADDITIONAL_BUFFER_FACTOR = 1.5;
-/** GPU headroom kept free for CUDA context, NCCL and allocator buffers: this fraction of GPU memory... */
-export const GPU_HEADROOM_FRACTION = 0.1;
-/** ...but at least this many bytes. */
-export const GPU_HEADROOM_MIN_BYTES = 2 * 2 ** 30;
-/** CPU headroom kept free for the OS, the data loader and pinned staging: this fraction of CPU memory. */
+/** Default GPU headroom: this percentage of each GPU is kept free beyond the modelled peak. */
+export const DEFAULT_HEADROOM_PERCENT = 10;
+/** CPU headroom kept free for the OS, the data loader and page cache: this fraction of CPU memory. */
 export const CPU_HEADROOM_FRACTION = 0.1;
 /** Largest parameter count accepted: beyond it 18*P exceeds 2^53 and double arithmetic stops matching Python's ints. */
 export const MAX_PARAMS = 1e14;
+/** Largest GPU memory accepted (64 TiB): far above any GPU, far below 2^53. */
+export const MAX_GPU_MEMORY_BYTES = 2 ** 46;
+/** Largest CPU memory or NVMe space accepted (1 PiB). */
+export const MAX_HOST_BYTES = 2 ** 50;
+/** Largest element count accepted for a bucket, prefetch or live-parameter knob (1e12). */
+export const MAX_KNOB_ELEMS = 1e12;
 /** DeepSpeed defaults used by the derived NVMe CPU formula (zero_optimization.sub_group_size). */
 export const SUB_GROUP_SIZE_ELEMS = 1e9;
 /** offload_optimizer.buffer_count default (pinned fp32 swap buffers per rank). */
 export const OPTIMIZER_SWAP_BUFFER_COUNT = 4;
 /** offload_param.buffer_count x buffer_size defaults (fp16 swap buffers per rank, elements). */
 export const PARAM_SWAP_BUFFER_ELEMS = 5 * 1e8;
+/** DeepSpeed's zero_optimization defaults (config.py at edaa7221): the knobs when the caller gives none. */
+export const DEEPSPEED_DEFAULT_KNOBS: ZeroKnobs = {
+  reduceBucketElems: 5e8,
+  overlapComm: false,
+  contiguousGradients: true,
+  prefetchBucketElems: 5e7,
+  maxLiveParams: 1e9,
+  subGroupElems: 1e9,
+};
 
-/** What the engine needs to know about the model and the machines. */
+/** LoRA adapters: their rank and the [in, out, count] shapes of the Linears the targets match. */
+export interface LoraSpec {
+  rank: number;
+  shapes: readonly (readonly [number, number, number])[];
+}
+
+/** What the engine needs to know about the model, the workload and the machines. */
 export interface EstimateInput {
-  /** Total parameter count P (unique storage, as DeepSpeed's model_to_params counts). */
+  /** Parameter count P of the model being trained (unique storage, as DeepSpeed's model_to_params counts); LoRA adapters come on top. */
   params: number;
   /** Parameters of the largest single module L (gathered whole on a GPU in ZeRO-3); 0 if unknown. */
   largestLayer: number;
@@ -44,8 +67,28 @@ export interface EstimateInput {
   cpuMemoryBytes?: number | null;
   /** Free bytes at the NVMe path, or null if unknown (then NVMe capacity is not checked). */
   nvmeFreeBytes?: number | null;
-  /** Activation bytes per GPU (src/activations.ts), added to GPU need in `fits`; null or absent if not estimated. */
+  /** The workload's activation shape, or null when unknown (activations then count 0 and a note says so). */
+  activation?: ActivationInput | null;
+  /** Activation bytes per GPU given directly (used when `activation` is absent). */
   activationBytes?: number | null;
+  /** Trainable parameters T among `params` (the rest frozen); default all. Not with `lora`. */
+  trainableParams?: number | null;
+  /** LoRA adapters added to the frozen model (their parameters are the trainable ones). Not with `trainableParams`. */
+  lora?: LoraSpec | null;
+  /** LoRA adapters given as a parameter count (when the module shapes are unknown), added to `params`. */
+  loraParams?: number | null;
+  /** Training precision (default bf16). */
+  precision?: Precision;
+  /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA...). */
+  extraGpuParams?: number;
+  /** DeepSpeed's buffer knobs; missing ones take DeepSpeed's defaults. */
+  knobs?: Partial<ZeroKnobs>;
+  /** CUDA context + NCCL per process, overriding the documented constants. */
+  cudaContextBytes?: number | null;
+  /** How the node's GPUs are linked (nvidia-smi topo -m), default unknown. */
+  interconnect?: Interconnect;
+  /** GPU memory kept free beyond the peak, percent (default 10). */
+  headroomPercent?: number;
   /** Include the NVMe variants of the offload modes (default true). */
   includeNvme?: boolean;
 }
@@ -55,25 +98,27 @@ export interface ModeEstimate {
   mode: Mode;
   /** Where offloaded state goes: cpu or nvme for offload modes, null otherwise. */
   offloadDevice: OffloadDevice | null;
+  /** The stage and the two offload devices this row stands for. */
+  placement: Placement;
   /** zero_init used for the figure (stage 3); null for stages 1-2, where it does not apply. */
   zeroInit: boolean | null;
-  /** Model-state bytes per GPU. */
+  /** Model-state bytes per GPU as DeepSpeed's estimator counts them (every parameter trainable). */
   gpuBytes: number;
-  /** CPU bytes per node (peak: model init or offloaded state). */
+  /** CPU bytes per node as DeepSpeed's estimator counts them (model init or offloaded state, x1.5). */
   cpuBytes: number;
-  /** Collective communication bytes per GPU per optimizer step (16-bit ring volume). */
+  /** Collective communication bytes per GPU per step (ring volume, training precision). */
   commBytesPerStep: number;
-  /** GPU<->host (PCIe) bytes per GPU per optimizer step. */
+  /** GPU<->host (PCIe) bytes per GPU per step. */
   offloadBytesPerStep: number;
   /** NVMe space per node for offloaded state (NVMe rows), else 0. */
   nvmeBytes: number;
-  /** Host<->NVMe bytes per GPU per optimizer step (NVMe rows), else 0. */
+  /** Host<->NVMe bytes per GPU per step (NVMe rows), else 0. */
   nvmeBytesPerStep: number;
-  /** GPU bytes counted for `fits`: gpuBytes plus the activation estimate, if any. */
+  /** GPU bytes counted for `fits`: the modelled peak (peak.gpuBytes). */
   gpuNeedBytes: number;
-  /** Whether GPU need fits the usable GPU memory; null when GPU memory is unknown. */
+  /** Whether the GPU peak fits the usable GPU memory; null when GPU memory is unknown. */
   gpuFits: boolean | null;
-  /** Whether CPU need fits the usable CPU memory; null when CPU memory is unknown. */
+  /** Whether the CPU peak fits the usable CPU memory; null when CPU memory is unknown. */
   cpuFits: boolean | null;
   /** Whether nvmeBytes fit the free NVMe space; null when not an NVMe row or the space is unknown. */
   nvmeFits: boolean | null;
@@ -81,6 +126,8 @@ export interface ModeEstimate {
   fits: boolean | null;
   /** A caveat for this row (e.g. NVMe at stage 2), or null. */
   note: string | null;
+  /** The peak model: GPU line items, CPU per node, the layout of the states and the step's time. */
+  peak: Peak;
 }
 
 /** One row as DeepSpeed's `estimate_zero{2,3}_model_states_mem_needs_all_cold` prints it. */
@@ -103,37 +150,70 @@ export interface EstimateReport {
   recommended: Mode | null;
   /** Offload device of the recommended row (cpu or nvme), or null. */
   recommendedOffloadDevice: OffloadDevice | null;
-  /** One sentence saying why. */
+  /** One or two sentences saying why (and, when nothing fits, what to change). */
   reason: string;
+  /** Changes that would make a mode fit when none does (each a short phrase), else empty. */
+  advice: string[];
 }
 
 /** The input with defaults filled and derived totals. */
-export interface NormalizedInput {
-  params: number;
-  largestLayer: number;
-  gpusPerNode: number;
-  nodes: number;
-  totalGpus: number;
-  zeroInit: boolean;
+export interface NormalizedInput extends PeakInput {
+  /** The model's own parameters (without LoRA adapters). */
+  baseParams: number;
   gpuMemoryBytes: number | null;
   cpuMemoryBytes: number | null;
   nvmeFreeBytes: number | null;
+  /** The activation total per GPU, or null when not estimated. */
   activationBytes: number | null;
-  /** GPU bytes available to model states + activations after headroom; null if GPU memory unknown. */
+  activation: ActivationInput | null;
+  lora: LoraSpec | null;
+  headroomPercent: number;
+  /** GPU bytes the peak may use after headroom; null if GPU memory unknown. */
   usableGpuBytes: number | null;
   /** CPU bytes available after headroom; null if CPU memory unknown. */
   usableCpuBytes: number | null;
 }
 
-/** Thrown for impossible input (the CLI validates first and reports a UsageError). */
+/** Thrown for impossible input (the CLI validates first and reports a UsageError with the hint). */
 export class EstimateInputError extends Error {
   override name = 'EstimateInputError';
+  constructor(
+    message: string,
+    readonly hint: string = 'check the values; zerowiz sizes runs up to 100T parameters, 64 TiB per GPU and 1 PiB per node',
+  ) {
+    super(message);
+  }
 }
 
 function checkInt(value: number, what: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new EstimateInputError(`${what} must be a whole number from ${min} to ${max}, got ${value}`);
   }
+}
+
+function checkBytes(v: number | null, what: string, max: number): void {
+  if (v !== null && !(Number.isFinite(v) && v >= 0 && v <= max))
+    throw new EstimateInputError(`${what} must be a number of bytes from 0 to ${max}, got ${v}`);
+}
+
+/** The activation shape's sane ranges (beyond them no real run exists, and products would pass 2^53). */
+const ACTIVATION_LIMITS: Record<string, number> = {
+  layers: 100_000,
+  hidden: 1_000_000,
+  heads: 100_000,
+  kvHeads: 100_000,
+  ffn: 10_000_000,
+  vocab: 100_000_000,
+  tokens: 100_000_000,
+  microBatch: 100_000,
+};
+
+function checkActivation(a: ActivationInput): void {
+  for (const [k, max] of Object.entries(ACTIVATION_LIMITS)) {
+    const v = (a as unknown as Record<string, number>)[k]!;
+    checkInt(v, `activation ${k}`, k === 'vocab' ? 0 : 1, max);
+  }
+  if (a.kvHeads > a.heads) throw new EstimateInputError(`kv heads (${a.kvHeads}) cannot exceed heads (${a.heads})`);
 }
 
 /** Validates and fills defaults; throws EstimateInputError. */
@@ -145,38 +225,102 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
   const gpuMemoryBytes = input.gpuMemoryBytes ?? null;
   const cpuMemoryBytes = input.cpuMemoryBytes ?? null;
   const nvmeFreeBytes = input.nvmeFreeBytes ?? null;
-  const activationBytes = input.activationBytes ?? null;
-  for (const [v, what] of [
-    [gpuMemoryBytes, 'GPU memory'],
-    [cpuMemoryBytes, 'CPU memory'],
-    [nvmeFreeBytes, 'NVMe free space'],
-    [activationBytes, 'activation bytes'],
-  ] as const) {
-    if (v !== null && !(Number.isFinite(v) && v >= 0))
-      throw new EstimateInputError(`${what} must be a non-negative number, got ${v}`);
+  checkBytes(gpuMemoryBytes, 'GPU memory', MAX_GPU_MEMORY_BYTES);
+  checkBytes(cpuMemoryBytes, 'CPU memory', MAX_HOST_BYTES);
+  checkBytes(nvmeFreeBytes, 'NVMe free space', Number.MAX_SAFE_INTEGER);
+  const lora = input.lora ?? null;
+  const trainableGiven = input.trainableParams ?? null;
+  const loraCount = input.loraParams ?? null;
+  if ([lora !== null, trainableGiven !== null, loraCount !== null].filter(Boolean).length > 1)
+    throw new EstimateInputError(
+      'give LoRA (rank and targets) or a trainable-parameter count, not both',
+      'the LoRA rank and targets already decide the trainable parameters',
+    );
+  let trainable = input.params;
+  let total = input.params;
+  let largestTrainable = input.largestLayer;
+  if (lora) {
+    checkInt(lora.rank, 'LoRA rank', 1, 65_536);
+    if (lora.shapes.length === 0) throw new EstimateInputError('LoRA needs at least one target module');
+    for (const [i, o, c] of lora.shapes) {
+      checkInt(i, 'LoRA target in_features', 1, 10_000_000);
+      checkInt(o, 'LoRA target out_features', 1, 10_000_000);
+      checkInt(c, 'LoRA target count', 1, 1_000_000);
+    }
+    trainable = loraParams(lora.rank, lora.shapes);
+    checkInt(trainable, 'LoRA parameters', 1, MAX_PARAMS);
+    total = input.params + trainable;
+    largestTrainable = Math.max(...lora.shapes.map(([i, o]) => lora.rank * Math.max(i, o)));
+  } else if (loraCount !== null) {
+    checkInt(loraCount, 'LoRA parameters', 1, MAX_PARAMS);
+    trainable = loraCount;
+    total = input.params + loraCount;
+    largestTrainable = Math.min(input.largestLayer, loraCount);
+  } else if (trainableGiven !== null) {
+    checkInt(trainableGiven, 'trainable parameters', 0, input.params);
+    trainable = trainableGiven;
+    largestTrainable = Math.min(input.largestLayer, trainableGiven);
   }
+  const extraGpuParams = input.extraGpuParams ?? 0;
+  checkInt(extraGpuParams, 'extra GPU parameters', 0, MAX_PARAMS);
+  const knobs: ZeroKnobs = { ...DEEPSPEED_DEFAULT_KNOBS, ...input.knobs };
+  for (const k of ['reduceBucketElems', 'prefetchBucketElems', 'maxLiveParams', 'subGroupElems'] as const)
+    checkInt(knobs[k], k, 0, MAX_KNOB_ELEMS);
+  const headroomPercent = input.headroomPercent ?? DEFAULT_HEADROOM_PERCENT;
+  if (!(Number.isFinite(headroomPercent) && headroomPercent >= 0 && headroomPercent <= 90))
+    throw new EstimateInputError(`headroom must be a percentage from 0 to 90, got ${headroomPercent}`);
+  const cudaContextBytes = input.cudaContextBytes ?? null;
+  checkBytes(cudaContextBytes, 'CUDA context', MAX_GPU_MEMORY_BYTES);
+  const activation = input.activation ?? null;
+  let activations: ActivationBreakdown | null = null;
+  if (activation) {
+    checkActivation(activation);
+    activations = activationBreakdown(activation);
+  } else if (input.activationBytes !== undefined && input.activationBytes !== null) {
+    checkBytes(input.activationBytes, 'activation bytes', Number.MAX_SAFE_INTEGER);
+    activations = {
+      blocksBytes: input.activationBytes,
+      recomputeBytes: 0,
+      logitsBytes: 0,
+      totalBytes: input.activationBytes,
+    };
+  }
+  if (activations && !(activations.totalBytes <= MAX_GPU_MEMORY_BYTES * 1024))
+    throw new EstimateInputError(
+      `the activations come to ${activations.totalBytes.toExponential(2)} bytes per GPU, beyond anything zerowiz can size`,
+      'check the sequence length, micro-batch and model shape',
+    );
   return {
-    params: input.params,
+    params: total,
+    baseParams: input.params,
     largestLayer: input.largestLayer,
+    trainable,
+    largestTrainable,
     gpusPerNode: input.gpusPerNode,
     nodes: input.nodes,
     totalGpus: input.gpusPerNode * input.nodes,
     zeroInit: input.zeroInit,
+    precision: input.precision ?? 'bf16',
+    knobs,
+    activations,
+    activation,
+    activationBytes: activations?.totalBytes ?? null,
+    extraGpuParams,
+    cudaContextBytes,
+    interconnect: input.interconnect ?? { kind: 'unknown', nvlinks: null },
+    lora,
     gpuMemoryBytes,
     cpuMemoryBytes,
     nvmeFreeBytes,
-    activationBytes,
-    usableGpuBytes: gpuMemoryBytes === null ? null : usableGpu(gpuMemoryBytes),
+    headroomPercent,
+    usableGpuBytes: gpuMemoryBytes === null ? null : usableGpu(gpuMemoryBytes, headroomPercent),
     usableCpuBytes: cpuMemoryBytes === null ? null : Math.floor(cpuMemoryBytes * (1 - CPU_HEADROOM_FRACTION)),
   };
 }
 
-/** GPU bytes left for model states and activations: memory minus max(10 %, 2 GiB). */
-export function usableGpu(gpuMemoryBytes: number): number {
-  return Math.max(
-    0,
-    Math.floor(gpuMemoryBytes - Math.max(gpuMemoryBytes * GPU_HEADROOM_FRACTION, GPU_HEADROOM_MIN_BYTES)),
-  );
+/** GPU bytes the peak may use: the memory minus the headroom percentage. */
+export function usableGpu(gpuMemoryBytes: number, headroomPercent = DEFAULT_HEADROOM_PERCENT): number {
+  return Math.max(0, Math.floor(gpuMemoryBytes * (1 - headroomPercent / 100)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,34 +418,22 @@ export function deepspeedRows(
 
 // ---------------------------------------------------------------------------------------------
 // Per mode.
-// ---------------------------------------------------------------------------------------------
-
-/** Ring all-reduce style volume per GPU in 16-bit: `elems x 2 bytes x (N-1)/N`, 0 with one GPU. */
-function ringBytes(elems: number, totalGpus: number): number {
-  return Math.floor((elems * 2 * (totalGpus - 1)) / totalGpus);
-}
 
 /**
  * The figures of one mode (offloadDevice selects the NVMe variant of an offload mode).
  *
- * GPU and CPU:
+ * DeepSpeed's figures (`gpuBytes`, `cpuBytes`: model states only, every parameter trainable, as its
+ * estimator prints them; shown beside zerowiz's peak):
  * - `1`: GPU = 4P + int(16P/N) (fp16 params and grads replicated; fp32 grads, fp32 master weights and
  *   Adam states partitioned, DeepSpeed's accounting; the ZeRO paper's K=12 form gives 4P + 12P/N);
  *   CPU = DeepSpeed's zero2 no-offload CPU (P*4*gpusPerNode*1.5, the model loaded once per rank).
  * - `2` / `2-offload`: DeepSpeed zero2 cpu_offload = false / true.
  * - `3` / `3-offload`: DeepSpeed zero3 offload none/none and param cpu + optimizer cpu, zero_init as given.
- * Communication (collectives): stages 1-2 2P elems, stage 3 3P elems, each x 2 bytes x (N-1)/N.
- * Offload traffic (derived, 16-bit transfers, each GPU moves only its 1/N partition):
- * - `2-offload`: fp16 grads GPU->CPU + updated fp16 params CPU->GPU = 4P/N bytes.
- * - `3-offload`: fp16 params CPU->GPU for forward and again for backward + fp16 grads GPU->CPU = 6P/N bytes.
- * NVMe (derived from DeepSpeed's defaults; NVMe swapping exists only in stage 3):
- * - `2-offload` nvme: DeepSpeed stages 1-2 do plain CPU offload for device nvme, so same as cpu.
- * - `3-offload` nvme (params and optimizer on NVMe): GPU as cpu; CPU per node =
- *   int(gpusPerNode x (4 x 4 x min(1e9, ceil(P/N)) [optimizer swap buffers, fp32, buffer_count 4,
- *   sub_group_size 1e9] + 2 x 5e8 [param swap buffers, buffer_count 5 x buffer_size 1e8, fp16]) x 1.5);
- *   NVMe space per node = 18P/nodes (fp16 params 2 + fp32 params, grads, Adam m and v 16 per param);
- *   NVMe traffic per GPU per step = 30P/N bytes: fp16 params read for forward and backward and written
- *   after the step (2+2+2), and fp32 master params, Adam m and v read and written once (12+12).
+ * - `3-offload` nvme (derived from DeepSpeed's defaults): CPU per node =
+ *   int(gpusPerNode x (4 x 4 x min(1e9, ceil(P/N)) + 2 x 5e8) x 1.5) (optimizer and param swap buffers).
+ * zerowiz's peak (`peak`, src/peak.ts) decides `fits`; the traffic fields come from its layout: collectives
+ * (reduce-scatter + all-gather ring volume), PCIe (offload) and NVMe bytes per GPU per step, and
+ * `nvmeBytes` the NVMe space per node.
  */
 export function estimateMode(
   mode: Mode,
@@ -309,76 +441,102 @@ export function estimateMode(
   offloadDevice: OffloadDevice = 'cpu',
 ): ModeEstimate {
   const n = 'totalGpus' in input ? input : normalizeInput(input);
+  const device: OffloadDevice | null = modeOffloads(mode) ? offloadDevice : null;
+  return estimatePlacement(placementOf(mode, device), n, mode, device);
+}
+
+/** DeepSpeed's [cpu, gpu] figures for a mode (see estimateMode). */
+function deepspeedFigures(mode: Mode, n: NormalizedInput, device: OffloadDevice | null): [number, number] {
   const { params: P, largestLayer: L, gpusPerNode: g, nodes, totalGpus: N, zeroInit } = n;
-  const info = MODE_INFO[mode];
-  const offload = info.offloadOptimizer || info.offloadParam;
-  const device: OffloadDevice | null = offload ? offloadDevice : null;
-  let gpuBytes: number;
-  let cpuBytes: number;
-  let offloadBytesPerStep = 0;
-  let nvmeBytes = 0;
-  let nvmeBytesPerStep = 0;
-  let note: string | null = null;
   switch (mode) {
     case '1':
-      gpuBytes = 4 * P + Math.trunc((16 * P) / N);
-      cpuBytes = deepspeedZero2(P, g, nodes, false)[0];
-      break;
+      return [deepspeedZero2(P, g, nodes, false)[0], 4 * P + Math.trunc((16 * P) / N)];
     case '2':
-      [cpuBytes, gpuBytes] = deepspeedZero2(P, g, nodes, false);
-      break;
+      return deepspeedZero2(P, g, nodes, false);
     case '2-offload':
-      [cpuBytes, gpuBytes] = deepspeedZero2(P, g, nodes, true);
-      offloadBytesPerStep = Math.floor((4 * P) / N);
-      if (device === 'nvme') note = 'DeepSpeed swaps to NVMe only at stage 3; at stage 2 device nvme acts as cpu';
-      break;
+      return deepspeedZero2(P, g, nodes, true);
     case '3':
-      [cpuBytes, gpuBytes] = deepspeedZero3(P, L, g, nodes, false, false, zeroInit);
-      break;
-    case '3-offload':
-      [cpuBytes, gpuBytes] = deepspeedZero3(P, L, g, nodes, true, true, zeroInit);
-      offloadBytesPerStep = Math.floor((6 * P) / N);
-      if (device === 'nvme') {
-        const partition = Math.ceil(P / N);
-        const perRank =
-          4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(SUB_GROUP_SIZE_ELEMS, partition) + 2 * PARAM_SWAP_BUFFER_ELEMS;
-        cpuBytes = Math.trunc(g * perRank * ADDITIONAL_BUFFER_FACTOR);
-        nvmeBytes = Math.ceil((18 * P) / nodes);
-        nvmeBytesPerStep = Math.floor((30 * P) / N);
-      }
-      break;
+      return deepspeedZero3(P, L, g, nodes, false, false, zeroInit);
+    case '3-offload': {
+      const [cpu, gpu] = deepspeedZero3(P, L, g, nodes, true, true, zeroInit);
+      if (device !== 'nvme') return [cpu, gpu];
+      const perRank =
+        4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(SUB_GROUP_SIZE_ELEMS, Math.ceil(P / N)) +
+        2 * PARAM_SWAP_BUFFER_ELEMS;
+      return [Math.trunc(g * perRank * ADDITIONAL_BUFFER_FACTOR), gpu];
+    }
   }
-  const commBytesPerStep = ringBytes(info.stage === 3 ? 3 * P : 2 * P, N);
-  const gpuNeedBytes = gpuBytes + (n.activationBytes ?? 0);
+}
+
+/**
+ * The figures of any placement (a mode's, or stage and devices given separately, e.g. stage 3 with only
+ * the optimizer offloaded); `mode` and `device` name the table row it belongs to.
+ */
+export function estimatePlacement(
+  placement: Placement,
+  n: NormalizedInput,
+  mode: Mode,
+  device: OffloadDevice | null,
+): ModeEstimate {
+  const [cpuBytes, gpuBytes] = deepspeedFigures(mode, n, device);
+  const peak = peakOf(placement, n);
+  for (const [v, what] of [
+    [peak.gpuBytes, 'GPU peak'],
+    [peak.cpuBytes, 'CPU peak'],
+    [peak.nvmeBytes, 'NVMe space'],
+    [gpuBytes, "DeepSpeed estimator's GPU figure"],
+    [cpuBytes, "DeepSpeed estimator's CPU figure"],
+  ] as const) {
+    if (!Number.isSafeInteger(v)) throw beyondRange(what, n);
+  }
+  const t = peak.layout.traffic;
+  const nvmeRow = device === 'nvme' && placement.stage === 3;
+  const gpuNeedBytes = peak.gpuBytes;
   const gpuFits = n.usableGpuBytes === null ? null : gpuNeedBytes <= n.usableGpuBytes;
-  const cpuFits = n.usableCpuBytes === null ? null : cpuBytes <= n.usableCpuBytes;
-  const nvmeFits =
-    device === 'nvme' && mode === '3-offload' && n.nvmeFreeBytes !== null ? nvmeBytes <= n.nvmeFreeBytes : null;
+  const cpuFits = n.usableCpuBytes === null ? null : peak.cpuBytes <= n.usableCpuBytes;
+  const nvmeFits = nvmeRow && n.nvmeFreeBytes !== null ? peak.nvmeBytes <= n.nvmeFreeBytes : null;
   const fits = gpuFits === null ? null : gpuFits && cpuFits !== false && nvmeFits !== false;
+  const note =
+    device === 'nvme' && placement.stage !== 3
+      ? 'DeepSpeed swaps to NVMe only at stage 3; at stage 2 device nvme acts as cpu'
+      : null;
   return {
     mode,
     offloadDevice: device,
-    zeroInit: info.stage === 3 ? zeroInit : null,
+    placement,
+    zeroInit: placement.stage === 3 ? n.zeroInit : null,
     gpuBytes,
     cpuBytes,
-    commBytesPerStep,
-    offloadBytesPerStep,
-    nvmeBytes,
-    nvmeBytesPerStep,
+    commBytesPerStep: t.allReduce + t.reduceScatter + t.allGather,
+    offloadBytesPerStep: t.pcieToGpu + t.pcieToCpu,
+    nvmeBytes: nvmeRow ? peak.nvmeBytes : 0,
+    nvmeBytesPerStep: nvmeRow ? t.nvme : 0,
     gpuNeedBytes,
     gpuFits,
     cpuFits,
     nvmeFits,
     fits,
     note,
+    peak,
   };
 }
 
-/** Preference order for the recommendation: no offload first, then less communication, then lower stage, cpu before nvme. */
+/** The refusal for inputs whose figures pass 2^53 bytes (JSON consumers would lose precision). */
+function beyondRange(what: string, n: NormalizedInput): EstimateInputError {
+  return new EstimateInputError(
+    `the ${what} for ${n.params} parameters on ${n.gpusPerNode} GPU(s) per node comes to more than 2^53 bytes, beyond anything zerowiz can size`,
+    'check the model size, GPUs per node, sequence length and micro-batch',
+  );
+}
+
+/** Preference order for the recommendation: no offload first, then less time moving data, then the lower stage, cpu before nvme. */
 function preference(row: ModeEstimate): [number, number, number, number] {
-  const info = MODE_INFO[row.mode];
-  const offload = info.offloadOptimizer || info.offloadParam ? 1 : 0;
-  return [offload, row.commBytesPerStep + row.offloadBytesPerStep, info.stage, row.offloadDevice === 'nvme' ? 1 : 0];
+  return [
+    modeOffloads(row.mode) ? 1 : 0,
+    row.peak.time.extraSeconds,
+    MODE_INFO[row.mode].stage,
+    row.offloadDevice === 'nvme' ? 1 : 0,
+  ];
 }
 
 function compareRows(a: ModeEstimate, b: ModeEstimate): number {
@@ -392,32 +550,94 @@ function compareRows(a: ModeEstimate, b: ModeEstimate): number {
 }
 
 function label(row: ModeEstimate): string {
-  const base = MODE_INFO[row.mode].label;
-  return row.offloadDevice === 'nvme' ? `${base} (NVMe)` : base;
+  return rowLabel(row.mode, row.offloadDevice);
+}
+
+/** Seconds as the table shows them: `+0.8 s/step`, `+12 s/step`, `+0.02 s/step`. */
+export function formatStepSeconds(seconds: number): string {
+  if (seconds <= 0) return '+0 s/step';
+  const digits = seconds >= 10 ? 0 : seconds >= 0.1 ? 1 : 2;
+  const text = seconds.toFixed(digits);
+  return `+${Number(text) === 0 ? '<0.01' : text} s/step`;
+}
+
+/** The rows of a report: every mode (and its NVMe variant) for a normalized input. */
+function rowsOf(n: NormalizedInput, includeNvme: boolean): ModeEstimate[] {
+  return modeRows(includeNvme).map((r) => estimateMode(r.mode, n, r.device ?? 'cpu'));
 }
 
 /** All modes (and their NVMe variants), DeepSpeed's rows, the recommendation and its reason. */
 export function estimateModes(input: EstimateInput): EstimateReport {
   const n = normalizeInput(input);
-  const modes: ModeEstimate[] = [];
-  for (const mode of MODES) {
-    modes.push(estimateMode(mode, n, 'cpu'));
-    if (input.includeNvme !== false && (MODE_INFO[mode].offloadOptimizer || MODE_INFO[mode].offloadParam)) {
-      modes.push(estimateMode(mode, n, 'nvme'));
-    }
-  }
+  const modes = rowsOf(n, input.includeNvme !== false);
   const { recommended, reason } = recommend(n, modes);
+  let advice: string[] = [];
+  let fullReason = reason;
+  if (!recommended && n.usableGpuBytes !== null) {
+    advice = adviseWhenNothingFits(input, modes);
+    // The changes that would fit replace the generic advice (the first two; all of them are in `advice`).
+    if (advice.length > 0)
+      fullReason = `${reason.replace(/; [^;]*\.$/, '.')} What would fit: ${advice.slice(0, 2).join('; ')}.`;
+  }
+  const deepspeed = deepspeedRows(n);
+  for (const r of deepspeed) {
+    if (!Number.isSafeInteger(r.cpuBytes) || !Number.isSafeInteger(r.gpuBytes))
+      throw beyondRange(`DeepSpeed ${r.estimator} estimator's figure`, n);
+  }
   return {
     input: n,
     modes,
-    deepspeed: deepspeedRows(n),
+    deepspeed,
     recommended: recommended?.mode ?? null,
     recommendedOffloadDevice: recommended?.offloadDevice ?? null,
-    reason,
+    reason: fullReason,
+    advice,
   };
 }
 
-/** Picks the fastest row that fits and says why in one sentence. */
+/** Whether any row of a variant of the input fits, and the best such row. */
+function bestFitting(input: EstimateInput): ModeEstimate | null {
+  try {
+    const n = normalizeInput(input);
+    const rows = rowsOf(n, input.includeNvme !== false);
+    return [...rows].sort(compareRows).find((r) => r.fits === true) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * When no mode fits: the changes that would make one fit, each tried on the estimate itself, in the order
+ * an engineer would try them: gradient checkpointing, micro-batch 1, a smaller LoRA rank, then more GPUs
+ * (whole nodes, up to 64 times as many).
+ */
+export function adviseWhenNothingFits(input: EstimateInput, modes: ModeEstimate[]): string[] {
+  const out: string[] = [];
+  const say = (change: string, row: ModeEstimate | null) => {
+    if (row) out.push(`${change} (${label(row)} at ${formatBytesShort(row.gpuNeedBytes)}/GPU)`);
+  };
+  const a = input.activation ?? null;
+  if (a && a.checkpointing === 'none')
+    say('gradient checkpointing', bestFitting({ ...input, activation: { ...a, checkpointing: 'full' } }));
+  if (a && a.microBatch > 1) say('micro-batch 1', bestFitting({ ...input, activation: { ...a, microBatch: 1 } }));
+  const lora = input.lora ?? null;
+  if (lora && lora.rank > 8) say('LoRA rank 8', bestFitting({ ...input, lora: { ...lora, rank: 8 } }));
+  const gpuShort = modes.every((m) => m.gpuFits === false);
+  if (gpuShort || out.length === 0) {
+    for (const factor of [2, 4, 8, 16, 32, 64]) {
+      const nodes = input.nodes * factor;
+      if (nodes > 100_000) break;
+      const row = bestFitting({ ...input, nodes });
+      if (row) {
+        say(`${input.gpusPerNode * nodes} GPUs (${nodes} nodes of ${input.gpusPerNode})`, row);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Picks the fastest row whose peak fits and says why in one sentence. */
 export function recommend(
   n: NormalizedInput,
   modes: ModeEstimate[],
@@ -431,37 +651,38 @@ export function recommend(
     };
   }
   const mem = formatBytesShort(n.gpuMemoryBytes);
-  const acts = n.activationBytes ? ' (activations included)' : '';
   const sorted = [...modes].sort(compareRows);
   const best = sorted.find((r) => r.fits === true) ?? null;
   if (!best) {
     const lowest = modes.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
     const why =
       lowest.gpuFits === false
-        ? `even ${label(lowest)} needs ${formatBytesShort(lowest.gpuNeedBytes)} per GPU${acts} and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
-        : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
+        ? `even ${label(lowest)} peaks at ${formatBytesShort(lowest.gpuNeedBytes)} per GPU and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
+        : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.peak.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
     const advice =
       lowest.gpuFits === false
-        ? `add GPUs or nodes${n.activationBytes ? ', shorten sequences or use activation checkpointing' : ''}`
-        : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'} or add nodes`;
-    return { recommended: null, reason: `${oneGpu}No mode fits: ${why}; ${advice}.` };
+        ? 'add GPUs or nodes, use gradient checkpointing or a smaller micro-batch'
+        : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'}, use zero3_init, or add nodes`;
+    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'no' : 'No'} mode fits: ${why}; ${advice}.` };
   }
   const spare = formatBytesShort(n.usableGpuBytes - best.gpuNeedBytes);
   const info = MODE_INFO[best.mode];
-  const fitsText = `${label(best)} fits in ${mem} with ${spare} to spare${acts}`;
+  const fitsText = `${label(best)} fits in ${mem} with ${spare} to spare (peak ${formatBytesShort(best.gpuNeedBytes)} per GPU)`;
+  const time =
+    best.peak.time.extraSeconds > 0
+      ? `, ${formatStepSeconds(best.peak.time.extraSeconds)} on ${best.peak.time.link}`
+      : '';
   let tail: string;
-  if (info.offloadOptimizer || info.offloadParam) {
+  if (modeOffloads(best.mode)) {
     const noOffload = modes.filter((r) => r.offloadDevice === null);
     const smallest = noOffload.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
-    tail = `; no mode without offload fits (${label(smallest)} needs ${formatBytesShort(smallest.gpuNeedBytes)} per GPU), and it moves ${formatBytesShort(best.offloadBytesPerStep)} per GPU per step over PCIe`;
-    if (best.offloadDevice === 'nvme') tail += ' and swaps to NVMe';
+    tail = `; no mode without offload fits (${label(smallest)} peaks at ${formatBytesShort(smallest.gpuNeedBytes)} per GPU), and it moves ${formatBytesShort(best.offloadBytesPerStep)} per GPU per step over PCIe${best.offloadDevice === 'nvme' ? ' and swaps to NVMe' : ''}${time}`;
   } else if (info.stage === 3) {
-    tail = n.totalGpus === 1 ? '' : '; ZeRO-1 and ZeRO-2 do not fit, and it moves 1.5x the communication of DDP';
+    tail = n.totalGpus === 1 ? '' : `; ZeRO-1 and ZeRO-2 do not fit, and it moves 1.5x the communication of DDP${time}`;
   } else {
-    tail = n.totalGpus === 1 ? '' : ' and adds no communication over DDP';
+    tail = n.totalGpus === 1 ? '' : ' and adds no communication over DDP; no need to shard the parameters';
   }
-  const sentence = `${fitsText}${tail}.`;
-  return { recommended: best, reason: `${oneGpu}${sentence}` };
+  return { recommended: best, reason: `${oneGpu}${fitsText}${tail}.` };
 }
 
 /**

@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { UsageError } from './errors.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
-import { MODE_INFO, modeFromStage } from './modes.js';
+import { modeFromStage, modeOffloads } from './modes.js';
 import { parseAnswers } from './presets.js';
 import { withDefaults, type Answers } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
@@ -238,7 +238,7 @@ function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): v
   const mode = modeFromStage(stage, optDev !== 'none', parDev !== 'none');
   if (mode) raw.mode = mode;
   const dev = optDev !== 'none' ? optDev : parDev;
-  if (mode && MODE_INFO[mode].offloadOptimizer && (dev === 'cpu' || dev === 'nvme')) raw.offload_device = dev;
+  if (mode && modeOffloads(mode) && (dev === 'cpu' || dev === 'nvme')) raw.offload_device = dev;
   const nvme = opt.nvme_path ?? par.nvme_path;
   if (typeof nvme === 'string' && nvme !== 'auto') raw.nvme_path = nvme;
   const pin = opt.pin_memory ?? par.pin_memory;

@@ -1,4 +1,7 @@
-/** The model catalog (presets/models.yaml): parameter counts and largest layers of public models. */
+/**
+ * The model catalog (presets/models.yaml): parameter counts, largest layers and, for the peak-memory model,
+ * the transformer shape, the tokens of an image and the Linear shapes LoRA targets.
+ */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -9,20 +12,46 @@ import { presetsDir } from './paths.js';
 
 const positiveInt = z.int().check(z.positive());
 
+/** `[in_features, out_features, count]` of the Linear layers a LoRA target name matches. */
+const ModuleSchema = z.tuple([positiveInt, positiveInt, positiveInt]);
+
 const ModelSchema = z
   .strictObject({
     id: z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]*$/, 'lower-case id of letters, digits, dots and dashes')),
     name: z.string().check(z.minLength(1)),
     params: positiveInt,
     largest_layer: positiveInt,
+    kind: z.optional(z.enum(['lm', 'dit', 'unet'])),
+    block: z.optional(z.enum(['llama', 'gpt', 'dit'])),
     layers: z.optional(positiveInt),
     hidden: z.optional(positiveInt),
     heads: z.optional(positiveInt),
+    kv_heads: z.optional(positiveInt),
+    ffn: z.optional(positiveInt),
+    vocab: z.optional(positiveInt),
+    pixels_per_token: z.optional(positiveInt),
+    text_tokens: z.optional(positiveInt),
+    modules: z.optional(z.record(z.string(), ModuleSchema)),
+    lora_targets: z.optional(z.array(z.string().check(z.minLength(1)))),
     source: z.string().check(z.minLength(1)),
   })
-  .check(z.refine((m) => m.largest_layer <= m.params, { message: 'largest_layer cannot exceed params' }));
+  .check(z.refine((m) => m.largest_layer <= m.params, { message: 'largest_layer cannot exceed params' }))
+  .check(
+    z.refine((m) => (m.lora_targets ?? []).every((t) => m.modules?.[t] !== undefined), {
+      message: 'every lora_targets entry must be a key of modules',
+    }),
+  );
 
 const CatalogSchema = z.strictObject({ models: z.array(ModelSchema).check(z.minLength(1)) });
+
+/** What a model's tokens are: a language model's sequence, a DiT's image patches (+ text), or a UNet (no token shape). */
+export type ModelKind = 'lm' | 'dit' | 'unet';
+/**
+ * The layout of one transformer block, for the activation formula (src/activations.ts): `llama` pre-norm
+ * with a gated (SwiGLU) MLP; `gpt` pre-norm with a plain GELU MLP; `dit` an adaLN-modulated block with
+ * QK-norm, gated residuals and a plain GELU MLP.
+ */
+export type BlockKind = 'llama' | 'gpt' | 'dit';
 
 /** One catalog entry. */
 export interface ModelEntry {
@@ -30,10 +59,23 @@ export interface ModelEntry {
   name: string;
   params: number;
   largestLayer: number;
-  /** Transformer blocks, hidden size and heads for the activation estimate, when the model has that shape. */
+  kind: ModelKind;
+  block: BlockKind | null;
+  /** Transformer blocks, hidden size, heads, key/value heads, FFN size and vocabulary; null when unknown. */
   layers: number | null;
   hidden: number | null;
   heads: number | null;
+  kvHeads: number | null;
+  ffn: number | null;
+  /** Vocabulary size of a language model (its logits); null for models without logits. */
+  vocab: number | null;
+  /** Image models: pixels per token, (VAE downscale x patch)^2; text tokens attended beside the image. */
+  pixelsPerToken: number | null;
+  textTokens: number | null;
+  /** LoRA target name -> [in_features, out_features, how many Linear layers the name matches]. */
+  modules: Record<string, readonly [number, number, number]>;
+  /** The targets a LoRA of this model usually names (the default of --lora-targets). */
+  loraTargets: string[];
   /** Where the figures come from and how they were derived. */
   source: string;
 }
@@ -63,9 +105,18 @@ export function parseModelCatalog(text: string, file = 'models.yaml'): ModelEntr
       name: m.name,
       params: m.params,
       largestLayer: m.largest_layer,
+      kind: m.kind ?? 'lm',
+      block: m.block ?? null,
       layers: m.layers ?? null,
       hidden: m.hidden ?? null,
       heads: m.heads ?? null,
+      kvHeads: m.kv_heads ?? m.heads ?? null,
+      ffn: m.ffn ?? null,
+      vocab: m.vocab ?? null,
+      pixelsPerToken: m.pixels_per_token ?? null,
+      textTokens: m.text_tokens ?? null,
+      modules: m.modules ?? {},
+      loraTargets: m.lora_targets ?? [],
       source: m.source,
     };
   });
@@ -90,10 +141,20 @@ export function loadModelCatalog(file: string = join(presetsDir(), 'models.yaml'
   return models;
 }
 
+/**
+ * The catalog entry a name stands for: its id, its name, or its name without the parenthesised class
+ * (`Qwen-Image DiT` for `Qwen-Image DiT (QwenImageTransformer2DModel)`), case-insensitive; null if none.
+ */
+export function lookupModel(query: string, models: readonly ModelEntry[]): ModelEntry | null {
+  const q = query.trim().toLowerCase();
+  if (q === '') return null;
+  const short = (name: string) => name.replace(/\s*\([^)]*\)\s*$/, '').toLowerCase();
+  return models.find((m) => m.id === q || m.name.toLowerCase() === q || short(m.name) === q) ?? null;
+}
+
 /** Looks a model up by id or name (case-insensitive); UsageError listing the ids otherwise. */
 export function findModel(query: string, models: ModelEntry[] = loadModelCatalog()): ModelEntry {
-  const q = query.trim().toLowerCase();
-  const hit = models.find((m) => m.id === q || m.name.toLowerCase() === q);
+  const hit = lookupModel(query, models);
   if (!hit) throw new UsageError(`unknown model '${query}'`, `choose one of: ${models.map((m) => m.id).join(', ')}`);
   return hit;
 }

@@ -4,6 +4,21 @@ export const MODES = ['1', '2', '2-offload', '3', '3-offload'] as const;
 export type Mode = (typeof MODES)[number];
 /** Where an offload mode puts what it offloads. */
 export type OffloadDevice = 'cpu' | 'nvme';
+/** Where one kind of state lives: on the GPU (`none`: not offloaded), in CPU memory, or on NVMe. */
+export type OffloadTarget = 'none' | OffloadDevice;
+
+/**
+ * What DeepSpeed is asked to do: the ZeRO stage and the two offload devices, separately (accelerate asks
+ * `offload_optimizer_device` and `offload_param_device` as two questions). Every mode maps onto one; a
+ * placement need not be one of the modes (e.g. stage 3 with only the optimizer offloaded).
+ */
+export interface Placement {
+  stage: 1 | 2 | 3;
+  /** offload_optimizer.device: where the fp32 master weights, Adam states and fp32 gradients live. */
+  optimizer: OffloadTarget;
+  /** offload_param.device: where the 16-bit parameter partitions live; DeepSpeed honours it at stage 3 only. */
+  param: OffloadTarget;
+}
 
 /** What a mode means for DeepSpeed's `zero_optimization` block. */
 export interface ModeInfo {
@@ -65,6 +80,62 @@ export const MODE_INFO: Record<Mode, ModeInfo> = {
     cost: 'Much more communication and GPU<->CPU traffic; the most extreme memory savings.',
   },
 };
+
+/** Whether the mode offloads anything (and so has a CPU and an NVMe variant): the one definition. */
+export function modeOffloads(mode: Mode): boolean {
+  const info = MODE_INFO[mode];
+  return info.offloadOptimizer || info.offloadParam;
+}
+
+/** The offload device a mode really uses: the given one for offload modes, null for the others. */
+export function modeDevice(mode: Mode, device: OffloadDevice): OffloadDevice | null {
+  return modeOffloads(mode) ? device : null;
+}
+
+/** The placement of a mode with its offload device (ignored by modes that offload nothing). */
+export function placementOf(mode: Mode, device: OffloadDevice | null = 'cpu'): Placement {
+  const info = MODE_INFO[mode];
+  const target: OffloadTarget = device ?? 'cpu';
+  return {
+    stage: info.stage,
+    optimizer: info.offloadOptimizer ? target : 'none',
+    param: info.offloadParam ? target : 'none',
+  };
+}
+
+/** One row of the tradeoff table: a mode and, for offload modes, its device. */
+export interface ModeRow {
+  mode: Mode;
+  device: OffloadDevice | null;
+}
+
+/** The rows every table shows, in order: each mode, and after each offload mode its NVMe variant. */
+export function modeRows(includeNvme = true): ModeRow[] {
+  const rows: ModeRow[] = [];
+  for (const mode of MODES) {
+    rows.push({ mode, device: modeOffloads(mode) ? 'cpu' : null });
+    if (includeNvme && modeOffloads(mode)) rows.push({ mode, device: 'nvme' });
+  }
+  return rows;
+}
+
+/** The row key: `3-offload`, or `3-offload:nvme` for the NVMe variant. */
+export function rowKey(mode: Mode, device: OffloadDevice | null): string {
+  return device === 'nvme' ? `${mode}:nvme` : mode;
+}
+
+/** The row a key names (the inverse of rowKey); null for a key that names no row. */
+export function rowFromKey(key: string): ModeRow | null {
+  const [mode, dev, extra] = key.split(':');
+  if (mode === undefined || !isMode(mode) || extra !== undefined) return null;
+  if (dev !== undefined && (dev !== 'nvme' || !modeOffloads(mode))) return null;
+  return { mode, device: modeOffloads(mode) ? (dev === 'nvme' ? 'nvme' : 'cpu') : null };
+}
+
+/** The human label of a mode and device, the one spelling: `ZeRO-3 offload`, `ZeRO-3 offload NVMe`. */
+export function rowLabel(mode: Mode, device: OffloadDevice | null): string {
+  return device === 'nvme' && modeOffloads(mode) ? `${MODE_INFO[mode].label} NVMe` : MODE_INFO[mode].label;
+}
 
 /** True when `s` is a mode id. */
 export function isMode(s: string): s is Mode {

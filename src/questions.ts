@@ -4,9 +4,10 @@
  * "This machine -> multi-GPU -> DeepSpeed" path (see shared/reference/accelerate-config.md, §1), with the
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
-import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
+import { MODES, MODE_INFO, isMode, modeOffloads, type Mode, type OffloadDevice } from './modes.js';
 import { formatBytesExact, formatCountExact, parseBytes, parseCount } from './units.js';
 import { UsageError } from './errors.js';
+import type { Interconnect } from './peak.js';
 
 export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;
 export type Launcher = (typeof LAUNCHERS)[number];
@@ -28,6 +29,10 @@ export const DYNAMO_BACKENDS = [
   'tvm',
 ] as const;
 export type DynamoBackend = (typeof DYNAMO_BACKENDS)[number];
+/** What the trained model's tokens are: a language model's sequence, or an image DiT's patches. */
+export type ModelKindAnswer = 'lm' | 'dit';
+/** Full fine-tuning (every parameter trained) or LoRA adapters on a frozen model. */
+export type FineTuning = 'full' | 'lora';
 
 /** Every answer of a setup. Always complete: unanswered ids hold their defaults. */
 export interface Answers {
@@ -44,6 +49,17 @@ export interface Answers {
   largest_layer_params: number | null;
   gpu_memory: number | null;
   cpu_memory: number | null;
+  model_kind: ModelKindAnswer;
+  fine_tuning: FineTuning;
+  lora_rank: number;
+  lora_targets: string;
+  trainable_params: number | null;
+  micro_batch: number;
+  seq_len: number;
+  max_pixels: number;
+  gradient_checkpointing: boolean;
+  extra_gpu_params: number;
+  headroom: number;
   mode: Mode;
   offload_device: OffloadDevice;
   nvme_path: string;
@@ -58,7 +74,6 @@ export interface Answers {
   inclusion_filter: string;
   num_processes: number;
   mixed_precision: Precision;
-  gradient_checkpointing: boolean;
   overlap_comm: boolean;
   pin_memory: boolean;
   contiguous_gradients: boolean;
@@ -78,6 +93,8 @@ export interface DetectedEnv {
   gpuCount: number | null;
   gpuMemoryBytes: number | null;
   cpuMemoryBytes: number | null;
+  /** How the GPUs are linked (nvidia-smi topo -m), for the step-time estimate; absent when not detected. */
+  interconnect?: Interconnect;
 }
 export const NO_DETECTION: DetectedEnv = { gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null };
 
@@ -195,7 +212,8 @@ const boolChoices: readonly Choice<boolean>[] = [
   { value: false, label: 'no' },
   { value: true, label: 'yes' },
 ];
-const isOffload = (a: Answers) => MODE_INFO[a.mode].offloadOptimizer || MODE_INFO[a.mode].offloadParam;
+const isOffload = (a: Answers) => modeOffloads(a.mode);
+const hasModel = (a: Answers) => a.model_params !== null;
 const isStage3 = (a: Answers) => MODE_INFO[a.mode].stage === 3;
 
 function q<K extends QuestionId>(def: Question<K>): Question<K> {
@@ -369,6 +387,158 @@ export const QUESTIONS = [
     defaultValue: (_a, env) => detectedSize(env.cpuMemoryBytes),
     parse: bytesOrNull('CPU memory'),
     format: (v) => (v === null ? '' : formatBytesExact(v)),
+  }),
+  q({
+    id: 'model_kind',
+    kind: 'select',
+    section: 'model',
+    advanced: true,
+    prompt: 'What are the model tokens: a sequence (language model) or image patches (DiT)?',
+    help: 'Decides whether the workload is a sequence length or an image resolution. Picking a catalog model sets it.',
+    choices: [
+      { value: 'lm', label: 'language model', help: 'tokens per sample = the sequence length' },
+      { value: 'dit', label: 'image DiT', help: 'tokens per sample = image patches (from the resolution) + text' },
+    ],
+    when: hasModel,
+    defaultValue: () => 'lm',
+    parse: choiceParser(['lm', 'dit'] as const),
+    format: (v) => v,
+  }),
+  q({
+    id: 'fine_tuning',
+    kind: 'select',
+    section: 'model',
+    prompt: 'Train every parameter, or LoRA adapters on the frozen model?',
+    help: 'Full fine-tuning keeps gradients and Adam states (16 bytes per parameter) for every parameter; LoRA only for the adapters, so the frozen model costs just its 16-bit weights. Used for the memory estimate; not written to the configs.',
+    choices: [
+      { value: 'full', label: 'full fine-tuning', help: 'every parameter trainable' },
+      { value: 'lora', label: 'LoRA', help: 'adapters of a chosen rank on the frozen model' },
+    ],
+    when: hasModel,
+    defaultValue: () => 'full',
+    parse: choiceParser(['full', 'lora'] as const),
+    format: (v) => v,
+  }),
+  q({
+    id: 'lora_rank',
+    kind: 'text',
+    section: 'model',
+    prompt: 'LoRA rank (e.g. 16, 32, 64)',
+    help: 'Each targeted Linear layer gains rank x (in + out) trainable parameters.',
+    when: (a) => hasModel(a) && a.fine_tuning === 'lora',
+    defaultValue: () => 16,
+    parse: intIn(1, 65536),
+    format: String,
+  }),
+  q({
+    id: 'lora_targets',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: "LoRA target modules, comma-separated (empty: the catalog's usual targets for the model)",
+    help: "Module names as PEFT or DiffSynth-Studio's --lora_target_modules take them, e.g. to_q,to_k,to_v. The catalog knows their shapes.",
+    when: (a) => hasModel(a) && a.fine_tuning === 'lora',
+    defaultValue: () => '',
+    parse: (t) =>
+      ok(
+        t
+          .split(',')
+          .map((x) => x.trim())
+          .filter((x) => x !== '')
+          .join(','),
+      ),
+    format: (v) => v,
+  }),
+  q({
+    id: 'trainable_params',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'Trainable parameters, if not all (e.g. 2B; for LoRA the adapters; empty: from the model and LoRA rank)',
+    help: "Full fine-tuning of part of the model (a frozen backbone): the rest counts as frozen 16-bit weights. LoRA: the adapters' parameter count, for a model the catalog does not know; they come on top of the model's parameters.",
+    when: hasModel,
+    defaultValue: () => null,
+    parse: countOrNull('trainable parameters'),
+    format: (v) => (v === null ? '' : formatCountExact(v)),
+  }),
+  q({
+    id: 'micro_batch',
+    kind: 'text',
+    section: 'model',
+    prompt: 'Micro-batch per GPU (samples in one forward pass)',
+    help: 'train_micro_batch_size_per_gpu: activations grow with it. Used for the memory estimate.',
+    when: hasModel,
+    defaultValue: () => 1,
+    parse: intIn(1, 100000),
+    format: String,
+  }),
+  q({
+    id: 'seq_len',
+    kind: 'text',
+    section: 'model',
+    prompt: 'Sequence length (tokens per sample)',
+    help: 'The longest sample you train on (model_max_length / max_seq_len). Activations and logits grow with it.',
+    when: (a) => hasModel(a) && a.model_kind === 'lm',
+    defaultValue: () => 2048,
+    parse: intIn(1, 100000000),
+    format: String,
+  }),
+  q({
+    id: 'max_pixels',
+    kind: 'text',
+    section: 'model',
+    prompt: 'Largest image in pixels (width x height, e.g. 1048576 for 1024x1024; the --max_pixels of the script)',
+    help: "The catalog's VAE and patch factors turn pixels into image tokens (Qwen-Image: 256 pixels per token, so 1024x1024 is 4096 tokens), plus the text tokens.",
+    when: (a) => hasModel(a) && a.model_kind === 'dit',
+    defaultValue: () => 1048576,
+    parse: (t) => {
+      const m = /^\s*(\d+)\s*[x*]\s*(\d+)\s*$/.exec(t);
+      if (m) return intIn(1, 1e10)(String(Number(m[1]) * Number(m[2])));
+      return intIn(1, 1e10)(t);
+    },
+    format: String,
+  }),
+  q({
+    id: 'gradient_checkpointing',
+    kind: 'boolean',
+    section: 'model',
+    prompt:
+      'Will training use gradient checkpointing? (recomputes activations; adds the activation_checkpointing block)',
+    help: "Keeps only each block's input and recomputes the rest in backward: far less activation memory for about a third more compute. The memory estimate counts it, and the JSON gets the activation_checkpointing block: ZeRO-3 offload is incompatible with PyTorch's native gradient checkpointing, so scripts such as DiffSynth-Studio's then use DeepSpeed's own, configured by that block.",
+    jsonKey: 'activation_checkpointing',
+    choices: boolChoices,
+    when: always,
+    defaultValue: () => false,
+    parse: parseBool,
+    format: yesNo,
+  }),
+  q({
+    id: 'extra_gpu_params',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'Parameters of other models kept on each GPU during training (text encoder, VAE, EMA; 0 if none)',
+    help: 'Frozen models the script keeps on the GPU beside the trained one are not sharded by DeepSpeed. A cached pass (the seed) has none; a single-pass Qwen-Image recipe holds the text encoder and the VAE.',
+    when: hasModel,
+    defaultValue: () => 0,
+    parse: (t) => {
+      if (/^\s*0*\s*$/.test(t)) return ok(0);
+      const r = countOrNull('parameter count')(t);
+      return r.ok ? ok(r.value ?? 0) : r;
+    },
+    format: (v) => (v === 0 ? '0' : formatCountExact(v)),
+  }),
+  q({
+    id: 'headroom',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'GPU headroom: percent of each GPU kept free beyond the estimated peak',
+    help: 'A mode fits when its peak stays within (100 - headroom)% of the GPU. The peak already counts the CUDA context and the allocator margin.',
+    when: hasModel,
+    defaultValue: () => 10,
+    parse: intIn(0, 90, 'a percentage'),
+    format: String,
   }),
   q({
     id: 'mode',
@@ -581,19 +751,6 @@ export const QUESTIONS = [
     defaultValue: () => 'bf16',
     parse: choiceParser(PRECISIONS),
     format: (v) => v,
-  }),
-  q({
-    id: 'gradient_checkpointing',
-    kind: 'boolean',
-    section: 'json',
-    prompt: 'Will training use gradient checkpointing? (adds the activation_checkpointing block)',
-    help: "ZeRO-3 offload is incompatible with PyTorch's native gradient checkpointing; scripts such as DiffSynth-Studio's then use DeepSpeed's own, configured by the JSON's activation_checkpointing block.",
-    jsonKey: 'activation_checkpointing',
-    choices: boolChoices,
-    when: always,
-    defaultValue: () => false,
-    parse: parseBool,
-    format: yesNo,
   }),
   q({
     id: 'overlap_comm',

@@ -6,8 +6,12 @@
  *   (shared/reference/deepspeed-zero.md §1-2);
  * - validate(setup): the rules about the answers themselves, plus both checks on the emitted files.
  */
-import { MODE_INFO } from './modes.js';
-import { estimateMode, estimateModes } from './estimate.js';
+import { MODE_INFO, modeDevice, modeOffloads, rowLabel } from './modes.js';
+import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from './estimate.js';
+import type { ModeEstimate } from './estimate.js';
+import { estimateInputFromSetup } from './estimate-input.js';
+import { loadModelCatalog } from './models.js';
+import type { ModelEntry } from './models.js';
 import { formatBytes } from './units.js';
 import type { QuestionId } from './questions.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
@@ -773,7 +777,7 @@ export function validate(setup: Setup): Finding[] {
   const a = setup.answers;
   const info = MODE_INFO[a.mode];
   const out: Finding[] = [];
-  const offload = info.offloadOptimizer || info.offloadParam;
+  const offload = modeOffloads(a.mode);
   if (offload && a.offload_device === 'nvme' && a.nvme_path.trim() === '') {
     out.push(
       err('nvme-needs-path', 'NVMe offload needs a path on the NVMe drive', 'type a directory such as /nvme/zero', [
@@ -872,46 +876,52 @@ export function validate(setup: Setup): Finding[] {
 }
 
 /**
- * When the model size and the memory are known: does the chosen mode fit (DeepSpeed's estimator plus
- * headroom, src/estimate.ts)? A warning, not an error: activations and real usage vary.
+ * When the model size and the GPU memory are known: does the chosen mode's peak fit (src/peak.ts, on the
+ * same input as the wizard's table and `zerowiz estimate`: src/estimate-input.ts)? A warning, not an error:
+ * the peak is an estimate. When the answers cannot be estimated (LoRA targets the catalog does not know,
+ * ...), a warning says so.
  */
-export function fitFindings(setup: Setup): Finding[] {
+export function fitFindings(setup: Setup, models?: readonly ModelEntry[]): Finding[] {
   const a = setup.answers;
   if (a.model_params === null || a.gpu_memory === null) return [];
-  const gpusPerNode = Math.max(1, Math.floor(a.num_processes / a.num_machines));
-  const input = {
-    params: a.model_params,
-    largestLayer: Math.min(a.largest_layer_params ?? 0, a.model_params),
-    gpusPerNode,
-    nodes: a.num_machines,
-    zeroInit: a.zero3_init,
-    gpuMemoryBytes: a.gpu_memory,
-    cpuMemoryBytes: a.cpu_memory,
-  };
-  let row: ReturnType<typeof estimateMode>;
+  let catalog = models;
+  if (!catalog) {
+    try {
+      catalog = loadModelCatalog();
+    } catch {
+      catalog = [];
+    }
+  }
+  let row: ModeEstimate;
+  let report: ReturnType<typeof estimateModes> | null = null;
   try {
-    row = estimateMode(a.mode, input, MODE_INFO[a.mode].offloadOptimizer ? a.offload_device : 'cpu');
-  } catch {
-    return [];
+    const est = estimateInputFromSetup(a, { models: catalog });
+    const n = normalizeInput(est.input!);
+    row = estimatePlacement(est.placement, n, a.mode, modeDevice(a.mode, a.offload_device));
+    if (row.fits === false) report = estimateModes(est.input!);
+  } catch (err) {
+    if (!(err instanceof EstimateInputError)) return [];
+    return [
+      warn('estimate-input', `the peak memory cannot be estimated: ${err.message}`, err.hint, [
+        'fine_tuning',
+        'lora_targets',
+        'trainable_params',
+        'model_params',
+      ]),
+    ];
   }
   if (row.fits !== false) return [];
   const where =
     row.gpuFits === false
-      ? `needs ${formatBytes(row.gpuNeedBytes)} per GPU of ${formatBytes(a.gpu_memory)}`
-      : `needs ${formatBytes(row.cpuBytes)} of CPU memory per node of ${formatBytes(a.cpu_memory ?? 0)}`;
-  let better = '';
-  try {
-    const report = estimateModes(input);
-    if (report.recommended) better = `. Instead: ${report.reason}`;
-  } catch {
-    // no recommendation to offer
-  }
+      ? `peaks at ${formatBytes(row.gpuNeedBytes)} per GPU, over the ${formatBytes(a.gpu_memory * (1 - a.headroom / 100))} usable of ${formatBytes(a.gpu_memory)} (${a.headroom}% headroom)`
+      : `needs ${formatBytes(row.peak.cpuBytes)} of CPU memory per node of ${formatBytes(a.cpu_memory ?? 0)}`;
+  const better = report?.recommended ? `. Instead: ${report.reason}` : report ? `. ${report.reason}` : '';
   return [
     warn(
       'mode-does-not-fit',
-      `${MODE_INFO[a.mode].label} ${where} (model states only, with headroom)${better}`,
-      'pick a mode that fits, more GPUs, or check the memory figures',
-      ['mode', 'gpu_memory', 'cpu_memory'],
+      `${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} ${where}${better}`,
+      'pick a mode that fits, turn on gradient checkpointing, lower the micro-batch, or add GPUs',
+      ['mode', 'gpu_memory', 'cpu_memory', 'micro_batch', 'gradient_checkpointing'],
     ),
   ];
 }

@@ -81,6 +81,11 @@ async function walkToMode(s: PtySession) {
   await at(s, 'largest single layer');
   await at(s, 'Memory of one GPU');
   await at(s, 'CPU memory (RAM)');
+  // The workload, from the catalog's defaults: full fine-tuning, micro-batch 1, a 1024x1024 image.
+  await at(s, 'Train every parameter, or LoRA');
+  await at(s, 'Micro-batch per GPU');
+  await at(s, 'Largest image in pixels');
+  await at(s, 'gradient checkpointing');
   await s.waitFor('Which ZeRO mode');
 }
 
@@ -116,7 +121,6 @@ describe('the wizard in a real terminal', () => {
     expect(s.screen()).toMatch(/❯ 8/);
     s.write(KEYS.enter);
     await at(s, 'Mixed precision');
-    await at(s, 'gradient checkpointing');
     await at(s, 'Review:');
     await at(s, 'Write to a directory');
     await at(s, 'Directory for accelerate_config.yaml');
@@ -185,7 +189,7 @@ describe('the wizard in a real terminal', () => {
   it('shows the whole tradeoff table at 80x24 without cut-off numbers', async () => {
     const { s } = start({ cols: 80, rows: 24 });
     await walkToMode(s);
-    const screen = await s.waitFor(/^★ /m);
+    const screen = await s.waitFor(/^[★✗] /m);
     const lines = s.lines();
     for (const label of [
       'ZeRO-1 ',
@@ -198,10 +202,16 @@ describe('the wizard in a real terminal', () => {
     ]) {
       const row = lines.find((l) => l.slice(2).startsWith(label));
       expect(row, `${label} row\n${screen}`).toBeDefined();
-      // GPU, CPU, comm, offload and the fit mark are all there
-      expect(row!).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) .*[✓✗?]/);
+      // GPU peak, CPU, comm, step time and the fit mark are all there
+      expect(row!).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) +(\+[0-9.<]+s|-) +[✓✗?]/);
     }
-    expect(screen).toMatch(/▸ ZeRO-/);
+    // The panel: the highlighted mode's peak beside DeepSpeed's figure, then its line items, whole.
+    expect(screen).toMatch(/▸ ZeRO-.*: peak [0-9.]+ [KMGT]iB\/GPU/);
+    expect(screen).toMatch(
+      /^GiB: ctx [0-9.]+, params [0-9.]+, grads [0-9.]+, optim [0-9.]+, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/m,
+    );
+    expect(screen).toMatch(/^Per GPU and step: /m);
+    expect(screen).toMatch(/DeepSpeed's\s+estimator: [0-9.]+ [KMGT]iB\./);
     expect(lines.length).toBe(24);
     expect(lines.every((l) => l.length <= 80)).toBe(true);
   });
@@ -209,7 +219,7 @@ describe('the wizard in a real terminal', () => {
   it('keeps the whole table at 130 columns and beside the preview at 160, and shows the whole help at 80x24', async () => {
     const { s } = start({ cols: 130, rows: 30 });
     await walkToMode(s);
-    await s.waitFor(/^★ /m);
+    await s.waitFor(/^[★✗] /m);
     for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
       const row = s.lines().find((l) => l.slice(2).startsWith(label));
       expect(row, `${label} row\n${s.screen()}`).toMatch(
@@ -217,7 +227,7 @@ describe('the wizard in a real terminal', () => {
       );
     }
     s.resize(160, 30);
-    await s.waitFor((x) => x.split('\n').some((l) => l.includes('ZeRO-1 ') && /[a-z_]+: /.test(l.slice(82))));
+    await s.waitFor((x) => x.split('\n').some((l) => l.includes('ZeRO-1 ') && /[a-z_]+:( |$)/.test(l.slice(82))));
     for (const label of ['ZeRO-1 ', 'ZeRO-3 offload NVMe']) {
       const row = s.lines().find((l) => l.slice(2).startsWith(label));
       expect(row, `${label} row\n${s.screen()}`).toMatch(

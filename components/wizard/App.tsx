@@ -56,11 +56,20 @@ function questionHeight(
   env: DetectedEnv,
   width: number,
   help: boolean,
-  models: number,
+  catalog: readonly ModelEntry[],
   modelTyping: boolean,
 ): number {
+  const models = catalog.length;
   let body: number;
-  if (q.id === 'mode') body = modeHeight(tradeoffOf(a, given.zero3_init), width, !help);
+  if (q.id === 'mode')
+    body = modeHeight(
+      tradeoffOf(a, given.zero3_init, {
+        models: catalog,
+        ...(env.interconnect ? { interconnect: env.interconnect } : {}),
+      }),
+      width,
+      !help,
+    );
   else if (q.id === 'model_params' && models > 0 && !modelTyping) body = Math.min(LIST_LIMIT, models + 2);
   else if (q.kind === 'text') body = 2;
   else body = Math.min(LIST_LIMIT, q.choices?.length ?? 2);
@@ -273,8 +282,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   let needed = body;
   // Memoised: moving a highlight (a draft) must not re-estimate every mode just to count lines.
   const qHeight = useMemo(
-    () => (q ? questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping) : 0),
-    [q, answers, flow.given, flow.env, mainWidth, help, models.length, modelTyping],
+    () => (q ? questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models, modelTyping) : 0),
+    [q, answers, flow.given, flow.env, mainWidth, help, models, modelTyping],
   );
   // The import notes get at most a third of the body; the list keeps the rest.
   const reviewNotes =

@@ -4,7 +4,7 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers } from '../../src/questions.js';
-import { MODE_INFO } from '../../src/modes.js';
+import { modeDevice, rowLabel } from '../../src/modes.js';
 import type { Setup } from '../../src/setup.js';
 import type { WriteResult } from '../../src/write.js';
 import { diffLines, type DiffLine, type WritePlan, type WriteTarget } from '../../src/wizard/finish.js';
@@ -63,7 +63,7 @@ export interface FinishScreenProps {
 
 function describe(setup: Setup): string {
   const a = setup.answers;
-  return `${MODE_INFO[a.mode].label}${a.offload_device === 'nvme' && a.mode.endsWith('offload') ? ' (NVMe)' : ''} on ${a.num_processes} GPU(s), ${a.mixed_precision}; saved from the zerowiz wizard`;
+  return `${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} on ${a.num_processes} GPU(s), ${a.mixed_precision}; saved from the zerowiz wizard`;
 }
 
 /** `…` and the end of `text` when it is wider than `width` (a path keeps its file name). */

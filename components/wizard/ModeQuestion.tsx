@@ -3,9 +3,10 @@ import { useEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import type { Answers } from '../../src/questions.js';
-import { MODE_INFO } from '../../src/modes.js';
+import { MODE_INFO, MODES, modeOffloads, rowFromKey, rowLabel } from '../../src/modes.js';
+import type { ModelEntry } from '../../src/models.js';
+import type { Interconnect } from '../../src/peak.js';
 import { explainRow, selectedKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
-import { MODES } from '../../src/modes.js';
 import { bar, clip, padEnd, padStart, wrap } from '../common/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator } from './parts.js';
@@ -13,16 +14,17 @@ import { Indicator } from './parts.js';
 const LABEL_W = 19;
 const NUM_W = 8;
 const COMM_W = 5;
+const TIME_W = 7;
 
 /** Bar width for a terminal width: 5 cells at 80 columns, 10 from 110. */
 function barWidth(width: number): number {
   return width >= 110 ? 10 : 5;
 }
 
-/** The table header, aligned with `rowText`. */
+/** The table header, aligned with the rows. */
 export function headerText(width: number): string {
   const b = barWidth(width);
-  return `  ${padEnd('mode', LABEL_W)} ${padStart('GPU each', NUM_W)} ${' '.repeat(b)}  ${padStart('CPU/node', NUM_W)} ${' '.repeat(b)}  ${padStart('comm', COMM_W)}  ${padStart('GPU↔CPU', NUM_W)}  fit`;
+  return `  ${padEnd('mode', LABEL_W)} ${padStart('GPU peak', NUM_W)} ${' '.repeat(b)}  ${padStart('CPU/node', NUM_W)} ${' '.repeat(b)}  ${padStart('comm', COMM_W)}  ${padStart('+s/step', TIME_W)}  fit`;
 }
 
 function fitMark(r: TradeoffRow): string {
@@ -38,34 +40,36 @@ export function modeItems(t: Tradeoff): { key: string; label: string; value: str
 /** Rows of text the mode question needs (without the prompt and progress lines). */
 export function modeHeight(t: Tradeoff, width: number, withPanel = true): number {
   const items = modeItems(t);
-  const reason = wrap(reasonText(t), width).length;
-  const panel = !withPanel
-    ? 0
-    : Math.max(
-        ...items.map((i) => {
-          const [l1, l2] = explainRow(t, i.key);
-          return wrap(`▸ ${labelOfKey(t, i.key)}: ${l1}`, width).length + wrap(l2, width).length;
-        }),
-      );
+  // With the help open, the help takes the rows of the reason and the panel.
+  const reason = withPanel ? wrap(reasonText(t), width).length : 0;
+  const panel = !withPanel ? 0 : Math.max(...items.map((i) => panelLines(t, i.key, width).length));
   return 1 + (t.available ? 1 : 0) + items.length + reason + panel;
 }
 
+/** The panel under the table for one row: its label and figures, its line items, what it shards and costs. */
+export function panelLines(t: Tradeoff, key: string, width: number): string[] {
+  const [first, ...rest] = explainRow(t, key);
+  return [...wrap(`▸ ${labelOfKey(t, key)}: ${first}`, width), ...rest.flatMap((l) => wrap(l, width))];
+}
+
 function labelOfKey(t: Tradeoff, key: string): string {
-  return (
-    t.rows.find((r) => r.key === key)?.label ?? MODE_INFO[key.split(':')[0] as keyof typeof MODE_INFO]?.label ?? key
-  );
+  const row = rowFromKey(key);
+  return t.rows.find((r) => r.key === key)?.label ?? (row ? rowLabel(row.mode, row.device) : key);
 }
 
 function reasonText(t: Tradeoff): string {
   if (!t.available) return t.reason;
   const rec = t.rows.find((r) => r.recommended);
-  return rec ? `★ ${t.reason}` : `No mode is recommended: ${t.reason}`;
+  return rec ? `★ ${t.reason}` : `✗ ${t.reason}`;
 }
 
 /** The ZeRO mode question: the modes with their tradeoff, the recommendation, and a panel on the highlighted one. */
 export function ModeQuestion(props: {
   answers: Answers;
   zeroInit: boolean | undefined;
+  /** The model catalog (for the model's shape) and the detected GPU links. */
+  models?: readonly ModelEntry[];
+  interconnect?: Interconnect;
   given: boolean;
   width: number;
   isActive: boolean;
@@ -73,11 +77,16 @@ export function ModeQuestion(props: {
   onDraft: (a: Partial<Answers> | null) => void;
   /** Computes (and caches) the preview of a draft in idle time, so moving the highlight stays cheap. */
   prefetch?: (a: Partial<Answers>) => void;
-  /** The help is open: it takes the panel's rows, so the whole help fits at 80x24. */
+  /** The help is open: it takes the rows of the reason and the panel, so the whole help fits at 80x24. */
   hidePanel?: boolean;
 }): React.JSX.Element {
   const { answers, width } = props;
-  const t = useMemo(() => tradeoffOf(answers, props.zeroInit), [answers, props.zeroInit]);
+  const { models, interconnect } = props;
+  const t = useMemo(
+    () =>
+      tradeoffOf(answers, props.zeroInit, { ...(models ? { models } : {}), ...(interconnect ? { interconnect } : {}) }),
+    [answers, props.zeroInit, models, interconnect],
+  );
   const items = modeItems(t);
   const current = selectedKey(answers);
   const startKey = props.given || !t.recommendedKey ? current : t.recommendedKey;
@@ -128,7 +137,7 @@ export function ModeQuestion(props: {
         {'  '}
         {padStart(r.comm, COMM_W)}
         {'  '}
-        {padStart(r.offload, NUM_W)}
+        {padStart(r.time, TIME_W)}
         {'  '}
         <Text color={fitColor}>{fitMark(r)}</Text>
         <Text color={tint('recommended')}>{r.recommended ? ' ★' : ''}</Text>
@@ -136,8 +145,7 @@ export function ModeQuestion(props: {
     );
   };
 
-  const [what, cost] = explainRow(t, highlighted);
-  const hiLabel = labelOfKey(t, highlighted);
+  const panel = panelLines(t, highlighted, width);
   return (
     <Box flexDirection="column">
       <Text color={tint('dim')} wrap="truncate">
@@ -160,27 +168,27 @@ export function ModeQuestion(props: {
         }}
         onSelect={(item) => props.onAnswer(draftFor(item.value))}
       />
-      {wrap(reasonText(t), width).map((l, i) => (
-        <Text key={`r${i}`} color={tint('recommended')}>
-          {l}
-        </Text>
-      ))}
       {props.hidePanel
         ? null
-        : wrap(`▸ ${hiLabel}: ${what}`, width).map((l, i) => (
-            <Text key={`a${i}`} bold={i === 0}>
+        : wrap(reasonText(t), width).map((l, i) => (
+            <Text key={`r${i}`} color={tint('recommended')}>
               {l}
             </Text>
           ))}
-      {props.hidePanel ? null : wrap(cost, width).map((l, i) => <Text key={`b${i}`}>{l}</Text>)}
+      {props.hidePanel
+        ? null
+        : panel.map((l, i) => (
+            <Text key={`p${i}`} bold={i === 0}>
+              {l}
+            </Text>
+          ))}
     </Box>
   );
 }
 
 /** The answers a row key stands for (mode, and the offload device of offload modes). */
 export function draftFor(key: string): Partial<Answers> {
-  const [mode, dev] = key.split(':') as [Answers['mode'], string | undefined];
-  const info = MODE_INFO[mode];
-  if (info.offloadOptimizer || info.offloadParam) return { mode, offload_device: dev === 'nvme' ? 'nvme' : 'cpu' };
-  return { mode };
+  const row = rowFromKey(key);
+  if (!row) return {};
+  return modeOffloads(row.mode) ? { mode: row.mode, offload_device: row.device ?? 'cpu' } : { mode: row.mode };
 }

@@ -152,7 +152,12 @@ function ModelQuestion(
   const pick = (v: string): Partial<Answers> | null => {
     const m = models.find((x) => x.id === v);
     return m
-      ? { model_params: m.params, largest_layer_params: m.largestLayer, model_name: m.name }
+      ? {
+          model_params: m.params,
+          largest_layer_params: m.largestLayer,
+          model_name: m.name,
+          model_kind: m.kind === 'dit' ? 'dit' : 'lm',
+        }
       : v === '__skip'
         ? { model_params: null }
         : null;
@@ -230,6 +235,8 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
         hidePanel={p.help}
         answers={p.answers}
         zeroInit={p.given.zero3_init}
+        models={p.models}
+        {...(p.env.interconnect ? { interconnect: p.env.interconnect } : {})}
         given={'mode' in p.given}
         width={width}
         isActive={p.isActive}

@@ -50,12 +50,13 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     startLoading: () => kick(),
     async detect() {
       const { detectHost, describeGpus } = await import('../../src/detect.js');
-      const host = await detectHost({ env });
+      const host = await detectHost({ env, topology: true });
       const g = host.gpu;
       const gpuEnv = {
         gpuCount: g.detected ? g.gpus.length : null,
         gpuMemoryBytes: g.minMemoryBytes,
         cpuMemoryBytes: host.cpuMemoryBytes,
+        interconnect: host.interconnect,
       };
       const text = g.detected ? describeGpus(g) : 'GPUs not detected: asked instead';
       return { env: gpuEnv, description: `${text} · RAM ${formatBytesShort(host.cpuMemoryBytes)}` };

@@ -1,15 +1,26 @@
 /** `zerowiz estimate`'s work, loaded only when the command runs (the model catalog needs yaml and zod). */
 import type { EstimateFlags } from './estimate.js';
-import { activationBytes } from '../activations.js';
-import type { ActivationInput, Checkpointing } from '../activations.js';
-import { describeGpus, detectHost } from '../detect.js';
+import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
-import { EstimateInputError, MAX_PARAMS, estimateModes } from '../estimate.js';
-import type { EstimateReport, ModeEstimate } from '../estimate.js';
-import { MODE_INFO } from '../modes.js';
+import {
+  EstimateInputError,
+  MAX_GPU_MEMORY_BYTES,
+  MAX_HOST_BYTES,
+  MAX_KNOB_ELEMS,
+  MAX_PARAMS,
+  estimateModes,
+  formatStepSeconds,
+} from '../estimate.js';
+import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate.js';
+import { estimateInputFromSetup } from '../estimate-input.js';
+import type { ShapeOverrides } from '../estimate-input.js';
+import { rowLabel } from '../modes.js';
 import { findModel, loadModelCatalog } from '../models.js';
 import type { ModelEntry } from '../models.js';
+import type { Interconnect } from '../peak.js';
+import { question, withDefaults } from '../questions.js';
+import type { Answers } from '../questions.js';
 import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../units.js';
 
 /** Prints the estimate table or JSON for these flags. */
@@ -23,11 +34,13 @@ export async function runEstimate(flags: EstimateFlags): Promise<void> {
   try {
     report = estimateModes(built.input);
   } catch (err) {
-    if (err instanceof EstimateInputError) throw new UsageError(err.message);
+    if (err instanceof EstimateInputError) throw new UsageError(err.message, err.hint);
     throw err;
   }
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify(toJson(report, built), null, 2)}\n`);
+    const doc = toJson(report, built);
+    assertSafeNumbers(doc, '');
+    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     process.stdout.write(renderTable(report, built));
   }
@@ -35,12 +48,38 @@ export async function runEstimate(flags: EstimateFlags): Promise<void> {
 
 /** What the flags resolve to, plus context for the output. */
 interface BuiltInput {
-  input: Parameters<typeof estimateModes>[0];
+  input: EstimateInput;
   model: ModelEntry | null;
-  activation: ActivationInput | null;
   detection: HostDetection | null;
   notes: string[];
 }
+
+/** A count flag within (min, max], as parseCount reads it; UsageError beyond the sane range. */
+function countFlag(text: string, flag: string, max: number, min = 1): number {
+  const v = parseCount(text, flag);
+  if (v > max)
+    throw new UsageError(
+      `${flag} '${text}' is beyond ${formatCount(max)}`,
+      `zerowiz sizes ${flag} up to ${formatCount(max)}`,
+    );
+  if (v < min) throw new UsageError(`${flag} '${text}' must be at least ${min}`, `give ${flag} ${min} or more`);
+  if (!Number.isInteger(v)) throw new UsageError(`${flag} '${text}' is not a whole number`, `e.g. ${flag} 7B`);
+  return v;
+}
+
+/** A memory flag within the sane range; UsageError beyond it. */
+function bytesFlag(text: string, flag: string, max: number): number {
+  const v = parseBytes(text, flag);
+  if (v > max)
+    throw new UsageError(
+      `${flag} '${text}' is beyond ${formatBytes(max)}`,
+      `zerowiz sizes ${flag} up to ${formatBytes(max)}`,
+    );
+  return v;
+}
+
+const contradiction = (a: string, b: string, hint: string) =>
+  new UsageError(`${a} and ${b} cannot be used together`, hint);
 
 async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
   const notes: string[] = [];
@@ -57,46 +96,56 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
       'e.g. zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB',
     );
   }
-  const params = flags.params !== undefined ? parseCount(flags.params, '--params') : model!.params;
-  if (params > MAX_PARAMS)
-    throw new UsageError(
-      `--params '${flags.params}' is beyond ${formatCount(MAX_PARAMS)}`,
-      'the estimator works up to 100T parameters',
-    );
+  let params: number;
+  if (flags.params !== undefined) {
+    params = parseCount(flags.params, '--params');
+    if (params > MAX_PARAMS)
+      throw new UsageError(
+        `--params '${flags.params}' is beyond ${formatCount(MAX_PARAMS)}`,
+        'the estimator works up to 100T parameters',
+      );
+    if (!Number.isInteger(params))
+      throw new UsageError(`--params '${flags.params}' is not a whole number of parameters`, 'e.g. --params 7B');
+  } else params = model!.params;
   if (params < 1e6)
     notes.push(
       `--params ${flags.params} means ${params} parameters; did you mean ${flags.params}B or ${flags.params}M?`,
     );
-  let largestLayer: number;
-  if (flags.largestLayer !== undefined) largestLayer = parseCount(flags.largestLayer, '--largest-layer');
-  else if (model && flags.params === undefined) largestLayer = model.largestLayer;
-  else {
-    largestLayer = 0;
-    notes.push('--largest-layer not given: ZeRO-3 GPU figures leave out the 4 x largest-layer bytes gathered per GPU.');
-  }
-  if (largestLayer > params) {
+  let largestLayer: number | null = null;
+  if (flags.largestLayer !== undefined) largestLayer = countFlag(flags.largestLayer, '--largest-layer', MAX_PARAMS, 0);
+  else if (model) largestLayer = model.largestLayer;
+  if (largestLayer !== null && largestLayer > params) {
     throw new UsageError(
       `--largest-layer (${formatCount(largestLayer)}) cannot exceed --params (${formatCount(params)})`,
       'the largest layer is one module of the model',
     );
   }
-  let gpusPerNode =
+  const gpusPerNodeFlag =
     flags.gpusPerNode !== undefined ? parseInteger(flags.gpusPerNode, '--gpus-per-node', 1, 1024) : null;
   const nodes = flags.nodes !== undefined ? parseInteger(flags.nodes, '--nodes', 1, 100_000) : 1;
-  let gpuMemoryBytes = flags.gpuMemory !== undefined ? parseBytes(flags.gpuMemory, '--gpu-memory') : null;
-  let cpuMemoryBytes = flags.cpuMemory !== undefined ? parseBytes(flags.cpuMemory, '--cpu-memory') : null;
-  const activation = buildActivation(flags, model);
+  let gpuMemoryBytes =
+    flags.gpuMemory !== undefined ? bytesFlag(flags.gpuMemory, '--gpu-memory', MAX_GPU_MEMORY_BYTES) : null;
+  let cpuMemoryBytes =
+    flags.cpuMemory !== undefined ? bytesFlag(flags.cpuMemory, '--cpu-memory', MAX_HOST_BYTES) : null;
+  const workload = workloadAnswers(flags, model);
+  const shape = shapeOverrides(flags, workload.model_kind ?? 'lm', notes);
   let detection: HostDetection | null = null;
   let nvmeFreeBytes: number | null = null;
+  let interconnect: Interconnect | undefined;
+  let gpusPerNode = gpusPerNodeFlag;
+  if (flags.nvmePath !== undefined && flags.nvme === false)
+    notes.push('--nvme-path is not used with --no-nvme (no NVMe rows are shown).');
   if (flags.detect || flags.nvmePath !== undefined) {
-    detection = await detectHost({ nvmePath: flags.nvmePath ?? null });
+    detection = await detectHost({ nvmePath: flags.nvmePath ?? null, topology: flags.detect === true });
     if (flags.nvmePath !== undefined) {
       nvmeFreeBytes = detection.nvmeFreeBytes;
       if (nvmeFreeBytes === null) notes.push(`cannot read free space at ${flags.nvmePath}; NVMe space is not checked.`);
     }
     if (flags.detect) {
       const gpu = detection.gpu;
-      notes.push(`detected: ${describeGpus(gpu)}; CPU memory ${formatBytes(detection.cpuMemoryBytes)}.`);
+      notes.push(
+        `detected: ${describeGpus(gpu)}; CPU memory ${formatBytes(detection.cpuMemoryBytes)}; ${describeInterconnect(detection.interconnect)}.`,
+      );
       if (gpu.detected) {
         gpusPerNode ??= gpu.gpus.length;
         gpuMemoryBytes ??= gpu.minMemoryBytes;
@@ -104,6 +153,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
         notes.push('give --gpus-per-node and --gpu-memory yourself.');
       }
       cpuMemoryBytes ??= detection.cpuMemoryBytes;
+      interconnect = detection.interconnect;
     } else {
       detection = {
         ...detection,
@@ -111,80 +161,159 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
       };
     }
   }
-  return {
-    input: {
-      params,
-      largestLayer,
-      gpusPerNode: gpusPerNode ?? 1,
-      nodes,
-      zeroInit: flags.zeroInit !== false,
-      gpuMemoryBytes,
-      cpuMemoryBytes,
+  const g = gpusPerNode ?? 1;
+  const answers: Answers = withDefaults({
+    model_name: model?.id ?? '',
+    model_params: params,
+    largest_layer_params: largestLayer,
+    num_machines: nodes,
+    num_processes: g * nodes,
+    gpu_memory: gpuMemoryBytes,
+    cpu_memory: cpuMemoryBytes,
+    zero3_init: flags.zeroInit !== false,
+    ...workload,
+  });
+  const cudaContextBytes =
+    flags.cudaContext !== undefined ? bytesFlag(flags.cudaContext, '--cuda-context', MAX_GPU_MEMORY_BYTES) : null;
+  let setup: ReturnType<typeof estimateInputFromSetup>;
+  try {
+    setup = estimateInputFromSetup(answers, {
+      models: [],
+      model,
+      shape,
+      tokens: workload.tokens,
       nvmeFreeBytes,
-      activationBytes: activation ? activationBytes(activation) : null,
+      cudaContextBytes,
       includeNvme: flags.nvme !== false,
-    },
-    model,
-    activation,
-    detection,
-    notes,
-  };
+      ...(interconnect ? { interconnect } : {}),
+    });
+  } catch (err) {
+    if (err instanceof EstimateInputError) throw new UsageError(err.message, err.hint);
+    throw err;
+  }
+  notes.push(...setup.notes.filter((n) => !n.startsWith('precision auto')));
+  return { input: setup.input!, model, detection, notes };
 }
 
-function buildActivation(flags: EstimateFlags, model: ModelEntry | null): ActivationInput | null {
-  if (flags.seqLen !== undefined && flags.imageTokens !== undefined) {
-    throw new UsageError(
-      'give --seq-len or --image-tokens, not both',
-      'for a DiT, --image-tokens is the sequence length (image + text tokens)',
+/** The workload flags as answers (the same ids the wizard asks), with the flag rules of item 16. */
+function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partial<Answers> & { tokens?: number } {
+  const out: Partial<Answers> & { tokens?: number } = {};
+  const kind = model ? (model.kind === 'dit' ? 'dit' : 'lm') : flags.maxPixels !== undefined ? 'dit' : 'lm';
+  out.model_kind = kind;
+  if (flags.loraTargets !== undefined && flags.loraRank === undefined)
+    throw new UsageError('--lora-targets needs --lora-rank', 'e.g. --lora-rank 32 --lora-targets to_q,to_k,to_v');
+  if (flags.loraRank !== undefined && flags.trainableParams !== undefined)
+    throw contradiction(
+      '--lora-rank',
+      '--trainable-params',
+      'the LoRA rank and targets decide the trainable parameters; give one or the other',
     );
+  if (flags.loraRank !== undefined) {
+    out.fine_tuning = 'lora';
+    out.lora_rank = parseInteger(flags.loraRank, '--lora-rank', 1, 65_536);
+    if (flags.loraTargets !== undefined) out.lora_targets = flags.loraTargets;
   }
-  const seqText = flags.seqLen ?? flags.imageTokens;
-  const explicit = {
-    '--layers': flags.layers,
-    '--hidden': flags.hidden,
-    '--heads': flags.heads,
-    '--seq-len': seqText,
-    '--micro-batch': flags.microBatch,
-  };
-  const anyGiven = Object.values(explicit).some((v) => v !== undefined) || flags.checkpointing !== undefined;
-  if (!anyGiven) return null;
-  const num = (text: string | undefined, what: string, fromModel: number | null | undefined): number | null =>
-    text !== undefined ? parseInteger(text, what, 1, 10_000_000) : (fromModel ?? null);
-  const values = {
-    '--layers': num(flags.layers, '--layers', model?.layers),
-    '--hidden': num(flags.hidden, '--hidden', model?.hidden),
-    '--heads': num(flags.heads, '--heads', model?.heads),
-    '--seq-len': num(seqText, flags.seqLen !== undefined ? '--seq-len' : '--image-tokens', null),
-    '--micro-batch': num(flags.microBatch, '--micro-batch', null),
-  };
-  const missing = Object.entries(values)
-    .filter(([, v]) => v === null)
-    .map(([k]) => k);
-  if (missing.length > 0) {
-    throw new UsageError(
-      `the activation estimate also needs ${missing.join(', ')}`,
-      'give all of --layers --hidden --heads --seq-len --micro-batch (or --model NAME for the first three)',
+  if (flags.trainableParams !== undefined)
+    out.trainable_params = countFlag(flags.trainableParams, '--trainable-params', MAX_PARAMS, 0);
+  if (flags.microBatch !== undefined) out.micro_batch = parseInteger(flags.microBatch, '--micro-batch', 1, 100_000);
+  const seqFlag = flags.seqLen !== undefined ? '--seq-len' : flags.imageTokens !== undefined ? '--image-tokens' : null;
+  if (flags.seqLen !== undefined && flags.imageTokens !== undefined)
+    throw contradiction('--seq-len', '--image-tokens', 'they say the same thing; give --seq-len');
+  if (seqFlag && flags.maxPixels !== undefined)
+    throw contradiction(
+      seqFlag,
+      '--max-pixels',
+      'give the tokens per sample (--seq-len) or the image size (--max-pixels)',
     );
+  if (seqFlag) {
+    const tokens = parseInteger((flags.seqLen ?? flags.imageTokens)!, seqFlag, 1, 100_000_000);
+    if (kind === 'dit') out.tokens = tokens;
+    else out.seq_len = tokens;
   }
-  let checkpointing: Checkpointing = 'none';
+  if (flags.maxPixels !== undefined) {
+    if (model && model.kind !== 'dit')
+      throw new UsageError(
+        `--max-pixels applies to image models, and ${model.id} is not one`,
+        'give the tokens per sample with --seq-len',
+      );
+    const parsed = question('max_pixels').parse(flags.maxPixels, withDefaults({}));
+    if (!parsed.ok) throw new UsageError(`--max-pixels: ${parsed.error}`, 'e.g. --max-pixels 1048576 or 1024x1024');
+    out.max_pixels = parsed.value;
+  }
+  if (flags.gradientCheckpointing !== undefined && flags.checkpointing !== undefined)
+    throw contradiction('--gradient-checkpointing', '--checkpointing', 'give --gradient-checkpointing alone');
   if (flags.checkpointing !== undefined) {
-    if (flags.checkpointing !== 'none' && flags.checkpointing !== 'full') {
+    if (flags.checkpointing !== 'none' && flags.checkpointing !== 'full')
       throw new UsageError(
         `--checkpointing '${flags.checkpointing}' is not none or full`,
-        'use --checkpointing none or --checkpointing full',
+        'use --gradient-checkpointing or --no-gradient-checkpointing',
       );
-    }
-    checkpointing = flags.checkpointing;
+    out.gradient_checkpointing = flags.checkpointing === 'full';
   }
-  return {
-    layers: values['--layers']!,
-    hidden: values['--hidden']!,
-    heads: values['--heads']!,
-    seqLen: values['--seq-len']!,
-    microBatch: values['--micro-batch']!,
-    checkpointing,
-  };
+  if (flags.gradientCheckpointing !== undefined) out.gradient_checkpointing = flags.gradientCheckpointing;
+  if (flags.precision !== undefined) {
+    const p = flags.precision.trim().toLowerCase();
+    if (p !== 'bf16' && p !== 'fp16' && p !== 'fp32')
+      throw new UsageError(`--precision '${flags.precision}' is not bf16, fp16 or fp32`, 'e.g. --precision bf16');
+    out.mixed_precision = p === 'fp32' ? 'no' : p;
+  }
+  if (flags.extraGpuParams !== undefined)
+    out.extra_gpu_params = countFlag(flags.extraGpuParams, '--extra-gpu-params', MAX_PARAMS, 0);
+  if (flags.overlapComm !== undefined) out.overlap_comm = flags.overlapComm;
+  if (flags.reduceBucketSize !== undefined)
+    out.reduce_bucket_size = countFlag(flags.reduceBucketSize, '--reduce-bucket-size', MAX_KNOB_ELEMS, 0);
+  if (flags.headroom !== undefined) out.headroom = parseInteger(flags.headroom.replace(/%$/, ''), '--headroom', 0, 90);
+  return out;
 }
+
+/** Shape flags as overrides of the catalog's shape; --vocab on an image model is a note, --hidden an alias. */
+function shapeOverrides(flags: EstimateFlags, kind: Answers['model_kind'], notes: string[]): ShapeOverrides {
+  if (flags.hidden !== undefined && flags.hiddenSize !== undefined)
+    throw contradiction('--hidden', '--hidden-size', 'give --hidden-size alone');
+  const num = (text: string | undefined, flag: string, max: number) =>
+    text === undefined ? undefined : parseInteger(text, flag, 1, max);
+  const shape: ShapeOverrides = {};
+  const set = <K extends keyof ShapeOverrides>(k: K, v: number | undefined) => {
+    if (v !== undefined) shape[k] = v;
+  };
+  set(
+    'hidden',
+    num(flags.hiddenSize ?? flags.hidden, flags.hiddenSize !== undefined ? '--hidden-size' : '--hidden', 1_000_000),
+  );
+  set('layers', num(flags.layers, '--layers', 100_000));
+  set('heads', num(flags.heads, '--heads', 100_000));
+  set('kvHeads', num(flags.kvHeads, '--kv-heads', 100_000));
+  set('ffn', num(flags.ffnSize, '--ffn-size', 10_000_000));
+  set('vocab', num(flags.vocab, '--vocab', 100_000_000));
+  if (shape.kvHeads !== undefined && shape.heads !== undefined && shape.kvHeads > shape.heads)
+    throw new UsageError(
+      `--kv-heads (${shape.kvHeads}) cannot exceed --heads (${shape.heads})`,
+      'grouped-query attention shares each key/value head among several query heads',
+    );
+  if (shape.vocab !== undefined && kind === 'dit') {
+    notes.push('--vocab does not apply to an image model (it has no logits); ignored.');
+    delete shape.vocab;
+  }
+  return shape;
+}
+
+/** Every number in the JSON document must be a safe integer (no 5e+35, nothing above 2^53). */
+function assertSafeNumbers(v: unknown, path: string): void {
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v))
+      throw new UsageError(
+        `the estimate's ${path || 'value'} (${v}) is not a whole number below 2^53`,
+        'check the inputs: zerowiz sizes runs up to 100T parameters, 64 TiB per GPU and 1 PiB per node',
+      );
+    return;
+  }
+  if (Array.isArray(v)) {
+    for (const [i, x] of v.entries()) assertSafeNumbers(x, `${path}[${i}]`);
+  } else if (v && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) assertSafeNumbers(x, path ? `${path}.${k}` : k);
+}
+
+const ms = (seconds: number) => Math.round(seconds * 1000);
 
 /** The `--json` document: the issue's shape plus extra fields. */
 function toJson(report: EstimateReport, built: BuiltInput): unknown {
@@ -202,8 +331,15 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
       nvmeFreeBytes: input.nvmeFreeBytes,
       usableGpuBytes: input.usableGpuBytes,
       usableCpuBytes: input.usableCpuBytes,
+      headroomPercent: input.headroomPercent,
+      baseParams: input.baseParams,
+      trainableParams: input.trainable,
+      precision: input.precision,
+      extraGpuParams: input.extraGpuParams,
+      knobs: input.knobs,
       activationBytes: input.activationBytes,
-      activation: built.activation,
+      activation: input.activation,
+      interconnect: input.interconnect,
       model: built.model ? { id: built.model.id, name: built.model.name } : null,
       detected: built.detection
         ? {
@@ -230,11 +366,20 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
       cpuFits: m.cpuFits,
       nvmeFits: m.nvmeFits,
       note: m.note,
+      peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items },
+      time: {
+        commMs: ms(m.peak.time.commSeconds),
+        pcieMs: ms(m.peak.time.pcieSeconds),
+        nvmeMs: ms(m.peak.time.nvmeSeconds),
+        extraMs: ms(m.peak.time.extraSeconds),
+        link: m.peak.time.link,
+      },
     })),
     deepspeed: report.deepspeed,
     recommended: report.recommended,
     recommendedOffloadDevice: report.recommendedOffloadDevice,
     reason: report.reason,
+    advice: report.advice,
     notes: built.notes,
   };
 }
@@ -257,10 +402,6 @@ function gib(bytes: number): string {
   return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 }
 
-function modeLabel(m: ModeEstimate): string {
-  return m.offloadDevice === 'nvme' ? `${m.mode} nvme` : m.mode;
-}
-
 function fitsText(m: ModeEstimate): string {
   if (m.fits === null) return '?';
   if (m.fits) return 'yes';
@@ -276,37 +417,58 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
   const { input } = report;
   const out: string[] = [];
   const who = built.model ? `${built.model.name}: ` : '';
+  const trained =
+    input.trainable === input.params
+      ? 'all trainable'
+      : `${formatCount(input.trainable)} trainable${input.lora ? ` (LoRA rank ${input.lora.rank})` : ''}`;
   out.push(
-    `${who}${formatCount(input.params)} params, largest layer ${formatCount(input.largestLayer)}; ${input.nodes} node(s) x ${input.gpusPerNode} GPU(s) = ${input.totalGpus}; zero_init ${input.zeroInit ? 'on' : 'off'}`,
+    `${who}${formatCount(input.params)} params (${trained}), largest layer ${formatCount(input.largestLayer)}; ${input.nodes} node(s) x ${input.gpusPerNode} GPU(s) = ${input.totalGpus}; ${input.precision}; zero_init ${input.zeroInit ? 'on' : 'off'}`,
   );
   out.push(
-    `GPU memory ${input.gpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.gpuMemoryBytes)} (usable ${formatBytes(input.usableGpuBytes!)})`}; CPU memory per node ${input.cpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.cpuMemoryBytes)} (usable ${formatBytes(input.usableCpuBytes!)})`}`,
+    `GPU memory ${input.gpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.gpuMemoryBytes)} (usable ${formatBytes(input.usableGpuBytes!)} with ${input.headroomPercent}% headroom)`}; CPU memory per node ${input.cpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.cpuMemoryBytes)} (usable ${formatBytes(input.usableCpuBytes!)})`}`,
   );
-  if (input.activationBytes !== null && built.activation) {
-    const a = built.activation;
+  const a = input.activation;
+  if (a && input.activationBytes !== null) {
     out.push(
-      `activations per GPU: ${formatBytes(input.activationBytes)} (layers ${a.layers}, hidden ${a.hidden}, heads ${a.heads}, seq ${a.seqLen}, micro-batch ${a.microBatch}, checkpointing ${a.checkpointing}); counted in "fits"`,
+      `activations per GPU: ${formatBytes(input.activationBytes)} (${a.tokens} tokens x micro-batch ${a.microBatch}, ${a.layers} layers, hidden ${a.hidden}, heads ${a.heads}/${a.kvHeads} kv, ffn ${a.ffn}${a.vocab ? `, vocab ${a.vocab}` : ''}, checkpointing ${a.checkpointing})`,
     );
   }
   out.push('');
-  const rows: string[][] = [['mode', 'GPU per GPU', 'CPU per node', 'comm/step', 'offload/step', 'fits', '']];
+  const rows: string[][] = [['mode', 'GPU peak', 'CPU/node', 'step time', 'fits', '']];
   for (const m of report.modes) {
     const rec = report.recommended === m.mode && report.recommendedOffloadDevice === m.offloadDevice;
     rows.push([
-      modeLabel(m),
-      gib(m.gpuBytes),
-      gib(m.cpuBytes),
-      gib(m.commBytesPerStep),
-      gib(m.offloadBytesPerStep),
+      rowLabel(m.mode, m.offloadDevice),
+      gib(m.peak.gpuBytes),
+      gib(m.peak.cpuBytes),
+      formatStepSeconds(m.peak.time.extraSeconds),
       fitsText(m),
       rec ? '<- recommended' : '',
     ]);
   }
-  out.push(pad(rows, [5, 6]));
+  out.push(pad(rows, [4, 5]));
   out.push('');
-  out.push(
-    `${report.recommended ? `Recommended: ${MODE_INFO[report.recommended].label}${report.recommendedOffloadDevice === 'nvme' ? ' (NVMe)' : ''}. ` : 'No recommendation. '}${report.reason}`,
-  );
+  out.push('GPU peak line items (GiB): context, params, grads, optimizer, activations, buffers, extra models, margin');
+  const items: string[][] = [['mode', 'ctx', 'params', 'grads', 'optim', 'acts', 'buffers', 'extra', 'margin']];
+  const g1 = (b: number) => (b / 2 ** 30).toFixed(2);
+  for (const m of report.modes) {
+    const i = m.peak.items;
+    items.push([
+      rowLabel(m.mode, m.offloadDevice),
+      g1(i.cudaContext),
+      g1(i.params),
+      g1(i.grads),
+      g1(i.optimizer),
+      g1(i.activations),
+      g1(i.buffers),
+      g1(i.extraModels),
+      g1(i.margin),
+    ]);
+  }
+  out.push(pad(items));
+  out.push('');
+  const rec = report.recommended ? rowLabel(report.recommended, report.recommendedOffloadDevice) : null;
+  out.push(`${rec ? `Recommended: ${rec}. ` : 'No recommendation. '}${report.reason}`);
   out.push('');
   out.push("DeepSpeed's estimators (estimate_zero2/zero3_model_states_mem_needs_all_cold; model states only):");
   const ds: string[][] = [['estimator', 'per CPU', 'per GPU', 'options']];
@@ -324,13 +486,13 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
     for (const n of notes) out.push(`note: ${n}`);
   }
   out.push('');
-  out.push('Formulas, headroom and units: zerowiz estimate --help');
+  out.push('Line items, sources, headroom and units: zerowiz estimate --help');
   return `${out.join('\n')}\n`;
 }
 
 function renderCatalog(models: ModelEntry[], json: boolean): string {
   if (json) return `${JSON.stringify(models, null, 2)}\n`;
-  const rows = [['id', 'params', 'largest layer', 'name']];
-  for (const m of models) rows.push([m.id, formatCount(m.params), formatCount(m.largestLayer), m.name]);
-  return `${pad(rows, [3])}\n`;
+  const rows = [['id', 'kind', 'params', 'largest layer', 'name']];
+  for (const m of models) rows.push([m.id, m.kind, formatCount(m.params), formatCount(m.largestLayer), m.name]);
+  return `${pad(rows, [1, 4])}\n`;
 }

@@ -1,12 +1,7 @@
-/** `zerowiz estimate`: memory, communication and offload traffic of each ZeRO mode, and which one to pick. */
-import type { Command } from 'commander';
+/** `zerowiz estimate`: the peak memory, traffic and step time of each ZeRO mode, and which one to pick. */
+import { Option, type Command } from 'commander';
 import type { CommandContext } from '../cli.js';
-import {
-  ADDITIONAL_BUFFER_FACTOR,
-  CPU_HEADROOM_FRACTION,
-  GPU_HEADROOM_FRACTION,
-  GPU_HEADROOM_MIN_BYTES,
-} from '../estimate.js';
+import { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from '../estimate.js';
 
 /** Raw flag values as commander hands them over. */
 export interface EstimateFlags {
@@ -20,13 +15,28 @@ export interface EstimateFlags {
   model?: string;
   detect?: boolean;
   nvmePath?: string;
-  layers?: string;
-  hidden?: string;
-  seqLen?: string;
-  imageTokens?: string;
+  trainableParams?: string;
+  loraRank?: string;
+  loraTargets?: string;
   microBatch?: string;
+  seqLen?: string;
+  maxPixels?: string;
+  imageTokens?: string;
+  hiddenSize?: string;
+  hidden?: string;
+  layers?: string;
   heads?: string;
+  kvHeads?: string;
+  ffnSize?: string;
+  vocab?: string;
+  gradientCheckpointing?: boolean;
   checkpointing?: string;
+  precision?: string;
+  extraGpuParams?: string;
+  overlapComm?: boolean;
+  reduceBucketSize?: string;
+  headroom?: string;
+  cudaContext?: string;
   nvme?: boolean;
   listModels?: boolean;
   json?: boolean;
@@ -34,47 +44,50 @@ export interface EstimateFlags {
 
 const HELP_AFTER = `
 Units: counts take K/M/B/T (20.4B, 7e9, 350M, 1.3T). Memory: GiB, G and a bare number mean 2^30 bytes,
-GB means 10^9 bytes (likewise K/M/T); 80GiB, 80GB, 141G and 1.5TiB all work. Output is in binary units
-(GiB), as DeepSpeed's estimator prints them (it labels GiB "GB").
+GB means 10^9 bytes (likewise K/M/T); 80GiB, 80GB, 141G and 1.5TiB all work. Output is in binary units.
 
-What the figures are (P params, L largest layer, N = GPUs per node x nodes, model states only, Adam):
-  2, 2-offload, 3, 3-offload   exactly DeepSpeed's estimate_zero2/zero3_model_states_mem_needs (current
-                               formulas, int truncation, additional_buffer_factor ${ADDITIONAL_BUFFER_FACTOR}, zero_init as given):
-                               2: GPU 2P + 18P/N      2-offload: GPU 2P
-                               3: GPU 4L + 18P/N      3-offload: GPU 4L
-  1                            GPU 4P + 16P/N (fp16 params and grads replicated, fp32 grads, master
-                               weights and Adam states partitioned; the ZeRO paper's K=12 form gives 4P + 12P/N).
-                               CPU as ZeRO-2 without offload (P x 4 x GPUs per node x 1.5, at model load).
-  communication / step         16-bit ring volume per GPU: stages 1-2 2P x 2 B x (N-1)/N, stage 3 3P x 2 B x (N-1)/N.
-  offload / step (derived)     GPU<->CPU bytes per GPU: 2-offload 4P/N (fp16 grads out, fp16 params back);
-                               3-offload 6P/N (fp16 params in for forward and backward, fp16 grads out).
-  NVMe rows (derived)          DeepSpeed swaps to NVMe only at stage 3 (2-offload nvme = cpu). 3-offload nvme:
-                               CPU per node = GPUs per node x (16 x min(1e9, P/N) + 1e9) x 1.5 (optimizer and
-                               param swap buffers at DeepSpeed's defaults); NVMe space per node 18P/nodes;
-                               NVMe traffic 30P/N bytes per GPU per step.
-  activations (optional)       Korthikanti et al. 2022, 16-bit, per layer s*b*h*(34 + 5*a*s/h) bytes without
-                               recomputation; with --checkpointing full: layers x 2*s*b*h + one full layer.
-                               Needs --layers --hidden --heads (or --model) and --seq-len (or --image-tokens) --micro-batch.
+The peak per GPU (what nvidia-smi shows at the worst moment of a step), its line items:
+  cudaContext   CUDA context + kernels 0.92 GiB, NCCL 1.45 GiB (ml-engineering; --cuda-context overrides both)
+  params        16-bit weights: whole at stages 1-2, 1/N at stage 3, 0 on the GPU with parameter offload
+  grads         16-bit gradients of the trainable T: whole at stage 1, 1/N at stages 2-3, 0 with offload at 2
+  optimizer     fp32 master, Adam m and v (12 T/N) + fp32 gradients (4 T/N; one sub-group at stage 3); 0 offloaded
+  activations   per micro-batch: flash attention assumed; per block 4h + 2kv + MLP (2h + 2f plain, 2h + 4f
+                gated) (+6h for DiT blocks) values per token, or (layers - 1) x h + one block with
+                --gradient-checkpointing; language models add 10 bytes x vocab per token of logits
+  buffers       stages 1-2: reduce_bucket_size x 2 B (x2 with --overlap-comm), + largest parameter with offload;
+                stage 3: one bucket + up to largest layer + max(prefetch bucket, stage3_max_live_parameters)
+                gathered + the largest trainable module's gradient
+  extraModels   --extra-gpu-params x 2 B (frozen models beside the trained one, not sharded)
+  margin        10% of what a step allocates and frees (activations, buffers, stage 1's gradients): PyTorch's
+                caching allocator keeps it reserved, and nvidia-smi shows reserved memory
+CPU per node: the larger of loading (every rank loads the model in fp32 unless ZeRO-3 with zero.Init) and
+training (offloaded states, pinned buffers, NVMe swap buffers). Step time: ring traffic over NVLink (links
+x 25 GB/s from nvidia-smi topo -m with --detect), else PCIe 25 GB/s, 25 GB/s per GPU between nodes; offload
+over PCIe 25 GB/s; NVMe 2 GB/s. "+s/step" is the time over ZeRO-1's traffic, with no overlap.
 
-Fits: GPU need (+ activations) <= GPU memory minus max(${GPU_HEADROOM_FRACTION * 100}%, ${GPU_HEADROOM_MIN_BYTES / 2 ** 30} GiB) of headroom (CUDA context, NCCL and
-allocator buffers); CPU need <= ${100 - CPU_HEADROOM_FRACTION * 100}% of CPU memory; NVMe space <= free space at --nvme-path.
-Recommended: the fastest mode that fits: no offload before offload, then less traffic, then the lower stage.
+DeepSpeed's estimators (the deepspeed rows; model states only, every parameter trainable, int truncation,
+additional_buffer_factor ${ADDITIONAL_BUFFER_FACTOR} on CPU):
+  2: GPU 2P + 18P/N   2-offload: GPU 2P   3: GPU 4L + 18P/N   3-offload: GPU 4L
+  1 (zerowiz, DeepSpeed's accounting): GPU 4P + 16P/N; the ZeRO paper's K=12 form gives 4P + 12P/N.
+
+Fits: the GPU peak <= GPU memory minus --headroom (default ${DEFAULT_HEADROOM_PERCENT}%); the CPU peak <= ${100 - CPU_HEADROOM_FRACTION * 100}% of CPU memory;
+NVMe space <= free space at --nvme-path. Recommended: the fastest mode that fits: no offload before offload,
+then less time moving data, then the lower stage. When nothing fits it says what would (checkpointing,
+micro-batch 1, a smaller LoRA rank, more GPUs).
 
 Examples:
-  zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB --cpu-memory 1TiB
-  zerowiz estimate --model qwen-image --detect --json
-  zerowiz estimate --model llama-3.1-8b --gpus-per-node 8 --gpu-memory 80GB --seq-len 4096 --micro-batch 1 --checkpointing full`;
+  zerowiz estimate --model llama-3.1-8b --gpus-per-node 8 --gpu-memory 80GB --seq-len 4096 --gradient-checkpointing
+  zerowiz estimate --model qwen-image --lora-rank 32 --max-pixels 1048576 --gpu-memory 80GiB --detect
+  zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB --json`;
 
 /** Registers `zerowiz estimate`. */
 export function registerEstimate(program: Command, _ctx: CommandContext): void {
   program
     .command('estimate')
-    .description(
-      'estimate GPU memory, CPU memory, communication and offload traffic of each ZeRO mode, and recommend one',
-    )
+    .description('estimate the peak GPU and CPU memory and the step time of each ZeRO mode, and recommend one')
     .option('--params <count>', 'total parameters, e.g. 20.4B, 7e9, 350M')
     .option('--largest-layer <count>', 'parameters of the largest single layer (ZeRO-3 gathers it whole), e.g. 120M')
-    .option('--model <name>', 'take params, largest layer and shape from the catalog (see --list-models)')
+    .option('--model <name>', 'take params, largest layer, shape and LoRA modules from the catalog (--list-models)')
     .option('--list-models', 'list the model catalog and exit')
     .option('--gpus-per-node <n>', 'GPUs per node (default 1, or detected with --detect)')
     .option('--nodes <n>', 'nodes (default 1)')
@@ -82,16 +95,39 @@ export function registerEstimate(program: Command, _ctx: CommandContext): void {
     .option('--cpu-memory <size>', 'CPU memory per node, e.g. 1TiB, 1.5TiB')
     .option('--zero-init', 'ZeRO-3 with zero.Init (zero3_init_flag; the default)')
     .option('--no-zero-init', 'ZeRO-3 without zero.Init (each rank loads the whole model on CPU)')
-    .option('--detect', 'fill GPUs per node, GPU memory and CPU memory from nvidia-smi and the OS')
+    .option('--detect', 'fill GPUs per node, GPU memory, CPU memory and the GPU links from nvidia-smi and the OS')
     .option('--nvme-path <path>', 'NVMe folder: check its free space for the NVMe rows')
     .option('--no-nvme', 'leave out the NVMe variants of the offload modes')
-    .option('--layers <n>', 'transformer blocks (activation estimate)')
-    .option('--hidden <n>', 'hidden size (activation estimate)')
-    .option('--heads <n>', 'attention heads (activation estimate)')
-    .option('--seq-len <n>', 'sequence length per sample (activation estimate)')
-    .option('--image-tokens <n>', 'image (+ text) tokens per sample for a DiT; same as --seq-len')
-    .option('--micro-batch <n>', 'micro-batch per GPU (activation estimate)')
-    .option('--checkpointing <kind>', 'activation checkpointing: none or full (default none)')
+    .option('--trainable-params <count>', 'trainable parameters among --params (default: all)')
+    .option('--lora-rank <r>', 'LoRA adapters of this rank on the frozen model (needs a catalog --model)')
+    .option('--lora-targets <a,b,...>', "LoRA target modules (default: the catalog's usual targets)")
+    .option('--micro-batch <n>', 'micro-batch per GPU (default 1)')
+    .option('--seq-len <n>', 'tokens per sample (default 2048 for a language model)')
+    .option(
+      '--max-pixels <n>',
+      'image models: the largest image in pixels, e.g. 1048576 or 1024x1024 (default 1048576)',
+    )
+    .option('--hidden-size <n>', 'hidden size (default: the catalog model)')
+    .option('--layers <n>', 'transformer blocks (default: the catalog model)')
+    .option('--heads <n>', 'attention heads (default: the catalog model)')
+    .option('--kv-heads <n>', 'key/value heads, grouped-query attention (default: = heads)')
+    .option('--ffn-size <n>', 'MLP intermediate size (default: the catalog model, else 4 x hidden)')
+    .option('--vocab <n>', "vocabulary size, for a language model's logits (default: the catalog model)")
+    .option('--gradient-checkpointing', 'activation checkpointing per block')
+    .option('--no-gradient-checkpointing', 'no activation checkpointing (the default)')
+    .option('--precision <p>', 'bf16, fp16 or fp32 (default bf16)')
+    .option('--extra-gpu-params <count>', 'frozen models kept on each GPU beside the trained one (text encoder, VAE)')
+    .option('--overlap-comm', 'DeepSpeed overlap_comm: a second reduce bucket at stages 1-2')
+    .option('--no-overlap-comm', 'no overlap_comm (the default zerowiz writes)')
+    .option(
+      '--reduce-bucket-size <elems>',
+      'DeepSpeed reduce_bucket_size in elements (default 5e7, what zerowiz writes)',
+    )
+    .option('--headroom <pct>', `GPU memory kept free beyond the peak, percent (default ${DEFAULT_HEADROOM_PERCENT})`)
+    .option('--cuda-context <size>', 'CUDA context + NCCL per process (default 0.92 GiB + 1.45 GiB)')
+    .addOption(new Option('--hidden <n>').hideHelp())
+    .addOption(new Option('--image-tokens <n>').hideHelp())
+    .addOption(new Option('--checkpointing <kind>').hideHelp())
     .option('--json', 'print JSON instead of a table')
     .addHelpText('after', HELP_AFTER)
     .action(async (flags: EstimateFlags) => (await import('./estimate-run.js')).runEstimate(flags));

@@ -1,12 +1,20 @@
 /**
  * The ZeRO mode question's tradeoff, as plain data the view prints: one row per mode (and NVMe variant)
- * with the estimator's figures formatted, bar fractions, fits, the recommendation and the two-line
- * explanation of the highlighted mode with the user's numbers. Pure; the estimator does the maths.
+ * with the peak figures formatted, bar fractions, fits, the recommendation, and the panel on the
+ * highlighted mode (its peak line items beside DeepSpeed's figure). Pure; the estimator does the maths,
+ * on the same input as the fit finding and `zerowiz estimate` (src/estimate-input.ts).
  */
-import { estimateModes, type EstimateReport, type ModeEstimate } from '../estimate.js';
-import { MODE_INFO, type Mode, type OffloadDevice } from '../modes.js';
+import { EstimateInputError, estimateModes, formatStepSeconds } from '../estimate.js';
+import type { EstimateReport, ModeEstimate } from '../estimate.js';
+import { estimateInputFromSetup, topology } from '../estimate-input.js';
+import type { ModelEntry } from '../models.js';
+import { MODE_INFO, modeDevice, rowFromKey, rowKey, rowLabel } from '../modes.js';
+import type { Mode, OffloadDevice } from '../modes.js';
+import type { Interconnect } from '../peak.js';
 import type { Answers } from '../questions.js';
 import { formatCount } from '../units.js';
+
+export { rowKey, topology };
 
 /** One row of the tradeoff table. */
 export interface TradeoffRow {
@@ -15,14 +23,14 @@ export interface TradeoffRow {
   mode: Mode;
   offloadDevice: OffloadDevice | null;
   label: string;
-  /** Figures, formatted (at most 8 characters each). */
+  /** Figures, formatted (at most 8 characters each): the GPU peak and the CPU peak per node. */
   gpu: string;
   cpu: string;
   /** Communication per step as a multiple of DDP's, e.g. `1.5x`; `-` with one GPU. */
   comm: string;
-  /** GPU<->CPU bytes per GPU per step, `-` when the mode does not offload. */
-  offload: string;
-  /** 0..1 of the bar scale (GPU: usable GPU memory or the largest row; CPU likewise). */
+  /** Time added to a step over ZeRO-1's traffic, e.g. `+0.8s`; `-` when none. */
+  time: string;
+  /** 0..1 of the bar scale (GPU: GPU memory or the largest row; CPU likewise). */
   gpuBar: number;
   cpuBar: number;
   fits: boolean | null;
@@ -32,15 +40,23 @@ export interface TradeoffRow {
 
 /** The whole tradeoff panel. */
 export interface Tradeoff {
-  /** False when no parameter count was given: only the descriptions can be shown. */
+  /** False when no parameter count was given (or it cannot be estimated): only the descriptions can be shown. */
   available: boolean;
-  /** "20.4B params · 8 GPUs (1 node x 8) · 80 GiB per GPU · 1 TiB RAM per node". */
+  /** "20.4B params · 8 GPUs · 80 GiB/GPU · 1 TiB RAM/node · LoRA r32 · 4608 tok x1 · ckpt". */
   context: string;
   rows: TradeoffRow[];
   recommendedKey: string | null;
-  /** The recommendation's one sentence (or why there is none). */
+  /** The recommendation's sentence (or why there is none). */
   reason: string;
+  /** What the estimate assumes or leaves out (e.g. activations not estimated). */
+  notes: string[];
   report: EstimateReport | null;
+}
+
+/** What the wizard knows beyond the answers: the model catalog and the GPU links. */
+export interface TradeoffContext {
+  models?: readonly ModelEntry[];
+  interconnect?: Interconnect;
 }
 
 /** Bytes in at most 8 characters: `79.6 GiB`, `312 GiB`, `1.2 TiB`, `640 MiB`. */
@@ -60,104 +76,141 @@ export function compactBytes(bytes: number): string {
   return bytes === 0 ? '0' : `${bytes} B`;
 }
 
-/** The row key of a mode and offload device. */
-export function rowKey(mode: Mode, device: OffloadDevice | null): string {
-  return device === 'nvme' ? `${mode}:nvme` : mode;
+/** GiB as a short number for the line items: `15`, `1.9`, `0.09`. */
+function gibShort(bytes: number): string {
+  const v = bytes / 2 ** 30;
+  if (v === 0) return '0';
+  return v >= 10 ? String(Math.round(v)) : v >= 0.1 ? String(Number(v.toFixed(1))) : String(Number(v.toFixed(2)));
 }
 
 /** The row key the answers select now. */
 export function selectedKey(a: Pick<Answers, 'mode' | 'offload_device'>): string {
-  const info = MODE_INFO[a.mode];
-  return rowKey(a.mode, info.offloadOptimizer || info.offloadParam ? a.offload_device : null);
+  return rowKey(a.mode, modeDevice(a.mode, a.offload_device));
 }
 
-function labelOf(mode: Mode, device: OffloadDevice | null): string {
-  return device === 'nvme' ? `${MODE_INFO[mode].label} NVMe` : MODE_INFO[mode].label;
-}
-
-/** GPUs per node and nodes as the estimator wants them. */
-export function topology(a: Pick<Answers, 'num_processes' | 'num_machines'>): { gpusPerNode: number; nodes: number } {
-  const nodes = Math.max(1, a.num_machines);
-  return { gpusPerNode: Math.max(1, Math.floor(a.num_processes / nodes)), nodes };
+/** The workload in a few words: `full` or `LoRA r32`, tokens x micro-batch, checkpointing. */
+function workloadText(r: EstimateReport): string {
+  const n = r.input;
+  const parts = [
+    n.lora ? `LoRA r${n.lora.rank}` : n.trainable < n.params ? `${formatCount(n.trainable)} trained` : 'full FT',
+  ];
+  const a = n.activation;
+  if (a) parts.push(`${a.tokens} tok x${a.microBatch}${a.checkpointing === 'full' ? ' ckpt' : ''}`);
+  return parts.join(' · ');
 }
 
 /**
  * The tradeoff for these answers. `zeroInit` is the zero.Init answer if the user gave one; otherwise the
  * stage-3 rows assume it on (the default once a stage-3 mode is chosen).
  */
-export function tradeoffOf(a: Answers, zeroInit?: boolean): Tradeoff {
+export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext = {}): Tradeoff {
   const { gpusPerNode, nodes } = topology(a);
   const gpus = `${gpusPerNode * nodes} GPU${gpusPerNode * nodes === 1 ? '' : 's'}${nodes > 1 ? ` (${nodes} nodes x ${gpusPerNode})` : ''}`;
   const parts = [a.model_params === null ? 'model size not given' : `${formatCount(a.model_params)} params`, gpus];
   parts.push(a.gpu_memory === null ? 'GPU memory unknown' : `${compactBytes(a.gpu_memory)}/GPU`);
   if (a.cpu_memory !== null) parts.push(`${compactBytes(a.cpu_memory)} RAM/node`);
-  const context = parts.join(' · ');
-  const plain = (): Tradeoff => ({
+  const plain = (reason: string, notes: string[] = []): Tradeoff => ({
     available: false,
-    context,
+    context: parts.join(' · '),
     rows: [],
     recommendedKey: null,
-    reason: 'Give the model size (the parameters question; Esc goes back) to see memory, traffic and fit per mode.',
+    reason,
+    notes,
     report: null,
   });
-  if (a.model_params === null) return plain();
-  const largest = a.largest_layer_params ?? Math.max(1, Math.round(a.model_params * 0.01));
+  if (a.model_params === null)
+    return plain(
+      'Give the model size (the parameters question; Esc goes back) to see memory, traffic and fit per mode.',
+    );
   let report: EstimateReport;
+  let notes: string[];
   try {
-    report = estimateModes({
-      params: a.model_params,
-      largestLayer: Math.min(largest, a.model_params),
-      gpusPerNode,
-      nodes,
-      zeroInit: zeroInit ?? true,
-      gpuMemoryBytes: a.gpu_memory,
-      cpuMemoryBytes: a.cpu_memory,
-    });
-  } catch {
-    return plain();
+    const setup = estimateInputFromSetup(
+      { ...a, zero3_init: zeroInit ?? true },
+      { models: ctx.models ?? [], ...(ctx.interconnect ? { interconnect: ctx.interconnect } : {}) },
+    );
+    notes = setup.notes;
+    report = estimateModes(setup.input!);
+  } catch (err) {
+    if (err instanceof EstimateInputError) return plain(`Cannot estimate: ${err.message} (${err.hint}).`);
+    return plain('Cannot estimate this setup; check the model size and memory answers.');
   }
   const ddp = report.modes.find((m) => m.mode === '1')?.commBytesPerStep ?? 0;
-  const maxGpu = Math.max(1, ...report.modes.map((m) => m.gpuNeedBytes));
-  const maxCpu = Math.max(1, ...report.modes.map((m) => m.cpuBytes));
+  const maxGpu = Math.max(1, ...report.modes.map((m) => m.peak.gpuBytes));
+  const maxCpu = Math.max(1, ...report.modes.map((m) => m.peak.cpuBytes));
   const gpuScale = report.input.gpuMemoryBytes ?? maxGpu;
   const cpuScale = report.input.cpuMemoryBytes ?? maxCpu;
   const recommendedKey =
     report.recommended === null ? null : rowKey(report.recommended, report.recommendedOffloadDevice);
   const rows = report.modes.map((m): TradeoffRow => {
     const key = rowKey(m.mode, m.offloadDevice);
+    const extra = m.peak.time.extraSeconds;
     return {
       key,
       mode: m.mode,
       offloadDevice: m.offloadDevice,
-      label: labelOf(m.mode, m.offloadDevice),
-      gpu: compactBytes(m.gpuNeedBytes),
-      cpu: compactBytes(m.cpuBytes),
+      label: rowLabel(m.mode, m.offloadDevice),
+      gpu: compactBytes(m.peak.gpuBytes),
+      cpu: compactBytes(m.peak.cpuBytes),
       comm: ddp === 0 ? '-' : `${Number((m.commBytesPerStep / ddp).toFixed(2))}x`,
-      offload: m.offloadBytesPerStep === 0 ? '-' : compactBytes(m.offloadBytesPerStep),
-      gpuBar: Math.min(1, m.gpuNeedBytes / gpuScale),
-      cpuBar: Math.min(1, m.cpuBytes / cpuScale),
+      time: extra <= 0 ? '-' : formatStepSeconds(extra).replace(' s/step', 's'),
+      gpuBar: Math.min(1, m.peak.gpuBytes / gpuScale),
+      cpuBar: Math.min(1, m.peak.cpuBytes / cpuScale),
       fits: m.fits,
       recommended: key === recommendedKey,
       estimate: m,
     };
   });
-  return { available: true, context, rows, recommendedKey, reason: report.reason, report };
+  parts.push(workloadText(report));
+  return {
+    available: true,
+    context: parts.join(' · '),
+    rows,
+    recommendedKey,
+    reason: report.reason,
+    notes,
+    report,
+  };
+}
+
+/** The line items of a row's peak, short: `GiB: ctx 2.4, params 1.9, ..., margin 0.9`. */
+export function itemsText(m: ModeEstimate): string {
+  const i = m.peak.items;
+  const parts = [
+    `ctx ${gibShort(i.cudaContext)}`,
+    `params ${gibShort(i.params)}`,
+    `grads ${gibShort(i.grads)}`,
+    `optim ${gibShort(i.optimizer)}`,
+    `acts ${gibShort(i.activations)}`,
+    `buf ${gibShort(i.buffers)}`,
+  ];
+  if (i.extraModels > 0) parts.push(`extra ${gibShort(i.extraModels)}`);
+  parts.push(`margin ${gibShort(i.margin)}`);
+  return `GiB: ${parts.join(', ')}`;
 }
 
 /**
- * Two sentences on one mode: what it shards or offloads (with the memory it leaves per GPU and per node),
- * and what it costs (with the traffic per GPU per step). Without a model size, the seed's words alone.
+ * The panel on one mode, three lines: its peak per GPU and CPU per node and whether it fits, beside
+ * DeepSpeed's estimator figure (model states only); the peak's line items; its traffic and the time it adds
+ * per step. Without a model size, the seed's words on what it shards and costs.
  */
-export function explainRow(t: Tradeoff, key: string): [string, string] {
-  const [modePart, dev] = key.split(':') as [Mode, string | undefined];
-  const info = MODE_INFO[modePart];
-  const row = t.rows.find((r) => r.key === key);
-  const shards = dev === 'nvme' ? info.shards.replace('to the CPU', 'to NVMe (through CPU buffers)') : info.shards;
-  if (!row) return [shards, info.cost];
-  const m = row.estimate;
-  const line1 = `${shards} Needs ${row.gpu} per GPU, ${row.cpu} CPU per node${m.nvmeBytes > 0 ? `, ${compactBytes(m.nvmeBytes)} NVMe` : ''}${row.fits === null ? '' : row.fits ? ': fits.' : ': does not fit.'}`;
-  const traffic = [`${compactBytes(m.commBytesPerStep)} network (${row.comm} DDP)`];
-  if (m.offloadBytesPerStep > 0) traffic.push(`${row.offload} GPU<->CPU`);
+export function explainRow(t: Tradeoff, key: string): string[] {
+  const row = rowFromKey(key);
+  const mode = row?.mode ?? '2';
+  const info = MODE_INFO[mode];
+  const r = t.rows.find((x) => x.key === key);
+  const shards =
+    row?.device === 'nvme' ? info.shards.replace('to the CPU', 'to NVMe (through CPU buffers)') : info.shards;
+  if (!r) return [shards, info.cost];
+  const m = r.estimate;
+  const fit = r.fits === null ? '' : r.fits ? ': fits' : ': does not fit';
+  const line1 = `peak ${r.gpu}/GPU, ${r.cpu} CPU/node${m.nvmeBytes > 0 ? `, ${compactBytes(m.nvmeBytes)} NVMe` : ''}${fit}. DeepSpeed's estimator: ${compactBytes(m.gpuBytes)}.`;
+  const traffic = [`${compactBytes(m.commBytesPerStep)} network (${r.comm} DDP)`];
+  if (m.offloadBytesPerStep > 0) traffic.push(`${compactBytes(m.offloadBytesPerStep)} GPU<->CPU`);
   if (m.nvmeBytesPerStep > 0) traffic.push(`${compactBytes(m.nvmeBytesPerStep)} CPU<->NVMe`);
-  return [line1, `${info.cost} Per GPU and step: ${traffic.join(', ')}.`];
+  const time =
+    m.peak.time.extraSeconds > 0
+      ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
+      : '';
+  return [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
 }

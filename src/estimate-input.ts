@@ -1,0 +1,245 @@
+/**
+ * One input, one set of defaults: the estimator's input for a setup's answers. The wizard's ZeRO table
+ * (src/wizard/tradeoff.ts), the fit finding (src/validate.ts) and `zerowiz estimate` (which turns its flags
+ * into answers first) all call estimateInputFromSetup, so they agree on every figure.
+ */
+import type { ActivationInput } from './activations.js';
+import { EstimateInputError } from './estimate.js';
+import type { EstimateInput, LoraSpec } from './estimate.js';
+import { lookupModel } from './models.js';
+import type { BlockKind, ModelEntry } from './models.js';
+import { placementOf } from './modes.js';
+import type { Placement } from './modes.js';
+import type { Interconnect, Precision, ZeroKnobs } from './peak.js';
+import type { Answers } from './questions.js';
+
+/** The answers the estimate reads. */
+export type EstimateAnswers = Pick<
+  Answers,
+  | 'model_name'
+  | 'model_params'
+  | 'largest_layer_params'
+  | 'num_processes'
+  | 'num_machines'
+  | 'gpu_memory'
+  | 'cpu_memory'
+  | 'zero3_init'
+  | 'mode'
+  | 'offload_device'
+  | 'mixed_precision'
+  | 'gradient_checkpointing'
+  | 'model_kind'
+  | 'fine_tuning'
+  | 'lora_rank'
+  | 'lora_targets'
+  | 'trainable_params'
+  | 'micro_batch'
+  | 'seq_len'
+  | 'max_pixels'
+  | 'extra_gpu_params'
+  | 'headroom'
+  | 'overlap_comm'
+  | 'contiguous_gradients'
+  | 'reduce_bucket_size'
+  | 'prefetch_bucket_size'
+  | 'max_live_parameters'
+  | 'sub_group_size'
+>;
+
+/** Transformer shape values given explicitly (estimate's --hidden-size ...); they win over the catalog's. */
+export interface ShapeOverrides {
+  layers?: number;
+  hidden?: number;
+  heads?: number;
+  kvHeads?: number;
+  ffn?: number;
+  vocab?: number;
+}
+
+/** What the answers alone do not say: the catalog, the machine, explicit shape values. */
+export interface EstimateContext {
+  /** The model catalog (the model is looked up by model_name); empty when not loaded. */
+  models: readonly ModelEntry[];
+  /** An explicit catalog model (estimate --model), instead of looking model_name up. */
+  model?: ModelEntry | null;
+  shape?: ShapeOverrides;
+  /** Tokens per sample given directly (estimate --seq-len for an image model), instead of from max_pixels. */
+  tokens?: number;
+  interconnect?: Interconnect;
+  nvmeFreeBytes?: number | null;
+  cudaContextBytes?: number | null;
+  includeNvme?: boolean;
+}
+
+/** The estimator's input for a setup, and what a user should know about it. */
+export interface SetupEstimate {
+  /** Null when the model size is not given (nothing to estimate). */
+  input: EstimateInput | null;
+  /** The catalog model the answers name, or null. */
+  model: ModelEntry | null;
+  /** The setup's own mode as stage + optimizer device + parameter device. */
+  placement: Placement;
+  /** The training precision assumed. */
+  precision: Precision;
+  /** Sentences on what is assumed or left out (e.g. activations not estimated and why). */
+  notes: string[];
+}
+
+/** GPUs per node and nodes from the answers (num_processes is the total over all machines). */
+export function topology(a: Pick<Answers, 'num_processes' | 'num_machines'>): { gpusPerNode: number; nodes: number } {
+  const nodes = Math.max(1, a.num_machines);
+  return { gpusPerNode: Math.max(1, Math.floor(a.num_processes / nodes)), nodes };
+}
+
+/** The training precision of a mixed_precision answer: `auto` is assumed bf16 (what --mixed_precision bf16 gives). */
+export function precisionOf(mixed: Answers['mixed_precision']): Precision {
+  if (mixed === 'fp16') return 'fp16';
+  if (mixed === 'no') return 'fp32';
+  return 'bf16';
+}
+
+/** DeepSpeed's buffer knobs from the answers; `auto` as accelerate fills it (hidden_size^2, 0.9 x hidden_size^2). */
+function knobsOf(a: EstimateAnswers, hidden: number | null): ZeroKnobs {
+  const h2 = hidden === null ? null : hidden * hidden;
+  return {
+    reduceBucketElems: a.reduce_bucket_size === 'auto' ? (h2 ?? 5e8) : a.reduce_bucket_size,
+    overlapComm: a.overlap_comm,
+    contiguousGradients: a.contiguous_gradients,
+    prefetchBucketElems:
+      a.prefetch_bucket_size === 'auto' ? Math.floor(0.9 * (h2 ?? 5e8 / 0.9)) : a.prefetch_bucket_size,
+    maxLiveParams: a.max_live_parameters,
+    subGroupElems: a.sub_group_size,
+  };
+}
+
+/** The LoRA adapters: rank and the shapes of the named targets from the catalog; EstimateInputError otherwise. */
+function loraOf(a: EstimateAnswers, model: ModelEntry | null): LoraSpec {
+  const names = a.lora_targets
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+  if (!model || Object.keys(model.modules).length === 0) {
+    throw new EstimateInputError(
+      `LoRA needs the module shapes of the model, and ${model ? `the catalog has none for ${model.id}` : 'the model is not in the catalog'}`,
+      'pick a catalog model (zerowiz estimate --list-models), or give the adapters as a count (--trainable-params)',
+    );
+  }
+  const targets = names.length > 0 ? names : model.loraTargets;
+  const unknown = targets.filter((t) => model.modules[t] === undefined);
+  if (unknown.length > 0) {
+    throw new EstimateInputError(
+      `LoRA target${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `'${u}'`).join(', ')} ${unknown.length > 1 ? 'are not modules' : 'is not a module'} of ${model.id}`,
+      `known targets: ${Object.keys(model.modules).join(', ')}`,
+    );
+  }
+  return { rank: a.lora_rank, shapes: targets.map((t) => model.modules[t]!) };
+}
+
+/** The activation shape, or null with the reason in `notes`. */
+function activationOf(
+  a: EstimateAnswers,
+  model: ModelEntry | null,
+  ctx: EstimateContext,
+  precision: Precision,
+  notes: string[],
+): ActivationInput | null {
+  const shape = ctx.shape ?? {};
+  const kind = model ? (model.kind === 'dit' ? 'dit' : model.kind === 'unet' ? 'unet' : 'lm') : a.model_kind;
+  if (kind === 'unet' && Object.keys(shape).length === 0) {
+    notes.push(
+      `activations not estimated: ${model?.name ?? 'the model'} is not a transformer stack with a catalog shape`,
+    );
+    return null;
+  }
+  const layers = shape.layers ?? model?.layers ?? null;
+  const hidden = shape.hidden ?? model?.hidden ?? null;
+  const heads = shape.heads ?? model?.heads ?? null;
+  const kvHeads = shape.kvHeads ?? (shape.heads !== undefined ? shape.heads : (model?.kvHeads ?? heads));
+  const ffn = shape.ffn ?? model?.ffn ?? (hidden === null ? null : 4 * hidden);
+  const missing = Object.entries({ layers, hidden, heads })
+    .filter(([, v]) => v === null)
+    .map(([k]) => k);
+  if (missing.length > 0) {
+    notes.push(
+      `activations not estimated: the model's ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} unknown (pick a catalog model, or give --layers --hidden-size --heads to zerowiz estimate)`,
+    );
+    return null;
+  }
+  let tokens: number;
+  if (ctx.tokens !== undefined) {
+    tokens = ctx.tokens;
+  } else if (kind === 'dit') {
+    const ppt = model?.pixelsPerToken ?? null;
+    if (ppt === null) {
+      notes.push(
+        'activations not estimated: the image-to-token factors of this model are unknown (give the tokens as --seq-len)',
+      );
+      return null;
+    }
+    tokens = Math.ceil(a.max_pixels / ppt) + (model?.textTokens ?? 0);
+  } else {
+    tokens = a.seq_len;
+  }
+  const block: BlockKind = model?.block ?? (kind === 'dit' ? 'dit' : 'llama');
+  return {
+    block,
+    layers: layers!,
+    hidden: hidden!,
+    heads: heads!,
+    kvHeads: kvHeads ?? heads!,
+    ffn: ffn!,
+    vocab: kind === 'dit' ? 0 : (shape.vocab ?? model?.vocab ?? 0),
+    tokens,
+    microBatch: a.micro_batch,
+    checkpointing: a.gradient_checkpointing ? 'full' : 'none',
+    bytesPerValue: precision === 'fp32' ? 4 : 2,
+  };
+}
+
+/**
+ * The estimator's input for these answers: the model (catalog entry by name, or the given one), the
+ * topology, memory, zero.Init, the trainable parameters (full, a count, or LoRA from rank and targets), the
+ * activation shape and workload, precision, DeepSpeed's buffer knobs, extra models and headroom. Throws
+ * EstimateInputError for combinations that cannot be estimated (unknown LoRA targets, ...).
+ */
+export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext): SetupEstimate {
+  const notes: string[] = [];
+  const model = ctx.model ?? (a.model_name ? lookupModel(a.model_name, ctx.models) : null);
+  const precision = precisionOf(a.mixed_precision);
+  const placement = placementOf(a.mode, a.offload_device);
+  if (a.model_params === null) return { input: null, model, placement, precision, notes };
+  if (a.mixed_precision === 'auto') notes.push('precision auto: assuming bf16, what --mixed_precision bf16 gives');
+  const { gpusPerNode, nodes } = topology(a);
+  let largestLayer = a.largest_layer_params ?? (model && model.params === a.model_params ? model.largestLayer : null);
+  if (largestLayer === null) {
+    largestLayer = 0;
+    notes.push('largest layer not given: ZeRO-3 figures leave out the layer gathered whole on each GPU');
+  }
+  const shape = ctx.shape ?? {};
+  const activation = activationOf(a, model, ctx, precision, notes);
+  const input: EstimateInput = {
+    params: a.model_params,
+    largestLayer: Math.min(largestLayer, a.model_params),
+    gpusPerNode,
+    nodes,
+    zeroInit: a.zero3_init,
+    gpuMemoryBytes: a.gpu_memory,
+    cpuMemoryBytes: a.cpu_memory,
+    nvmeFreeBytes: ctx.nvmeFreeBytes ?? null,
+    activation,
+    precision,
+    extraGpuParams: a.extra_gpu_params,
+    knobs: knobsOf(a, shape.hidden ?? model?.hidden ?? null),
+    cudaContextBytes: ctx.cudaContextBytes ?? null,
+    interconnect: ctx.interconnect ?? { kind: 'unknown', nvlinks: null },
+    headroomPercent: a.headroom,
+    includeNvme: ctx.includeNvme !== false,
+  };
+  if (a.fine_tuning === 'lora') {
+    if (a.trainable_params !== null) input.loraParams = a.trainable_params;
+    else input.lora = loraOf(a, model);
+  } else if (a.trainable_params !== null) {
+    input.trainableParams = a.trainable_params;
+  }
+  return { input, model, placement, precision, notes };
+}

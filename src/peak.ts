@@ -1,0 +1,512 @@
+/**
+ * The peak-memory model: what one GPU (and one node's CPU) really holds at the peak of a training step
+ * under a ZeRO placement, as line items, plus the traffic of a step turned into seconds.
+ *
+ * Every line item is a pure function of the input, with its derivation and its source beside it. The
+ * DeepSpeed facts were read in deepspeedai/DeepSpeed at edaa7221 (v0.19.6, 2026-08-22):
+ * - deepspeed/runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer: `setup_buckets` allocates one
+ *   contiguous-gradient (IPG) buffer of `reduce_bucket_size` elements in the optimizer's 16-bit dtype, and
+ *   a second one when `overlap_comm` is on ("Use double buffers to avoid data access conflict"); `__init__`
+ *   keeps the 16-bit parameters flat and whole on every GPU (`bit16_groups_flat`), the fp32 master
+ *   partition (`single_partition_of_fp32_groups`), and with CPU offload a GPU `temp_grad_buffer_for_gpu_offload`
+ *   of the largest parameter's size, plus pinned CPU copies (`param_buffer_of_bit16_for_cpu_offload_groups`,
+ *   `temp_grad_buffer_for_cpu_offload`); `copy_grads_in_partition` moves this rank's 16-bit gradients into
+ *   `grads_in_partition` (partition size); `step` creates the fp32 gradient partition per group
+ *   (`flat_grad_partition.to(fp32)`). At stage 1 (`partition_gradients` false) full gradients stay on the
+ *   GPU until `reduce_gradients` at the end of backward.
+ * - deepspeed/runtime/utils.py, `all_gather_dp_groups`: with `dist.has_all_gather_into_tensor()` (every
+ *   current PyTorch) the updated partitions are gathered straight into the flat 16-bit buffer, so
+ *   `allgather_bucket_size` allocates nothing; it only chunks the fallback path.
+ * - deepspeed/runtime/zero/stage3.py, DeepSpeedZeroOptimizer_Stage3: one IPG buffer of `reduce_bucket_size`
+ *   per dtype (`overlap_comm` only selects a side stream, no second buffer); `grad_partitions_flat_buffer`
+ *   (this rank's 16-bit gradient partitions; pinned on the CPU when the optimizer is offloaded);
+ *   `initialize_optimizer_states` allocates one fp32 `gradient_buffer` of the largest sub-group
+ *   (<= `sub_group_size`) on the optimizer's device and keeps it as every sub-group's `.grad`.
+ * - deepspeed/runtime/zero/partitioned_param_coordinator.py, `fetch_sub_module`: the current module is
+ *   gathered whole; prefetch adds up to min(`stage3_max_live_parameters` - available,
+ *   `stage3_prefetch_bucket_size`) elements; `__params_to_release` keeps parameters reused within
+ *   `stage3_max_reuse_distance`. So at most the largest module plus max(prefetch bucket, max live
+ *   parameters) are gathered at once.
+ * Fixed costs are from stas00/ml-engineering (training/performance/README.md at 744d01e, "Preloaded CUDA
+ * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in the README.
+ */
+import type { ActivationBreakdown } from './activations.js';
+import type { Placement } from './modes.js';
+
+/** CUDA context and preloaded kernels per process: 0.92 GiB measured on an A100 with pytorch 2.1.1 (eager module loading; 0.47 GiB lazy), ml-engineering "Preloaded CUDA kernels memory usage". */
+export const CUDA_CONTEXT_BYTES = Math.round(0.92 * 2 ** 30);
+/** NCCL's communicator and buffers after the first collective: 2.00 - 0.55 GiB in ml-engineering's torch-dist-mem-usage.py run with 2 ranks ("torch.distributed memory usage"). */
+export const NCCL_INIT_BYTES = Math.round(1.45 * 2 ** 30);
+/**
+ * The allocator's caching and fragmentation on top of what tensors hold: users read nvidia-smi, which shows
+ * what PyTorch's caching allocator has reserved, not what is allocated (DeepSpeed#1437). It grows with what
+ * is allocated and freed within a step (activations, gathered parameters, buckets, stage 1's gradients),
+ * not with the flat buffers DeepSpeed allocates once (parameter, gradient and optimizer partitions). An
+ * assumption, checked against the published measurements in __tests__/fixtures/peak-calibration.json.
+ */
+export const FRAGMENTATION_MARGIN_FRACTION = 0.1;
+/** Bytes per parameter while a rank loads the model on CPU before sharding: fp32, as DeepSpeed's estimator assumes (`P * 4 * num_gpus_per_node`). */
+export const LOAD_BYTES_PER_PARAM = 4;
+/** DeepSpeed's offload_optimizer.buffer_count default: pinned fp32 swap buffers per rank for NVMe. */
+export const OPTIMIZER_SWAP_BUFFER_COUNT = 4;
+/** DeepSpeed's offload_param.buffer_count x buffer_size defaults (5 x 1e8 elements): 16-bit swap buffers per rank. */
+export const PARAM_SWAP_BUFFER_ELEMS = 5 * 1e8;
+/** One NVLink link moves 25 GB/s per direction (NVLink 2, 3 and 4 alike; V100 6 links, A100 12, H100 18). */
+export const NVLINK_BYTES_PER_S_PER_LINK = 25e9;
+/** PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s per direction; zerowiz assumes 25 GB/s achieved. */
+export const PCIE_BYTES_PER_S = 25e9;
+/** Between nodes: one 200 Gb/s (HDR InfiniBand) NIC per GPU, as in a DGX A100: 25 GB/s per GPU. An assumption. */
+export const NETWORK_BYTES_PER_S = 25e9;
+/** NVMe offload: stas00 measured 1 to 3.15 GB/s reads on a 3.5 GB/s drive (DeepSpeed#998); zerowiz assumes 2 GB/s. */
+export const NVME_BYTES_PER_S = 2e9;
+
+/** Training precision: bytes of a 16-bit or 32-bit weight. */
+export type Precision = 'bf16' | 'fp16' | 'fp32';
+
+/** How the GPUs of a node talk to each other, as `nvidia-smi topo -m` shows it (or the default). */
+export interface Interconnect {
+  /** nvlink: every GPU pair shows NV#; pcie: some pair goes over PCIe; unknown: not detected. */
+  kind: 'nvlink' | 'pcie' | 'unknown';
+  /** NVLink links per GPU pair (the smallest NV# seen), or null. */
+  nvlinks: number | null;
+}
+
+/** DeepSpeed's knobs that size buffers (zero_optimization keys), in elements. */
+export interface ZeroKnobs {
+  reduceBucketElems: number;
+  overlapComm: boolean;
+  contiguousGradients: boolean;
+  prefetchBucketElems: number;
+  maxLiveParams: number;
+  subGroupElems: number;
+}
+
+/** Everything the peak model needs (the estimator's normalized input). */
+export interface PeakInput {
+  /** Total parameters P (trainable T plus frozen). */
+  params: number;
+  /** Parameters of the largest module L (gathered whole at stage 3). */
+  largestLayer: number;
+  /** Trainable parameters T (P for full fine-tuning). */
+  trainable: number;
+  /** Elements of the largest trainable tensor (the stage 1-2 offload staging buffer, the gathered gradient at stage 3). */
+  largestTrainable: number;
+  gpusPerNode: number;
+  nodes: number;
+  totalGpus: number;
+  zeroInit: boolean;
+  precision: Precision;
+  knobs: ZeroKnobs;
+  /** Activations per GPU, or null when the model's shape or the workload is unknown. */
+  activations: ActivationBreakdown | null;
+  /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA, reference model). */
+  extraGpuParams: number;
+  /** CUDA context + NCCL per process; null means the documented constants. */
+  cudaContextBytes: number | null;
+  interconnect: Interconnect;
+}
+
+/** The line items of a GPU's peak, integers in bytes (the `--json` `peak.items`). */
+export interface PeakItems {
+  cudaContext: number;
+  params: number;
+  grads: number;
+  optimizer: number;
+  activations: number;
+  buffers: number;
+  extraModels: number;
+  margin: number;
+}
+
+/** One model state, where it lives and what it costs per GPU, per node's CPU and per node's NVMe. */
+export interface StateSlice {
+  state: 'params' | 'grads' | 'master' | 'momentum' | 'variance' | 'gradsFp32';
+  /** Elements over the whole model (P for params, T for the others). */
+  elements: number;
+  bytesPerElement: number;
+  /** 1 when every GPU holds it whole, N (total GPUs) when each holds a 1/N slice. */
+  shards: number;
+  /** True when each rank keeps only its slice (false: every GPU holds it whole), whatever N is. */
+  sharded: boolean;
+  where: 'gpu' | 'cpu' | 'nvme';
+  gpuBytes: number;
+  cpuBytesPerNode: number;
+  nvmeBytesPerNode: number;
+}
+
+/** Bytes one GPU moves in a step, by kind. */
+export interface StepTraffic {
+  /** DDP's all-reduce; ZeRO replaces it with a reduce-scatter and an all-gather of the same volume, so 0 here. */
+  allReduce: number;
+  /** Gradients reduced to their owners (ring volume, 16-bit). */
+  reduceScatter: number;
+  /** Parameters gathered: updated partitions at stages 1-2, every forward and backward at stage 3. */
+  allGather: number;
+  /** CPU -> GPU over PCIe (offloaded parameters fetched, updated parameters returned). */
+  pcieToGpu: number;
+  /** GPU -> CPU over PCIe (gradients to the CPU optimizer). */
+  pcieToCpu: number;
+  /** NVMe reads and writes (swapped parameters and optimizer states). */
+  nvme: number;
+}
+
+/** What each GPU and the CPU hold, and the step's traffic: the split the wizard's picture draws. */
+export interface MemoryLayout {
+  placement: Placement;
+  states: StateSlice[];
+  traffic: StepTraffic;
+}
+
+/** Seconds a step spends moving data, by link (no overlap assumed: an upper bound). */
+export interface StepTime {
+  commSeconds: number;
+  pcieSeconds: number;
+  nvmeSeconds: number;
+  /** Over ZeRO-1's communication (the DDP volume): extra collectives + PCIe + NVMe. */
+  extraSeconds: number;
+  /** The link the collectives run on, in words. */
+  link: string;
+}
+
+/** The whole peak of one placement. */
+export interface Peak {
+  gpuBytes: number;
+  cpuBytes: number;
+  items: PeakItems;
+  /** CPU per node: the larger of loading the model and the steady state (offloaded states, pinned buffers). */
+  cpu: { loadBytes: number; steadyBytes: number };
+  nvmeBytes: number;
+  layout: MemoryLayout;
+  time: StepTime;
+}
+
+/** Bytes of one weight (and its gradient) in the training precision. */
+export function weightBytes(precision: Precision): number {
+  return precision === 'fp32' ? 4 : 2;
+}
+
+/**
+ * LoRA's trainable parameters: rank x (in + out) for every Linear a target name matches (the A matrix is
+ * rank x in, B is out x rank; no bias), from the catalog's module shapes.
+ */
+export function loraParams(rank: number, targets: readonly (readonly [number, number, number])[]): number {
+  let total = 0;
+  for (const [inF, outF, count] of targets) total += rank * (inF + outF) * count;
+  return total;
+}
+
+/**
+ * Where DeepSpeed really puts the optimizer: stages 1-2 treat `device: nvme` as plain CPU offload (only
+ * stage 3 swaps to NVMe: `swap_optimizer = device == nvme` in stage3.py), and ignore offload_param.
+ */
+export function effectiveOptimizer(placement: Placement): Placement['optimizer'] {
+  return placement.stage !== 3 && placement.optimizer === 'nvme' ? 'cpu' : placement.optimizer;
+}
+
+/** Ring volume per GPU for a collective over `elems` elements of `bytes` each: elems x bytes x (N-1)/N. */
+function ring(elems: number, bytes: number, n: number): number {
+  return n <= 1 ? 0 : Math.floor((elems * bytes * (n - 1)) / n);
+}
+
+/**
+ * Where each model state lives and what one GPU, one node's CPU and its NVMe hold (ZeRO paper, Sec. 5.1,
+ * in DeepSpeed's implementation):
+ * - 16-bit parameters (P, trainable and frozen): whole on every GPU at stages 1-2; a 1/N slice at stage 3,
+ *   on the GPU, or on the CPU / NVMe with offload_param.
+ * - 16-bit gradients (T): whole at stage 1 (kept until the end of backward); a 1/N slice at stages 2-3; at
+ *   stages 1-2 with the optimizer offloaded they go straight from the bucket to the CPU's fp32 gradient
+ *   (none kept in 16-bit, except stage 1's whole ones during backward); at stage 3 the slice sits in pinned
+ *   CPU memory when the optimizer is offloaded.
+ * - fp32 master weights, Adam momentum and variance (T, 4 bytes each): a 1/N slice where the optimizer is.
+ * - fp32 gradients (T, 4 bytes): a 1/N slice at the step, where the optimizer is; at stage 3 without
+ *   offload one sub-group's buffer (min(sub_group_size, T/N)) is kept on the GPU.
+ * Traffic per GPU and step (ring volumes in the training precision, N = all GPUs):
+ * - stages 1-2: reduce-scatter of T gradients, all-gather of T updated parameters;
+ * - stage 3: all-gather of all P parameters in forward and again in backward, reduce-scatter of T gradients;
+ * - PCIe with the optimizer offloaded: this rank's T/N gradients out and, when the parameters stay on the
+ *   GPU, its T/N updated parameters back; with parameters offloaded, its P/N parameters in for forward and
+ *   again for backward;
+ * - NVMe: optimizer on NVMe reads and writes the fp32 master, momentum and variance (2 x 12 T/N); parameters
+ *   on NVMe are read twice (P/N each) and the updated T/N written once.
+ */
+export function memoryLayout(placement: Placement, n: PeakInput): MemoryLayout {
+  const N = n.totalGpus;
+  const g = n.gpusPerNode;
+  const w = weightBytes(n.precision);
+  const P = n.params;
+  const T = n.trainable;
+  const { stage } = placement;
+  const opt = effectiveOptimizer(placement);
+  const param = stage === 3 ? placement.param : 'none';
+  const slice = (
+    state: StateSlice['state'],
+    elements: number,
+    bytesPerElement: number,
+    sharded: boolean,
+    where: StateSlice['where'],
+    perRankElems?: number,
+  ): StateSlice => {
+    const shards = sharded ? N : 1;
+    const perRank = Math.ceil((perRankElems ?? elements / shards) * bytesPerElement);
+    return {
+      state,
+      elements,
+      bytesPerElement,
+      shards,
+      sharded,
+      where,
+      gpuBytes: where === 'gpu' ? perRank : 0,
+      cpuBytesPerNode: where === 'cpu' ? g * perRank : 0,
+      nvmeBytesPerNode: where === 'nvme' ? g * perRank : 0,
+    };
+  };
+  const optWhere: StateSlice['where'] = opt === 'none' ? 'gpu' : opt;
+  const states: StateSlice[] = [];
+  states.push(slice('params', P, w, stage === 3, param === 'none' ? 'gpu' : param));
+  if (stage === 1) states.push(slice('grads', T, w, false, 'gpu'));
+  else if (stage === 2) states.push(slice('grads', T, w, true, 'gpu', opt === 'none' ? undefined : 0));
+  else states.push(slice('grads', T, w, true, opt === 'none' ? 'gpu' : 'cpu'));
+  states.push(slice('master', T, 4, true, optWhere));
+  states.push(slice('momentum', T, 4, true, optWhere));
+  states.push(slice('variance', T, 4, true, optWhere));
+  const partition = Math.ceil(T / N);
+  if (stage === 3 && opt === 'none') {
+    // One sub-group's fp32 gradient buffer stays on the GPU (initialize_optimizer_states).
+    states.push(slice('gradsFp32', T, 4, true, 'gpu', Math.min(n.knobs.subGroupElems, partition)));
+  } else {
+    states.push(slice('gradsFp32', T, 4, true, optWhere));
+  }
+  const traffic: StepTraffic = {
+    allReduce: 0,
+    reduceScatter: ring(T, w, N),
+    allGather: stage === 3 ? 2 * ring(P, w, N) : ring(T, w, N),
+    pcieToGpu: 0,
+    pcieToCpu: 0,
+    nvme: 0,
+  };
+  if (opt !== 'none') {
+    traffic.pcieToCpu += Math.floor((w * T) / N);
+    if (param === 'none') traffic.pcieToGpu += Math.floor((w * T) / N);
+  }
+  if (param !== 'none') traffic.pcieToGpu += 2 * Math.floor((w * P) / N);
+  if (stage === 3 && opt === 'nvme') traffic.nvme += Math.floor((24 * T) / N);
+  if (param === 'nvme') traffic.nvme += 2 * Math.floor((w * P) / N) + Math.floor((w * T) / N);
+  return { placement, states, traffic };
+}
+
+/** One piece of the model states for the ZeRO picture (issue 9's `StatePiece`, structurally). */
+export interface PicturePiece {
+  kind: 'params' | 'grads' | 'master' | 'momentum' | 'variance';
+  bytesPerParam: number;
+  totalBytes: number;
+  home: 'gpu' | 'cpu' | 'nvme';
+  sharded: boolean;
+  /** Bytes per GPU (home gpu) or per node (home cpu or nvme). */
+  bytes: number;
+}
+
+/** One flow of bytes per GPU per step for the picture (issue 9's `TrafficFlow`, structurally). */
+export interface PictureFlow {
+  kind: 'all-reduce' | 'reduce-scatter' | 'all-gather' | 'pcie' | 'nvme';
+  what: PicturePiece['kind'];
+  bytesPerStep: number;
+  direction?: 'in' | 'out';
+  when?: string;
+}
+
+/** The per-mode split the ZeRO picture draws (issue 9's `ZeroBreakdown`, structurally), from the layout. */
+export interface PictureBreakdown {
+  label: string;
+  gpusPerNode: number;
+  nodes: number;
+  pieces: PicturePiece[];
+  traffic: PictureFlow[];
+  /** The peak's buffers item: gathered layers, buckets, staging. */
+  gpuBufferBytes: number;
+  /** DDP's traffic per GPU per step (a ring all-reduce of the trainable gradients): the "1x" of the table. */
+  ddpBytesPerStep: number;
+}
+
+/**
+ * The layout as the ZeRO picture draws it: one piece per state (the fp32 gradients are a second `grads`
+ * piece of 4 bytes per parameter), its home and bytes, and the step's flows by kind; the same numbers as
+ * the peak's params, grads and optimizer items.
+ */
+export function pictureBreakdown(label: string, placement: Placement, n: PeakInput): PictureBreakdown {
+  const layout = memoryLayout(placement, n);
+  const pieces = layout.states.map(
+    (s): PicturePiece => ({
+      kind: s.state === 'gradsFp32' ? 'grads' : s.state,
+      bytesPerParam: s.bytesPerElement,
+      totalBytes: s.elements * s.bytesPerElement,
+      home: s.where,
+      sharded: s.sharded,
+      bytes: s.gpuBytes + s.cpuBytesPerNode + s.nvmeBytesPerNode,
+    }),
+  );
+  const t = layout.traffic;
+  const flows: PictureFlow[] = [
+    { kind: 'reduce-scatter', what: 'grads', bytesPerStep: t.reduceScatter, when: 'backward' },
+    {
+      kind: 'all-gather',
+      what: 'params',
+      bytesPerStep: t.allGather,
+      when: placement.stage === 3 ? 'forward and backward' : 'after the step',
+    },
+    { kind: 'pcie', what: 'grads', bytesPerStep: t.pcieToCpu, direction: 'out' },
+    { kind: 'pcie', what: 'params', bytesPerStep: t.pcieToGpu, direction: 'in' },
+    { kind: 'nvme', what: 'master', bytesPerStep: t.nvme },
+  ];
+  return {
+    label,
+    gpusPerNode: n.gpusPerNode,
+    nodes: n.nodes,
+    pieces,
+    traffic: flows.filter((f) => f.bytesPerStep > 0),
+    gpuBufferBytes: buffersItem(placement, n),
+    ddpBytesPerStep: 2 * ring(n.trainable, weightBytes(n.precision), n.totalGpus),
+  };
+}
+
+/**
+ * CUDA context and NCCL per process: the documented constants, or the override. NCCL counts for one GPU
+ * too: DeepSpeed initializes torch.distributed with the NCCL backend for a single process as well.
+ */
+export function cudaContextItem(n: Pick<PeakInput, 'cudaContextBytes'>): number {
+  if (n.cudaContextBytes !== null) return n.cudaContextBytes;
+  return CUDA_CONTEXT_BYTES + NCCL_INIT_BYTES;
+}
+
+/**
+ * Communication and gather buffers on one GPU, as DeepSpeed allocates them (see the file comment):
+ * - stages 1-2: the contiguous-gradient bucket, reduce_bucket_size elements in 16-bit, twice with
+ *   overlap_comm (only with contiguous_gradients, which offload forces on); with the optimizer offloaded,
+ *   the GPU staging buffer of the largest trainable parameter; allgather_bucket_size costs nothing.
+ * - stage 3: one reduce bucket (overlap_comm adds no second one); the gathered parameters, at most the
+ *   largest module plus max(prefetch bucket, max live parameters), never more than the model; the full
+ *   16-bit gradient of the largest trainable module before it is reduced.
+ */
+export function buffersItem(placement: Placement, n: PeakInput): number {
+  const w = weightBytes(n.precision);
+  const k = n.knobs;
+  if (placement.stage !== 3) {
+    const contiguous = k.contiguousGradients || placement.optimizer !== 'none';
+    const bucket = contiguous ? w * k.reduceBucketElems * (k.overlapComm ? 2 : 1) : 0;
+    const staging = placement.optimizer !== 'none' ? w * n.largestTrainable : 0;
+    return bucket + staging;
+  }
+  const bucket = k.contiguousGradients ? w * k.reduceBucketElems : 0;
+  const gathered = w * Math.min(n.params, n.largestLayer + Math.max(k.prefetchBucketElems, k.maxLiveParams));
+  return bucket + gathered + w * n.largestTrainable;
+}
+
+/** Frozen models beside the trained one, whole on every GPU (not prepared, so not sharded), in the training precision. */
+export function extraModelsItem(n: Pick<PeakInput, 'extraGpuParams' | 'precision'>): number {
+  return n.extraGpuParams * weightBytes(n.precision);
+}
+
+/** The allocator margin: FRAGMENTATION_MARGIN_FRACTION of the memory a step allocates and frees. */
+export function marginItem(transientBytes: number): number {
+  return Math.round(transientBytes * FRAGMENTATION_MARGIN_FRACTION);
+}
+
+/**
+ * CPU memory per node, the larger of two moments:
+ * - loading: without ZeRO-Init every rank of the node loads the whole model on the CPU before DeepSpeed
+ *   shards it (LOAD_BYTES_PER_PARAM x P per rank); with ZeRO-Init (stage 3 and zero3_init) a rank builds
+ *   its slice directly and holds one module at a time (4L, DeepSpeed's estimator);
+ * - training: the offloaded states (layout), the pinned 16-bit partition copy and staging buffer of stages
+ *   1-2 offload, and the NVMe swap buffers (offload_optimizer.buffer_count fp32 sub-groups,
+ *   offload_param.buffer_count x buffer_size 16-bit elements), per rank.
+ */
+export function cpuPerNode(
+  placement: Placement,
+  n: PeakInput,
+  layout: MemoryLayout,
+): { loadBytes: number; steadyBytes: number } {
+  const g = n.gpusPerNode;
+  const w = weightBytes(n.precision);
+  const zeroInit = placement.stage === 3 && n.zeroInit;
+  const loadBytes = g * LOAD_BYTES_PER_PARAM * (zeroInit ? n.largestLayer : n.params);
+  let steady = layout.states.reduce((s, x) => s + x.cpuBytesPerNode, 0);
+  const partition = Math.ceil(n.trainable / n.totalGpus);
+  if (placement.stage !== 3 && placement.optimizer !== 'none') {
+    // The pinned 16-bit partition copy and the pinned staging buffer of the largest parameter.
+    steady += g * (w * partition + w * n.largestTrainable);
+  }
+  if (placement.stage === 3 && placement.optimizer === 'nvme') {
+    steady += g * 4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(n.knobs.subGroupElems, partition);
+  }
+  if (placement.stage === 3 && placement.param === 'nvme') steady += g * w * PARAM_SWAP_BUFFER_ELEMS;
+  // Loading and training do not overlap: the load copies are freed once DeepSpeed holds the shards.
+  return { loadBytes, steadyBytes: steady };
+}
+
+/** The link collectives run on and its bytes per second: the network between nodes, else NVLink or PCIe. */
+export function linkOf(n: Pick<PeakInput, 'nodes' | 'interconnect'>): { link: string; bytesPerS: number } {
+  if (n.nodes > 1) return { link: 'the network (assumed)', bytesPerS: NETWORK_BYTES_PER_S };
+  if (n.interconnect.kind === 'nvlink' && n.interconnect.nvlinks) {
+    return {
+      link: `NVLink x${n.interconnect.nvlinks}`,
+      bytesPerS: n.interconnect.nvlinks * NVLINK_BYTES_PER_S_PER_LINK,
+    };
+  }
+  return {
+    link: n.interconnect.kind === 'pcie' ? 'PCIe' : 'PCIe (assumed)',
+    bytesPerS: PCIE_BYTES_PER_S,
+  };
+}
+
+/** Seconds of the step's traffic on each link, and the extra over ZeRO-1 (the DDP volume). */
+export function stepTime(n: PeakInput, layout: MemoryLayout): StepTime {
+  const { link, bytesPerS } = linkOf(n);
+  const t = layout.traffic;
+  const comm = t.allReduce + t.reduceScatter + t.allGather;
+  const ddp = 2 * ring(n.trainable, weightBytes(n.precision), n.totalGpus);
+  const commSeconds = comm / bytesPerS;
+  const pcieSeconds = (t.pcieToGpu + t.pcieToCpu) / PCIE_BYTES_PER_S;
+  const nvmeSeconds = t.nvme / NVME_BYTES_PER_S;
+  return {
+    commSeconds,
+    pcieSeconds,
+    nvmeSeconds,
+    extraSeconds: Math.max(0, comm - ddp) / bytesPerS + pcieSeconds + nvmeSeconds,
+    link,
+  };
+}
+
+/** The peak of one placement: GPU line items, CPU per node, NVMe per node, the layout and the step time. */
+export function peakOf(placement: Placement, n: PeakInput): Peak {
+  const layout = memoryLayout(placement, n);
+  const gpuOf = (...names: StateSlice['state'][]) =>
+    layout.states.filter((s) => names.includes(s.state)).reduce((a, s) => a + s.gpuBytes, 0);
+  const params = gpuOf('params');
+  const grads = gpuOf('grads');
+  const optimizer = gpuOf('master', 'momentum', 'variance', 'gradsFp32');
+  const activations = n.activations?.totalBytes ?? 0;
+  const buffers = buffersItem(placement, n);
+  const extraModels = extraModelsItem(n);
+  const margin = marginItem(activations + buffers + (placement.stage === 1 ? grads : 0));
+  const items: PeakItems = {
+    cudaContext: cudaContextItem(n),
+    params,
+    grads,
+    optimizer,
+    activations,
+    buffers,
+    extraModels,
+    margin,
+  };
+  const gpuBytes = Object.values(items).reduce((a, b) => a + b, 0);
+  const cpu = cpuPerNode(placement, n, layout);
+  const nvmeBytes = layout.states.reduce((s, x) => s + x.nvmeBytesPerNode, 0);
+  return {
+    gpuBytes,
+    cpuBytes: Math.max(cpu.loadBytes, cpu.steadyBytes),
+    items,
+    cpu,
+    nvmeBytes,
+    layout,
+    time: stepTime(n, layout),
+  };
+}
