@@ -14,6 +14,7 @@ const host = (n: number): HostDetection => ({
   cpuMemoryBytes: 1024 * GiB,
   nvmePath: null,
   nvmeFreeBytes: null,
+  interconnect: { kind: 'unknown', nvlinks: null },
 });
 
 describe('the number of processes', () => {
@@ -51,7 +52,18 @@ describe('the number of processes', () => {
   });
 
   it('turns detection into the defaults the questions use', () => {
-    expect(envFromDetection(host(8))).toEqual({ gpuCount: 8, gpuMemoryBytes: 80 * GiB, cpuMemoryBytes: 1024 * GiB });
-    expect(envFromDetection(host(0))).toEqual({ gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: 1024 * GiB });
+    const interconnect = { kind: 'unknown', nvlinks: null };
+    expect(envFromDetection(host(8))).toEqual({
+      gpuCount: 8,
+      gpuMemoryBytes: 80 * GiB,
+      cpuMemoryBytes: 1024 * GiB,
+      interconnect,
+    });
+    expect(envFromDetection(host(0))).toEqual({
+      gpuCount: null,
+      gpuMemoryBytes: null,
+      cpuMemoryBytes: 1024 * GiB,
+      interconnect,
+    });
   });
 });

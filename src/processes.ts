@@ -14,6 +14,7 @@ export function envFromDetection(host: HostDetection): DetectedEnv {
     gpuCount: g.detected ? g.gpus.length : null,
     gpuMemoryBytes: g.minMemoryBytes,
     cpuMemoryBytes: host.cpuMemoryBytes,
+    interconnect: host.interconnect,
   };
 }
 
