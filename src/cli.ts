@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
 import type { UiLoaders } from './ui.js';
+import type { CommandContext } from './commands/context.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerPreset } from './commands/preset.js';
 import { registerEstimate } from './commands/estimate.js';
@@ -9,12 +10,6 @@ import { registerLaunch } from './commands/launch.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
-
-/** What every subcommand gets: the lazily loaded views and a way to set the exit code. */
-export interface CommandContext {
-  ui: UiLoaders;
-  setExitCode(code: number): void;
-}
 
 /** The program, with the exit code its action chose. */
 export type Program = Command & { exitCodeFromAction?: number };

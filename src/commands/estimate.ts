@@ -1,6 +1,6 @@
 /** `zerowiz estimate`: memory, communication and offload traffic of each ZeRO mode, and which one to pick. */
 import type { Command } from 'commander';
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 import {
   ADDITIONAL_BUFFER_FACTOR,
   CPU_HEADROOM_FRACTION,
