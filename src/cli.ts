@@ -35,6 +35,15 @@ export function buildProgram(ui: UiLoaders): Program {
       outputError: (str, write) => write(oneLineError(str)),
     })
     .usage('[options] [command]')
+    .hook('preSubcommand', (root, sub) => {
+      if (root.opts().config !== undefined)
+        throw new UsageError(
+          `--config opens the wizard; it cannot be given with \`${sub.name()}\``,
+          sub.name() === 'generate' || sub.name() === 'preset'
+            ? `to start from that file, use \`zerowiz ${sub.name()} ${sub.name() === 'preset' ? 'save NAME ' : ''}--from FILE\``
+            : 'give --config alone to open the wizard',
+        );
+    })
     .argument('[command]')
     .action(async (command: string | undefined, opts: { config?: string }) => {
       if (command !== undefined) {
