@@ -5,7 +5,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  existsSync,
   lstatSync,
   mkdirSync,
   readFileSync,

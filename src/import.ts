@@ -130,7 +130,7 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   let jsonPath: string | null = null;
   let j: Record<string, unknown>;
   if (ref) {
-    const candidates = isAbsolute(ref) ? [ref] : [join(cwd, ref), join(dirname(abs), ref)];
+    const candidates = isAbsolute(ref) ? [ref] : [...new Set([join(cwd, ref), join(dirname(abs), ref)])];
     jsonPath = candidates.find(pathPresent) ?? null;
     // Never a silent stand-in: without its JSON, the file's ZeRO stage and offload settings are unknown.
     if (!jsonPath)
