@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli, sandbox, tempDir } from './helpers/cli.js';
 import { question, withDefaults } from '../src/questions.js';
 import { answerFindings } from '../src/validate.js';
+import { previewOf } from '../src/wizard/preview.js';
+import { DEFAULT_FILES } from '../src/setup.js';
 
 const VERBS: Array<[string, (box: ReturnType<typeof sandbox>) => string[]]> = [
   ['generate', () => ['generate', '--print', 'yaml']],
@@ -84,5 +86,17 @@ describe('the rules behind them (one definition for flags, presets and the wizar
     const a = withDefaults({ mode: '2' });
     const f = answerFindings(a, ['zero3_save_16bit_model', 'num_processes'], 'flag');
     expect(f.map((x) => [x.level, x.rule])).toEqual([['warning', 'answer-not-applicable']]);
+  });
+  it("the wizard's preview shows the same findings: a missing ds_config_path, a layer above the model", () => {
+    const setup = (given: Parameters<typeof withDefaults>[0]) => ({
+      name: 'x',
+      answers: withDefaults(given),
+      files: { ...DEFAULT_FILES },
+      steps: [],
+    });
+    const rules = (given: Parameters<typeof withDefaults>[0]) => previewOf(setup(given)).findings.map((f) => f.rule);
+    expect(rules({ ds_config_path: '/nowhere/ds.json' })).toContain('ds-config-path-missing');
+    expect(rules({ model_params: 1e9, largest_layer_params: 2e9 })).toContain('largest-layer-above-params');
+    expect(rules({})).not.toContain('ds-config-path-missing');
   });
 });

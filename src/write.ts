@@ -101,7 +101,12 @@ function processStart(pid: number): string | null | 'gone' {
   return fields[19] ?? null;
 }
 
-const SELF = { pid: process.pid, host: hostname(), start: processStart(process.pid) };
+let selfCache: { pid: number; host: string; start: string | null } | null = null;
+/** This process as a lock names it (read on first use: `generate --print` never pays for it). */
+function self(): { pid: number; host: string; start: string | null } {
+  selfCache ??= { pid: process.pid, host: hostname(), start: processStart(process.pid) };
+  return selfCache;
+}
 
 interface LockOwner {
   pid: number;
@@ -112,8 +117,8 @@ interface LockOwner {
 }
 
 function alive(o: Pick<LockOwner, 'pid' | 'host' | 'start' | 'time'>): boolean {
-  if (o.host !== SELF.host) return Date.now() - o.time < FOREIGN_LOCK_STALE_MS;
-  if (o.pid === SELF.pid) return o.start === SELF.start;
+  if (o.host !== self().host) return Date.now() - o.time < FOREIGN_LOCK_STALE_MS;
+  if (o.pid === self().pid) return o.start === self().start;
   const start = processStart(o.pid);
   if (start === 'gone') return false;
   if (start !== null && o.start !== null) return start === o.start;
@@ -126,7 +131,7 @@ function alive(o: Pick<LockOwner, 'pid' | 'host' | 'start' | 'time'>): boolean {
 }
 
 function pidAlive(pid: number): boolean {
-  return pid === SELF.pid || alive({ pid, host: SELF.host, start: null, time: Date.now() });
+  return pid === self().pid || alive({ pid, host: self().host, start: null, time: Date.now() });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +140,7 @@ function pidAlive(pid: number): boolean {
 const hex = () => randomBytes(6).toString('hex');
 
 function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path).slice(0, 100)}.zerowiz-${SELF.pid}-${hex()}.tmp`);
+  return join(dirname(path), `.${basename(path).slice(0, 100)}.zerowiz-${self().pid}-${hex()}.tmp`);
 }
 
 /** Writes a new file that must not exist yet (O_EXCL: never follows a link); flushed to disk when `sync`. */
@@ -207,9 +212,9 @@ interface Held {
 /** One try at the lock of `dir`; null when another zerowiz holds it. */
 function tryLock(dir: string): Held | null {
   const path = join(dir, LOCK_FILE_NAME);
-  const owner: LockOwner = { ...SELF, nonce: hex(), time: Date.now() };
+  const owner: LockOwner = { ...self(), nonce: hex(), time: Date.now() };
   // The content is written first and the lock appears with it in one step (link fails if the lock exists).
-  const temp = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${SELF.pid}-${hex()}.tmp`);
+  const temp = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   writeNewFile(temp, JSON.stringify(owner), false);
   try {
     linkSync(temp, path);
@@ -264,7 +269,7 @@ function breakStaleLock(dir: string): { free: boolean; holder: string } {
   const holder = o ? `pid ${o.pid} on ${o.host}` : 'an unknown process';
   const stale = o ? !alive(o) : Date.now() - seen.mtimeMs > UNREADABLE_LOCK_STALE_MS;
   if (!stale) return { free: false, holder };
-  const aside = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${SELF.pid}-${hex()}.tmp`);
+  const aside = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   try {
     renameSync(path, aside);
   } catch {
@@ -450,9 +455,9 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
     for (const e of entries) if (e.existed) e.backup = linkToFreeName(e.path, `${e.path}.bak-${timestamp()}`);
     // The journal lets the next writer finish this commit if zerowiz is killed in the middle of it.
     const jdir = dirname(entries[0]!.path);
-    journal = join(jdir, `.zerowiz-${SELF.pid}-${hex()}.journal`);
+    journal = join(jdir, `.zerowiz-${self().pid}-${hex()}.journal`);
     const jtemp = tempPathFor(journal);
-    writeNewFile(jtemp, JSON.stringify({ pid: SELF.pid, entries } satisfies Journal), false);
+    writeNewFile(jtemp, JSON.stringify({ pid: self().pid, entries } satisfies Journal), false);
     renameSync(jtemp, journal);
     for (const h of held)
       if (!stillMine(h))
