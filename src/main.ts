@@ -5,12 +5,13 @@ import { RunError, UsageError, describeError, fileError, isOsError } from './err
 import { printableLines } from './printable.js';
 import type { UiLoaders } from './ui.js';
 
-/** Errors of a closed reader or a dead terminal: the output has nowhere to go. */
-const GONE_CODES = new Set(['EPIPE', 'EIO', 'ECONNRESET', 'ERR_STREAM_DESTROYED']);
+/** Errors of a reader that closed early: the output has nowhere to go, and nobody waits for it. */
+const GONE_CODES = new Set(['EPIPE', 'ERR_STREAM_DESTROYED']);
 
 /**
  * A reader that closed early (`zerowiz preset list | head -1`) ends zerowiz quietly, as Unix tools end,
- * unless a view has its own handler for that stream (a running launch keeps logging to disk).
+ * unless a view has its own handler for that stream (a running launch keeps logging to disk; the terminal
+ * views handle a terminal that went away). Any other output error is one line and exit 2.
  */
 function endQuietlyOnClosedOutput(): void {
   for (const stream of [process.stdout, process.stderr]) {

@@ -59,6 +59,12 @@ export interface FileToWrite {
 export const LOCK_FILE_NAME = '.zerowiz.lock';
 /** How long a writer waits for a live zerowiz holding the lock before it gives up with a hint. */
 export const LOCK_WAIT_MS = 30_000;
+
+/** The wait, or ZEROWIZ_LOCK_WAIT_MS when set (scripts that would rather fail fast; the tests). */
+function lockWaitMs(): number {
+  const v = Number(process.env.ZEROWIZ_LOCK_WAIT_MS);
+  return Number.isFinite(v) && v >= 0 ? v : LOCK_WAIT_MS;
+}
 /** A lock from another host cannot be checked; after this long it is taken as stale. */
 export const FOREIGN_LOCK_STALE_MS = 10 * 60_000;
 /** A lock file without readable content (its writer died while creating it) is stale after this long. */
@@ -537,7 +543,7 @@ function ensureDir(dir: string): void {
 export async function withDirLocks<T>(dirs: readonly string[], fn: (held: readonly Held[]) => T): Promise<T> {
   const sorted = [...new Set(dirs.map((d) => resolve(d)))].sort();
   for (const d of sorted) ensureDir(d);
-  const deadline = Date.now() + LOCK_WAIT_MS;
+  const deadline = Date.now() + lockWaitMs();
   let wait = LOCK_RETRY_MIN_MS;
   for (;;) {
     let blocked: string | null = null;

@@ -90,19 +90,26 @@ export async function iteration(ctx) {
   for (const [n, t] of originals) writeFileSync(join(out, n), t);
 
   const writers = pick(rng, [1, 1, 1, 2, 3, 5]);
-  const plan = Array.from({ length: writers }, (_, w) => ({
-    steps: i * 10 + w + 1,
-    mode: pick(rng, ['2', '3', '3-offload']),
-    signal: pick(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', 'SIGINT', null]),
-    afterMs: between(rng, 0.3 * typicalMs, 1.1 * typicalMs * Math.max(1, writers / 2)),
-  }));
-  ctx.log(`${existing} existing, ${plan.map((p) => `${p.signal ?? 'no signal'}@${p.afterMs}ms`).join(' ')}`);
+  // Half the signals land at a random instant of the whole run, half 0-2 ms after the write began.
+  const plan = Array.from({ length: writers }, (_, w) => {
+    const aimed = rng() < 0.5;
+    return {
+      steps: i * 10 + w + 1,
+      mode: pick(rng, ['2', '3', '3-offload']),
+      signal: pick(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', 'SIGINT', null]),
+      aimed,
+      afterMs: aimed ? between(rng, 0, 2) : between(rng, 0.3 * typicalMs, 1.1 * typicalMs * Math.max(1, writers / 2)),
+    };
+  });
+  ctx.log(
+    `${existing} existing, ${plan.map((p) => `${p.signal ?? 'no signal'}@${p.aimed ? 'write+' : ''}${p.afterMs}ms`).join(' ')}`,
+  );
   const results = await Promise.all(
     plan.map((p) =>
       runBin(bin, args(out, p.steps, p.mode), {
         cwd: dir,
         env,
-        kill: p.signal ? { signal: p.signal, afterMs: p.afterMs } : undefined,
+        kill: p.signal ? { signal: p.signal, afterMs: p.afterMs, watch: p.aimed ? out : undefined } : undefined,
       }),
     ),
   );
@@ -121,10 +128,17 @@ export async function iteration(ctx) {
   }
   const hardKilled = results.some((r) => r.signal === 'SIGKILL');
   problems.push(...check(out, originals, reported, false, hardKilled));
+  const left = leftovers(out);
+  const stats = {
+    'signals landed': results.filter((r) => r.signal !== null).length,
+    'SIGKILL aimed at the write': results.filter((r, k) => r.signal === 'SIGKILL' && plan[k].aimed).length,
+    'SIGKILL mid-write (leftovers to recover)': hardKilled && left.length > 0 ? 1 : 0,
+    'journals finished or undone by the next writer': left.some((n) => n.endsWith('.journal')) ? 1 : 0,
+  };
   // A later writer finishes or undoes what a killed one left, and leaves nothing behind itself.
   const follow = await runBin(bin, args(out, 9, '3'), { cwd: dir, env });
   if (follow.code !== 0) problems.push(`the next generate failed: ${follow.stderr.trim().split('\n')[0]}`);
   else reported.push(9);
   problems.push(...check(out, originals, reported, true, hardKilled).map((p) => `after the next generate: ${p}`));
-  return { problems };
+  return { problems, stats };
 }

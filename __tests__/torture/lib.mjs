@@ -1,11 +1,13 @@
 /** Helpers shared by the torture scenarios: run the bin, hit it with a signal at an instant, look at a folder. */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, watch } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * Starts `node BIN ...args`; when `kill` is given, sends `kill.signal` after `kill.afterMs`. Resolves when it
- * has exited (reaped) with {code, signal, stdout, stderr, pid, killed}.
+ * Starts `node BIN ...args`; when `kill` is given, sends `kill.signal` after `kill.afterMs`, or, with
+ * `kill.watch` (a folder), `kill.afterMs` after zerowiz's first lock, temp or journal file appears there (the
+ * write has begun: this aims the signal into the transaction). Resolves when it has exited (reaped) with
+ * {code, signal, stdout, stderr, pid, killed}.
  */
 export function runBin(bin, args, { cwd, env, kill } = {}) {
   return new Promise((resolve) => {
@@ -23,13 +25,20 @@ export function runBin(bin, args, { cwd, env, kill } = {}) {
     child.stderr.on('data', (d) => {
       stderr += d;
     });
-    const timer = kill
-      ? setTimeout(() => {
-          killed = child.kill(kill.signal);
-        }, kill.afterMs)
+    const hit = () => {
+      if (child.exitCode === null && child.signalCode === null) killed = child.kill(kill.signal);
+    };
+    let timer = kill && !kill.watch ? setTimeout(hit, kill.afterMs) : null;
+    const watcher = kill?.watch
+      ? watch(kill.watch, (_event, file) => {
+          if (timer || !/\.tmp$|\.journal$|^\.zerowiz\.lock$/.test(String(file))) return;
+          timer = setTimeout(hit, kill.afterMs);
+          if (kill.afterMs === 0) hit();
+        })
       : null;
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
+      watcher?.close();
       resolve({ code, signal, stdout, stderr, pid: child.pid, killed });
     });
   });

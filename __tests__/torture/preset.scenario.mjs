@@ -70,12 +70,15 @@ export async function iteration(ctx) {
         : what === 'delete'
           ? ['preset', 'delete', 'p']
           : ['preset', 'save', 'bad', '--description', description];
+    // Half the signals land at a random instant of the whole run, half 0-2 ms after the write began.
+    const aimed = rng() < 0.5;
     return {
       what,
       description,
       argv,
       signal: pick(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', null]),
-      afterMs: between(rng, 0.3 * typicalMs, 1.1 * typicalMs),
+      aimed,
+      afterMs: aimed ? between(rng, 0, 2) : between(rng, 0.3 * typicalMs, 1.1 * typicalMs),
     };
   });
   ctx.log(
@@ -83,7 +86,11 @@ export async function iteration(ctx) {
   );
   const results = await Promise.all(
     ops.map((o) =>
-      runBin(bin, o.argv, { cwd: dir, env, kill: o.signal ? { signal: o.signal, afterMs: o.afterMs } : undefined }),
+      runBin(bin, o.argv, {
+        cwd: dir,
+        env,
+        kill: o.signal ? { signal: o.signal, afterMs: o.afterMs, watch: o.aimed ? presets : undefined } : undefined,
+      }),
     ),
   );
   const problems = [];
@@ -100,9 +107,15 @@ export async function iteration(ctx) {
   }
   const hardKilled = results.some((r) => r.signal === 'SIGKILL');
   problems.push(...check(presets, original, saved, false, hardKilled));
+  const left = leftovers(presets);
+  const stats = {
+    'signals landed': results.filter((r) => r.signal !== null).length,
+    'SIGKILL aimed at the write': results.filter((r, k) => r.signal === 'SIGKILL' && ops[k].aimed).length,
+    'SIGKILL mid-write (leftovers to recover)': hardKilled && left.length > 0 ? 1 : 0,
+  };
   const follow = await runBin(bin, ['preset', 'save', 'follow', '--description', 'f'], { cwd: dir, env });
   if (follow.code !== 0) problems.push(`the next preset save failed: ${follow.stderr.trim().split('\n')[0]}`);
   problems.push(...check(presets, original, saved, true, hardKilled).map((p) => `after the next save: ${p}`));
   if (!names(presets).includes('follow.yaml')) problems.push('the next preset save wrote nothing');
-  return { problems };
+  return { problems, stats };
 }

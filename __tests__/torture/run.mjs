@@ -62,6 +62,8 @@ export async function runTorture({ iterations = 1000, seed = Date.now() % 2 ** 3
   const scenarios = await loadScenarios(only);
   const failures = [];
   const perScenario = new Map(scenarios.map((s) => [s.name, 0]));
+  /** What the scenarios counted (e.g. how many kills landed mid-write), summed. */
+  const counts = new Map();
   const started = Date.now();
   for (const s of scenarios) if (s.setup) await s.setup({ bin: BIN, root: ROOT, rng: seededRandom(seed ^ 0x5eed) });
   try {
@@ -79,7 +81,10 @@ export async function runTorture({ iterations = 1000, seed = Date.now() % 2 ** 3
       };
       let problems;
       try {
-        ({ problems } = await s.iteration(ctx));
+        let stats;
+        ({ problems, stats } = await s.iteration(ctx));
+        for (const [k, v] of Object.entries(stats ?? {}))
+          counts.set(`${s.name} ${k}`, (counts.get(`${s.name} ${k}`) ?? 0) + v);
       } catch (e) {
         problems = [`the iteration threw: ${e?.stack ?? e}`];
       }
@@ -101,6 +106,7 @@ export async function runTorture({ iterations = 1000, seed = Date.now() % 2 ** 3
   const spread = [...perScenario].map(([n, k]) => `${n} ${k}`).join(', ');
   const summary = `torture: ${iterations} iterations, ${failures.length} failures (seed ${seed})`;
   print(`(${spread}; ${seconds.toFixed(1)} s)`);
+  if (counts.size > 0) print(`(${[...counts].map(([k, v]) => `${k}: ${v}`).join(', ')})`);
   print(summary);
   return { iterations, failures, seed, seconds, summary };
 }
