@@ -8,7 +8,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { between, contents, leftovers, measureMs, names, pick, runBin, running } from './lib.mjs';
+import {
+  calibrate,
+  contents,
+  crashProblems,
+  leftovers,
+  names,
+  pick,
+  planText,
+  runAll,
+  runBin,
+  signalPlan,
+} from './lib.mjs';
 
 export const name = 'generate-out';
 
@@ -35,11 +46,7 @@ function sandboxEnv(dir) {
 }
 
 export async function setup(ctx) {
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const dir = mkdtempSync(join(tmpdir(), 'zw-torture-calibrate-'));
-  typicalMs = await measureMs(ctx.bin, args(join(dir, 'out'), 1, '3'), { cwd: dir, env: sandboxEnv(dir) });
-  rmSync(dir, { recursive: true, force: true });
+  typicalMs = await calibrate(ctx.bin, (dir) => ({ argv: args(join(dir, 'out'), 1, '3'), env: sandboxEnv(dir) }));
 }
 
 const isZerowizYaml = (t) => t?.includes('deepspeed_config_file:');
@@ -90,35 +97,18 @@ export async function iteration(ctx) {
   for (const [n, t] of originals) writeFileSync(join(out, n), t);
 
   const writers = pick(rng, [1, 1, 1, 2, 3, 5]);
-  // Half the signals land at a random instant of the whole run, half 0-2 ms after the write began.
-  const plan = Array.from({ length: writers }, (_, w) => {
-    const aimed = rng() < 0.5;
-    return {
-      steps: i * 10 + w + 1,
-      mode: pick(rng, ['2', '3', '3-offload']),
-      signal: pick(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', 'SIGINT', null]),
-      aimed,
-      afterMs: aimed ? between(rng, 0, 2) : between(rng, 0.3 * typicalMs, 1.1 * typicalMs * Math.max(1, writers / 2)),
-    };
-  });
-  ctx.log(
-    `${existing} existing, ${plan.map((p) => `${p.signal ?? 'no signal'}@${p.aimed ? 'write+' : ''}${p.afterMs}ms`).join(' ')}`,
-  );
-  const results = await Promise.all(
-    plan.map((p) =>
-      runBin(bin, args(out, p.steps, p.mode), {
-        cwd: dir,
-        env,
-        kill: p.signal ? { signal: p.signal, afterMs: p.afterMs, watch: p.aimed ? out : undefined } : undefined,
-      }),
-    ),
-  );
+  const plan = Array.from({ length: writers }, (_, w) => ({
+    steps: i * 10 + w + 1,
+    mode: pick(rng, ['2', '3', '3-offload']),
+    ...signalPlan(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', 'SIGINT', null], typicalMs, Math.max(1, writers / 2)),
+  }));
+  for (const p of plan) p.argv = args(out, p.steps, p.mode);
+  ctx.log(`${existing} existing, ${plan.map(planText).join(' ')}`);
+  const results = await runAll(bin, plan, { cwd: dir, env, watchDir: out });
   const problems = [];
   const reported = [];
   for (const [w, r] of results.entries()) {
-    if (running(r.pid)) problems.push(`writer ${w} (pid ${r.pid}) still runs`);
-    if (/unexpected error|\n\s+at /.test(r.stderr))
-      problems.push(`writer ${w} crashed: ${r.stderr.trim().split('\n')[0]}`);
+    problems.push(...crashProblems(r, `writer ${w}`));
     if (r.code === 0) {
       if (!r.stdout.includes(JSON_FILE)) problems.push(`writer ${w} exited 0 without saying what it wrote`);
       reported.push(plan[w].steps);

@@ -1,6 +1,7 @@
 /** Helpers shared by the torture scenarios: run the bin, hit it with a signal at an instant, look at a folder. */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, watch } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, watch } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -92,13 +93,58 @@ export function between(rng, lo, hi) {
   return Math.round(lo + rng() * (hi - lo));
 }
 
-/** How long the command takes when nothing hits it (median of three runs): kills are aimed around it. */
-export async function measureMs(bin, args, opts) {
+/**
+ * How long a command takes when nothing hits it (median of three runs, each in a fresh folder made by
+ * `make(dir)` -> {argv, env}): the random instants are spread around it.
+ */
+export async function calibrate(bin, make) {
   const times = [];
   for (let k = 0; k < 3; k++) {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-torture-calibrate-'));
+    const { argv, env } = make(dir);
     const t = Date.now();
-    await runBin(bin, args, opts);
+    await runBin(bin, argv, { cwd: dir, env });
     times.push(Date.now() - t);
+    rmSync(dir, { recursive: true, force: true });
   }
   return times.sort((a, b) => a - b)[1];
+}
+
+/**
+ * A signal plan: one of `signals` (null: none); half the time at a random instant of the run (0.3-1.1 x
+ * `typicalMs`, times `spread`), half 0-2 ms after the write began (aimed at the transaction).
+ */
+export function signalPlan(rng, signals, typicalMs, spread = 1) {
+  const aimed = rng() < 0.5;
+  return {
+    signal: pick(rng, signals),
+    aimed,
+    afterMs: aimed ? between(rng, 0, 2) : between(rng, 0.3 * typicalMs, 1.1 * typicalMs * spread),
+  };
+}
+
+/** Runs every `{argv, signal, aimed, afterMs}` at once in `cwd`; aimed signals watch the folder `watchDir`. */
+export function runAll(bin, specs, { cwd, env, watchDir }) {
+  return Promise.all(
+    specs.map((p) =>
+      runBin(bin, p.argv, {
+        cwd,
+        env,
+        kill: p.signal ? { signal: p.signal, afterMs: p.afterMs, watch: p.aimed ? watchDir : undefined } : undefined,
+      }),
+    ),
+  );
+}
+
+/** A plan in a log line: `SIGKILL@write+1ms`, `SIGINT@230ms`, `no signal`. */
+export function planText(p) {
+  return p.signal ? `${p.signal}@${p.aimed ? 'write+' : ''}${p.afterMs}ms` : 'no signal';
+}
+
+/** What is wrong with a finished run whatever it was: still running, or a crash instead of one line. */
+export function crashProblems(r, label) {
+  const out = [];
+  if (running(r.pid)) out.push(`${label} (pid ${r.pid}) still runs`);
+  if (/unexpected error|\n\s+at /.test(r.stderr)) out.push(`${label} crashed: ${r.stderr.trim().split('\n')[0]}`);
+  return out;
 }

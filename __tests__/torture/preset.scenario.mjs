@@ -7,7 +7,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { between, contents, leftovers, measureMs, names, pick, runBin, running } from './lib.mjs';
+import {
+  calibrate,
+  contents,
+  crashProblems,
+  leftovers,
+  names,
+  pick,
+  planText,
+  runAll,
+  runBin,
+  signalPlan,
+} from './lib.mjs';
 
 export const name = 'preset';
 
@@ -20,14 +31,10 @@ function sandbox(dir) {
 }
 
 export async function setup(ctx) {
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const dir = mkdtempSync(join(tmpdir(), 'zw-torture-calibrate-'));
-  typicalMs = await measureMs(ctx.bin, ['preset', 'save', 'p', '--description', 'x'], {
-    cwd: dir,
+  typicalMs = await calibrate(ctx.bin, (dir) => ({
+    argv: ['preset', 'save', 'p', '--description', 'x'],
     env: sandbox(dir).env,
-  });
-  rmSync(dir, { recursive: true, force: true });
+  }));
 }
 
 function check(presets, original, saved, settled, hardKilled) {
@@ -70,36 +77,15 @@ export async function iteration(ctx) {
         : what === 'delete'
           ? ['preset', 'delete', 'p']
           : ['preset', 'save', 'bad', '--description', description];
-    // Half the signals land at a random instant of the whole run, half 0-2 ms after the write began.
-    const aimed = rng() < 0.5;
-    return {
-      what,
-      description,
-      argv,
-      signal: pick(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', null]),
-      aimed,
-      afterMs: aimed ? between(rng, 0, 2) : between(rng, 0.3 * typicalMs, 1.1 * typicalMs),
-    };
+    return { what, description, argv, ...signalPlan(rng, ['SIGKILL', 'SIGINT', 'SIGKILL', null], typicalMs) };
   });
-  ctx.log(
-    `${original ? 'p.yaml exists' : 'no p.yaml'}; ${ops.map((o) => `${o.what} ${o.signal ?? 'no signal'}@${o.afterMs}ms`).join(', ')}`,
-  );
-  const results = await Promise.all(
-    ops.map((o) =>
-      runBin(bin, o.argv, {
-        cwd: dir,
-        env,
-        kill: o.signal ? { signal: o.signal, afterMs: o.afterMs, watch: o.aimed ? presets : undefined } : undefined,
-      }),
-    ),
-  );
+  ctx.log(`${original ? 'p.yaml exists' : 'no p.yaml'}; ${ops.map((o) => `${o.what} ${planText(o)}`).join(', ')}`);
+  const results = await runAll(bin, ops, { cwd: dir, env, watchDir: presets });
   const problems = [];
   const saved = [];
   for (const [k, r] of results.entries()) {
     const o = ops[k];
-    if (running(r.pid)) problems.push(`${o.what} (pid ${r.pid}) still runs`);
-    if (/unexpected error|\n\s+at /.test(r.stderr))
-      problems.push(`${o.what} crashed: ${r.stderr.trim().split('\n')[0]}`);
+    problems.push(...crashProblems(r, o.what));
     if (o.what === 'save-bad' && r.code === 0) problems.push('preset save over the unparseable bad.yaml succeeded');
     if (o.what === 'save' && r.code === 0) saved.push(o.description);
     if (o.what === 'save' && r.code !== 0 && r.signal === null && r.code !== 130)
