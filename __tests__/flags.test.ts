@@ -2,7 +2,7 @@
  * Answer flags that are wrong or do not apply get a clear error or warning, the same in `generate` and
  * `preset save` (the wizard uses the same question parsers and findings: see wizard-files tests).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli, sandbox, tempDir } from './helpers/cli.js';
@@ -48,6 +48,17 @@ describe.each(VERBS)('%s', (_verb, base) => {
   it('warns when --ds-config-path names a file that does not exist', () => {
     const { r } = run(['--ds-config-path', '/nowhere/ds.json']);
     expect(r.stderr).toMatch(/warning: --ds-config-path \/nowhere\/ds\.json does not exist/);
+  });
+});
+
+describe('preset show', () => {
+  it('warns about answers in the file that do not apply, by their key', () => {
+    const box = sandbox();
+    mkdirSync(box.presets, { recursive: true });
+    writeFileSync(join(box.presets, 'one.yaml'), "answers:\n  mode: '2'\n  main_process_ip: 10.0.0.1\n");
+    const r = runCli(['preset', 'show', 'one'], { env: box.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/warning: main_process_ip does not apply: there is one machine/);
   });
 });
 

@@ -10,6 +10,7 @@ import {
   savePresetFile,
 } from '../presets.js';
 import { printableLines } from '../printable.js';
+import type { QuestionId } from '../questions.js';
 import { formatCount } from '../units.js';
 import { answerFindings, fileFindings, validate } from '../validate.js';
 import { UsageError } from '../errors.js';
@@ -57,7 +58,10 @@ export function presetList(opts: { json?: boolean }): void {
 /** `preset show NAME`. */
 export function presetShow(name: string, opts: { json?: boolean }): void {
   const p = findPreset(name);
-  const findings = validate(p.setup);
+  const findings = [
+    ...validate(p.setup),
+    ...answerFindings(p.setup.answers, Object.keys(p.given) as QuestionId[], 'answer'),
+  ];
   if (opts.json) {
     process.stdout.write(
       `${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`,
