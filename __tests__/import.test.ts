@@ -183,13 +183,15 @@ describe('importing files zerowiz did not write', () => {
     expect(r.findings.find((f) => f.message.includes('fp8'))?.fix).toContain('--mixed_precision fp8');
   });
 
-  it('reports a deepspeed_config_file that does not exist', () => {
+  it('refuses a deepspeed_config_file that does not exist, naming it (no ZeRO-2 stand-in)', () => {
     const dir = tmp();
     writeFileSync(
       join(dir, 'a.yaml'),
       'distributed_type: DEEPSPEED\nnum_processes: 1\ndeepspeed_config:\n  deepspeed_config_file: missing.json\n',
     );
-    expect(importAccelerateConfig('a.yaml', dir).findings.map((f) => f.rule)).toContain('ds-file-missing');
+    expect(() => importAccelerateConfig('a.yaml', dir)).toThrow(
+      /deepspeed_config_file missing\.json, which does not exist/,
+    );
   });
 
   it('refuses a broken file with a UsageError and leaves it untouched', () => {

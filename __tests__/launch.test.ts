@@ -7,7 +7,7 @@ import { parse as shellParse } from 'shell-quote';
 import { BIN, ROOT } from './helpers/pty.js';
 import { loadPreset } from '../src/presets.js';
 import { toAccelerateYaml } from '../src/emit.js';
-import { shellJoin } from '../src/launch/quote.js';
+import { shellJoin } from '../src/quote.js';
 import { trainingScript } from '../src/launch/preflight.js';
 import type { RunJson } from '../src/launch/record.js';
 

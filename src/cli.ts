@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { UsageError } from './errors.js';
 import type { UiLoaders } from './ui.js';
+import type { CommandContext } from './commands/context.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerPreset } from './commands/preset.js';
 import { registerEstimate } from './commands/estimate.js';
@@ -11,12 +12,6 @@ import { registerExport } from './commands/export.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
-
-/** What every subcommand gets: the lazily loaded views and a way to set the exit code. */
-export interface CommandContext {
-  ui: UiLoaders;
-  setExitCode(code: number): void;
-}
 
 /** The program, with the exit code its action chose. */
 export type Program = Command & { exitCodeFromAction?: number };
@@ -42,6 +37,15 @@ export function buildProgram(ui: UiLoaders): Program {
       outputError: (str, write) => write(oneLineError(str)),
     })
     .usage('[options] [command]')
+    .hook('preSubcommand', (root, sub) => {
+      if (root.opts().config !== undefined)
+        throw new UsageError(
+          `--config opens the wizard; it cannot be given with \`${sub.name()}\``,
+          sub.name() === 'generate' || sub.name() === 'preset'
+            ? `to start from that file, use \`zerowiz ${sub.name()} ${sub.name() === 'preset' ? 'save NAME ' : ''}--from FILE\``
+            : 'give --config alone to open the wizard',
+        );
+    })
     .argument('[command]')
     .action(async (command: string | undefined, opts: { config?: string }) => {
       if (command !== undefined) {

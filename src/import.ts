@@ -4,10 +4,10 @@
  * Keys accelerate refuses next to a JSON file (mixed_precision, zero_stage, ...) are moved into the
  * answers, so the files zerowiz writes back are accepted.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { UsageError } from './errors.js';
+import { printable } from './printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { modeFromStage, modeOffloads } from './modes.js';
 import { parseAnswers } from './presets.js';
@@ -29,22 +29,13 @@ export interface ImportResult {
 }
 
 function readStructured(path: string, what: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(
-      `cannot read ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? (e as Error).message)}`,
-      'check the path',
-    );
-  }
+  const text = readUserFile(path, what);
   let data: unknown;
   try {
-    data = parseYaml(text, { version: '1.1' }); // accelerate reads YAML with PyYAML (YAML 1.1); JSON is YAML too
+    data = parseYamlQuietly(text, { version: '1.1' }); // accelerate reads YAML with PyYAML (YAML 1.1); JSON is YAML too
   } catch (e) {
     throw new UsageError(
-      `${what} ${path} is not valid YAML/JSON: ${(e as Error).message.split('\n')[0]}`,
+      `${what} ${path} is not valid YAML/JSON: ${printable((e as Error).message.split('\n')[0] ?? '')}`,
       'fix the file; zerowiz left it untouched',
     );
   }
@@ -139,22 +130,18 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   let jsonPath: string | null = null;
   let j: Record<string, unknown>;
   if (ref) {
-    const candidates = isAbsolute(ref) ? [ref] : [join(cwd, ref), join(dirname(abs), ref)];
-    jsonPath = candidates.find((c) => existsSync(c)) ?? null;
-    if (!jsonPath) {
-      findings.push({
-        level: 'error',
-        rule: 'ds-file-missing',
-        message: `deepspeed_config_file ${ref} does not exist (looked in ${candidates.join(' and ')})`,
-        fix: 'write it with zerowiz, or fix the path',
-      });
-      j = jsonFromYaml(ds);
-    } else {
-      j = readStructured(jsonPath, 'DeepSpeed config');
-      findings.push(
-        ...checkDeepSpeedConfig(j, typeof y.num_processes === 'number' ? { worldSize: y.num_processes } : {}),
+    const candidates = isAbsolute(ref) ? [ref] : [...new Set([join(cwd, ref), join(dirname(abs), ref)])];
+    jsonPath = candidates.find(pathPresent) ?? null;
+    // Never a silent stand-in: without its JSON, the file's ZeRO stage and offload settings are unknown.
+    if (!jsonPath)
+      throw new UsageError(
+        `accelerate config ${yamlPath} names deepspeed_config_file ${printable(ref)}, which does not exist (looked in ${candidates.join(' and ')})`,
+        'fix that path in the YAML, or put the DeepSpeed JSON there; zerowiz does not guess the ZeRO stage',
       );
-    }
+    j = readStructured(jsonPath, 'DeepSpeed config');
+    findings.push(
+      ...checkDeepSpeedConfig(j, typeof y.num_processes === 'number' ? { worldSize: y.num_processes } : {}),
+    );
   } else {
     j = jsonFromYaml(ds);
     findings.push(...checkDeepSpeedConfig(j).filter((f) => f.rule !== 'ds-stage-missing'));
@@ -200,7 +187,10 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   setup.extra = {};
   if (yamlExtra.paths.length > 0) setup.extra.yaml = yamlExtra.value;
   if (jsonExtra.paths.length > 0) setup.extra.json = jsonExtra.value;
-  return { setup, kept: [...yamlExtra.paths, ...jsonExtra.paths.map((p) => `json:${p}`)], moved, findings, jsonPath };
+  // Key names and values come from the file: shown escaped, never raw.
+  const kept = [...yamlExtra.paths, ...jsonExtra.paths.map((p) => `json:${p}`)].map(printable);
+  const shown = findings.map((f) => ({ ...f, message: printable(f.message), fix: printable(f.fix) }));
+  return { setup, kept, moved, findings: shown, jsonPath };
 }
 
 /** The DeepSpeed config accelerate builds from a YAML's deepspeed_config keys when there is no JSON file. */

@@ -1,11 +1,45 @@
 /** Runs the CLI and turns errors into exit codes: 2 for bad usage or input, 1 for a failed run. */
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
-import { RunError, UsageError, describeError } from './errors.js';
+import { RunError, UsageError, describeError, fileError, isOsError } from './errors.js';
+import { printableLines } from './printable.js';
 import type { UiLoaders } from './ui.js';
+
+/** Errors of a reader that closed early: the output has nowhere to go, and nobody waits for it. */
+const GONE_CODES = new Set(['EPIPE', 'ERR_STREAM_DESTROYED']);
+
+/**
+ * A reader that closed early (`zerowiz preset list | head -1`) ends zerowiz quietly, as Unix tools end,
+ * unless a view has its own handler for that stream (a running launch keeps logging to disk; the terminal
+ * views handle a terminal that went away). Any other output error is one line and exit 2.
+ */
+function endQuietlyOnClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    const onError = (err: NodeJS.ErrnoException) => {
+      if (stream.listenerCount('error') > 1) return;
+      if (GONE_CODES.has(err.code ?? '')) process.exit(process.exitCode ?? 0);
+      // Output that cannot be written (stdout on a full disk): one line on the other stream, exit 2.
+      const other = stream === process.stdout ? process.stderr : process.stdout;
+      other.write(
+        `zerowiz: ${describeError(fileError(err, stream === process.stdout ? 'stdout' : 'stderr', 'cannot write to'))}\n`,
+      );
+      process.exit(2);
+    };
+    if (!stream.listeners('error').some((l) => l.name === 'zerowizClosedOutput')) {
+      Object.defineProperty(onError, 'name', { value: 'zerowizClosedOutput' });
+      stream.on('error', onError);
+    }
+  }
+}
+
+/** Prints one error line (and its hint), with whatever came from files shown escaped. */
+function printError(text: string): void {
+  process.stderr.write(`zerowiz: ${printableLines(text)}\n`);
+}
 
 /** Runs zerowiz with these arguments; resolves with the exit code. Never throws. */
 export async function main(argv: string[], ui: UiLoaders): Promise<number> {
+  endQuietlyOnClosedOutput();
   const program = buildProgram(ui);
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -17,16 +51,19 @@ export async function main(argv: string[], ui: UiLoaders): Promise<number> {
       return 2;
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`zerowiz: ${describeError(err)}\n`);
+      printError(describeError(err));
       return 2;
     }
     if (err instanceof RunError) {
-      process.stderr.write(`zerowiz: ${err.message}\n`);
+      printError(err.message);
       return err.exitCode;
     }
-    process.stderr.write(
-      `zerowiz: unexpected error: ${describeError(err)}\n  hint: please report this with the command you ran\n`,
-    );
+    // An OS error on a path (a full disk, a read-only folder, a name too long): the user can fix it.
+    if (isOsError(err)) {
+      printError(describeError(fileError(err)));
+      return 2;
+    }
+    printError(`unexpected error: ${describeError(err)}\n  hint: please report this with the command you ran`);
     return 1;
   }
 }

@@ -3,22 +3,39 @@
  * steps. Built-ins live in presets/ (data only); the user's in $XDG_CONFIG_HOME/zerowiz/presets.
  * A broken user preset is reported (file, key, problem) and skipped, never deleted or overwritten.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import * as z from 'zod/mini';
 import './zod.js';
-import { UsageError } from './errors.js';
+import { UsageError, fileError } from './errors.js';
 import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from './paths.js';
 import { QUESTIONS, question, withDefaults, type Answers, type Question, type QuestionId } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
-import { timestamp, writeFileSafely, type WriteResult } from './write.js';
+import { hasControl, printable } from './printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
+import { moveAside, timestamp, writeFilesTogether, type WriteResult } from './write.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** The longest preset name: file names stay well inside the file system's limit with the suffixes added. */
+export const MAX_PRESET_NAME_CHARS = 100;
+const PRESET_EXT_RE = /\.ya?ml$/i;
+
+/**
+ * The one check of a preset name, used by every verb: letters, digits, . _ - (no path, nothing hidden), at
+ * most MAX_PRESET_NAME_CHARS. `x.yaml` names the preset x. Returns the name without the extension.
+ */
+export function presetName(ref: string): string {
+  const name = ref.replace(PRESET_EXT_RE, '');
+  if (!NAME_RE.test(name) || name.length > MAX_PRESET_NAME_CHARS)
+    throw new UsageError(
+      `'${printable(ref.length > 60 ? `${ref.slice(0, 60)}…` : ref)}' is not a preset name`,
+      `a name is letters, digits, . _ - (starting with a letter or digit, at most ${MAX_PRESET_NAME_CHARS}), e.g. my-zero3; see \`zerowiz preset list\``,
+    );
+  return name;
+}
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const stepSchema = z.strictObject({
@@ -77,6 +94,8 @@ export function parseAnswer(id: QuestionId, value: unknown, soFar: Answers): Ans
     if (parsed.ok) return parsed.value;
     throw new Error('may not be empty');
   }
+  // Answers end up in files and on the terminal: no control characters (ESC, BEL, newlines) in them.
+  if (typeof value === 'string' && hasControl(value)) throw new Error('contains a control character');
   const parsed = qq.parse(String(value), soFar);
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
@@ -113,26 +132,42 @@ class PresetKeyError extends Error {
 
 /** Reads and checks one preset file. Throws a PresetProblem-shaped UsageError if it is broken. */
 export function readPresetFile(path: string, source: Preset['source']): Preset {
-  const fail = (key: string, problem: string): never => {
-    throw Object.assign(
-      new UsageError(
-        `preset ${path}: ${key ? `${key}: ` : ''}${problem}`,
-        'fix the file (it was left as it is), or see the preset format in the README',
-      ),
-      { problem: { path, key, problem } satisfies PresetProblem },
-    );
-  };
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readUserFile(path, 'preset');
   } catch (e) {
-    return fail('', `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const message = (e as Error).message;
+    // The reader names the file; the problem is what follows it.
+    const problem = message.includes(`${path}: `)
+      ? message.slice(message.indexOf(`${path}: `) + path.length + 2)
+      : message;
+    throw presetProblem(path, '', problem.replace(/^cannot read preset /, ''));
   }
+  return parsePresetText(text, path, source);
+}
+
+/** A broken preset as an error: one line (file, key, problem; sanitized) and the problem for listings. */
+function presetProblem(path: string, key: string, problem: string): UsageError {
+  const p: PresetProblem = { path: printable(path), key: printable(key), problem: printable(problem) };
+  return Object.assign(
+    new UsageError(
+      `preset ${p.path}: ${p.key ? `${p.key}: ` : ''}${p.problem}`,
+      'fix the file (it was left as it is), or see the preset format in the README',
+    ),
+    { problem: p },
+  );
+}
+
+/** Checks the text of a preset file (see readPresetFile). */
+export function parsePresetText(text: string, path: string, source: Preset['source']): Preset {
+  const fail = (key: string, problem: string): never => {
+    throw presetProblem(path, key, problem);
+  };
   let data: unknown;
   try {
-    data = parseYaml(text);
+    data = parseYamlQuietly(text);
     // Launch arguments are strings exactly as written: `1e-4` must not become 0.0001.
-    const asText = parseYaml(text, { schema: 'failsafe' }) as { steps?: Array<{ args?: unknown }> } | null;
+    const asText = parseYamlQuietly(text, { schema: 'failsafe' }) as { steps?: Array<{ args?: unknown }> } | null;
     const steps = (data as { steps?: Array<{ args?: unknown }> } | null)?.steps;
     if (Array.isArray(steps) && Array.isArray(asText?.steps)) {
       steps.forEach((s, i) => {
@@ -175,16 +210,31 @@ export function readPresetFile(path: string, source: Preset['source']): Preset {
       : { ...DEFAULT_FILES },
     steps: file.steps.map((s) => ({ name: s.name, args: s.args, usesConfig: s.uses_config })),
   };
-  return { name, description: file.description, source, path, setup, given };
+  return { name, description: printable(file.description), source, path, setup, given };
 }
 
-function yamlFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f) && !NOT_PRESETS.has(f))
-    .sort((x, y) => x.replace(/\.ya?ml$/, '').localeCompare(y.replace(/\.ya?ml$/, '')))
-    .map((f) => join(dir, f))
-    .filter((p) => statSync(p).isFile());
+/** The preset files of a folder (every *.yaml / *.yml, whatever kind of file), and why the folder cannot be read. */
+function yamlFiles(dir: string): { paths: string[]; problem: PresetProblem | null } {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { paths: [], problem: null };
+    const err = fileError(e, dir, 'presets folder');
+    return {
+      paths: [],
+      problem: {
+        path: printable(dir),
+        key: '',
+        problem: printable(err.message.replace(/^presets folder [^:]*: /, '')),
+      },
+    };
+  }
+  const paths = names
+    .filter((f) => PRESET_EXT_RE.test(f) && !NOT_PRESETS.has(f))
+    .sort((x, y) => x.replace(PRESET_EXT_RE, '').localeCompare(y.replace(PRESET_EXT_RE, '')))
+    .map((f) => join(dir, f));
+  return { paths, problem: null };
 }
 
 /** Every preset: built-ins then the user's, with the problems of the ones that could not be read. */
@@ -195,46 +245,53 @@ export function listPresets(env: NodeJS.ProcessEnv = process.env): { presets: Pr
     [presetsDir(), 'builtin'],
     [userPresetsDir(env), 'user'],
   ] as const) {
-    for (const path of yamlFiles(dir)) {
+    const { paths, problem } = yamlFiles(dir);
+    if (problem) problems.push(problem);
+    for (const path of paths) {
       try {
+        const bad = basename(path).replace(PRESET_EXT_RE, '');
+        if (!NAME_RE.test(bad) || bad.length > MAX_PRESET_NAME_CHARS)
+          throw presetProblem(path, '', 'the file name is not a preset name (letters, digits, . _ -)');
         presets.push(readPresetFile(path, source));
       } catch (e) {
         const problem = (e as { problem?: PresetProblem }).problem;
-        problems.push(problem ?? { path, key: '', problem: (e as Error).message });
+        problems.push(problem ?? { path: printable(path), key: '', problem: printable((e as Error).message) });
       }
     }
   }
   return { presets, problems };
 }
 
-/** True when `ref` names a file rather than a preset. */
-function looksLikePath(ref: string): boolean {
-  return ref.includes('/') || ref.includes('\\') || /\.ya?ml$/i.test(ref);
+/** The user's preset file for a name: `NAME.yaml`, else an existing `NAME.yml`. */
+function userPresetPath(name: string, env: NodeJS.ProcessEnv): string {
+  const dir = userPresetsDir(env);
+  const yaml = join(dir, `${name}.yaml`);
+  const yml = join(dir, `${name}.yml`);
+  return !pathPresent(yaml) && pathPresent(yml) ? yml : yaml;
 }
 
-/** Finds a preset by name (user presets shadow built-ins) or by file path. */
+/**
+ * Finds a preset by name (user presets shadow built-ins) or by file path. A ref with a slash is a file;
+ * `x.yaml` is the file ./x.yaml when there is one, else the preset x.
+ */
 export function findPreset(ref: string, env: NodeJS.ProcessEnv = process.env): Preset {
-  if (looksLikePath(ref)) {
-    if (!existsSync(ref))
+  const isPath = ref.includes('/') || ref.includes('\\');
+  if (isPath || (PRESET_EXT_RE.test(ref) && pathPresent(ref))) {
+    if (!pathPresent(ref))
       throw new UsageError(
-        `no preset file '${ref}'`,
+        `no preset file '${printable(ref)}'`,
         'check the path, or give a preset name from `zerowiz preset list`',
       );
     return readPresetFile(ref, 'file');
   }
-  if (!NAME_RE.test(ref))
-    throw new UsageError(
-      `'${ref}' is not a preset name`,
-      'names are letters, digits, . _ -; see `zerowiz preset list`',
-    );
-  for (const dir of [userPresetsDir(env), presetsDir()]) {
-    for (const ext of ['.yaml', '.yml']) {
-      const path = join(dir, ref + ext);
-      if (existsSync(path) && !NOT_PRESETS.has(basename(path)))
-        return readPresetFile(path, dir === presetsDir() ? 'builtin' : 'user');
-    }
+  const name = presetName(ref);
+  const user = userPresetPath(name, env);
+  if (pathPresent(user)) return readPresetFile(user, 'user');
+  for (const ext of ['.yaml', '.yml']) {
+    const path = join(presetsDir(), name + ext);
+    if (existsSync(path) && !NOT_PRESETS.has(basename(path))) return readPresetFile(path, 'builtin');
   }
-  throw new UsageError(`no preset named '${ref}'`, 'see `zerowiz preset list` for the names');
+  throw new UsageError(`no preset named '${name}'`, 'see `zerowiz preset list` for the names');
 }
 
 /** Loads a preset (name or file) as a Setup. Throws UsageError when it is missing or broken. */
@@ -298,7 +355,10 @@ export interface SavedPreset extends WriteResult {
   shadows: string | null;
 }
 
-/** Saves a user preset; an existing file with other content is backed up first. */
+/**
+ * Saves a user preset; an existing file with other content is backed up first. A file there that is not a
+ * readable preset is never replaced (refused with its problem), nor is a symbolic link.
+ */
 export async function savePresetFile(
   name: string,
   setup: Setup,
@@ -306,15 +366,23 @@ export async function savePresetFile(
   given?: Partial<Answers>,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<SavedPreset> {
-  if (!NAME_RE.test(name))
-    throw new UsageError(`'${name}' is not a valid preset name`, 'use letters, digits, . _ - (e.g. my-zero3)');
-  const dir = userPresetsDir(env);
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, `${name}.yaml`);
-  const text = renderPresetFile(presetFileFor({ ...setup, name }, description, given));
-  const result = await writeFileSafely(path, text);
-  const builtin = join(presetsDir(), `${name}.yaml`);
-  return { ...result, shadows: existsSync(builtin) ? builtin : null };
+  const clean = presetName(name);
+  const path = userPresetPath(clean, env);
+  const text = renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given));
+  const guard = (old: string) => {
+    try {
+      parsePresetText(old, path, 'user');
+    } catch (e) {
+      const p = (e as { problem?: PresetProblem }).problem;
+      throw new UsageError(
+        `${printable(path)} exists and is not a preset zerowiz can read (${p ? `${p.key ? `${p.key}: ` : ''}${p.problem}` : printable((e as Error).message)}); it was left as it is`,
+        'fix that file or move it away, or save under another name',
+      );
+    }
+  };
+  const [result] = await writeFilesTogether([{ path, text, guard }]);
+  const builtin = join(presetsDir(), `${clean}.yaml`);
+  return { ...result!, shadows: existsSync(builtin) ? builtin : null };
 }
 
 /** Saves a user preset (see savePresetFile); resolves with its path. */
@@ -328,22 +396,19 @@ export async function savePreset(
   return (await savePresetFile(name, setup, description, given, env)).path;
 }
 
-/** Deletes a user preset (after keeping a backup). Built-ins cannot be deleted. */
+/**
+ * Deletes a user preset: renames it to `NAME.yaml.deleted-<time>` (`-1`, `-2`, ... when that exists, so no
+ * deleted copy is ever replaced). Built-ins cannot be deleted.
+ */
 export async function deletePreset(name: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const dir = userPresetsDir(env);
-  for (const ext of ['.yaml', '.yml']) {
-    const path = join(dir, name + ext);
-    if (existsSync(path)) {
-      const backup = `${path}.deleted-${timestamp()}`;
-      await rename(path, backup);
-      return backup;
-    }
-  }
-  if (existsSync(join(presetsDir(), `${name}.yaml`))) {
+  const clean = presetName(name);
+  const path = userPresetPath(clean, env);
+  if (pathPresent(path)) return moveAside(path, `${path}.deleted-${timestamp()}`);
+  if (existsSync(join(presetsDir(), `${clean}.yaml`))) {
     throw new UsageError(
-      `'${name}' is a built-in preset and cannot be deleted`,
+      `'${clean}' is a built-in preset and cannot be deleted`,
       'save a user preset under another name instead',
     );
   }
-  throw new UsageError(`no user preset named '${name}'`, 'see `zerowiz preset list`');
+  throw new UsageError(`no user preset named '${clean}'`, 'see `zerowiz preset list`');
 }

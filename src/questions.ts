@@ -177,6 +177,32 @@ function bigIntOrAuto(text: string): Parsed<number | 'auto'> {
 function str(text: string): Parsed<string> {
   return ok(text.trim());
 }
+const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+/** An IPv6 address: at most one `::`, hex groups, an optional IPv4 tail and `%zone`. */
+function isIPv6(text: string): boolean {
+  const [addr = '', zone, more] = text.split('%');
+  if (more !== undefined || (zone !== undefined && !/^[A-Za-z0-9_.-]+$/.test(zone))) return false;
+  const v4 = /^(.*:)(\d+\.[\d.]+)$/.exec(addr);
+  if (v4 && !IPV4_RE.test(v4[2]!)) return false;
+  const body = v4 ? `${v4[1]}0:0` : addr;
+  const halves = body.split('::');
+  if (halves.length > 2) return false;
+  const groups = halves.map((h) => (h === '' ? [] : h.split(':')));
+  if (!groups.flat().every((g) => /^[0-9A-Fa-f]{1,4}$/.test(g))) return false;
+  const n = groups.flat().length;
+  return halves.length === 2 ? n <= 7 : n === 8;
+}
+/** A host name: dot-separated labels of letters, digits and inner hyphens (RFC 1123), not all digits. */
+function isHostName(text: string): boolean {
+  if (text.length > 253 || /^[\d.]+$/.test(text)) return false;
+  return text.split('.').every((l) => /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(l));
+}
+/** The address of node 0: an IPv4 or IPv6 address or a host name (empty: not set). */
+function hostOrAddress(text: string): Parsed<string> {
+  const t = text.trim();
+  if (t === '' || IPV4_RE.test(t) || isIPv6(t) || isHostName(t)) return ok(t);
+  return fail(`'${text}' is not an IP address or a host name; e.g. 10.0.0.1, fe80::1 or node0.cluster`);
+}
 function countOrNull(what: string) {
   return (text: string): Parsed<number | null> => {
     if (text.trim() === '') return ok(null);
@@ -258,7 +284,7 @@ export const QUESTIONS = [
     yamlKey: 'main_process_ip',
     when: multiNode,
     defaultValue: () => '',
-    parse: str,
+    parse: hostOrAddress,
     format: (v) => v,
   }),
   q({

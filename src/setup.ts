@@ -1,6 +1,6 @@
 /** The setup: every answer, the files to write, and the launch steps. Emitters are pure functions of it. */
 import type { Answers } from './questions.js';
-import { shellJoin } from './launch/quote.js';
+import { shellJoin } from './quote.js';
 
 /** One `accelerate launch` step of a pipeline. */
 export interface LaunchStep {

@@ -6,14 +6,16 @@
  *   (shared/reference/deepspeed-zero.md §1-2);
  * - validate(setup): the rules about the answers themselves, plus both checks on the emitted files.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { MODE_INFO, modeDevice, modeOffloads, rowLabel } from './modes.js';
 import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from './estimate.js';
 import type { ModeEstimate } from './estimate.js';
 import { estimateInputFromSetup } from './estimate-input.js';
 import { loadModelCatalog } from './models.js';
 import type { ModelEntry } from './models.js';
-import { formatBytes } from './units.js';
-import type { QuestionId } from './questions.js';
+import { formatBytes, formatCount } from './units.js';
+import { flagName, question, type Answers, type QuestionId } from './questions.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import type { Setup } from './setup.js';
 
@@ -865,6 +867,16 @@ export function validate(setup: Setup): Finding[] {
       );
     }
   }
+  if (a.model_params !== null && a.largest_layer_params !== null && a.largest_layer_params > a.model_params) {
+    out.push(
+      err(
+        'largest-layer-above-params',
+        `the largest layer (${formatCount(a.largest_layer_params)} parameters) exceeds the model (${formatCount(a.model_params)}): it is one module of the model`,
+        'give the parameters of the largest single layer (e.g. 120M), or leave it empty',
+        ['largest_layer_params', 'model_params'],
+      ),
+    );
+  }
   out.push(...fitFindings(setup));
   const yaml = accelerateConfigObject(setup);
   const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
@@ -922,6 +934,84 @@ export function fitFindings(setup: Setup, models?: readonly ModelEntry[]): Findi
       `${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} ${where}${better}`,
       'pick a mode that fits, turn on gradient checkpointing, lower the micro-batch, or add GPUs',
       ['mode', 'gpu_memory', 'cpu_memory', 'micro_batch', 'gradient_checkpointing'],
+    ),
+  ];
+}
+
+/** How an answer is named in a finding: as its flag (`--nvme-path`) or its id (`nvme_path`, in presets). */
+export type AnswerNaming = 'flag' | 'answer';
+
+function answerName(id: QuestionId, as: AnswerNaming): string {
+  return as === 'flag' ? `--${flagName(id)}` : id;
+}
+
+const MULTI_NODE_IDS: ReadonlySet<QuestionId> = new Set([
+  'machine_rank',
+  'main_process_ip',
+  'main_process_port',
+  'same_network',
+  'rdzv_backend',
+  'multinode_launcher',
+  'hostfile',
+  'exclusion_filter',
+  'inclusion_filter',
+]);
+
+/** Why a question is not asked for these answers (its `when` is false), in words. */
+function notAskedBecause(id: QuestionId, a: Answers): string {
+  const info = MODE_INFO[a.mode];
+  if (MULTI_NODE_IDS.has(id) && a.num_machines <= 1) return 'there is one machine (num_machines 1)';
+  if (id === 'rdzv_backend') return 'the machines are on the same network (same_network yes)';
+  if (id === 'hostfile' || id === 'exclusion_filter' || id === 'inclusion_filter')
+    return `the ${a.multinode_launcher} launcher takes none`;
+  if (id === 'largest_layer_params' || id === 'gpu_memory' || id === 'cpu_memory')
+    return 'no model size is given (model_params)';
+  if (id === 'nvme_path' && (info.offloadOptimizer || info.offloadParam))
+    return `the offload device is ${a.offload_device}, not nvme`;
+  if (id === 'offload_device' || id === 'nvme_path' || id === 'pin_memory')
+    return `${info.label} offloads nothing (only 2-offload and 3-offload do)`;
+  if (info.stage !== 3) return `it is for ZeRO-3 only, and the mode is ${info.label}`;
+  return 'it is not asked for these answers';
+}
+
+/**
+ * Answers given (as flags or in a preset) for questions that these answers do not ask: each is a warning
+ * naming it and saying why it does not apply (it is not written to the files).
+ */
+export function answerFindings(a: Answers, given: Iterable<QuestionId>, as: AnswerNaming): Finding[] {
+  const out: Finding[] = [];
+  for (const id of given) {
+    if (question(id).when(a)) continue;
+    const name = answerName(id, as);
+    out.push(
+      warn(
+        'answer-not-applicable',
+        `${name} does not apply: ${notAskedBecause(id, a)}; it is not written`,
+        `leave ${name} out, or change the answer it depends on`,
+        [id],
+      ),
+    );
+  }
+  return out;
+}
+
+/**
+ * Checks that need the file system (not part of validate(), which is pure): a ds_config_path that names
+ * neither an existing file (resolved from `cwd`, as accelerate resolves it from the launch directory) nor
+ * the JSON zerowiz writes.
+ */
+export function fileFindings(setup: Setup, as: AnswerNaming, cwd = process.cwd()): Finding[] {
+  const ref = setup.answers.ds_config_path;
+  if (ref === '') return [];
+  const abs = resolve(cwd, ref);
+  if (abs === resolve(cwd, setup.files.dsConfig) || existsSync(abs)) return [];
+  const name = answerName('ds_config_path', as);
+  return [
+    warn(
+      'ds-config-path-missing',
+      `${name} ${ref} does not exist (resolved from ${cwd}): the YAML would point accelerate at a missing file, and zerowiz writes the JSON to ${setup.files.dsConfig}`,
+      `give the path of an existing DeepSpeed JSON (relative paths are resolved from where you launch), or leave ${name} out`,
+      ['ds_config_path'],
     ),
   ];
 }

@@ -1,13 +1,43 @@
 /**
- * Safe writes: nothing a user wrote is lost. An existing file with other content is first copied to
- * `NAME.bak-<YYYYmmdd-HHMMSS>`; the new content goes to a temp file that is renamed over the target
- * (write-file-atomic), so a crash never leaves a half-written file.
+ * Safe writes: nothing a user wrote is lost, and files that belong together are written together.
+ *
+ * - A set of files (the accelerate YAML and its DeepSpeed JSON) is one transaction: every target is checked
+ *   first (a directory, a symbolic link or a special file in the way refuses before anything is written),
+ *   every new text is staged in a temp file beside its target, then the targets are replaced by renames. A
+ *   failure (a full disk, a read-only folder) rolls back what was done and says so.
+ * - An existing file with other content is kept as `NAME.bak-<YYYYmmdd-HHMMSS>` (a hard link to the old
+ *   content, so it costs no space and cannot be half written); backup names never collide.
+ * - Symbolic links are never written through: a target that is a link is refused with its own error (the
+ *   folder holding it may be a link).
+ * - A lock file (`.zerowiz.lock`, created with O_EXCL) in each target folder serialises zerowiz processes, so
+ *   parallel writers lose no reported write. It names its holder (pid, process start time, host); a lock whose
+ *   holder is dead (kill -9) is broken by the next writer, which also finishes or undoes the dead one's
+ *   transaction from its journal and removes its temp files. Waiting for a live holder ends after LOCK_WAIT_MS.
+ * - The transaction itself is synchronous, with SIGINT/SIGTERM/SIGHUP held back until it ends (then raised
+ *   again): Ctrl+C never lands between two renames. Only SIGKILL can, and the journal covers that.
  */
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { UsageError, fileError, isOsError } from './errors.js';
 import { toAccelerateYaml, toDeepSpeedJson } from './emit.js';
+import { MAX_USER_FILE_BYTES } from './read.js';
 import type { Setup } from './setup.js';
 
 /** What happened to one file. */
@@ -18,37 +48,579 @@ export interface WriteResult {
   backup?: string;
 }
 
+/** One file of a transaction. `guard` sees the current content and may throw to refuse replacing it. */
+export interface FileToWrite {
+  path: string;
+  text: string;
+  guard?: (old: string) => void;
+}
+
+/** The lock file's name in each folder zerowiz writes to. */
+export const LOCK_FILE_NAME = '.zerowiz.lock';
+/** How long a writer waits for a live zerowiz holding the lock before it gives up with a hint. */
+export const LOCK_WAIT_MS = 30_000;
+
+/** The wait, or ZEROWIZ_LOCK_WAIT_MS when set (scripts that would rather fail fast; the tests). */
+function lockWaitMs(): number {
+  const v = Number(process.env.ZEROWIZ_LOCK_WAIT_MS);
+  return Number.isFinite(v) && v >= 0 ? v : LOCK_WAIT_MS;
+}
+/** A lock from another host cannot be checked; after this long it is taken as stale. */
+export const FOREIGN_LOCK_STALE_MS = 10 * 60_000;
+/** A lock file without readable content (its writer died while creating it) is stale after this long. */
+const UNREADABLE_LOCK_STALE_MS = 2_000;
+const LOCK_RETRY_MIN_MS = 5;
+const LOCK_RETRY_MAX_MS = 100;
+
+/** Temp files zerowiz leaves only while it runs: `.NAME.zerowiz-<pid>-<hex>.tmp`. */
+const TEMP_RE = /^\..*\.zerowiz-(\d+)-[0-9a-f]+\.tmp$/;
+/** Journals of a transaction in progress: `.zerowiz-<pid>-<hex>.journal`. */
+const JOURNAL_RE = /^\.zerowiz-(\d+)-[0-9a-f]+\.journal$/;
+
 /** A sortable local timestamp, YYYYmmdd-HHMMSS. */
 export function timestamp(d = new Date()): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
 }
 
-/** A backup path that does not exist yet. */
-function backupPath(path: string): string {
-  const base = `${path}.bak-${timestamp()}`;
-  let candidate = base;
-  for (let i = 1; existsSync(candidate); i++) candidate = `${base}-${i}`;
-  return candidate;
+// ---------------------------------------------------------------------------------------------
+// Who holds a lock, and whether it still runs
+
+/** The start time of a process (clock ticks since boot, /proc/PID/stat field 22); null where unknown. */
+function processStart(pid: number): string | null | 'gone' {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+      try {
+        readdirSync('/proc/self');
+        return 'gone';
+      } catch {
+        return null;
+      }
+    }
+    return null;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return 'gone';
+  return fields[19] ?? null;
 }
 
-/** Writes `text` to `path` atomically, backing up differing existing content first. */
-export async function writeFileSafely(path: string, text: string): Promise<WriteResult> {
-  let old: string | null = null;
+let selfCache: { pid: number; host: string; start: string | null } | null = null;
+/** This process as a lock names it (read on first use: `generate --print` never pays for it). */
+function self(): { pid: number; host: string; start: string | null } {
+  selfCache ??= { pid: process.pid, host: hostname(), start: processStart(process.pid) };
+  return selfCache;
+}
+
+interface LockOwner {
+  pid: number;
+  host: string;
+  start: string | null;
+  nonce: string;
+  time: number;
+}
+
+function alive(o: Pick<LockOwner, 'pid' | 'host' | 'start' | 'time'>): boolean {
+  if (o.host !== self().host) return Date.now() - o.time < FOREIGN_LOCK_STALE_MS;
+  if (o.pid === self().pid) return o.start === self().start;
+  const start = processStart(o.pid);
+  if (start === 'gone') return false;
+  if (start !== null && o.start !== null) return start === o.start;
   try {
-    old = await readFile(path, 'utf8');
+    process.kill(o.pid, 0);
+    return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-  if (old === text) return { path, status: 'unchanged' };
-  await mkdir(dirname(path), { recursive: true });
-  let backup: string | undefined;
-  if (old !== null) {
-    backup = backupPath(path);
-    await copyFile(path, backup);
+}
+
+function pidAlive(pid: number): boolean {
+  return pid === self().pid || alive({ pid, host: self().host, start: null, time: Date.now() });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small synchronous helpers
+
+const hex = () => randomBytes(6).toString('hex');
+
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path).slice(0, 100)}.zerowiz-${self().pid}-${hex()}.tmp`);
+}
+
+/** Writes a new file that must not exist yet (O_EXCL: never follows a link); flushed to disk when `sync`. */
+function writeNewFile(path: string, text: string, sync = true): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    const buf = Buffer.from(text, 'utf8');
+    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+    if (sync) fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    unlinkQuietly(path);
+    throw e;
   }
-  await writeFileAtomic(path, text, { encoding: 'utf8' });
-  return backup ? { path, status: 'updated', backup } : { path, status: old === null ? 'created' : 'updated' };
+  closeSync(fd);
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Gives `path`'s content a second name `base`, `base-1`, `base-2`, ... (the first free one) without ever
+ * replacing a file: a hard link where the file system has them, else a copy written with O_EXCL.
+ */
+function linkToFreeName(path: string, base: string): string {
+  for (let i = 0; ; i++) {
+    const candidate = i === 0 ? base : `${base}-${i}`;
+    try {
+      linkSync(path, candidate);
+      return candidate;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK') throw e;
+      try {
+        writeNewFile(candidate, readFileSync(path, 'utf8'));
+        return candidate;
+      } catch (e2) {
+        if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        throw e2;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lock
+
+interface Held {
+  dir: string;
+  path: string;
+  nonce: string;
+}
+
+/** One try at the lock of `dir`; null when another zerowiz holds it. */
+function tryLock(dir: string): Held | null {
+  const path = join(dir, LOCK_FILE_NAME);
+  const owner: LockOwner = { ...self(), nonce: hex(), time: Date.now() };
+  // The content is written first and the lock appears with it in one step (link fails if the lock exists).
+  const temp = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
+  writeNewFile(temp, JSON.stringify(owner), false);
+  try {
+    linkSync(temp, path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return null;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
+    try {
+      writeNewFile(path, JSON.stringify(owner), false);
+    } catch (e2) {
+      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') return null;
+      throw e2;
+    }
+  } finally {
+    unlinkQuietly(temp);
+  }
+  return { dir, path, nonce: owner.nonce };
+}
+
+function readOwner(path: string): { text: string; owner: LockOwner | null; mtimeMs: number } | null {
+  try {
+    const text = readFileSync(path, 'utf8');
+    const mtimeMs = statSync(path).mtimeMs;
+    try {
+      const o = JSON.parse(text) as LockOwner;
+      return { text, owner: typeof o.pid === 'number' && typeof o.nonce === 'string' ? o : null, mtimeMs };
+    } catch {
+      return { text, owner: null, mtimeMs };
+    }
+  } catch {
+    return null;
+  }
+}
+
+function stillMine(h: Held): boolean {
+  return readOwner(h.path)?.owner?.nonce === h.nonce;
+}
+
+function unlock(h: Held): void {
+  if (stillMine(h)) unlinkQuietly(h.path);
+}
+
+/**
+ * Breaks the lock of `dir` if its holder is dead: moves it aside (atomic), checks it moved the lock it
+ * examined (not one a live writer took meanwhile, which goes back), and deletes it. True when the lock is free.
+ */
+function breakStaleLock(dir: string): { free: boolean; holder: string } {
+  const path = join(dir, LOCK_FILE_NAME);
+  const seen = readOwner(path);
+  if (!seen) return { free: true, holder: '' };
+  const o = seen.owner;
+  const holder = o ? `pid ${o.pid} on ${o.host}` : 'an unknown process';
+  const stale = o ? !alive(o) : Date.now() - seen.mtimeMs > UNREADABLE_LOCK_STALE_MS;
+  if (!stale) return { free: false, holder };
+  const aside = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
+  try {
+    renameSync(path, aside);
+  } catch {
+    return { free: true, holder };
+  }
+  let moved = '';
+  try {
+    moved = readFileSync(aside, 'utf8');
+  } catch {
+    // unreadable: it was the unreadable stale one
+  }
+  if (moved !== seen.text) {
+    try {
+      linkSync(aside, path);
+    } catch {
+      // another writer took the free slot; the moved holder finds its lock gone and rolls back
+    }
+  }
+  unlinkQuietly(aside);
+  return { free: true, holder };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Journals: finishing a transaction whose writer was killed
+
+interface PlanEntry {
+  path: string;
+  temp: string;
+  backup: string | null;
+}
+
+interface Journal {
+  pid: number;
+  entries: PlanEntry[];
+}
+
+/**
+ * Cleans up after dead writers in `dir` (the lock is held): a journal whose writer died mid-commit is
+ * finished (its remaining temp files renamed into place: the new set is whole); one that died before the
+ * commit is undone (temps and unneeded backups removed); stray temp files of dead processes are removed.
+ */
+function recoverDir(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = JOURNAL_RE.exec(name);
+    if (!m || pidAlive(Number(m[1]))) continue;
+    const jpath = join(dir, name);
+    let j: Journal | null = null;
+    try {
+      j = JSON.parse(readFileSync(jpath, 'utf8')) as Journal;
+    } catch {
+      j = null;
+    }
+    if (j && Array.isArray(j.entries)) {
+      const started = j.entries.some((e) => !exists(e.temp));
+      for (const e of j.entries) {
+        if (!exists(e.temp)) continue;
+        if (started) {
+          try {
+            renameSync(e.temp, e.path);
+          } catch {
+            unlinkQuietly(e.temp);
+          }
+        } else {
+          unlinkQuietly(e.temp);
+          if (e.backup && sameFile(e.backup, e.path)) unlinkQuietly(e.backup);
+        }
+      }
+    }
+    unlinkQuietly(jpath);
+  }
+  for (const name of names) {
+    const m = TEMP_RE.exec(name);
+    if (m && !pidAlive(Number(m[1]))) unlinkQuietly(join(dir, name));
+  }
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const x = lstatSync(a);
+    const y = lstatSync(b);
+    return x.ino === y.ino && x.dev === y.dev;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals held back during the synchronous part
+
+const HELD_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** Runs `fn` with SIGINT/SIGTERM/SIGHUP held back; one that arrived is raised again afterwards. */
+async function withSignalsHeld<T>(fn: () => T): Promise<T> {
+  const got: NodeJS.Signals[] = [];
+  const note = (s: NodeJS.Signals) => got.push(s);
+  for (const s of HELD_SIGNALS) process.on(s, note);
+  try {
+    return fn();
+  } finally {
+    // A signal that came during fn is dispatched by the event loop's next turns: let it reach `note`.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    for (const s of HELD_SIGNALS) process.off(s, note);
+    const first = got[0];
+    // With nobody else listening, the signal's default action (exit by that signal) is what the user asked for.
+    if (first && process.listenerCount(first) === 0) process.kill(process.pid, first);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transaction
+
+/** Checks that `path` may be replaced: absent, or a regular file. Returns its content (null when absent). */
+function currentContent(path: string): { old: string | null; big: boolean } {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { old: null, big: false };
+    throw fileError(e, path, 'cannot write');
+  }
+  if (st.isSymbolicLink()) {
+    let to = '';
+    try {
+      to = ` (to ${readlinkSync(path)})`;
+    } catch {
+      // unreadable link
+    }
+    throw new UsageError(
+      `cannot write ${path}: it is a symbolic link${to}; zerowiz never writes through a link`,
+      'remove the link (its target stays) or write somewhere else; nothing was written',
+    );
+  }
+  if (st.isDirectory())
+    throw new UsageError(
+      `cannot write ${path}: it is a directory`,
+      'move the directory out of the way or write somewhere else; nothing was written',
+    );
+  if (!st.isFile())
+    throw new UsageError(
+      `cannot write ${path}: it is not a regular file`,
+      'move it out of the way or write somewhere else; nothing was written',
+    );
+  if (st.size > MAX_USER_FILE_BYTES) return { old: null, big: true };
+  try {
+    return { old: readFileSync(path, 'utf8'), big: false };
+  } catch (e) {
+    throw fileError(e, path, 'cannot read');
+  }
+}
+
+/** The synchronous part, run with the locks held: check, stage, back up, commit (or roll back). */
+function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteResult[] {
+  for (const h of held) recoverDir(h.dir);
+  const checked = files.map((f) => ({ ...f, ...currentContent(f.path) }));
+  for (const f of checked) if (f.old !== null && f.guard) f.guard(f.old);
+  const results: WriteResult[] = checked.map((f) => ({
+    path: f.path,
+    status: f.old === f.text ? 'unchanged' : f.old === null && !f.big ? 'created' : 'updated',
+  }));
+  const todo = checked.filter((f) => f.old !== f.text);
+  if (todo.length === 0) return results;
+  const entries: Array<PlanEntry & { existed: boolean }> = [];
+  let journal: string | null = null;
+  let committed = 0;
+  try {
+    for (const f of todo) {
+      const entry = {
+        path: f.path,
+        temp: tempPathFor(f.path),
+        backup: null as string | null,
+        existed: f.old !== null || f.big,
+      };
+      entries.push(entry);
+      writeNewFile(entry.temp, f.text);
+    }
+    for (const e of entries) if (e.existed) e.backup = linkToFreeName(e.path, `${e.path}.bak-${timestamp()}`);
+    // The journal lets the next writer finish this commit if zerowiz is killed in the middle of it.
+    const jdir = dirname(entries[0]!.path);
+    journal = join(jdir, `.zerowiz-${self().pid}-${hex()}.journal`);
+    const jtemp = tempPathFor(journal);
+    writeNewFile(jtemp, JSON.stringify({ pid: self().pid, entries } satisfies Journal), false);
+    renameSync(jtemp, journal);
+    for (const h of held)
+      if (!stillMine(h))
+        throw new UsageError(
+          `the lock ${h.path} was taken over by another process`,
+          'another zerowiz broke this lock as stale; try again',
+        );
+    for (const e of entries) {
+      renameSync(e.temp, e.path);
+      committed++;
+    }
+    unlinkQuietly(journal);
+  } catch (err) {
+    const undone = rollBack(entries, committed);
+    if (journal) unlinkQuietly(journal);
+    const after =
+      committed === 0 || undone
+        ? 'nothing was written'
+        : 'some files could not be put back: check the .bak- files beside them';
+    if (isOsError(err)) throw fileError(err, `${dirname(todo[0]!.path)}`, 'cannot write in', after);
+    throw err;
+  }
+  for (const [i, f] of todo.entries()) {
+    const r = results.find((x) => x.path === f.path)!;
+    const b = entries[i]?.backup;
+    if (b) r.backup = b;
+  }
+  return results;
+}
+
+/** Undoes a failed transaction: committed renames are reverted from their backups, temps removed. */
+function rollBack(entries: Array<PlanEntry & { existed: boolean }>, committed: number): boolean {
+  let ok = true;
+  for (const [i, e] of entries.entries()) {
+    if (i < committed) {
+      try {
+        if (e.backup) renameSync(e.backup, e.path);
+        else unlinkSync(e.path);
+      } catch {
+        ok = false;
+      }
+    } else {
+      unlinkQuietly(e.temp);
+      if (e.backup && sameFile(e.backup, e.path)) unlinkQuietly(e.backup);
+    }
+  }
+  return ok;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Makes `dir` (and its parents) exist as a directory, or says in one line why it cannot. */
+function ensureDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw fileError(Object.assign(new Error(code), { code: 'ENOTDIR' }), dir, 'cannot write in');
+    throw fileError(e, dir, 'cannot write in');
+  }
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(dir);
+  } catch (e) {
+    throw fileError(e, dir, 'cannot write in');
+  }
+  if (!st.isDirectory())
+    throw fileError(Object.assign(new Error('ENOTDIR'), { code: 'ENOTDIR' }), dir, 'cannot write in');
+}
+
+/**
+ * Runs `fn` synchronously while holding the locks of `dirs` (created when missing), with signals held
+ * back. Waits for a live holder up to LOCK_WAIT_MS, breaking locks whose holder is dead.
+ */
+export async function withDirLocks<T>(dirs: readonly string[], fn: (held: readonly Held[]) => T): Promise<T> {
+  const sorted = [...new Set(dirs.map((d) => resolve(d)))].sort();
+  for (const d of sorted) ensureDir(d);
+  const deadline = Date.now() + lockWaitMs();
+  let wait = LOCK_RETRY_MIN_MS;
+  for (;;) {
+    let blocked: string | null = null;
+    const outcome = await withSignalsHeld(() => {
+      const held: Held[] = [];
+      try {
+        for (const d of sorted) {
+          let h: Held | null;
+          try {
+            h = tryLock(d);
+          } catch (e) {
+            throw fileError(e, d, 'cannot write in', 'nothing was written');
+          }
+          if (!h) {
+            blocked = d;
+            return null;
+          }
+          held.push(h);
+        }
+        return { value: fn(held) };
+      } finally {
+        for (const h of held.reverse()) unlock(h);
+      }
+    });
+    if (outcome) return outcome.value;
+    const dir = blocked as unknown as string;
+    const { free, holder } = breakStaleLock(dir);
+    if (free) continue;
+    if (Date.now() > deadline)
+      throw new UsageError(
+        `${dir} is locked by another zerowiz (${holder}) writing there`,
+        `wait for it to finish; if no zerowiz is running, remove ${join(dir, LOCK_FILE_NAME)}`,
+      );
+    await sleep(wait + Math.random() * wait);
+    wait = Math.min(LOCK_RETRY_MAX_MS, wait * 2);
+  }
+}
+
+/**
+ * Writes `files` as one transaction: all of them or none (see the module comment). Results come in the
+ * order given. Refuses (UsageError, nothing written) a target that is a link, a directory or a special file.
+ */
+export async function writeFilesTogether(files: readonly FileToWrite[]): Promise<WriteResult[]> {
+  const abs = files.map((f) => ({ ...f, path: resolve(f.path) }));
+  // Check what is in the way before creating any folder or lock.
+  for (const f of abs) {
+    try {
+      if (statSync(dirname(f.path)).isDirectory()) currentContent(f.path);
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+    }
+  }
+  return withDirLocks(
+    abs.map((f) => dirname(f.path)),
+    (held) => transact(abs, held),
+  );
+}
+
+/** Writes one file safely (see writeFilesTogether). */
+export async function writeFileSafely(path: string, text: string): Promise<WriteResult> {
+  return (await writeFilesTogether([{ path, text }]))[0]!;
+}
+
+/**
+ * Moves `path` aside to `base` (or `base-1`, `base-2`, ...: never over an existing file), under the folder's
+ * lock; resolves with the new name.
+ */
+export async function moveAside(path: string, base: string): Promise<string> {
+  return withDirLocks([dirname(resolve(path))], () => {
+    try {
+      const to = linkToFreeName(path, base);
+      unlinkSync(path);
+      return to;
+    } catch (e) {
+      throw fileError(e, path, 'cannot move');
+    }
+  });
 }
 
 /** The file texts of a setup, as written to disk (the JSON gets a final newline). */
@@ -68,12 +640,21 @@ export function setupInDir(setup: Setup, dir: string): Setup {
   };
 }
 
-/** Writes both config files of a setup (its `files` paths, relative to `cwd`). */
+/** Writes both config files of a setup (its `files` paths, relative to `cwd`) as one transaction: [YAML, JSON]. */
 export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
   const { yaml, json } = configTexts(setup);
   const at = (p: string) => (isAbsolute(p) ? p : join(cwd, p));
-  // JSON first: the YAML points at it, so a YAML never exists without its JSON.
-  const jsonResult = await writeFileSafely(at(setup.files.dsConfig), json);
-  const yamlResult = await writeFileSafely(at(setup.files.accelerateConfig), yaml);
-  return [yamlResult, jsonResult];
+  // JSON first: if a rename fails halfway the rollback restores it, and a YAML never points at a missing file.
+  const [jsonResult, yamlResult] = await writeFilesTogether([
+    { path: at(setup.files.dsConfig), text: json },
+    { path: at(setup.files.accelerateConfig), text: yaml },
+  ]);
+  return [yamlResult!, jsonResult!];
+}
+
+/** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */
+export function formatWrite(r: WriteResult): string {
+  if (r.status === 'unchanged') return `unchanged ${r.path}`;
+  if (r.backup) return `updated ${r.path} (previous content kept as ${r.backup})`;
+  return `${r.status === 'created' ? 'wrote' : 'updated'} ${r.path}`;
 }

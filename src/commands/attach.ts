@@ -1,6 +1,6 @@
 /** `zerowiz attach [RUN]`: follow a Slurm job of a run record again. The work is in launch-slurm-run.ts. */
 import type { Command } from 'commander';
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 
 /** Registers `attach`. */
 export function registerAttach(program: Command, ctx: CommandContext): void {

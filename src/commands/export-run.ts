@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { shellWord } from '../launch/quote.js';
+import { shellWord } from '../quote.js';
 import { loadPreset } from '../presets.js';
 import type { Setup } from '../setup.js';
 import { checkOptions, jobName } from '../slurm/launch.js';
@@ -11,9 +11,8 @@ import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '..
 import { formatChange, parseShapeFlag, shapeOfSetup, slurmFindings, slurmSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
 import { formatFinding } from '../validate.js';
-import { setupInDir, writeConfigFiles, writeFileSafely, type WriteResult } from '../write.js';
+import { configTexts, formatWrite, setupInDir, writeFilesTogether, type FileToWrite } from '../write.js';
 import type { ExportFlags } from './export.js';
-import { formatWrite } from './report.js';
 
 /** The port the per-node commands use when the setup names none (accelerate's default). */
 export const DEFAULT_MAIN_PORT = 29_500;
@@ -88,8 +87,7 @@ export async function exportCommand(
       : isAbsolute(flags.accelerate) || !flags.accelerate.includes('/')
         ? flags.accelerate
         : resolve(flags.accelerate);
-  const writes: WriteResult[] = [];
-  if (kind !== 'hostfile') writes.push(...(await writeConfigFiles(placed)));
+  let artifact: FileToWrite;
   const cwd = process.cwd();
   if (kind === 'slurm') {
     await mkdir(join(out, 'logs'), { recursive: true });
@@ -110,7 +108,7 @@ export async function exportCommand(
         ...shaped.changes.map((c) => `zerowiz changed: ${formatChange(c)}`),
       ],
     });
-    writes.push(await writeFileSafely(join(out, `${setup.name}.sbatch`), script));
+    artifact = { path: join(out, `${setup.name}.sbatch`), text: script };
   } else if (kind === 'torchrun') {
     const port =
       flags.mainProcessPort !== undefined
@@ -144,10 +142,21 @@ export async function exportCommand(
       'esac',
       '',
     ];
-    writes.push(await writeFileSafely(join(out, 'per-node-commands.sh'), lines.join('\n')));
+    artifact = { path: join(out, 'per-node-commands.sh'), text: lines.join('\n') };
   } else {
-    writes.push(await writeFileSafely(join(out, 'hostfile'), hostfileText(hosts!, gpusPerNode)));
+    artifact = { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) };
   }
+  // The configs and the artifact that names them are one transaction: all written, or none.
+  const { yaml, json } = configTexts(placed);
+  const configs: FileToWrite[] =
+    kind === 'hostfile'
+      ? []
+      : [
+          { path: placed.files.dsConfig, text: json },
+          { path: placed.files.accelerateConfig, text: yaml },
+        ];
+  const results = await writeFilesTogether([...configs, artifact]);
+  const writes = kind === 'hostfile' ? results : [results[1]!, results[0]!, results[2]!];
   for (const w of writes) process.stdout.write(`${formatWrite(w)}\n`);
   return 0;
 }

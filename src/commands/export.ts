@@ -3,7 +3,7 @@
  * without submitting anything. The work is in export-run.ts, loaded when the command runs.
  */
 import { Argument, Option, type Command } from 'commander';
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 
 /** Raw flag values as commander hands them over. */
 export interface ExportFlags {

@@ -1,11 +1,12 @@
 /** `zerowiz generate`'s work, loaded only when the command runs. */
 import { UsageError } from '../errors.js';
+import { printableLines } from '../printable.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../emit.js';
-import { formatFinding, validate } from '../validate.js';
-import { setupInDir, writeConfigFiles } from '../write.js';
+import { answerFindings, fileFindings, formatFinding, validate } from '../validate.js';
+import { formatWrite, setupInDir, writeConfigFiles } from '../write.js';
 import { launchLines } from '../setup.js';
 import { setupFromOptions } from './setup-from-flags.js';
-import { formatWrite, reportFindings } from './report.js';
+import { reportFindings } from './report.js';
 
 /** Validates, then prints or writes; resolves with the exit code. */
 export async function runGenerate(opts: Record<string, unknown>): Promise<number> {
@@ -17,14 +18,20 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   }
   if (opts.out !== undefined && opts.print !== undefined)
     throw new UsageError('--out and --print cannot be used together', 'pick one');
-  let { setup } = setupFromOptions(opts);
+  if (typeof opts.out === 'string' && opts.out.trim() === '')
+    throw new UsageError('--out is empty', 'give a directory, e.g. --out . or --out ./configs');
+  let { setup, flagged } = setupFromOptions(opts);
   if (typeof opts.out === 'string') setup = setupInDir(setup, opts.out);
-  const findings = validate(setup);
+  const findings = [
+    ...validate(setup),
+    ...answerFindings(setup.answers, flagged, 'flag'),
+    ...fileFindings(setup, 'flag'),
+  ];
   const firstError = reportFindings(findings);
   if (firstError && !opts.force) {
     throw new UsageError(`${firstError.message}`, `${firstError.fix} (or pass --force to write it anyway)`);
   }
-  if (firstError) for (const f of findings) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
+  if (firstError) for (const f of findings) process.stderr.write(`zerowiz: ${printableLines(formatFinding(f))}\n`);
   if (opts.print === 'yaml') {
     process.stdout.write(toAccelerateYaml(setup));
     return 0;

@@ -1,5 +1,5 @@
 /** The work of `zerowiz launch` and `zerowiz runs`; the pane is mounted through ctx.ui.runLogPane. */
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 import { RunError, UsageError } from '../errors.js';
 import { loadPreset } from '../presets.js';
 import type { Setup } from '../setup.js';

@@ -4,7 +4,7 @@
  * signals (a Slurm job outlives the terminal: leaving never cancels it, only a confirmed stop does), and
  * exit codes.
  */
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 import { RunError, UsageError } from '../errors.js';
 import { displayDir, listRunRecords, type RunRecord } from '../launch/record.js';
 import { formatFindings, summaryLines } from '../launch/session.js';

@@ -3,7 +3,7 @@
  * `zerowiz runs`. The pipeline lives in src/launch/; the work is in launch-run.ts, loaded when the command runs.
  */
 import { Option, type Command } from 'commander';
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../launch/group.js';
 
 /** The Slurm flags of `launch` (see src/slurm/). */

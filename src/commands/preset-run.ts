@@ -1,8 +1,18 @@
 /** `zerowiz preset ...`'s work, loaded only when the command runs. */
 import { MODE_INFO } from '../modes.js';
-import { deletePreset, findPreset, listPresets, presetFileFor, renderPresetFile, savePresetFile } from '../presets.js';
+import {
+  deletePreset,
+  findPreset,
+  listPresets,
+  presetFileFor,
+  presetName,
+  renderPresetFile,
+  savePresetFile,
+} from '../presets.js';
+import { printableLines } from '../printable.js';
+import type { QuestionId } from '../questions.js';
 import { formatCount } from '../units.js';
-import { validate } from '../validate.js';
+import { answerFindings, fileFindings, validate } from '../validate.js';
 import { UsageError } from '../errors.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings } from './report.js';
@@ -48,7 +58,10 @@ export function presetList(opts: { json?: boolean }): void {
 /** `preset show NAME`. */
 export function presetShow(name: string, opts: { json?: boolean }): void {
   const p = findPreset(name);
-  const findings = validate(p.setup);
+  const findings = [
+    ...validate(p.setup),
+    ...answerFindings(p.setup.answers, Object.keys(p.given) as QuestionId[], 'answer'),
+  ];
   if (opts.json) {
     process.stdout.write(
       `${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`,
@@ -56,18 +69,24 @@ export function presetShow(name: string, opts: { json?: boolean }): void {
     return;
   }
   const a = p.setup.answers;
-  process.stdout.write(`# ${p.name} (${p.source}: ${p.path})\n`);
+  // The preset's text comes from a file: printed with its control characters escaped.
+  process.stdout.write(printableLines(`# ${p.name} (${p.source}: ${p.path})\n`));
   process.stdout.write(
     `# ${MODE_INFO[a.mode].label}, ${a.num_processes} GPU(s) on ${a.num_machines} machine(s)${a.model_params ? `, model ${formatCount(a.model_params)} params` : ''}\n`,
   );
-  process.stdout.write(renderPresetFile(presetFileFor(p.setup, p.description, p.given)));
+  process.stdout.write(printableLines(renderPresetFile(presetFileFor(p.setup, p.description, p.given))));
   reportFindings(findings, process.stdout);
 }
 
 /** `preset save NAME [flags]`. */
 export async function presetSave(name: string, opts: Record<string, unknown>): Promise<void> {
-  const { setup, given } = setupFromOptions(opts);
-  const firstError = reportFindings(validate(setup));
+  presetName(name);
+  const { setup, given, flagged } = setupFromOptions(opts);
+  const firstError = reportFindings([
+    ...validate(setup),
+    ...answerFindings(setup.answers, flagged, 'flag'),
+    ...fileFindings(setup, 'flag'),
+  ]);
   if (firstError) throw new UsageError(firstError.message, firstError.fix);
   const description =
     typeof opts.description === 'string'

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { CommandContext } from '../cli.js';
+import type { CommandContext } from './context.js';
 import { addAnswerOptions } from './answer-flags.js';
 
 const load = () => import('./preset-run.js');

@@ -7,7 +7,12 @@ import { DEFAULT_FILES, type Setup } from '../setup.js';
 import { answersFromOptions } from './answer-flags.js';
 
 /** Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. */
-export function setupFromOptions(opts: Record<string, unknown>): { setup: Setup; given: Partial<Answers> } {
+export function setupFromOptions(opts: Record<string, unknown>): {
+  setup: Setup;
+  given: Partial<Answers>;
+  /** The answers given as flags (for the findings about flags that do not apply). */
+  flagged: QuestionId[];
+} {
   let base: Setup | null = null;
   let baseGiven: Partial<Answers> = {};
   if (typeof opts.preset === 'string' && typeof opts.from === 'string')
@@ -35,7 +40,7 @@ export function setupFromOptions(opts: Record<string, unknown>): { setup: Setup;
   const setup: Setup = base
     ? { ...base, answers }
     : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
-  return { setup, given };
+  return { setup, given, flagged: Object.keys(raw) as QuestionId[] };
 }
 
 function hintFor(id: QuestionId): string {

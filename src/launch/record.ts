@@ -16,7 +16,7 @@ import {
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Setup } from '../setup.js';
 import { timestamp } from '../write.js';
-import { shellJoin, shellWord } from './quote.js';
+import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';
 import type { SlurmRunJson } from '../slurm/record.js';
 import type { PipelineOutcome, StepResult, StepStatus } from './runner.js';

@@ -29,7 +29,7 @@ import {
 import { checkSbatchArg, passFlags, sbatchScript, type SbatchOptions, type Word } from './script.js';
 import { formatChange, shapeOfSetup, slurmFindings, slurmSetup, type ShapeChange, type SlurmShape } from './shape.js';
 import { requireSlurm, slurm, type SlurmContext } from './tools.js';
-import { shellWord } from '../launch/quote.js';
+import { shellWord } from '../quote.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
 export interface SlurmRequest {

@@ -16,7 +16,7 @@ import {
   type RunRecord,
 } from '../launch/record.js';
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
-import { shellWord } from '../launch/quote.js';
+import { shellWord } from '../quote.js';
 import { toLaunchCommands, type Setup } from '../setup.js';
 import { isFinalPhase, type JobInfo, type JobPhase } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';

@@ -10,7 +10,7 @@
  * A pass starts only when the previous one succeeded. Each pass writes its own log file; the batch shell
  * prints one `zerowiz-step` line when a pass starts and ends, which zerowiz follows.
  */
-import { shellJoin, shellWord } from '../launch/quote.js';
+import { shellJoin, shellWord } from '../quote.js';
 import type { LaunchStep } from '../setup.js';
 import type { SlurmShape } from './shape.js';
 

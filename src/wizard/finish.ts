@@ -2,12 +2,12 @@
  * The finish step as plain async functions: where the files go, what would change (a diff against files
  * that exist), and the write itself (backup of differing content, atomic rename; never a partial file).
  */
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { accelerateDefaultConfig } from '../paths.js';
+import { readUserFile } from '../read.js';
 import { launchLines, type Setup } from '../setup.js';
-import { configTexts, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
+import { configTexts, formatWrite, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
 
 /** Where to write: accelerate's default config location, or a directory. */
 export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string };
@@ -43,9 +43,10 @@ export function setupForTarget(
   return setupInDir(setup, isAbsolute(target.dir) ? target.dir : resolve(cwd, target.dir));
 }
 
+/** The current content of a target, for the diff; null when absent or not a readable regular file (the write then says why). */
 function readOrNull(path: string): string | null {
   try {
-    return readFileSync(path, 'utf8');
+    return readUserFile(path, 'config');
   } catch {
     return null;
   }
@@ -110,11 +111,7 @@ export async function carryOut(plan: WritePlan): Promise<WriteResult[]> {
 
 /** What to print after writing: one line per file and the exact launch command(s). */
 export function summaryLines(results: WriteResult[], setup: Setup): string[] {
-  const out = results.map((r) => {
-    if (r.status === 'unchanged') return `unchanged ${r.path}`;
-    if (r.backup) return `updated ${r.path} (previous content kept as ${r.backup})`;
-    return `${r.status === 'created' ? 'wrote' : 'updated'} ${r.path}`;
-  });
+  const out = results.map(formatWrite);
   out.push('run:');
   for (const line of launchLines(setup)) out.push(`  ${line}`);
   return out;

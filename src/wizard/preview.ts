@@ -1,9 +1,9 @@
 /**
  * What the live preview shows: the exact file texts, the launch commands and the validation findings of
- * a setup. Pure; the view memoises it on the answers so a keypress that changes nothing costs nothing.
+ * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
 import { launchLines, type Setup } from '../setup.js';
-import { validate, type Finding } from '../validate.js';
+import { fileFindings, validate, type Finding } from '../validate.js';
 import { configTexts } from '../write.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
@@ -45,7 +45,7 @@ function computePreview(setup: Setup): Preview {
   ].join('\n');
   let findings: Finding[];
   try {
-    findings = validate(setup);
+    findings = [...validate(setup), ...fileFindings(setup, 'answer')];
   } catch (e) {
     findings = [
       { level: 'error', rule: 'internal', message: `validation failed: ${(e as Error).message}`, fix: 'report this' },
