@@ -5,7 +5,7 @@
  * the real accelerate hands to `deepspeed.initialize`, case by case. The preview's "at launch" lines are
  * drawn from it, so what the preview says is what the tier proves.
  */
-import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { DEEPSPEED_DEFAULTS, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import type { Setup } from './setup.js';
 
 /** What the run supplies that accelerate fills the "auto"s from. */
@@ -100,11 +100,15 @@ function fill(cfg: Record<string, unknown>, path: string, values: Record<string,
   else errors.push(`\`${path}\` not found in kwargs. Please specify \`${path}\` without \`auto\``);
 }
 
-function fillAll(cfg: Record<string, unknown>, prefix: string, values: Record<string, unknown>, errors: string[]) {
-  for (const [k, v] of Object.entries(cfg)) {
-    if (isPlainObject(v)) fillAll(v, `${prefix}${k}.`, values, errors);
-    else fill(cfg, `${prefix}${k}`, values, errors);
-  }
+/** deepspeed_config_process: every "auto" anywhere in the config takes its value (or raises). */
+function fillAll(root: Record<string, unknown>, values: Record<string, unknown>, errors: string[]): void {
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (isPlainObject(v)) walk(v, `${prefix}${k}.`);
+      else fill(root, `${prefix}${k}`, values, errors);
+    }
+  };
+  walk(root, '');
 }
 
 function get(cfg: Record<string, unknown>, path: string): unknown {
@@ -180,7 +184,7 @@ export function effectiveDeepSpeedConfig(setup: Setup, run: RunContext): Effecti
       values['zero_optimization.stage3_param_persistence_threshold'] = 10 * h;
     }
   }
-  fillAll(cfg, '', values, errors);
+  fillAll(cfg, values, errors);
   return { config: cfg, errors, warnings, zeroInit, accumulationSteps };
 }
 
@@ -240,4 +244,58 @@ export function effectiveLines(setup: Setup, run: RunContext = defaultRun(setup)
   ];
   for (const e of eff.errors) lines.push(`#   accelerate would raise: ${e}`);
   return lines;
+}
+
+/**
+ * What a DeepSpeed config means to DeepSpeed for the settings zerowiz models: every key read with DeepSpeed's
+ * own default where it is absent (an offload block with device none is no offload; offload_param counts at
+ * stage 3 only). Two configs that DeepSpeed treats the same have equal meanings.
+ */
+export function deepSpeedMeaning(cfg: Record<string, unknown>): Record<string, unknown> {
+  const D = DEEPSPEED_DEFAULTS;
+  const zero = isPlainObject(cfg.zero_optimization) ? cfg.zero_optimization : {};
+  const stage = typeof zero.stage === 'number' ? zero.stage : D.stage;
+  const pick = (...keys: string[]) => keys.map((k) => zero[k]).find((v) => v !== undefined && v !== null);
+  const block = (name: string) => {
+    const b = isPlainObject(zero[name]) ? zero[name] : {};
+    const device = b.device === 'cpu' || b.device === 'nvme' ? b.device : 'none';
+    if (device === 'none') return { device };
+    return {
+      device,
+      ...(device === 'nvme' ? { nvme_path: b.nvme_path ?? null } : {}),
+      pin_memory: b.pin_memory ?? D.pin_memory,
+    };
+  };
+  const enabled = (k: string) => isPlainObject(cfg[k]) && (cfg[k] as Record<string, unknown>).enabled === true;
+  return {
+    stage,
+    offload_optimizer: block('offload_optimizer'),
+    offload_param: stage === 3 ? block('offload_param') : { device: 'none' },
+    overlap_comm: pick('overlap_comm') ?? D.overlapComm(stage),
+    contiguous_gradients: pick('contiguous_gradients') ?? D.contiguous_gradients,
+    reduce_bucket_size: pick('reduce_bucket_size') ?? D.reduce_bucket_size,
+    ...(stage === 3
+      ? {
+          sub_group_size: pick('sub_group_size') ?? D.sub_group_size,
+          prefetch_bucket_size:
+            pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? D.stage3_prefetch_bucket_size,
+          param_persistence_threshold:
+            pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ??
+            D.stage3_param_persistence_threshold,
+          max_live_parameters:
+            pick('stage3_max_live_parameters', 'max_live_parameters') ?? D.stage3_max_live_parameters,
+          max_reuse_distance: pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? D.stage3_max_reuse_distance,
+          gather_16bit_weights_on_model_save:
+            pick('stage3_gather_16bit_weights_on_model_save', 'gather_16bit_weights_on_model_save') ??
+            D.stage3_gather_16bit_weights_on_model_save,
+        }
+      : {}),
+    fp16: enabled('fp16'),
+    bf16: enabled('bf16'),
+    activation_checkpointing: isPlainObject(cfg.activation_checkpointing),
+    gradient_accumulation_steps: cfg.gradient_accumulation_steps ?? 1,
+    gradient_clipping: cfg.gradient_clipping ?? D.gradient_clipping,
+    train_batch_size: cfg.train_batch_size ?? null,
+    train_micro_batch_size_per_gpu: cfg.train_micro_batch_size_per_gpu ?? null,
+  };
 }

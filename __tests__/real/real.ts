@@ -186,3 +186,81 @@ export function autosIn(v: unknown, path = ''): string[] {
   if (isPlainObject(v)) return Object.entries(v).flatMap(([k, x]) => autosIn(x, path ? `${path}.${k}` : k));
   return [];
 }
+
+/** One step of a questionnaire: wait for `expect` (after the previous one), then type `keys`. */
+export interface QuestionStep {
+  expect: string;
+  keys: string;
+}
+
+/** What a real `accelerate config` session left: its whole output (ANSI removed) and its exit code. */
+export interface ConfigSession {
+  transcript: string;
+  code: number;
+}
+
+const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]/g;
+
+/**
+ * Drives the real `accelerate config --config_file FILE` in a pseudo-terminal, as a person does: each step
+ * waits until its prompt has appeared (after the previous one) and then types. A question accelerate asks
+ * that the steps do not expect leaves the session waiting: the test then fails with the transcript.
+ */
+export async function driveAccelerateConfig(
+  file: string,
+  steps: QuestionStep[],
+  timeoutMs = 120_000,
+): Promise<ConfigSession> {
+  const pty = (await import('node-pty')).default;
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(realEnv({ TERM: 'xterm-256color', COLUMNS: '200' })))
+    if (v !== undefined) env[k] = v;
+  delete env.CI;
+  const child = pty.spawn(join(VENV_BIN, 'accelerate'), ['config', '--config_file', file], {
+    name: 'xterm-256color',
+    cols: 200,
+    rows: 50,
+    cwd: dirname(file),
+    env,
+  });
+  let raw = '';
+  child.onData((d) => {
+    raw += d;
+  });
+  const exited = new Promise<number>((res) => child.onExit(({ exitCode }) => res(exitCode)));
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  const text = () => raw.replace(ANSI_RE, '');
+  const deadline = Date.now() + timeoutMs;
+  let pos = 0;
+  for (const step of steps) {
+    for (;;) {
+      const at = text().indexOf(step.expect, pos);
+      if (at >= 0) {
+        pos = at + step.expect.length;
+        child.write(step.keys);
+        break;
+      }
+      if (done || Date.now() > deadline) {
+        child.kill();
+        throw new Error(`accelerate config never asked "${step.expect}"; its transcript:\n${text().slice(-4000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const code = await Promise.race([
+    exited,
+    new Promise<number>((res) =>
+      setTimeout(
+        () => {
+          child.kill();
+          res(124);
+        },
+        Math.max(1000, deadline - Date.now()),
+      ),
+    ),
+  ]);
+  return { transcript: text(), code };
+}
