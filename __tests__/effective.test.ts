@@ -12,7 +12,7 @@ import {
   summarizeEffective,
   type RunContext,
 } from '../src/effective.js';
-import { findPreset } from '../src/presets.js';
+import { findPreset, listPresets } from '../src/presets.js';
 import { withDefaults, type Answers } from '../src/questions.js';
 import { DEFAULT_FILES, type Setup } from '../src/setup.js';
 
@@ -36,16 +36,7 @@ const autos = (v: unknown): number =>
 
 describe('effectiveDeepSpeedConfig', () => {
   it('fills every "auto" of every built-in preset, and the batch-size identity holds', () => {
-    for (const name of [
-      'zero1',
-      'zero2',
-      'zero2-offload',
-      'zero3',
-      'zero3-offload',
-      'zero3-nvme',
-      'qwen-image-lora-lowvram',
-    ]) {
-      const setup = findPreset(name, { XDG_CONFIG_HOME: '/nonexistent' }).setup;
+    for (const { name, setup } of listPresets({ XDG_CONFIG_HOME: '/nonexistent' }).presets) {
       const eff = effectiveDeepSpeedConfig(setup, run());
       expect([name, eff.errors, autos(eff.config)]).toEqual([name, [], 0]);
       expect(summarizeEffective(eff.config, 2).batchIdentityHolds).toBe(true);

@@ -79,15 +79,15 @@ describe('wizard screens', () => {
     r.unmount();
   });
 
-  it('help shows the accelerate and DeepSpeed keys and the default', () => {
-    const q = question('zero3_init') as Question;
-    const r = render(
+  /** The question screen with its help open. */
+  const helpFrame = (q: Question, answers = a, width = 80) =>
+    render(
       <QuestionScreen
         q={q}
-        answers={a}
+        answers={answers}
         given={{}}
         env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }}
-        width={80}
+        width={width}
         help
         isActive={false}
         models={[]}
@@ -95,13 +95,16 @@ describe('wizard screens', () => {
         onDraft={() => undefined}
       />,
     );
-    const f = r.lastFrame()!;
+
+  it('help shows the accelerate and DeepSpeed keys and the default', () => {
+    const f = helpFrame(question('zero3_init') as Question).lastFrame()!;
     expect(f).toContain('deepspeed_config.zero3_init_flag');
     expect(f).toContain('Default:');
     expect(f).toContain('accelerate config asks');
   });
 
   it("help says where zerowiz's default differs from accelerate config's, and why", () => {
+    const answers = withDefaults({ mode: '3' });
     for (const id of [
       'zero3_save_16bit_model',
       'zero3_init',
@@ -110,21 +113,7 @@ describe('wizard screens', () => {
       'gradient_clipping',
     ] as const) {
       const q = question(id) as Question;
-      const answers = withDefaults({ mode: '3' });
-      const r = render(
-        <QuestionScreen
-          q={q}
-          answers={answers}
-          given={{}}
-          env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }}
-          width={200}
-          help
-          isActive={false}
-          models={[]}
-          onAnswer={() => undefined}
-          onDraft={() => undefined}
-        />,
-      );
+      const r = helpFrame(q, answers, 200);
       const f = r.lastFrame()!.replace(/\s+/g, ' ');
       expect(f).toContain(
         `accelerate config's default is ${q.accelerateDefault!.value}, zerowiz's ${q.format(answers[id] as never)}:`,

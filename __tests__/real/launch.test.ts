@@ -53,6 +53,10 @@ const CASES: LaunchCase[] = [
     extra: ['--mixed_precision', 'bf16'],
   },
   { why: 'ZeRO-1 in fp32 (no mixed precision)', setup: custom({ mode: '1', mixed_precision: 'no', num_processes: 4 }) },
+  {
+    why: 'ZeRO-3 with split devices: optimizer nvme, parameters cpu',
+    setup: custom({ mode: '3-offload', offload_device: 'nvme', offload_param_device: 'cpu', num_processes: 8 }),
+  },
 ];
 
 describe('real accelerate launch on the CPU (gloo): the config handed to DeepSpeed is the one zerowiz predicts', () => {

@@ -18,7 +18,7 @@ import { parse as parseYaml } from 'yaml';
 import { effectiveDeepSpeedConfig } from '../../src/effective.js';
 import { MODE_INFO, type Mode } from '../../src/modes.js';
 import { listPresets } from '../../src/presets.js';
-import { withDefaults, type Answers } from '../../src/questions.js';
+import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, withDefaults, type Answers } from '../../src/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/setup.js';
 import {
   PROBE_HIDDEN,
@@ -97,6 +97,31 @@ single.push({
   launchArgs: [],
 });
 
+for (const [name, given] of [
+  ['optimizer cpu, parameters on the GPUs', { mode: '3-offload', offload_device: 'cpu', offload_param_device: 'none' }],
+  ['optimizer on the GPUs, parameters cpu', { mode: '3', offload_param_device: 'cpu' }],
+  ['optimizer cpu, parameters nvme', { mode: '3-offload', offload_device: 'cpu', offload_param_device: 'nvme' }],
+  ['optimizer nvme, parameters cpu', { mode: '3-offload', offload_device: 'nvme', offload_param_device: 'cpu' }],
+] as const)
+  single.push({
+    id: `split devices: ZeRO-3, ${name}, 8 processes`,
+    setup: setupOf('matrix', { ...given, num_processes: 8, nvme_path: '/local_nvme' }),
+    launchArgs: [],
+  });
+
+/** accelerate's own list of deepspeed_config keys it refuses next to a JSON file, checked by accelerate itself. */
+const REFUSED: [string, Record<string, unknown>][] = [
+  ['deepspeed_config.zero_stage', { deepspeed_config: { zero_stage: 2 } }],
+  ['deepspeed_config.offload_optimizer_device', { deepspeed_config: { offload_optimizer_device: 'cpu' } }],
+  ['deepspeed_config.offload_param_device', { deepspeed_config: { offload_param_device: 'cpu' } }],
+  ['deepspeed_config.offload_param_nvme_path', { deepspeed_config: { offload_param_nvme_path: '/n' } }],
+  ['deepspeed_config.offload_optimizer_nvme_path', { deepspeed_config: { offload_optimizer_nvme_path: '/n' } }],
+  ['deepspeed_config.gradient_accumulation_steps', { deepspeed_config: { gradient_accumulation_steps: 1 } }],
+  ['deepspeed_config.gradient_clipping', { deepspeed_config: { gradient_clipping: 1.0 } }],
+  ['deepspeed_config.zero3_save_16bit_model', { deepspeed_config: { zero3_save_16bit_model: true } }],
+  ['mixed_precision', { mixed_precision: 'bf16' }],
+];
+
 const TWO_NODE_LAUNCHERS = ['standard', 'pdsh'] as const;
 const MAIN_IP = '127.0.0.2';
 
@@ -125,6 +150,16 @@ beforeAll(async () => {
         ZEROWIZ_PROBE_MICRO: String(PROBE_MICRO),
         ZEROWIZ_PROBE_HIDDEN: String(PROBE_HIDDEN),
       },
+    });
+  }
+  for (const [key, yaml] of REFUSED) {
+    const setup: Setup = { ...setupOf('refused', { mode: '2' }), extra: { yaml } };
+    const placed = await writeSetup(setup, join(dir, `refused-${key}`));
+    cases.push({
+      id: `refused ${key}`,
+      yaml: placed.files.accelerateConfig,
+      prepare: true,
+      record: join(dir, `refused-${key}`, 'rec'),
     });
   }
   for (const launcher of TWO_NODE_LAUNCHERS)
@@ -251,4 +286,15 @@ describe("two nodes: accelerate's command builder, called for each rank, starts 
       ]);
     },
   );
+});
+
+describe('the keys zerowiz keeps out of the YAML (src/questions.ts ACCELERATE_KEYS_REFUSED_WITH_DS_FILE) are the ones accelerate refuses', () => {
+  it('the catalog lists exactly the keys of this test', () => {
+    expect([...ACCELERATE_KEYS_REFUSED_WITH_DS_FILE].sort()).toEqual(REFUSED.map(([k]) => k).sort());
+  });
+  it.each(REFUSED.map(([k]) => k))('%s next to a deepspeed_config_file: accelerate refuses it', (key) => {
+    const r = result(`refused ${key}`);
+    expect(r.load_error).toBeUndefined();
+    expect(r.prepare_error).toMatch(/following accelerate config variables will be ignored/);
+  });
 });

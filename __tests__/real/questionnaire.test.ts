@@ -34,7 +34,10 @@ import {
 const DOWN = '\x1b[B';
 const UP = '\x1b[A';
 /** A menu answer: move from the highlighted default to `index`, then Enter. */
-const menu = (index: number, from = 0) => `${index > from ? DOWN.repeat(index - from) : UP.repeat(from - index)}\r`;
+const menu = (index: number, from = 0) => ({
+  keys: `${index > from ? DOWN.repeat(index - from) : UP.repeat(from - index)}\r`,
+  menu: true,
+});
 const text = (v: string) => `${v}\r`;
 
 /** The committed copies of what the real accelerate wrote (unit tests import them without Python). */
@@ -48,8 +51,8 @@ interface AnswerSet {
 }
 
 const start = (machines: QuestionStep[]): QuestionStep[] => [
-  { expect: 'In which compute environment are you running?', keys: menu(0) },
-  { expect: 'Which type of machine are you using?', keys: menu(4) },
+  { expect: 'In which compute environment are you running?', ...menu(0) },
+  { expect: 'Which type of machine are you using?', ...menu(4) },
   ...machines,
   { expect: 'Should distributed operations be checked', keys: text('no') },
   { expect: 'optimize your script with torch dynamo', keys: text('no') },
@@ -58,7 +61,7 @@ const start = (machines: QuestionStep[]): QuestionStep[] => [
 const oneMachine: QuestionStep[] = [{ expect: 'How many different machines', keys: text('1') }];
 const twoMachines = (rank: number, port: number, sameNetwork: boolean): QuestionStep[] => [
   { expect: 'How many different machines', keys: text('2') },
-  { expect: 'What is the rank of this machine?', keys: menu(rank) },
+  { expect: 'What is the rank of this machine?', ...menu(rank) },
   { expect: 'IP address of the machine that will host the main process', keys: text('127.0.0.2') },
   { expect: 'port you will use to communicate', keys: text(String(port)) },
   { expect: 'same local network', keys: text(sameNetwork ? 'yes' : 'no') },
@@ -66,11 +69,11 @@ const twoMachines = (rank: number, port: number, sameNetwork: boolean): Question
 ];
 const noJson = (stage: number): QuestionStep[] => [
   { expect: 'json file to a DeepSpeed config', keys: text('no') },
-  { expect: "DeepSpeed's ZeRO optimization stage?", keys: menu(stage, 2) },
+  { expect: "DeepSpeed's ZeRO optimization stage?", ...menu(stage, 2) },
 ];
 const offload = (optimizer: number, param: number): QuestionStep[] => [
-  { expect: 'Where to offload optimizer states?', keys: menu(optimizer) },
-  { expect: 'Where to offload parameters?', keys: menu(param) },
+  { expect: 'Where to offload optimizer states?', ...menu(optimizer) },
+  { expect: 'Where to offload parameters?', ...menu(param) },
 ];
 const tail = (o: { clip?: string; gas?: string; save16?: boolean; init: boolean; gpus: number; mp?: number }) => [
   { expect: 'gradient accumulation steps', keys: text(o.gas ?? '1') },
@@ -82,7 +85,7 @@ const tail = (o: { clip?: string; gas?: string; save16?: boolean; init: boolean;
 ];
 const gpus = (n: number, mp?: number): QuestionStep[] => [
   { expect: 'How many GPU(s) should be used for distributed training?', keys: text(String(n)) },
-  ...(mp !== undefined ? [{ expect: 'Do you wish to use mixed precision?', keys: menu(mp) }] : []),
+  ...(mp !== undefined ? [{ expect: 'Do you wish to use mixed precision?', ...menu(mp) }] : []),
 ];
 const NO = 0;
 const FP16 = 1;
@@ -114,7 +117,7 @@ const SETS: AnswerSet[] = [
       ...noJson(2),
       ...offload(CPU, 0),
       ...tail({ init: false, gpus: 16 }),
-      { expect: 'Which Type of launcher do you want to use?', keys: menu(0) },
+      { expect: 'Which Type of launcher do you want to use?', ...menu(0) },
       { expect: 'Please specify the location of hostfile', keys: text(hostfile) },
       { expect: 'specify exclusion filter string?', keys: text('no') },
       { expect: 'specify inclusion filter string?', keys: text('no') },
@@ -154,7 +157,7 @@ const SETS: AnswerSet[] = [
       { expect: 'Nvme Path to offload parameters?', keys: text('/local_nvme') },
       { expect: 'Nvme Path to offload optimizer states?', keys: text('/local_nvme') },
       ...tail({ save16: true, init: false, gpus: 16 }),
-      { expect: 'Which Type of launcher do you want to use?', keys: menu(1) },
+      { expect: 'Which Type of launcher do you want to use?', ...menu(1) },
       ...gpus(16, BF16),
     ],
   },

@@ -191,12 +191,23 @@ export function autosIn(v: unknown, path = ''): string[] {
 export interface QuestionStep {
   expect: string;
   keys: string;
+  /**
+   * A menu: accelerate reads each key with tty.setraw(), which flushes whatever was typed before it, so the
+   * keys are typed (in one write) only once the terminal is in raw mode, waiting for them.
+   */
+  menu?: boolean;
 }
 
 /** What a real `accelerate config` session left: its whole output (ANSI removed) and its exit code. */
 export interface ConfigSession {
   transcript: string;
   code: number;
+}
+
+/** Whether the terminal at `pts` is in raw mode (a program reading keys one by one), as stty reports it. */
+function rawMode(pts: string): boolean {
+  const r = spawnSync('stty', ['-F', pts, '-a'], { encoding: 'utf8' });
+  return r.status === 0 && /(^|\s)-icanon(\s|$)/.test(r.stdout);
 }
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]/g;
@@ -223,6 +234,8 @@ export async function driveAccelerateConfig(
     cwd: dirname(file),
     env,
   });
+  // node-pty's UnixTerminal knows its slave device (not in its typings).
+  const pts = (child as unknown as { ptsName: string }).ptsName;
   let raw = '';
   child.onData((d) => {
     raw += d;
@@ -238,7 +251,7 @@ export async function driveAccelerateConfig(
   for (const step of steps) {
     for (;;) {
       const at = text().indexOf(step.expect, pos);
-      if (at >= 0) {
+      if (at >= 0 && (!step.menu || rawMode(pts))) {
         pos = at + step.expect.length;
         child.write(step.keys);
         break;
