@@ -7,6 +7,7 @@
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
 import { formatBytesExact, formatCountExact, parseBytes, parseCount } from './units.js';
 import { UsageError } from './errors.js';
+import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 
 export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;
 export type Launcher = (typeof LAUNCHERS)[number];
@@ -717,7 +718,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'Copy gradients into one contiguous buffer? (avoids fragmentation)',
-    help: 'zero_optimization.contiguous_gradients (DeepSpeed default true).',
+    help: `zero_optimization.contiguous_gradients (DeepSpeed default ${DS.contiguous_gradients}).`,
     jsonKey: 'zero_optimization.contiguous_gradients',
     choices: [...boolChoices].reverse(),
     when: always,
@@ -731,10 +732,10 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'ZeRO-3 sub_group_size (elements per optimizer step tile)',
-    help: 'Smaller values lower peak memory of the optimizer step with offload. DeepSpeed default 1e9.',
+    help: `Smaller values lower peak memory of the optimizer step with offload. DeepSpeed default ${formatSci(DS.sub_group_size)}.`,
     jsonKey: 'zero_optimization.sub_group_size',
     when: isStage3,
-    defaultValue: () => 1e9,
+    defaultValue: () => DS.sub_group_size,
     parse: bigInt,
     format: formatSci,
   }),
@@ -744,7 +745,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'reduce_bucket_size (elements reduced at once)',
-    help: "Larger is faster but uses more GPU memory. DeepSpeed default 5e8; the seed uses 5e7. 'auto': accelerate sets hidden_size^2.",
+    help: `Larger is faster but uses more GPU memory. DeepSpeed default ${formatSci(DS.reduce_bucket_size)}; the seed uses 5e7. 'auto': accelerate sets hidden_size^2.`,
     jsonKey: 'zero_optimization.reduce_bucket_size',
     when: always,
     defaultValue: () => 5e7,
@@ -757,7 +758,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_prefetch_bucket_size (elements fetched ahead)',
-    help: 'ZeRO-3 parameter prefetch size. DeepSpeed default 5e7.',
+    help: `ZeRO-3 parameter prefetch size. DeepSpeed default ${formatSci(DS.stage3_prefetch_bucket_size)}.`,
     jsonKey: 'zero_optimization.stage3_prefetch_bucket_size',
     when: isStage3,
     defaultValue: () => 5e7,
@@ -770,7 +771,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_param_persistence_threshold (parameters below this stay whole on every GPU)',
-    help: 'DeepSpeed default 1e5.',
+    help: `DeepSpeed default ${formatSci(DS.stage3_param_persistence_threshold)}.`,
     jsonKey: 'zero_optimization.stage3_param_persistence_threshold',
     when: isStage3,
     defaultValue: () => 1e5,
@@ -783,7 +784,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_max_live_parameters (most parameters resident on a GPU at once)',
-    help: 'Lower it to save GPU memory at some speed. DeepSpeed default 1e9; the seed uses 1e8.',
+    help: `Lower it to save GPU memory at some speed. DeepSpeed default ${formatSci(DS.stage3_max_live_parameters)}; the seed uses 1e8.`,
     jsonKey: 'zero_optimization.stage3_max_live_parameters',
     when: isStage3,
     defaultValue: () => 1e8,
@@ -796,7 +797,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_max_reuse_distance (keep a parameter if reused within this many)',
-    help: 'DeepSpeed default 1e9; the seed uses 1e8.',
+    help: `DeepSpeed default ${formatSci(DS.stage3_max_reuse_distance)}; the seed uses 1e8.`,
     jsonKey: 'zero_optimization.stage3_max_reuse_distance',
     when: isStage3,
     defaultValue: () => 1e8,

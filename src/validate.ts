@@ -898,6 +898,8 @@ export function fitFindings(setup: Setup): Finding[] {
   };
   let row: ReturnType<typeof estimateMode>;
   try {
+    // TODO(issue 12 merge): pass optimizerOffloadDevice(a) and paramOffloadDevice(a) once the estimator takes
+    // the two devices separately; until then a split setup is estimated as its mode's own devices.
     row = estimateMode(a.mode, input, MODE_INFO[a.mode].offloadOptimizer ? a.offload_device : 'cpu');
   } catch {
     return [];
