@@ -74,10 +74,10 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
 }
 
 /**
- * Routes every key to the registered handlers, in order, one key per React commit: a key is handed over in
- * the router's layout effect, after the commit that the previous key led to, so it reaches the screen (and
- * the handlers) that key opened. The handlers of a new screen register in their own layout effects, which
- * React runs before their parent's, in the same commit.
+ * Routes every key to the registered handlers, in order, one key per React commit: a key that arrives behind
+ * others is handed over in the router's layout effect, after the commit that the previous key led to, so it
+ * reaches the screen (and the handlers) that key opened. The handlers of a new screen register in their own
+ * layout effects, which React runs before their parent's, in the same commit.
  */
 export function KeyRouter({
   isActive = true,
@@ -105,22 +105,28 @@ export function KeyRouter({
       };
     },
   });
-  // Not a timer or a microtask: when React renders an update is its business (the bundled production build
-  // and the test build differ), and a key handed over before that commit reached the screen it had left.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per turn: one key per commit.
-  useLayoutEffect(() => {
-    if (holds.current > 0) return;
+  // A key is handed over at once when nothing waits; a key behind it waits for the commit that the one before
+  // led to (not a timer or a microtask: when React renders an update is its business, and the bundled
+  // production build and the test build differ), so each reaches the screen the one before it opened.
+  const waiting = useRef(false);
+  const deliver = () => {
+    if (holds.current > 0 || waiting.current) return;
     const k = queue.current.shift();
     if (!k) return;
+    waiting.current = true;
     for (const h of [...handlers.current]) h.current(k[0], k[1]);
-    // The next key waits for the commit of whatever this one changed (batched with this update).
-    if (queue.current.length > 0) setTurn((t) => t + 1);
+    // Committed with (or after) whatever this key changed; the router's layout effect then hands over the next.
+    setTurn((t) => t + 1);
+  };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per turn: one key per commit.
+  useLayoutEffect(() => {
+    waiting.current = false;
+    deliver();
   }, [turn]);
   useInput(
     (input, key) => {
-      const idle = queue.current.length === 0;
       queue.current.push(...splitKeys(input, key));
-      if (idle) setTurn((t) => t + 1);
+      deliver();
     },
     { isActive },
   );
