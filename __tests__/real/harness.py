@@ -118,7 +118,7 @@ def prepare(case, env, out):
     os.environ["ZEROWIZ_PROBE_OUT"] = case["record"]
     AcceleratorState._reset_state(True)
     try:
-        out["probe"] = probe.main()
+        out["probe"] = probe.main(end_training=False)  # one process group for every case of this process
     finally:
         AcceleratorState._reset_state(True)
         os.environ.clear()
@@ -154,6 +154,10 @@ def main():
     with open(sys.argv[1]) as f:
         cases = json.load(f)
     results = [run_case(c) for c in cases]
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
     with open(sys.argv[2], "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
     print(f"harness: {len(results)} case(s)", flush=True)

@@ -32,7 +32,7 @@ class TinyModel(torch.nn.Module):
         return self.head(torch.relu(self.inner(x)))
 
 
-def main():
+def main(end_training=True):
     micro = int(os.environ.get("ZEROWIZ_PROBE_MICRO", "4"))
     accum = int(os.environ.get("ZEROWIZ_PROBE_ACCUM", "1"))
     hidden = int(os.environ.get("ZEROWIZ_PROBE_HIDDEN", "16"))
@@ -80,6 +80,11 @@ def main():
         with open(os.path.join(out, f"rank{accelerator.process_index}.probe.json"), "w") as f:
             json.dump(report, f, indent=1, sort_keys=True)
     print(f"probe rank {accelerator.process_index}/{accelerator.num_processes}: ok, {len(losses)} step(s)", flush=True)
+    if end_training:
+        # As a training script ends: without it, a live gloo group can abort the interpreter at exit
+        # ("terminate called without an active exception").
+        accelerator.wait_for_everyone()
+        accelerator.end_training()
     return report
 
 
