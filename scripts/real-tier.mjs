@@ -18,7 +18,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const VENV_DIR = join(ROOT, '.venv-real');
+/** The environment's folder (ZEROWIZ_REAL_VENV moves it, e.g. for a test of the skip). */
+export const VENV_DIR = process.env.ZEROWIZ_REAL_VENV ?? join(ROOT, '.venv-real');
 const PY = join(VENV_DIR, 'bin', 'python');
 const MARKER = join(VENV_DIR, 'zerowiz-real.json');
 /** What the tier installs; accelerate is pinned to the version the tests were written against. */

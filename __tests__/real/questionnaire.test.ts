@@ -196,7 +196,7 @@ interface Done {
 
 const done: Done[] = [];
 let results = new Map<string, HarnessResult>();
-let defaultConfig = { path: '', imported: null as ImportResult | null, written: null as Setup | null };
+const defaultConfig = { path: '', imported: null as ImportResult | null, written: null as Setup | null };
 
 beforeAll(async () => {
   const dir = tempDir('zw-questionnaire-');
@@ -246,7 +246,6 @@ beforeAll(async () => {
       probe_env: probe,
     },
   ]);
-  defaultConfig = { ...defaultConfig };
 });
 
 function pair(i: number): [HarnessResult, HarnessResult] {
