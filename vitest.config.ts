@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['__tests__/**/*.test.{ts,tsx}'],
-    exclude: ['**/node_modules/**'],
+    // __tests__/real needs the real accelerate: `npm run test:real` (vitest.real.config.ts) runs it.
+    exclude: ['**/node_modules/**', '__tests__/real/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Real-terminal and subprocess tests spawn the built bin; two cores, so keep workers modest.

@@ -171,3 +171,30 @@ describe('the table, the finding and the command agree', () => {
     expect(estimateModes(estimateInputFromSetup(a, { models }).input!).recommended).toBe(t.report!.recommended);
   });
 });
+
+describe('split offload devices (accelerate asks the optimizer and the parameter devices apart)', () => {
+  const full = (over: Partial<Answers>) =>
+    withDefaults({
+      model_name: 'Llama-3.1-8B',
+      model_params: 8.03e9,
+      num_processes: 8,
+      gpu_memory: 80 * GiB,
+      cpu_memory: 1024 * GiB,
+      mode: '3-offload',
+      offload_device: 'cpu',
+      ...over,
+    });
+  it('parameters kept on the GPUs raise the GPU peak and lower the CPU need against both offloaded', () => {
+    const both = estimateInputFromSetup(full({}), { models });
+    const paramsOnGpu = estimateInputFromSetup(full({ offload_param_device: 'none' }), { models });
+    expect(both.placement).toEqual({ stage: 3, optimizer: 'cpu', param: 'cpu' });
+    expect(paramsOnGpu.placement).toEqual({ stage: 3, optimizer: 'cpu', param: 'none' });
+    const peakOf = (a: Answers) => {
+      const f = fitFindings({ name: 't', answers: { ...a, gpu_memory: 1 * GiB }, files: DEFAULT_FILES, steps: [] });
+      return f.map((x) => x.message).join(' ');
+    };
+    // Both do not fit in 1 GiB; the messages name the peaks the finding computed for each placement.
+    const gib = (text: string) => Number(/peaks at ([\d.]+) GiB per GPU/.exec(text)?.[1]);
+    expect(gib(peakOf(full({ offload_param_device: 'none' })))).toBeGreaterThan(gib(peakOf(full({}))));
+  });
+});

@@ -147,20 +147,41 @@ describe('importing files zerowiz did not write', () => {
     expect(r.kept).not.toContain('distributed_type');
   });
 
-  it('keeps ZeRO-3 with only the optimizer offloaded as it was (no mode offloads just one)', () => {
+  it('reads ZeRO-3 with only the optimizer offloaded as ZeRO-3 offload with the parameters on the GPUs (split devices)', () => {
     const dir = tmp();
     writeFileSync(
       join(dir, 'a.yaml'),
       'distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: none\n  zero3_init_flag: true\n',
     );
     const r = importAccelerateConfig('a.yaml', dir);
-    expect(r.setup.answers.mode).toBe('3');
+    expect(r.setup.answers.mode).toBe('3-offload');
+    expect(r.setup.answers.offload_device).toBe('cpu');
+    expect(r.setup.answers.offload_param_device).toBe('none');
     const zero = JSON.parse(toDeepSpeedJson(r.setup)).zero_optimization;
-    expect(zero.offload_optimizer).toEqual({ device: 'cpu' });
+    expect(zero.offload_optimizer).toEqual({ device: 'cpu', pin_memory: true });
     expect(zero.offload_param).toBeUndefined();
-    expect(r.kept).toContain('json:zero_optimization.offload_optimizer');
+    expect(r.kept).toEqual([]);
     // accelerate's default for a YAML without the key: do not gather 16-bit weights on save.
     expect(zero.stage3_gather_16bit_weights_on_model_save).toBe(false);
+  });
+
+  it('reads ZeRO-3 with the optimizer on cpu and the parameters on NVMe as those two devices', () => {
+    const dir = tmp();
+    writeFileSync(
+      join(dir, 'a.yaml'),
+      'distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: nvme\n  offload_param_nvme_path: /local_nvme\n  zero3_init_flag: true\n',
+    );
+    const r = importAccelerateConfig('a.yaml', dir);
+    expect([r.setup.answers.mode, r.setup.answers.offload_device, r.setup.answers.offload_param_device]).toEqual([
+      '3-offload',
+      'cpu',
+      'nvme',
+    ]);
+    const j = JSON.parse(toDeepSpeedJson(r.setup));
+    expect(j.zero_optimization.offload_optimizer).toEqual({ device: 'cpu', pin_memory: true });
+    expect(j.zero_optimization.offload_param).toEqual({ device: 'nvme', nvme_path: '/local_nvme', pin_memory: true });
+    expect(j.aio).toBeDefined();
+    expect(r.kept).toEqual([]);
   });
 
   it('a precision in the YAML wins over "auto" in the JSON, and fp8 is reported, not dropped', () => {

@@ -12,6 +12,13 @@ import { SEED_DIR } from './helpers/paths.js';
 const env = () => ({ XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-presets-')) });
 
 describe('built-in presets', () => {
+  it("leave gradient accumulation to the script ('auto'): a number would override Accelerator(gradient_accumulation_steps=N)", () => {
+    for (const p of listPresets({ XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-')) }).presets) {
+      expect([p.name, p.setup.answers.gradient_accumulation_steps]).toEqual([p.name, 'auto']);
+      expect([p.name, JSON.parse(toDeepSpeedJson(p.setup)).gradient_accumulation_steps]).toEqual([p.name, 'auto']);
+    }
+  });
+
   it('has the seed preset and one per mode', () => {
     const names = listPresets(env()).presets.map((p) => p.name);
     expect(names).toEqual(

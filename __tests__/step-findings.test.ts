@@ -160,11 +160,12 @@ describe('step findings', () => {
     const off: Setup = { ...s, answers: { ...s.answers, gradient_checkpointing: false } };
     expect(validate(off).map((f) => f.rule)).toContain('zero3-offload-needs-activation-checkpointing');
     expect(rules(stepFindings(off, ctx(d)))).not.toContain('step-checkpointing-zero3-offload@train');
-    // Mode 3 whose kept JSON keys offload the optimizer (an import): validate's mode rule is silent, this is not.
+    // Mode 3 with the parameters on the GPUs by the answers, but kept JSON keys of an import that offload them:
+    // validate's rule reads the answers and is silent, this reads the JSON and is not.
     const imported: Setup = {
       ...off,
-      answers: { ...off.answers, mode: '3' },
-      extra: { json: { zero_optimization: { offload_optimizer: { device: 'cpu', pin_memory: true } } } },
+      answers: { ...off.answers, mode: '3', offload_param_device: 'none' },
+      extra: { json: { zero_optimization: { offload_param: { device: 'cpu', pin_memory: true } } } },
     };
     expect(validate(imported).map((f) => f.rule)).not.toContain('zero3-offload-needs-activation-checkpointing');
     expect(stepFindings(imported, ctx(d)).find((f) => f.stepName === 'train')).toMatchObject({

@@ -45,13 +45,23 @@ function TwoLists({ onSecond }: { onSecond: (v: string) => void }): React.JSX.El
 }
 
 describe('keys typed faster than a frame', () => {
-  it('splits pasted text with control keys into keys, and leaves plain text and escape sequences whole', () => {
+  it('splits text that arrives as one event into one key per character, and leaves special keys whole', () => {
     expect(splitKeys('2\r', {} as never).map(([i, k]) => [i, k.return])).toEqual([
       ['2', false],
       ['', true],
     ]);
-    expect(splitKeys('abc', {} as never)).toHaveLength(1);
+    // A list takes "2" as its second entry; the rest belongs to the screen that choice opens.
+    expect(splitKeys('2c10d\r', {} as never).map(([i, k]) => (k.return ? '⏎' : i))).toEqual([
+      '2',
+      'c',
+      '1',
+      '0',
+      'd',
+      '⏎',
+    ]);
+    expect(splitKeys('é🙂', {} as never).map(([i]) => i)).toEqual(['é', '🙂']);
     expect(splitKeys('', { downArrow: true } as never)).toHaveLength(1);
+    expect(splitKeys('x', { meta: true } as never)).toHaveLength(1);
   });
 
   it('two downs and Enter in one chunk move twice, then choose', async () => {

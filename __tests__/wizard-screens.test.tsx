@@ -5,7 +5,7 @@ import { previewOf } from '../src/wizard/preview.js';
 import { NEW_BASE } from '../src/wizard/flow.js';
 import { ModeQuestion } from '../components/wizard/ModeQuestion.js';
 import { Preview } from '../components/wizard/Preview.js';
-import { ReviewScreen } from '../components/wizard/ReviewScreen.js';
+import { ReviewScreen, reviewItems } from '../components/wizard/ReviewScreen.js';
 import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
 import { question, type Question } from '../src/questions.js';
 import { commandFor, footerKeys } from '../components/wizard/keymap.js';
@@ -79,15 +79,15 @@ describe('wizard screens', () => {
     r.unmount();
   });
 
-  it('help shows the accelerate and DeepSpeed keys and the default', () => {
-    const q = question('zero3_init') as Question;
-    const r = render(
+  /** The question screen with its help open. */
+  const helpFrame = (q: Question, answers = a, width = 80) =>
+    render(
       <QuestionScreen
         q={q}
-        answers={a}
+        answers={answers}
         given={{}}
         env={{ gpuCount: 8, gpuMemoryBytes: null, cpuMemoryBytes: null }}
-        width={80}
+        width={width}
         help
         isActive={false}
         models={[]}
@@ -95,10 +95,51 @@ describe('wizard screens', () => {
         onDraft={() => undefined}
       />,
     );
-    const f = r.lastFrame()!;
+
+  it('help shows the accelerate and DeepSpeed keys and the default', () => {
+    const f = helpFrame(question('zero3_init') as Question).lastFrame()!;
     expect(f).toContain('deepspeed_config.zero3_init_flag');
     expect(f).toContain('Default:');
     expect(f).toContain('accelerate config asks');
+  });
+
+  it("help says where zerowiz's default differs from accelerate config's, and why", () => {
+    const answers = withDefaults({ mode: '3' });
+    for (const id of [
+      'zero3_save_16bit_model',
+      'zero3_init',
+      'mixed_precision',
+      'gradient_accumulation_steps',
+      'gradient_clipping',
+    ] as const) {
+      const q = question(id) as Question;
+      const r = helpFrame(q, answers, 200);
+      const f = r.lastFrame()!.replace(/\s+/g, ' ');
+      expect(f).toContain(
+        `accelerate config's default is ${q.accelerateDefault!.value}, zerowiz's ${q.format(answers[id] as never)}:`,
+      );
+      expect(f).toContain(q.accelerateDefault!.why.slice(0, 40));
+      r.unmount();
+    }
+  });
+
+  it("the review marks the defaults that differ from accelerate config's", () => {
+    const answers = withDefaults({ mode: '3', num_processes: 8 });
+    const rows = reviewItems(answers, { mode: '3', num_processes: 8 }, [], 200).map((i) => i.label);
+    const row = (id: string) => rows.find((l) => l.startsWith(`${id} `)) ?? '';
+    expect(row('mixed_precision')).toContain("· default (accelerate's: no)");
+    expect(row('zero3_save_16bit_model')).toContain("· default (accelerate's: no)");
+    expect(row('zero3_init')).toContain("· default (accelerate's: no)");
+    expect(row('gradient_accumulation_steps')).toContain("· default (accelerate's: 1)");
+    expect(row('debug')).toMatch(/· default$/);
+    expect(row('num_processes')).not.toContain('default');
+  });
+
+  it('the preview says what accelerate will hand DeepSpeed at launch', () => {
+    const p = previewOf({ ...NEW_BASE, answers: withDefaults({ mode: '3-offload', num_processes: 8 }) });
+    expect(p.commands).toContain('# at launch, accelerate fills');
+    expect(p.commands).toContain('precision bf16 · ZeRO stage 3 · offload: optimizer cpu, parameters cpu');
+    expect(p.commands).toContain('train_batch_size = micro batch x 1 x 8 GPU(s)');
   });
 
   it('the review lists answers and jumps to the chosen one', async () => {

@@ -4,8 +4,11 @@
  * the DeepSpeed JSON in the seed's key order, with its 4-space indent and 1e9-style element counts.
  */
 import { Document } from 'yaml';
-import { MODE_INFO, modeOffloads } from './modes.js';
-import { formatSci, type Answers } from './questions.js';
+import { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
+import { MODE_INFO } from './modes.js';
+import { formatSci, optimizerOffloadDevice, paramOffloadDevice, type Answers } from './questions.js';
+
+export { DEEPSPEED_DEFAULTS };
 import { dsConfigReference, type Setup } from './setup.js';
 
 /** A number the JSON writes in the seed's short scientific form (5e7). */
@@ -102,38 +105,23 @@ export function toAccelerateYaml(setup: Setup): string {
 // ---------------------------------------------------------------------------------------------
 // DeepSpeed JSON
 
-const FP16_SCALING = {
-  loss_scale: 0,
-  loss_scale_window: 1000,
-  initial_scale_power: 16,
-  hysteresis: 2,
-  min_loss_scale: 1,
-};
-
-/** DeepSpeed's `aio` defaults (runtime/swap_tensor/aio_config.py), written for NVMe offload. */
-export const AIO_DEFAULTS = {
-  block_size: 1048576,
-  queue_depth: 8,
-  intra_op_parallelism: 1,
-  single_submit: false,
-  overlap_events: true,
-  use_gds: false,
-};
+/** DeepSpeed's `aio` defaults, written for NVMe offload. */
+export const AIO_DEFAULTS = DEEPSPEED_DEFAULTS.aio;
 
 function sciOrAuto(v: number | 'auto'): JsonOut {
   return v === 'auto' ? 'auto' : new Sci(v);
 }
 
 /** DeepSpeed's default offload_param.buffer_size (elements of one NVMe swap buffer). */
-export const NVME_PARAM_BUFFER_ELEMENTS = 1e8;
+export const NVME_PARAM_BUFFER_ELEMENTS = DEEPSPEED_DEFAULTS.offload_param_buffer_size;
 
-function offloadBlock(a: Answers, forParams: boolean): { [key: string]: JsonOut } {
-  const block: { [key: string]: JsonOut } = { device: a.offload_device };
-  if (a.offload_device === 'nvme') block.nvme_path = a.nvme_path;
+function offloadBlock(a: Answers, device: 'cpu' | 'nvme', forParams: boolean): { [key: string]: JsonOut } {
+  const block: { [key: string]: JsonOut } = { device };
+  if (device === 'nvme') block.nvme_path = a.nvme_path;
   block.pin_memory = a.pin_memory;
   // NVMe parameter swapping asserts that one rank's share of the largest tensor fits one swap buffer
   // ("More elements ... than buffer size"); size the buffer up when the largest layer says it would not.
-  if (forParams && a.offload_device === 'nvme' && a.largest_layer_params !== null) {
+  if (forParams && device === 'nvme' && a.largest_layer_params !== null) {
     const perRank = Math.ceil(a.largest_layer_params / Math.max(1, a.num_processes));
     if (perRank > NVME_PARAM_BUFFER_ELEMENTS)
       block.buffer_size = new Sci(Math.ceil(perRank / NVME_PARAM_BUFFER_ELEMENTS) * NVME_PARAM_BUFFER_ELEMENTS);
@@ -148,12 +136,14 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
   const precision = a.mixed_precision;
   const fp16: { [key: string]: JsonOut } = {
     enabled: precision === 'auto' ? 'auto' : precision === 'fp16',
-    ...FP16_SCALING,
+    ...DEEPSPEED_DEFAULTS.fp16,
   };
   const bf16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'bf16' };
   const zero: { [key: string]: JsonOut } = { stage: info.stage };
-  if (info.offloadOptimizer) zero.offload_optimizer = offloadBlock(a, false);
-  if (info.offloadParam) zero.offload_param = offloadBlock(a, true);
+  const optDevice = optimizerOffloadDevice(a);
+  const paramDevice = paramOffloadDevice(a);
+  if (optDevice !== 'none') zero.offload_optimizer = offloadBlock(a, optDevice, false);
+  if (paramDevice !== 'none') zero.offload_param = offloadBlock(a, paramDevice, true);
   zero.overlap_comm = a.overlap_comm;
   zero.contiguous_gradients = a.contiguous_gradients;
   if (info.stage === 3) zero.sub_group_size = new Sci(a.sub_group_size);
@@ -166,7 +156,7 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
     zero.stage3_gather_16bit_weights_on_model_save = a.zero3_save_16bit_model;
   }
   const out: { [key: string]: JsonOut } = { fp16, bf16, zero_optimization: zero };
-  if (modeOffloads(a.mode) && a.offload_device === 'nvme') out.aio = { ...AIO_DEFAULTS };
+  if (optDevice === 'nvme' || paramDevice === 'nvme') out.aio = { ...DEEPSPEED_DEFAULTS.aio };
   if (a.gradient_checkpointing) {
     out.activation_checkpointing = {
       partition_activations: false,

@@ -44,7 +44,9 @@ export type EstimateAnswers = Pick<
   | 'prefetch_bucket_size'
   | 'max_live_parameters'
   | 'sub_group_size'
->;
+> &
+  /** Where the parameters go when the answers split the devices (accelerate asks it apart); absent: the mode's. */
+  Partial<Pick<Answers, 'offload_param_device'>>;
 
 /** Transformer shape values given explicitly (estimate's --hidden-size ...); they win over the catalog's. */
 export interface ShapeOverrides {
@@ -197,6 +199,19 @@ function activationOf(
 }
 
 /**
+ * Where the answers put the optimizer states and the parameters: the mode's placement, with the parameters'
+ * device as the answers split it (offload_param_device, which DeepSpeed honours at stage 3 only).
+ */
+export function placementOfAnswers(
+  a: Pick<EstimateAnswers, 'mode' | 'offload_device' | 'offload_param_device'>,
+): Placement {
+  const placement = placementOf(a.mode, a.offload_device);
+  if (placement.stage === 3 && a.offload_param_device !== undefined)
+    return { ...placement, param: a.offload_param_device };
+  return placement;
+}
+
+/**
  * The estimator's input for these answers: the model (catalog entry by name, or the given one), the
  * topology, memory, zero.Init, the trainable parameters (full, a count, or LoRA from rank and targets), the
  * activation shape and workload, precision, DeepSpeed's buffer knobs, extra models and headroom. Throws
@@ -206,7 +221,7 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
   const notes: string[] = [];
   const model = ctx.model ?? (a.model_name ? lookupModel(a.model_name, ctx.models) : null);
   const precision = precisionOf(a.mixed_precision);
-  const placement = placementOf(a.mode, a.offload_device);
+  const placement = placementOfAnswers(a);
   if (a.model_params === null) return { input: null, model, placement, precision, notes };
   if (a.mixed_precision === 'auto') notes.push('precision auto: assuming bf16, what --mixed_precision bf16 gives');
   const { gpusPerNode, nodes } = topology(a);

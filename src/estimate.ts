@@ -9,7 +9,8 @@ import { activationBreakdown } from './activations.js';
 import type { ActivationBreakdown, ActivationInput } from './activations.js';
 import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from './modes.js';
 import type { Mode, OffloadDevice, Placement } from './modes.js';
-import { loraParams, peakOf } from './peak.js';
+import { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
+import { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
 import type { Interconnect, Peak, PeakInput, Precision, ZeroKnobs } from './peak.js';
 import { formatBytesShort } from './units.js';
 
@@ -28,19 +29,16 @@ export const MAX_HOST_BYTES = 2 ** 50;
 /** Largest element count accepted for a bucket, prefetch or live-parameter knob (1e12). */
 export const MAX_KNOB_ELEMS = 1e12;
 /** DeepSpeed defaults used by the derived NVMe CPU formula (zero_optimization.sub_group_size). */
-export const SUB_GROUP_SIZE_ELEMS = 1e9;
-/** offload_optimizer.buffer_count default (pinned fp32 swap buffers per rank). */
-export const OPTIMIZER_SWAP_BUFFER_COUNT = 4;
-/** offload_param.buffer_count x buffer_size defaults (fp16 swap buffers per rank, elements). */
-export const PARAM_SWAP_BUFFER_ELEMS = 5 * 1e8;
+export const SUB_GROUP_SIZE_ELEMS = DEEPSPEED_DEFAULTS.sub_group_size;
+export { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS };
 /** DeepSpeed's zero_optimization defaults (config.py at edaa7221): the knobs when the caller gives none. */
 export const DEEPSPEED_DEFAULT_KNOBS: ZeroKnobs = {
-  reduceBucketElems: 5e8,
+  reduceBucketElems: DEEPSPEED_DEFAULTS.reduce_bucket_size,
   overlapComm: false,
-  contiguousGradients: true,
-  prefetchBucketElems: 5e7,
-  maxLiveParams: 1e9,
-  subGroupElems: 1e9,
+  contiguousGradients: DEEPSPEED_DEFAULTS.contiguous_gradients,
+  prefetchBucketElems: DEEPSPEED_DEFAULTS.stage3_prefetch_bucket_size,
+  maxLiveParams: DEEPSPEED_DEFAULTS.stage3_max_live_parameters,
+  subGroupElems: DEEPSPEED_DEFAULTS.sub_group_size,
 };
 
 /** LoRA adapters: their rank and the [in, out, count] shapes of the Linears the targets match. */

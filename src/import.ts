@@ -8,10 +8,9 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { UsageError } from './errors.js';
 import { printable } from './printable.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
-import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
-import { modeFromStage, modeOffloads } from './modes.js';
-import { parseAnswers } from './presets.js';
-import { withDefaults, type Answers } from './questions.js';
+import { DEEPSPEED_DEFAULTS, accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { MODE_INFO, modeFromStage } from './modes.js';
+import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, parseAnswers, withDefaults, type Answers } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
 import { checkAccelerateConfig, checkDeepSpeedConfig, type Finding } from './validate.js';
 
@@ -26,6 +25,8 @@ export interface ImportResult {
   findings: Finding[];
   /** The JSON file read, if any. */
   jsonPath: string | null;
+  /** The answers the files give (the rest are defaults, which follow the answers changed later). */
+  given: Partial<Answers>;
 }
 
 function readStructured(path: string, what: string): Record<string, unknown> {
@@ -106,17 +107,15 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
       );
     }
   }
-  for (const k of [
-    'zero_stage',
-    'offload_optimizer_device',
-    'offload_param_device',
-    'offload_optimizer_nvme_path',
-    'offload_param_nvme_path',
-    'gradient_accumulation_steps',
-    'gradient_clipping',
-    'zero3_save_16bit_model',
-  ]) {
-    if (k in ds) moved.push(`deepspeed_config.${k}`);
+  for (const k of ACCELERATE_KEYS_REFUSED_WITH_DS_FILE) {
+    const [scope, key] = k.split('.') as [string, string | undefined];
+    if (key !== undefined && scope === 'deepspeed_config' && key in ds) moved.push(k);
+  }
+  if (y.use_cpu === true) {
+    note(
+      'use_cpu: true (what `accelerate config default` writes on a machine without GPUs) makes accelerate launch run on the CPU without DeepSpeed; zerowiz writes use_cpu: false',
+      'keep it only if you meant to train without DeepSpeed, and then do not use these files',
+    );
   }
 
   // The DeepSpeed JSON, resolved like accelerate does (from the launch directory), else next to the YAML.
@@ -147,6 +146,12 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
     findings.push(...checkDeepSpeedConfig(j).filter((f) => f.rule !== 'ds-stage-missing'));
   }
   absorbJson(j, raw);
+  if (isPlainObject(j.zero_optimization) && j.zero_optimization.stage === 0) {
+    note(
+      "zero_optimization.stage is 0 (ZeRO off, plain data parallelism), which is not one of zerowiz's modes: the stage is kept as it is until you choose a ZeRO mode",
+      'choose a ZeRO mode to shard the optimizer states (1), the gradients (2) or the parameters (3)',
+    );
+  }
   // A precision the YAML sets wins over a JSON "auto" (accelerate fills the "auto" from it).
   if (
     yamlPrecision !== null &&
@@ -170,18 +175,8 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
     steps: [],
   };
   // Whatever the answers do not reproduce is kept as it was.
-  const dropFromYaml = new Set([
-    'distributed_type',
-    'mixed_precision',
-    'deepspeed_config.zero_stage',
-    'deepspeed_config.offload_optimizer_device',
-    'deepspeed_config.offload_param_device',
-    'deepspeed_config.offload_optimizer_nvme_path',
-    'deepspeed_config.offload_param_nvme_path',
-    'deepspeed_config.gradient_accumulation_steps',
-    'deepspeed_config.gradient_clipping',
-    'deepspeed_config.zero3_save_16bit_model',
-  ]);
+  // distributed_type and use_cpu are what make accelerate use DeepSpeed at all: zerowiz's own values stand.
+  const dropFromYaml = new Set(['distributed_type', 'use_cpu', ...ACCELERATE_KEYS_REFUSED_WITH_DS_FILE]);
   const yamlExtra = difference(y, accelerateConfigObject(setup), '', dropFromYaml);
   const jsonExtra = difference(j, plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>, '', new Set());
   setup.extra = {};
@@ -190,7 +185,7 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   // Key names and values come from the file: shown escaped, never raw.
   const kept = [...yamlExtra.paths, ...jsonExtra.paths.map((p) => `json:${p}`)].map(printable);
   const shown = findings.map((f) => ({ ...f, message: printable(f.message), fix: printable(f.fix) }));
-  return { setup, kept, moved, findings: shown, jsonPath };
+  return { setup, kept, moved, findings: shown, jsonPath, given };
 }
 
 /** The DeepSpeed config accelerate builds from a YAML's deepspeed_config keys when there is no JSON file. */
@@ -219,43 +214,57 @@ function jsonSetsPrecision(j: Record<string, unknown>): boolean {
 
 /** Takes the modelled values of a DeepSpeed JSON into raw answers; absent keys get DeepSpeed's own defaults. */
 function absorbJson(j: Record<string, unknown>, raw: Record<string, unknown>): void {
+  const D = DEEPSPEED_DEFAULTS;
   const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
-  const stage = typeof zero.stage === 'number' ? zero.stage : 0;
+  const stage = typeof zero.stage === 'number' ? zero.stage : D.stage;
   const opt = isPlainObject(zero.offload_optimizer) ? zero.offload_optimizer : {};
   const par = isPlainObject(zero.offload_param) ? zero.offload_param : {};
-  const optDev = typeof opt.device === 'string' ? opt.device : 'none';
-  const parDev = typeof par.device === 'string' ? par.device : 'none';
-  const mode = modeFromStage(stage, optDev !== 'none', parDev !== 'none');
-  if (mode) raw.mode = mode;
-  const dev = optDev !== 'none' ? optDev : parDev;
-  if (mode && modeOffloads(mode) && (dev === 'cpu' || dev === 'nvme')) raw.offload_device = dev;
-  const nvme = opt.nvme_path ?? par.nvme_path;
-  if (typeof nvme === 'string' && nvme !== 'auto') raw.nvme_path = nvme;
+  const device = (v: unknown) => (v === 'cpu' || v === 'nvme' ? v : 'none');
+  const optDev = device(opt.device);
+  // DeepSpeed reads offload_param at stage 3 only.
+  const parDev = stage === 3 ? device(par.device) : 'none';
+  const mode = modeFromStage(stage, optDev !== 'none');
+  if (mode) {
+    raw.mode = mode;
+    if (MODE_INFO[mode].offloadOptimizer && optDev !== 'none') raw.offload_device = optDev;
+    // The parameters follow the optimizer's device unless the file splits them.
+    const given = withDefaults(
+      parseAnswers({ mode: raw.mode, ...(raw.offload_device ? { offload_device: raw.offload_device } : {}) }),
+    );
+    if (stage === 3 && given.offload_param_device !== parDev) raw.offload_param_device = parDev;
+  }
+  const nvme = [opt, par].map((b) => b.nvme_path).find((p) => typeof p === 'string' && p !== 'auto');
+  if (nvme !== undefined) raw.nvme_path = nvme;
   const pin = opt.pin_memory ?? par.pin_memory;
   if (typeof pin === 'boolean') raw.pin_memory = pin;
   const pick = (...keys: string[]) => keys.map((k) => zero[k]).find((v) => v !== undefined);
-  raw.overlap_comm = typeof zero.overlap_comm === 'boolean' ? zero.overlap_comm : stage === 3;
-  raw.contiguous_gradients = pick('contiguous_gradients') ?? true;
-  raw.reduce_bucket_size = pick('reduce_bucket_size') ?? 5e8;
+  raw.overlap_comm = typeof zero.overlap_comm === 'boolean' ? zero.overlap_comm : D.overlapComm(stage);
+  raw.contiguous_gradients = pick('contiguous_gradients') ?? D.contiguous_gradients;
+  raw.reduce_bucket_size = pick('reduce_bucket_size') ?? D.reduce_bucket_size;
   if (stage === 3) {
     // Stage-3-only keys: absent means DeepSpeed's default; below stage 3 they are not written at all.
-    raw.sub_group_size = pick('sub_group_size') ?? 1e9;
-    raw.prefetch_bucket_size = pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? 5e7;
-    raw.param_persistence_threshold = pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ?? 1e5;
-    raw.max_live_parameters = pick('stage3_max_live_parameters', 'max_live_parameters') ?? 1e9;
-    raw.max_reuse_distance = pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? 1e9;
+    raw.sub_group_size = pick('sub_group_size') ?? D.sub_group_size;
+    raw.prefetch_bucket_size =
+      pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? D.stage3_prefetch_bucket_size;
+    raw.param_persistence_threshold =
+      pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ?? D.stage3_param_persistence_threshold;
+    raw.max_live_parameters = pick('stage3_max_live_parameters', 'max_live_parameters') ?? D.stage3_max_live_parameters;
+    raw.max_reuse_distance = pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? D.stage3_max_reuse_distance;
     const gather = pick(
       'stage3_gather_16bit_weights_on_model_save',
       'gather_16bit_weights_on_model_save',
       'stage3_gather_fp16_weights_on_model_save',
     );
-    raw.zero3_save_16bit_model = gather === 'auto' ? false : YES(gather);
+    raw.zero3_save_16bit_model =
+      gather === undefined || gather === 'auto' ? D.stage3_gather_16bit_weights_on_model_save : YES(gather);
   }
   const fp16 = isPlainObject(j.fp16) ? j.fp16.enabled : undefined;
   const bf16 = isPlainObject(j.bf16) ? j.bf16.enabled : isPlainObject(j.bfloat16) ? j.bfloat16.enabled : undefined;
-  if (fp16 === 'auto' || bf16 === 'auto') raw.mixed_precision = 'auto';
-  else if (fp16 === true) raw.mixed_precision = 'fp16';
+  // An enabled block wins over an "auto" one: accelerate fills the "auto" with false unless --mixed_precision
+  // asks for it, and refuses the other precision at launch.
+  if (fp16 === true) raw.mixed_precision = 'fp16';
   else if (bf16 === true) raw.mixed_precision = 'bf16';
+  else if (fp16 === 'auto' || bf16 === 'auto') raw.mixed_precision = 'auto';
   else if (raw.mixed_precision === undefined) raw.mixed_precision = 'no';
   raw.gradient_checkpointing = isPlainObject(j.activation_checkpointing);
   if (j.gradient_accumulation_steps !== undefined) raw.gradient_accumulation_steps = j.gradient_accumulation_steps;

@@ -143,13 +143,14 @@ export function isMode(s: string): s is Mode {
 }
 
 /**
- * The mode for a DeepSpeed stage and its offload devices (as read from a JSON or YAML). Offload below
- * stage 3 means the optimizer (DeepSpeed ignores offload_param there). ZeRO-3 with only one of the two
- * offloads has no mode of its own: it is ZeRO-3, and an importer keeps the offload block as it was.
+ * The mode for a DeepSpeed stage and whether it offloads the optimizer states (as read from a JSON or YAML).
+ * Where ZeRO-3 puts the parameters is its own answer (offload_param_device): ZeRO-3 offload with the
+ * parameters on the GPUs offloads the optimizer only; ZeRO-3 with them on cpu offloads the parameters only.
+ * Stage 0 (ZeRO off) has no mode.
  */
-export function modeFromStage(stage: number, offloadOptimizer: boolean, offloadParam: boolean): Mode | null {
+export function modeFromStage(stage: number, offloadOptimizer: boolean): Mode | null {
   if (stage === 1) return '1';
   if (stage === 2) return offloadOptimizer ? '2-offload' : '2';
-  if (stage === 3) return offloadOptimizer && offloadParam ? '3-offload' : '3';
+  if (stage === 3) return offloadOptimizer ? '3-offload' : '3';
   return null;
 }

@@ -31,6 +31,7 @@
  * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in the README.
  */
 import type { ActivationBreakdown } from './activations.js';
+import { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
 import type { Placement } from './modes.js';
 
 /** CUDA context and preloaded kernels per process: 0.92 GiB measured on an A100 with pytorch 2.1.1 (eager module loading; 0.47 GiB lazy), ml-engineering "Preloaded CUDA kernels memory usage". */
@@ -48,9 +49,10 @@ export const FRAGMENTATION_MARGIN_FRACTION = 0.1;
 /** Bytes per parameter while a rank loads the model on CPU before sharding: fp32, as DeepSpeed's estimator assumes (`P * 4 * num_gpus_per_node`). */
 export const LOAD_BYTES_PER_PARAM = 4;
 /** DeepSpeed's offload_optimizer.buffer_count default: pinned fp32 swap buffers per rank for NVMe. */
-export const OPTIMIZER_SWAP_BUFFER_COUNT = 4;
+export const OPTIMIZER_SWAP_BUFFER_COUNT = DEEPSPEED_DEFAULTS.offload_optimizer_buffer_count;
 /** DeepSpeed's offload_param.buffer_count x buffer_size defaults (5 x 1e8 elements): 16-bit swap buffers per rank. */
-export const PARAM_SWAP_BUFFER_ELEMS = 5 * 1e8;
+export const PARAM_SWAP_BUFFER_ELEMS =
+  DEEPSPEED_DEFAULTS.offload_param_buffer_count * DEEPSPEED_DEFAULTS.offload_param_buffer_size;
 /** One NVLink link moves 25 GB/s per direction (NVLink 2, 3 and 4 alike; V100 6 links, A100 12, H100 18). */
 export const NVLINK_BYTES_PER_S_PER_LINK = 25e9;
 /** PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s per direction; zerowiz assumes 25 GB/s achieved. */

@@ -10,9 +10,17 @@ import './zod.js';
 import { UsageError, fileError } from './errors.js';
 import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from './paths.js';
-import { QUESTIONS, question, withDefaults, type Answers, type Question, type QuestionId } from './questions.js';
+import {
+  AnswerKeyError,
+  QUESTIONS,
+  parseAnswers,
+  withDefaults,
+  type Answers,
+  type Question,
+  type QuestionId,
+} from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
-import { hasControl, printable } from './printable.js';
+import { printable } from './printable.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
 import { moveAside, timestamp, writeFilesTogether, type WriteResult } from './write.js';
 
@@ -86,50 +94,6 @@ export interface PresetProblem {
   problem: string;
 }
 
-/** Parses one answer value from a preset, a flag or an imported file through its question. */
-export function parseAnswer(id: QuestionId, value: unknown, soFar: Answers): Answers[QuestionId] {
-  const qq = question(id) as Question;
-  if (value === null) {
-    const parsed = qq.parse('', soFar);
-    if (parsed.ok) return parsed.value;
-    throw new Error('may not be empty');
-  }
-  // Answers end up in files and on the terminal: no control characters (ESC, BEL, newlines) in them.
-  if (typeof value === 'string' && hasControl(value)) throw new Error('contains a control character');
-  const parsed = qq.parse(String(value), soFar);
-  if (!parsed.ok) throw new Error(parsed.error);
-  return parsed.value;
-}
-
-/** Turns raw answers (strings or YAML scalars) into typed answers, in catalog order; throws on the first bad one. */
-export function parseAnswers(raw: Record<string, unknown>, base: Partial<Answers> = {}): Partial<Answers> {
-  for (const key of Object.keys(raw)) {
-    if (!QUESTIONS.some((x) => x.id === key)) {
-      throw new PresetKeyError(key, `unknown answer '${key}'`);
-    }
-  }
-  const given: Partial<Answers> = { ...base };
-  for (const qq of QUESTIONS) {
-    const id = qq.id as QuestionId;
-    if (!(id in raw)) continue;
-    try {
-      (given as Record<string, unknown>)[id] = parseAnswer(id, raw[id], withDefaults(given));
-    } catch (e) {
-      throw new PresetKeyError(id, (e as Error).message);
-    }
-  }
-  return given;
-}
-
-class PresetKeyError extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Reads and checks one preset file. Throws a PresetProblem-shaped UsageError if it is broken. */
 export function readPresetFile(path: string, source: Preset['source']): Preset {
   let text: string;
@@ -195,7 +159,7 @@ export function parsePresetText(text: string, path: string, source: Preset['sour
     given = parseAnswers(raw);
   } catch (e) {
     const key =
-      e instanceof PresetKeyError
+      e instanceof AnswerKeyError
         ? file.model && ['model_name', 'model_params', 'largest_layer_params'].includes(e.key)
           ? `model.${e.key}`
           : `answers.${e.key}`

@@ -4,10 +4,11 @@
  * "This machine -> multi-GPU -> DeepSpeed" path (see shared/reference/accelerate-config.md, §1), with the
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
-import { MODES, MODE_INFO, isMode, modeOffloads, type Mode, type OffloadDevice } from './modes.js';
+import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
 import { formatBytesExact, formatCountExact, parseBytes, parseCount } from './units.js';
 import { UsageError } from './errors.js';
 import type { Interconnect } from './peak.js';
+import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 
 export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;
 export type Launcher = (typeof LAUNCHERS)[number];
@@ -62,6 +63,7 @@ export interface Answers {
   headroom: number;
   mode: Mode;
   offload_device: OffloadDevice;
+  offload_param_device: ParamOffloadDevice;
   nvme_path: string;
   gradient_accumulation_steps: number | 'auto';
   gradient_clipping: number | 'auto';
@@ -87,6 +89,9 @@ export interface Answers {
 }
 /** A question id. */
 export type QuestionId = keyof Answers;
+/** Where ZeRO-3 keeps the parameters: on the GPUs (none), or offloaded to the CPU or NVMe. */
+export type ParamOffloadDevice = 'none' | OffloadDevice;
+export const PARAM_OFFLOAD_DEVICES: readonly ParamOffloadDevice[] = ['none', 'cpu', 'nvme'];
 
 /** What was found on this machine, used for defaults (GPU count and memory). */
 export interface DetectedEnv {
@@ -120,8 +125,16 @@ export interface Question<K extends QuestionId = QuestionId> {
   help: string;
   /** The accelerate YAML key it sets (dotted), if any. */
   yamlKey?: string;
-  /** The DeepSpeed JSON key it sets (dotted), if any. */
+  /** The DeepSpeed JSON keys it sets (dotted paths, exactly as the emitter writes them), if any. */
   jsonKey?: string;
+  /**
+   * The deepspeed_config / top-level keys `accelerate config` writes for this answer when there is no JSON file.
+   * accelerate refuses every one of them next to a deepspeed_config_file, so zerowiz writes the value into the
+   * JSON instead (and an import moves them there).
+   */
+  accelerateYamlKeys?: readonly string[];
+  /** Where zerowiz's default differs from `accelerate config`'s: accelerate's default and why zerowiz's differs. */
+  accelerateDefault?: { value: string; why: string };
   choices?: readonly Choice<Answers[K]>[];
   /** Advanced: left out of the wizard's walk (defaults apply), editable from the review screen and flags. */
   advanced?: boolean;
@@ -238,9 +251,19 @@ const boolChoices: readonly Choice<boolean>[] = [
   { value: false, label: 'no' },
   { value: true, label: 'yes' },
 ];
-const isOffload = (a: Answers) => modeOffloads(a.mode);
 const hasModel = (a: Answers) => a.model_params !== null;
 const isStage3 = (a: Answers) => MODE_INFO[a.mode].stage === 3;
+
+/** Where the optimizer states go: the mode offloads them (to offload_device) or keeps them on the GPUs. */
+export function optimizerOffloadDevice(a: Answers): ParamOffloadDevice {
+  return MODE_INFO[a.mode].offloadOptimizer ? a.offload_device : 'none';
+}
+/** Where the parameters go: only ZeRO-3 offloads them (DeepSpeed ignores offload_param below stage 3). */
+export function paramOffloadDevice(a: Answers): ParamOffloadDevice {
+  return isStage3(a) ? a.offload_param_device : 'none';
+}
+const isOffload = (a: Answers) => optimizerOffloadDevice(a) !== 'none' || paramOffloadDevice(a) !== 'none';
+const usesNvme = (a: Answers) => optimizerOffloadDevice(a) === 'nvme' || paramOffloadDevice(a) === 'nvme';
 
 function q<K extends QuestionId>(def: Question<K>): Question<K> {
   return def;
@@ -567,13 +590,29 @@ export const QUESTIONS = [
     format: String,
   }),
   q({
+    id: 'ds_config_path',
+    kind: 'text',
+    section: 'json',
+    advanced: true,
+    prompt: 'Path the YAML gives for the DeepSpeed JSON (empty: next to the YAML)',
+    acceleratePrompt: 'Please enter the path to the json DeepSpeed config file: ',
+    help: 'Written as deepspeed_config.deepspeed_config_file. A relative path is resolved from the directory you launch in.',
+    yamlKey: 'deepspeed_config.deepspeed_config_file',
+    when: always,
+    defaultValue: () => '',
+    parse: str,
+    format: (v) => v,
+  }),
+  q({
     id: 'mode',
     kind: 'select',
     section: 'deepspeed',
     prompt: "Which ZeRO mode? (DeepSpeed's ZeRO optimization stage, with or without offload)",
     acceleratePrompt: "What should be your DeepSpeed's ZeRO optimization stage?",
     help: 'Sets zero_optimization.stage and the offload_optimizer/offload_param blocks in the DeepSpeed JSON (a ZeRO-3 mode also makes deepspeed_config.zero3_init_flag default to yes in the YAML). Higher stages shard more and save more GPU memory; offload moves state to the CPU (or NVMe) at the cost of traffic.',
-    jsonKey: 'zero_optimization.stage, offload_optimizer, offload_param',
+    jsonKey:
+      'zero_optimization.stage, zero_optimization.offload_optimizer.device, zero_optimization.offload_param.device',
+    accelerateYamlKeys: ['deepspeed_config.zero_stage'],
     choices: MODES.map((m) => ({
       value: m,
       label: `${MODE_INFO[m].label}`,
@@ -591,15 +630,36 @@ export const QUESTIONS = [
     section: 'deepspeed',
     prompt: 'Offload to CPU memory or to an NVMe drive?',
     acceleratePrompt: 'Where to offload optimizer states?',
-    help: 'cpu keeps offloaded state in RAM. nvme (ZeRO-Infinity) swaps it to a fast local drive; it only really works at stage 3.',
+    help: 'cpu keeps offloaded state in RAM. nvme (ZeRO-Infinity) swaps it to a fast local drive; it only really works at stage 3. At ZeRO-3 the parameters follow this device unless the advanced question "where does ZeRO-3 keep the parameters" splits them.',
     jsonKey: 'zero_optimization.offload_optimizer.device',
+    accelerateYamlKeys: ['deepspeed_config.offload_optimizer_device'],
     choices: [
       { value: 'cpu', label: 'cpu', help: 'Offload to CPU memory (pinned).' },
       { value: 'nvme', label: 'nvme', help: 'Offload to an NVMe drive (ZeRO-Infinity, stage 3).' },
     ],
-    when: isOffload,
+    when: (a) => MODE_INFO[a.mode].offloadOptimizer,
     defaultValue: () => 'cpu',
     parse: choiceParser(['cpu', 'nvme'] as const),
+    format: (v) => v,
+  }),
+  q({
+    id: 'offload_param_device',
+    kind: 'select',
+    section: 'deepspeed',
+    advanced: true,
+    prompt: 'Where does ZeRO-3 keep the parameters? (none: on the GPUs)',
+    acceleratePrompt: 'Where to offload parameters?',
+    help: "accelerate config asks where the optimizer states and where the parameters go, separately; zerowiz's ZeRO-3 offload mode sends both to one device and this answer splits them: ZeRO-3 offload with the parameters on the GPUs (none) offloads only the optimizer states (the usual middle ground), ZeRO-3 with the parameters on cpu offloads only the parameters, and the two may use different devices (optimizer cpu, parameters nvme). Only stage 3 offloads parameters: DeepSpeed ignores offload_param below it.",
+    jsonKey: 'zero_optimization.offload_param.device',
+    accelerateYamlKeys: ['deepspeed_config.offload_param_device'],
+    choices: [
+      { value: 'none', label: 'none', help: 'Parameters stay on the GPUs (sharded).' },
+      { value: 'cpu', label: 'cpu', help: 'Parameters offloaded to CPU memory.' },
+      { value: 'nvme', label: 'nvme', help: 'Parameters offloaded to an NVMe drive (ZeRO-Infinity).' },
+    ],
+    when: isStage3,
+    defaultValue: (a) => (MODE_INFO[a.mode].offloadParam ? a.offload_device : 'none'),
+    parse: choiceParser(PARAM_OFFLOAD_DEVICES),
     format: (v) => v,
   }),
   q({
@@ -608,9 +668,10 @@ export const QUESTIONS = [
     section: 'deepspeed',
     prompt: 'Path on the NVMe drive to offload to',
     acceleratePrompt: 'Nvme Path to offload parameters?',
-    help: 'A directory on a local NVMe drive with room for the offloaded state. DeepSpeed writes under it.',
-    jsonKey: 'zero_optimization.offload_param.nvme_path',
-    when: (a) => isOffload(a) && a.offload_device === 'nvme',
+    help: 'A directory on a local NVMe drive with room for the offloaded state. DeepSpeed writes under it. zerowiz writes it into the JSON: accelerate never passes the nvme paths of its own YAML on, so with accelerate config alone DeepSpeed gets the path "none".',
+    jsonKey: 'zero_optimization.offload_optimizer.nvme_path, zero_optimization.offload_param.nvme_path',
+    accelerateYamlKeys: ['deepspeed_config.offload_param_nvme_path', 'deepspeed_config.offload_optimizer_nvme_path'],
+    when: usesNvme,
     defaultValue: () => '/nvme',
     parse: (t) => (t.trim() === '' ? fail('NVMe offload needs a path; type a directory such as /nvme') : ok(t.trim())),
     format: (v) => v,
@@ -623,6 +684,11 @@ export const QUESTIONS = [
     acceleratePrompt: "How many gradient accumulation steps you're passing in your script? [1]: ",
     help: "Written to the DeepSpeed JSON. 'auto' lets accelerate fill in the value your script passes to Accelerator().",
     jsonKey: 'gradient_accumulation_steps',
+    accelerateYamlKeys: ['deepspeed_config.gradient_accumulation_steps'],
+    accelerateDefault: {
+      value: '1',
+      why: "a number in the JSON overrides your script's Accelerator(gradient_accumulation_steps=...) (accelerate warns \"mismatch ... Using DeepSpeed's value\"); 'auto' takes the script's value",
+    },
     when: always,
     defaultValue: () => 'auto',
     parse: (t) => (t.trim().toLowerCase() === 'auto' ? ok('auto' as const) : intIn(1)(t)),
@@ -636,6 +702,11 @@ export const QUESTIONS = [
     acceleratePrompt: 'Do you want to use gradient clipping? [yes/NO]: ',
     help: 'Maximum gradient norm, written to the DeepSpeed JSON.',
     jsonKey: 'gradient_clipping',
+    accelerateYamlKeys: ['deepspeed_config.gradient_clipping'],
+    accelerateDefault: {
+      value: 'no',
+      why: "accelerate config asks yes/no and writes no value for no, yet accelerate then fills 1.0 at prepare() all the same; 'auto' says so in the JSON (set 0 to really turn clipping off)",
+    },
     when: always,
     defaultValue: () => 'auto',
     parse: (t) => {
@@ -654,6 +725,11 @@ export const QUESTIONS = [
     acceleratePrompt: 'Do you want to save 16-bit model weights when using ZeRO Stage-3? [yes/NO]: ',
     help: 'Without it, a ZeRO-3 checkpoint holds only shards and needs zero_to_fp32.py to recover weights.',
     jsonKey: 'zero_optimization.stage3_gather_16bit_weights_on_model_save',
+    accelerateYamlKeys: ['deepspeed_config.zero3_save_16bit_model'],
+    accelerateDefault: {
+      value: 'no',
+      why: 'without it a ZeRO-3 save_model() writes only shards, which need zero_to_fp32.py before anything can load them; gathering the 16-bit weights on save costs a moment and memory on one rank',
+    },
     choices: boolChoices,
     when: isStage3,
     defaultValue: () => true,
@@ -669,6 +745,10 @@ export const QUESTIONS = [
       'Do you want to enable `deepspeed.zero.Init` when using ZeRO Stage-3 for constructing massive models? [yes/NO]: ',
     help: 'Constructs the model directly in shards so no single GPU or process holds it whole. Needs transformers; only has an effect at stage 3.',
     yamlKey: 'deepspeed_config.zero3_init_flag',
+    accelerateDefault: {
+      value: 'no',
+      why: 'at stage 3, building a transformers model already sharded keeps each process from first holding the whole model in memory; accelerate leaves it off',
+    },
     choices: boolChoices,
     when: always,
     defaultValue: (a) => isStage3(a),
@@ -750,6 +830,10 @@ export const QUESTIONS = [
     acceleratePrompt: 'How many GPU(s) should be used for distributed training? [1]:',
     help: 'The TOTAL over all nodes: 2 nodes x 8 GPUs = 16. The launcher divides it by num_machines.',
     yamlKey: 'num_processes',
+    accelerateDefault: {
+      value: '1',
+      why: 'zerowiz counts the GPUs nvidia-smi finds, times the machines: the total a multi-GPU run wants',
+    },
     when: always,
     defaultValue: (a, env) => Math.max(1, env.gpuCount ?? 1) * a.num_machines,
     parse: intIn(1, 1000000),
@@ -762,7 +846,12 @@ export const QUESTIONS = [
     prompt: 'Mixed precision (written into the DeepSpeed JSON)',
     acceleratePrompt: 'Do you wish to use mixed precision?',
     help: "accelerate refuses mixed_precision in the YAML next to a DeepSpeed JSON, so zerowiz writes it into the JSON's fp16/bf16 blocks. 'auto' leaves both to `accelerate launch --mixed_precision`; without that flag training runs in fp32.",
-    jsonKey: 'fp16.enabled / bf16.enabled',
+    jsonKey: 'fp16.enabled, bf16.enabled',
+    accelerateYamlKeys: ['mixed_precision'],
+    accelerateDefault: {
+      value: 'no',
+      why: "bf16 halves the memory of weights, activations and gradients on Ampere and newer GPUs without fp16's loss scaling; pick no (or fp16) on older GPUs",
+    },
     choices: [
       {
         value: 'auto',
@@ -799,7 +888,7 @@ export const QUESTIONS = [
     advanced: true,
     prompt: 'Pin the CPU memory used for offload? (faster transfers, less pageable RAM)',
     help: 'offload_optimizer.pin_memory and offload_param.pin_memory.',
-    jsonKey: 'zero_optimization.offload_*.pin_memory',
+    jsonKey: 'zero_optimization.offload_optimizer.pin_memory, zero_optimization.offload_param.pin_memory',
     choices: [...boolChoices].reverse(),
     when: isOffload,
     defaultValue: () => true,
@@ -812,7 +901,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'Copy gradients into one contiguous buffer? (avoids fragmentation)',
-    help: 'zero_optimization.contiguous_gradients (DeepSpeed default true).',
+    help: `zero_optimization.contiguous_gradients (DeepSpeed default ${DS.contiguous_gradients}).`,
     jsonKey: 'zero_optimization.contiguous_gradients',
     choices: [...boolChoices].reverse(),
     when: always,
@@ -826,10 +915,10 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'ZeRO-3 sub_group_size (elements per optimizer step tile)',
-    help: 'Smaller values lower peak memory of the optimizer step with offload. DeepSpeed default 1e9.',
+    help: `Smaller values lower peak memory of the optimizer step with offload. DeepSpeed default ${formatSci(DS.sub_group_size)}.`,
     jsonKey: 'zero_optimization.sub_group_size',
     when: isStage3,
-    defaultValue: () => 1e9,
+    defaultValue: () => DS.sub_group_size,
     parse: bigInt,
     format: formatSci,
   }),
@@ -839,7 +928,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'reduce_bucket_size (elements reduced at once)',
-    help: "Larger is faster but uses more GPU memory. DeepSpeed default 5e8; the seed uses 5e7. 'auto': accelerate sets hidden_size^2.",
+    help: `Larger is faster but uses more GPU memory. DeepSpeed default ${formatSci(DS.reduce_bucket_size)}; the seed uses 5e7. 'auto': accelerate sets hidden_size^2.`,
     jsonKey: 'zero_optimization.reduce_bucket_size',
     when: always,
     defaultValue: () => 5e7,
@@ -852,7 +941,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_prefetch_bucket_size (elements fetched ahead)',
-    help: 'ZeRO-3 parameter prefetch size. DeepSpeed default 5e7.',
+    help: `ZeRO-3 parameter prefetch size. DeepSpeed default ${formatSci(DS.stage3_prefetch_bucket_size)}.`,
     jsonKey: 'zero_optimization.stage3_prefetch_bucket_size',
     when: isStage3,
     defaultValue: () => 5e7,
@@ -865,7 +954,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_param_persistence_threshold (parameters below this stay whole on every GPU)',
-    help: 'DeepSpeed default 1e5.',
+    help: `DeepSpeed default ${formatSci(DS.stage3_param_persistence_threshold)}.`,
     jsonKey: 'zero_optimization.stage3_param_persistence_threshold',
     when: isStage3,
     defaultValue: () => 1e5,
@@ -878,7 +967,7 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_max_live_parameters (most parameters resident on a GPU at once)',
-    help: 'Lower it to save GPU memory at some speed. DeepSpeed default 1e9; the seed uses 1e8.',
+    help: `Lower it to save GPU memory at some speed. DeepSpeed default ${formatSci(DS.stage3_max_live_parameters)}; the seed uses 1e8.`,
     jsonKey: 'zero_optimization.stage3_max_live_parameters',
     when: isStage3,
     defaultValue: () => 1e8,
@@ -891,26 +980,12 @@ export const QUESTIONS = [
     section: 'json',
     advanced: true,
     prompt: 'stage3_max_reuse_distance (keep a parameter if reused within this many)',
-    help: 'DeepSpeed default 1e9; the seed uses 1e8.',
+    help: `DeepSpeed default ${formatSci(DS.stage3_max_reuse_distance)}; the seed uses 1e8.`,
     jsonKey: 'zero_optimization.stage3_max_reuse_distance',
     when: isStage3,
     defaultValue: () => 1e8,
     parse: bigInt,
     format: formatSci,
-  }),
-  q({
-    id: 'ds_config_path',
-    kind: 'text',
-    section: 'json',
-    advanced: true,
-    prompt: 'Path the YAML gives for the DeepSpeed JSON (empty: next to the YAML)',
-    acceleratePrompt: 'Please enter the path to the json DeepSpeed config file: ',
-    help: 'Written as deepspeed_config.deepspeed_config_file. A relative path is resolved from the directory you launch in.',
-    yamlKey: 'deepspeed_config.deepspeed_config_file',
-    when: always,
-    defaultValue: () => '',
-    parse: str,
-    format: (v) => v,
   }),
   // biome-ignore lint/suspicious/noExplicitAny: each entry is a Question of its own answer type.
 ] as const satisfies readonly Question<any>[];
@@ -964,4 +1039,67 @@ export function activeQuestions(a: Answers, includeAdvanced = false): Question[]
   return (QUESTIONS as readonly Question<any>[]).filter(
     (x) => (includeAdvanced || !x.advanced) && x.when(a),
   ) as Question[];
+}
+
+/**
+ * The accelerate YAML keys `accelerate config` writes for answers that zerowiz keeps in the JSON, which
+ * accelerate refuses next to a deepspeed_config_file (DeepSpeedPlugin._deepspeed_config_checks): dotted,
+ * `deepspeed_config.zero_stage`, ..., and `mixed_precision`. One list, from the catalog.
+ */
+export const ACCELERATE_KEYS_REFUSED_WITH_DS_FILE: readonly string[] = QUESTIONS.flatMap(
+  (x) => (x as Question).accelerateYamlKeys ?? [],
+);
+
+/**
+ * When an answer is zerowiz's default and `accelerate config`'s default differs: what accelerate's is and why
+ * zerowiz's is different (for the help and the review). Null otherwise.
+ */
+export function accelerateDefaultNote(id: QuestionId, a: Answers, env: DetectedEnv = NO_DETECTION): string | null {
+  const qq = question(id) as Question;
+  const d = qq.accelerateDefault;
+  if (!d) return null;
+  const value = qq.format(a[id] as never);
+  if (value !== qq.format(qq.defaultValue(a, env) as never) || value === d.value) return null;
+  return `accelerate config's default: ${d.value}; zerowiz's ${value}: ${d.why}`;
+}
+
+/** A raw answer that could not be parsed: which key, and why. */
+export class AnswerKeyError extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses one answer value from a preset, a flag or an imported file through its question. */
+export function parseAnswer(id: QuestionId, value: unknown, soFar: Answers): Answers[QuestionId] {
+  const qq = question(id) as Question;
+  if (value === null) {
+    const parsed = qq.parse('', soFar);
+    if (parsed.ok) return parsed.value;
+    throw new Error('may not be empty');
+  }
+  const parsed = qq.parse(String(value), soFar);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+/** Turns raw answers (strings or YAML scalars) into typed answers, in catalog order; throws on the first bad one. */
+export function parseAnswers(raw: Record<string, unknown>, base: Partial<Answers> = {}): Partial<Answers> {
+  for (const key of Object.keys(raw)) {
+    if (!BY_ID.has(key as QuestionId)) throw new AnswerKeyError(key, `unknown answer '${key}'`);
+  }
+  const given: Partial<Answers> = { ...base };
+  for (const qq of QUESTIONS) {
+    const id = qq.id as QuestionId;
+    if (!(id in raw)) continue;
+    try {
+      (given as Record<string, unknown>)[id] = parseAnswer(id, raw[id], withDefaults(given));
+    } catch (e) {
+      throw new AnswerKeyError(id, (e as Error).message);
+    }
+  }
+  return given;
 }

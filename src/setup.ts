@@ -1,5 +1,5 @@
 /** The setup: every answer, the files to write, and the launch steps. Emitters are pure functions of it. */
-import type { Answers } from './questions.js';
+import type { Answers, QuestionId } from './questions.js';
 import { shellJoin } from './quote.js';
 
 /** One `accelerate launch` step of a pipeline. */
@@ -57,4 +57,25 @@ export function launchLines(setup: Setup): string[] {
   if (cmds.length === 0)
     return [shellJoin(['accelerate', 'launch', '--config_file', setup.files.accelerateConfig, 'train.py'])];
   return cmds.map((c) => shellJoin(['accelerate', ...c.argv]));
+}
+
+/**
+ * Kept keys that an answer takes over once it is given (the wizard's answer, a flag after --from): an
+ * imported `zero_optimization.stage` 0 (no zerowiz mode) stays only until a ZeRO mode is chosen.
+ */
+const KEPT_UNTIL_ANSWERED: Partial<Record<QuestionId, readonly string[]>> = { mode: ['zero_optimization.stage'] };
+
+/** The setup's kept keys less those that the answers `ids` now decide. */
+export function dropKeptFor(extra: Setup['extra'], ids: readonly QuestionId[]): Setup['extra'] {
+  const paths = ids.flatMap((id) => KEPT_UNTIL_ANSWERED[id] ?? []);
+  if (!extra?.json || paths.length === 0) return extra;
+  const json = structuredClone(extra.json);
+  for (const path of paths) {
+    const parts = path.split('.');
+    let cur: unknown = json;
+    for (const p of parts.slice(0, -1))
+      cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[p] : undefined;
+    if (cur && typeof cur === 'object') delete (cur as Record<string, unknown>)[parts[parts.length - 1]!];
+  }
+  return { ...extra, json };
 }

@@ -21,7 +21,7 @@ import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { missingScripts } from './launch/preflight.js';
 import type { Setup } from './setup.js';
 import { argValue, stepConfig } from './step-args.js';
-import type { Finding } from './validate.js';
+import { GRAD_CKPT_FLAGS, setupLacksCheckpointingBlock, type Finding } from './validate.js';
 
 /** A change to the steps that fixes a finding (the wizard offers it; the steps editor applies it). */
 export type StepFix =
@@ -41,9 +41,6 @@ export interface StepCheckContext {
   /** GPUs detected on this machine, or null (what accelerate launch uses without any config). */
   gpuCount: number | null;
 }
-
-// The flags by which DiffSynth-Studio and HF-style scripts turn on gradient checkpointing.
-const GRAD_CKPT_FLAGS = ['--use_gradient_checkpointing', '--gradient_checkpointing'];
 
 /** True for a DiffSynth-Studio data-processing pass (`--task sft:data_process` and the like). */
 export function isDataPass(args: readonly string[]): boolean {
@@ -151,11 +148,10 @@ export function stepFindings(setup: Setup, ctx: StepCheckContext): StepFinding[]
   }
 
   // Gradient checkpointing under ZeRO-3 offload needs DeepSpeed's activation_checkpointing block (the seed's
-  // caveat). validate() already reports it for the setup's own config in the 3-offload mode; this names
-  // the step and also covers a step that runs on accelerate's default config, or on an imported ZeRO-3 whose
-  // offload blocks were kept as they were.
-  const a = setup.answers;
-  const validateReports = a.mode === '3-offload' && !a.gradient_checkpointing;
+  // caveat). validate() already reports it for the setup's own config when the answers offload the parameters;
+  // this names the step and also covers a step that runs on accelerate's default config, or on an imported
+  // ZeRO-3 whose offload blocks were kept as they were.
+  const validateReports = setupLacksCheckpointingBlock(setup);
   setup.steps.forEach((s, i) => {
     if (!s.args.some((x) => GRAD_CKPT_FLAGS.includes(x))) return;
     const ds = stepDeepSpeed(setup, i, ctx);

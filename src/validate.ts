@@ -8,15 +8,25 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MODE_INFO, modeDevice, modeOffloads, rowLabel } from './modes.js';
+import { MODE_INFO, modeDevice, rowLabel } from './modes.js';
 import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from './estimate.js';
 import type { ModeEstimate } from './estimate.js';
 import { estimateInputFromSetup } from './estimate-input.js';
 import { loadModelCatalog } from './models.js';
 import type { ModelEntry } from './models.js';
 import { formatBytes, formatCount } from './units.js';
-import { flagName, question, type Answers, type QuestionId } from './questions.js';
+import {
+  ACCELERATE_KEYS_REFUSED_WITH_DS_FILE,
+  LAUNCHERS,
+  flagName,
+  optimizerOffloadDevice,
+  paramOffloadDevice,
+  question,
+  type Answers,
+  type QuestionId,
+} from './questions.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { launchMixedPrecision } from './effective.js';
 import type { Setup } from './setup.js';
 
 /** One finding of a rule. */
@@ -104,17 +114,10 @@ export const ACCELERATE_DS_KEYS = new Set([
   'deepspeed_multinode_launcher',
   'deepspeed_moe_layer_cls_names',
 ]);
-/** deepspeed_config keys accelerate refuses next to a deepspeed_config_file (DeepSpeedPlugin._deepspeed_config_checks). */
-export const FORBIDDEN_WITH_DS_FILE = [
-  'gradient_accumulation_steps',
-  'gradient_clipping',
-  'zero_stage',
-  'offload_optimizer_device',
-  'offload_param_device',
-  'offload_param_nvme_path',
-  'offload_optimizer_nvme_path',
-  'zero3_save_16bit_model',
-] as const;
+/** deepspeed_config keys accelerate refuses next to a deepspeed_config_file (from the catalog). */
+export const FORBIDDEN_WITH_DS_FILE: readonly string[] = ACCELERATE_KEYS_REFUSED_WITH_DS_FILE.filter((k) =>
+  k.startsWith('deepspeed_config.'),
+).map((k) => k.slice('deepspeed_config.'.length));
 const DISTRIBUTED_TYPES = [
   'NO',
   'MULTI_CPU',
@@ -132,7 +135,7 @@ const DISTRIBUTED_TYPES = [
   'MEGATRON_LM',
 ];
 const PRECISION_VALUES = ['no', 'fp8', 'fp16', 'bf16'];
-const LAUNCHER_VALUES = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'];
+const LAUNCHER_VALUES: readonly string[] = LAUNCHERS;
 
 /** What accelerate would reject or silently mishandle in this config object. */
 export function checkAccelerateConfig(cfg: Record<string, unknown>): Finding[] {
@@ -772,15 +775,35 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
 // ---------------------------------------------------------------------------------------------
 // The setup
 
-const GRAD_CKPT_FLAGS = ['--use_gradient_checkpointing', '--gradient_checkpointing'];
+/** The flags by which DiffSynth-Studio and HF-style scripts turn on gradient checkpointing. */
+export const GRAD_CKPT_FLAGS: readonly string[] = ['--use_gradient_checkpointing', '--gradient_checkpointing'];
+
+/**
+ * Whether the setup's own config is ZeRO-3 with offloaded parameters, a step that uses it asks for gradient
+ * checkpointing, and the JSON gets no activation_checkpointing block (the seed's caveat): the condition of
+ * validate's `zero3-offload-needs-activation-checkpointing`, which the step findings must not repeat.
+ */
+export function setupLacksCheckpointingBlock(setup: Setup): boolean {
+  const a = setup.answers;
+  const zero = (plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>).zero_optimization;
+  const stage = isPlainObject(zero) && typeof zero.stage === 'number' ? zero.stage : MODE_INFO[a.mode].stage;
+  const usesCkpt = setup.steps.some((s) => s.usesConfig && s.args.some((x) => GRAD_CKPT_FLAGS.includes(x)));
+  return stage === 3 && paramOffloadDevice(a) !== 'none' && usesCkpt && !a.gradient_checkpointing;
+}
 
 /** Every finding for a setup: its answers, then the emitted YAML and JSON. */
 export function validate(setup: Setup): Finding[] {
   const a = setup.answers;
   const info = MODE_INFO[a.mode];
   const out: Finding[] = [];
-  const offload = modeOffloads(a.mode);
-  if (offload && a.offload_device === 'nvme' && a.nvme_path.trim() === '') {
+  // The rules read the JSON as it will be written (kept keys of an import included), not just the answers.
+  const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const zero = isPlainObject(json.zero_optimization) ? json.zero_optimization : {};
+  const stage = typeof zero.stage === 'number' ? zero.stage : info.stage;
+  const optDevice = optimizerOffloadDevice(a);
+  const paramDevice = paramOffloadDevice(a);
+  const offload = optDevice !== 'none' || paramDevice !== 'none';
+  if ((optDevice === 'nvme' || paramDevice === 'nvme') && a.nvme_path.trim() === '') {
     out.push(
       err('nvme-needs-path', 'NVMe offload needs a path on the NVMe drive', 'type a directory such as /nvme/zero', [
         'nvme_path',
@@ -797,18 +820,27 @@ export function validate(setup: Setup): Finding[] {
       ),
     );
   }
-  if (a.zero3_init && info.stage !== 3) {
+  if (info.stage !== 3 && a.offload_param_device !== 'none') {
+    out.push(
+      warn(
+        'offload-param-below-stage-3',
+        `parameters offloaded to ${a.offload_param_device} has no effect with ${info.label}: DeepSpeed offloads parameters only at stage 3, so zerowiz writes no offload_param`,
+        'pick a ZeRO-3 mode, or leave --offload-param-device out',
+        ['offload_param_device', 'mode'],
+      ),
+    );
+  }
+  if (a.zero3_init && stage !== 3) {
     out.push(
       warn(
         'zero3-init-below-stage-3',
-        `zero3_init_flag has no effect at ZeRO stage ${info.stage}; accelerate turns it off with a warning`,
+        `zero3_init_flag has no effect at ZeRO stage ${stage}; accelerate turns it off with a warning`,
         'answer no, or pick a ZeRO-3 mode',
         ['zero3_init', 'mode'],
       ),
     );
   }
-  const usesCkpt = setup.steps.some((s) => s.usesConfig && s.args.some((x) => GRAD_CKPT_FLAGS.includes(x)));
-  if (a.mode === '3-offload' && usesCkpt && !a.gradient_checkpointing) {
+  if (setupLacksCheckpointingBlock(setup)) {
     out.push(
       err(
         'zero3-offload-needs-activation-checkpointing',
@@ -818,54 +850,47 @@ export function validate(setup: Setup): Finding[] {
       ),
     );
   }
-  if (a.num_processes === 1 && !offload) {
+  if (stage === 0) {
+    out.push(
+      warn(
+        'zero-stage-0',
+        'the DeepSpeed JSON keeps zero_optimization.stage 0 (imported): ZeRO is off, so nothing is sharded or offloaded',
+        'choose a ZeRO mode to turn ZeRO on',
+        ['mode'],
+      ),
+    );
+  } else if (a.num_processes === 1 && !offload) {
     out.push(
       warn(
         'single-gpu-no-saving',
-        `with one GPU, ZeRO stage ${info.stage} shards over a single device and saves no memory`,
+        `with one GPU, ZeRO stage ${stage} shards over a single device and saves no memory`,
         'use an offload mode (2-offload or 3-offload) to save GPU memory, or more GPUs',
         ['mode', 'num_processes'],
       ),
     );
   }
-  const launchPrecisions = setup.steps
-    .filter((s) => s.usesConfig)
-    .flatMap((s) => {
-      const i = s.args.indexOf('--mixed_precision');
-      const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
-      return i >= 0 && s.args[i + 1] !== undefined
-        ? [s.args[i + 1]!]
-        : eq
-          ? [eq.slice('--mixed_precision='.length)]
-          : [];
-    });
-  for (const lp of launchPrecisions) {
-    const want = lp === 'fp8' ? 'bf16' : lp;
-    if ((a.mixed_precision === 'fp16' || a.mixed_precision === 'bf16') && want !== a.mixed_precision) {
-      out.push(
-        err(
-          'precision-conflict',
-          `a step passes --mixed_precision ${lp} but the JSON enables ${a.mixed_precision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${a.mixed_precision} is set in the DeepSpeed config file")`,
-          `pick ${lp === 'fp8' ? 'bf16' : lp} or auto here, or change the step's --mixed_precision`,
-          ['mixed_precision'],
-        ),
-      );
-    }
-  }
-  if (a.mixed_precision === 'auto') {
-    const passes = setup.steps.some(
-      (s) => s.usesConfig && s.args.some((x) => x === '--mixed_precision' || x.startsWith('--mixed_precision=')),
+  const enabled = (k: string) => isPlainObject(json[k]) && (json[k] as Record<string, unknown>).enabled === true;
+  const jsonPrecision = enabled('fp16') ? 'fp16' : enabled('bf16') ? 'bf16' : null;
+  const lp = launchMixedPrecision(setup);
+  if (lp !== null && lp !== 'no' && jsonPrecision !== null && (lp === 'fp8' ? 'bf16' : lp) !== jsonPrecision) {
+    out.push(
+      err(
+        'precision-conflict',
+        `a step passes --mixed_precision ${lp} but the JSON enables ${jsonPrecision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${jsonPrecision === 'bf16' ? 'fp16' : 'bf16'} is set in the DeepSpeed config file")`,
+        `pick ${lp === 'fp8' ? 'bf16' : lp} or auto here, or change the step's --mixed_precision`,
+        ['mixed_precision'],
+      ),
     );
-    if (!passes) {
-      out.push(
-        warn(
-          'precision-auto-fp32',
-          'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()',
-          'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch',
-          ['mixed_precision'],
-        ),
-      );
-    }
+  }
+  if (a.mixed_precision === 'auto' && lp === null && jsonPrecision === null) {
+    out.push(
+      warn(
+        'precision-auto-fp32',
+        'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()',
+        'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch',
+        ['mixed_precision'],
+      ),
+    );
   }
   if (a.model_params !== null && a.largest_layer_params !== null && a.largest_layer_params > a.model_params) {
     out.push(
@@ -879,7 +904,6 @@ export function validate(setup: Setup): Finding[] {
   }
   out.push(...fitFindings(setup));
   const yaml = accelerateConfigObject(setup);
-  const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
   const seen = new Set(out.map((f) => f.rule));
   for (const f of [...checkAccelerateConfig(yaml), ...checkDeepSpeedConfig(json, { worldSize: a.num_processes })]) {
     if (!seen.has(f.rule)) out.push(f);

@@ -1,74 +1,11 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
-import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
+import { BIN, KEYS, ROOT, type PtySession } from '../helpers/pty.js';
+import { at, settled, startWizard as start } from '../helpers/wizard-pty.js';
 import { checkAccelerateConfig, checkDeepSpeedConfig } from '../../src/validate.js';
-
-/** A temp HOME/XDG/cwd and a stand-in nvidia-smi reporting `gpus` x 80 GB. */
-function sandbox(gpus = 8) {
-  const dir = mkdtempSync(join(tmpdir(), 'zw-e2e-'));
-  const bin = join(dir, 'bin');
-  mkdirSync(bin);
-  const lines = Array.from({ length: gpus }, (_, i) => `${i}, NVIDIA H100 80GB HBM3, 81559`).join('\\n');
-  writeFileSync(join(bin, 'nvidia-smi'), `#!/bin/sh\nprintf '${lines}\\n'\n`);
-  chmodSync(join(bin, 'nvidia-smi'), 0o755);
-  const cwd = join(dir, 'work');
-  mkdirSync(cwd);
-  const env = {
-    HOME: join(dir, 'home'),
-    XDG_CONFIG_HOME: join(dir, 'config'),
-    XDG_CACHE_HOME: join(dir, 'cache'),
-    HF_HOME: undefined,
-    NO_COLOR: '1',
-    PATH: `${bin}:${process.env.PATH ?? ''}`,
-  };
-  return { dir, cwd, env };
-}
-
-const sessions: PtySession[] = [];
-const dirs: string[] = [];
-afterEach(() => {
-  for (const s of sessions.splice(0)) s.kill();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function start(opts: { cols?: number; rows?: number; gpus?: number } = {}) {
-  const box = sandbox(opts.gpus);
-  dirs.push(box.dir);
-  const s = spawnPty({ cwd: box.cwd, env: box.env, cols: opts.cols ?? 80, rows: opts.rows ?? 24 });
-  sessions.push(s);
-  return { s, ...box };
-}
-
-/** Resolves once the screen holds `text` and has not changed for a short while (Ink subscribes a new list's keys just after drawing it). */
-async function settled(s: PtySession, text: string | RegExp) {
-  let last = await s.waitFor(text);
-  for (;;) {
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
-    const now = await s.waitFor(text);
-    if (now === last) return now;
-    last = now;
-  }
-}
-const SETTLE_MS = 40;
-
-/** Waits for `text` on a settled screen, then presses `key`. */
-async function at(s: PtySession, text: string | RegExp, key: string = KEYS.enter) {
-  await settled(s, text);
-  s.write(key);
-}
 
 /** Walks from the start screen to the ZeRO mode question with the detected defaults and Qwen-Image. */
 async function walkToMode(s: PtySession) {

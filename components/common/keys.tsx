@@ -4,13 +4,13 @@
  * Ink hands each key to the `useInput` hooks subscribed at that moment, and a hook subscribes in a
  * passive effect, after the frame is drawn: a key typed right after a new list appears went to nobody,
  * and a list's handler could still see the state of the frame before. Here the router subscribes once,
- * handlers register in layout effects (at commit, before the next key can be read) and always run
- * their latest closure. Keys that arrive together (one chunk, a paste) are handled one per turn of the
- * event loop, each after the previous one has been rendered; pasted text that mixes characters and
- * control keys ("2\r", "\r\r") arrives as one Ink event and is split first.
+ * handlers register in layout effects (at commit) and always run their latest closure. Keys that arrive
+ * together (one chunk, a paste, tmux's send-keys) are handled one per React commit, each after the commit
+ * that the previous one led to; text that arrives as one Ink event ("2\r", "\r\r", "2c10d") is split into
+ * one key per character first.
  */
 import type React from 'react';
-import { createContext, useContext, useLayoutEffect, useRef } from 'react';
+import { createContext, useContext, useLayoutEffect, useRef, useState } from 'react';
 import { useInput, type Key } from 'ink';
 
 /** A key handler: the typed text (empty for special keys) and Ink's key flags. */
@@ -18,6 +18,8 @@ export type KeyHandler = (input: string, key: Key) => void;
 
 interface Router {
   add(handler: { current: KeyHandler }): () => void;
+  /** Holds the keys back (they wait in line) until the returned release is called. */
+  hold(): () => void;
 }
 
 const RouterContext = createContext<Router | null>(null);
@@ -59,25 +61,24 @@ function controlKey(ch: string): [string, Key] {
 const CONTROL = /[\x00-\x1f\x7f]/;
 
 /**
- * The keys one Ink input event holds: itself, or, for pasted text with control characters in it,
- * each run of printable text and each control character in order.
+ * The keys one Ink input event holds. Ink splits escape sequences off, but hands a run of typed text with
+ * control characters in it ("29501\r2c10d\r", a paste, tmux's send-keys) over as ONE event. A person types
+ * one key at a time, and each may change the screen: "2" chooses the second entry of a list and the "c10d"
+ * after it belongs to the text field that choice opens. So every character is its own key, in order.
  */
 export function splitKeys(input: string, key: Key): [string, Key][] {
-  if (input.length < 2 || key.ctrl || key.meta || !CONTROL.test(input)) return [[input, key]];
-  const out: [string, Key][] = [];
-  let run = '';
-  for (const ch of input) {
-    if (CONTROL.test(ch)) {
-      if (run !== '') out.push([run, NO_KEY]);
-      run = '';
-      out.push(controlKey(ch));
-    } else run += ch;
-  }
-  if (run !== '') out.push([run, NO_KEY]);
-  return out;
+  if (input.length < 2 || key.ctrl || key.meta) return [[input, key]];
+  const chars = [...input];
+  if (chars.length < 2) return [[input, key]];
+  return chars.map((ch) => (CONTROL.test(ch) ? controlKey(ch) : [ch, NO_KEY]));
 }
 
-/** Routes every key to the registered handlers, in order, one key per turn of the event loop. */
+/**
+ * Routes every key to the registered handlers, in order, one key per React commit: a key that arrives behind
+ * others is handed over in the router's layout effect, after the commit that the previous key led to, so it
+ * reaches the screen (and the handlers) that key opened. The handlers of a new screen register in their own
+ * layout effects, which React runs before their parent's, in the same commit.
+ */
 export function KeyRouter({
   isActive = true,
   children,
@@ -87,7 +88,8 @@ export function KeyRouter({
 }): React.JSX.Element {
   const handlers = useRef(new Set<{ current: KeyHandler }>());
   const queue = useRef<[string, Key][]>([]);
-  const timer = useRef<NodeJS.Immediate | null>(null);
+  const [turn, setTurn] = useState(0);
+  const holds = useRef(0);
   const router = useRef<Router>({
     add(h) {
       handlers.current.add(h);
@@ -95,32 +97,38 @@ export function KeyRouter({
         handlers.current.delete(h);
       };
     },
+    hold() {
+      holds.current++;
+      return () => {
+        holds.current--;
+        if (holds.current === 0 && queue.current.length > 0) setTurn((t) => t + 1);
+      };
+    },
   });
-  // React renders an update in a microtask after the handler that made it, so a key handled in a
-  // later turn of the event loop sees the screen (and the handlers) the previous key led to. Keys that
-  // arrive in the same turn (one chunk, a paste) wait in line for the next turn.
-  const deliverNext = () => {
+  // A key is handed over at once when nothing waits; a key behind it waits for the commit that the one before
+  // led to (not a timer or a microtask: when React renders an update is its business, and the bundled
+  // production build and the test build differ), so each reaches the screen the one before it opened.
+  const waiting = useRef(false);
+  const deliver = () => {
+    if (holds.current > 0 || waiting.current) return;
     const k = queue.current.shift();
     if (!k) return;
+    waiting.current = true;
     for (const h of [...handlers.current]) h.current(k[0], k[1]);
-    timer.current = setImmediate(() => {
-      timer.current = null;
-      deliverNext();
-    });
+    // Committed with (or after) whatever this key changed; the router's layout effect then hands over the next.
+    setTurn((t) => t + 1);
   };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per turn: one key per commit.
+  useLayoutEffect(() => {
+    waiting.current = false;
+    deliver();
+  }, [turn]);
   useInput(
     (input, key) => {
       queue.current.push(...splitKeys(input, key));
-      if (timer.current === null) deliverNext();
+      deliver();
     },
     { isActive },
-  );
-  useLayoutEffect(
-    () => () => {
-      if (timer.current !== null) clearImmediate(timer.current);
-      timer.current = null;
-    },
-    [],
   );
   return <RouterContext.Provider value={router.current}>{children}</RouterContext.Provider>;
 }
@@ -140,4 +148,13 @@ export function useKeys(handler: KeyHandler, { isActive = true }: { isActive?: b
     return router.add(ref);
   }, [router, isActive]);
   useInput((input, key) => ref.current(input, key), { isActive: isActive && router === null });
+}
+
+/**
+ * While `hold` is true (a screen is busy, e.g. writing files), keys wait in line instead of reaching
+ * handlers that are about to be replaced; they are handed over, in order, once it is false again.
+ */
+export function useKeyHold(hold: boolean): void {
+  const router = useContext(RouterContext);
+  useLayoutEffect(() => (router && hold ? router.hold() : undefined), [router, hold]);
 }

@@ -182,8 +182,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
     (path: string) => {
       try {
         const r = deps.importConfig(path);
-        const { answers, ...base } = r.setup;
-        dispatch({ type: 'start', origin: { kind: 'import', path }, given: { ...answers }, base, to: 'review' });
+        const { answers: _answers, ...base } = r.setup;
+        dispatch({ type: 'start', origin: { kind: 'import', path }, given: { ...r.given }, base, to: 'review' });
         setImported({ path, kept: [...r.kept], moved: [...r.moved] });
         const counts = [
           r.kept.length ? `${r.kept.length} key(s) kept` : '',

@@ -10,7 +10,7 @@ import type { WriteResult } from '../../src/write.js';
 import { diffLines, type DiffLine, type WritePlan, type WriteTarget } from '../../src/wizard/finish.js';
 import { clip } from '../common/text.js';
 import { tint } from '../common/theme.js';
-import { useKeys } from '../common/keys.js';
+import { useKeyHold, useKeys } from '../common/keys.js';
 import { Indicator, PlainItem } from './parts.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
@@ -106,6 +106,8 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const [note, setNote] = useState<string | null>(null);
   const [written, setWritten] = useState<{ lines: string[]; setup: Setup } | null>(null);
   const w = p.width;
+  // Keys typed while the files are written go to the screen that follows (typeahead), not to nobody.
+  useKeyHold(s.step === 'writing');
   // These report the screen's mode upward when it changes (not when the parent's callbacks do).
   // biome-ignore lint/correctness/useExhaustiveDependencies: fires on a step change only.
   useEffect(() => p.onTyping?.(s.step === 'dir' || s.step === 'presetName'), [s.step]);

@@ -16,17 +16,28 @@ export function helpLines(q: Question, a: Answers, env: DetectedEnv, width: numb
   const def = q.format(q.defaultValue(a, env) as never);
   const keys = [
     q.yamlKey ? `accelerate YAML: ${q.yamlKey}` : 'accelerate YAML: (none)',
-    q.jsonKey ? `DeepSpeed JSON: ${q.jsonKey}` : 'DeepSpeed JSON: (none)',
+    q.jsonKey ? `DeepSpeed JSON: ${compactKeys(q.jsonKey)}` : 'DeepSpeed JSON: (none)',
   ].join(' · ');
   const parts = [
     `? ${q.help}`,
     q.acceleratePrompt
       ? `accelerate config asks: ${q.acceleratePrompt.trim()}`
       : 'accelerate config does not ask this.',
+    ...(q.accelerateDefault
+      ? [`accelerate config's default is ${q.accelerateDefault.value}, zerowiz's ${def}: ${q.accelerateDefault.why}.`]
+      : []),
     `Sets ${keys}`,
     `Default: ${def === '' ? '(empty)' : def}   (? closes this help)`,
   ];
   return parts.flatMap((p) => wrap(p, width));
+}
+
+/** `a.x, a.y.z` as `a.{x, y.z}`: dotted keys that share their first part, written once. */
+function compactKeys(keys: string): string {
+  const list = keys.split(', ');
+  const head = list[0]!.split('.')[0]!;
+  if (list.length < 2 || !list.every((k) => k.startsWith(`${head}.`))) return keys;
+  return `${head}.{${list.map((k) => k.slice(head.length + 1)).join(', ')}}`;
 }
 
 /** The list entries of a select or yes/no question. */

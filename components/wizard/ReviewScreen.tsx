@@ -30,7 +30,14 @@ export function reviewItems(a: Answers, given: Partial<Answers>, findings: Findi
   });
   for (const q of activeQuestions(a, true)) {
     const shown = q.format(a[q.id] as never);
-    const mark = q.id in given ? '' : '  · default';
+    // zerowiz's default where accelerate config's differs says so: the user may expect accelerate's.
+    const theirs = q.accelerateDefault?.value;
+    const mark =
+      q.id in given
+        ? ''
+        : theirs !== undefined && theirs !== shown
+          ? `  · default (accelerate's: ${theirs})`
+          : '  · default';
     items.push({
       key: q.id,
       value: `q:${q.id}`,

@@ -1,9 +1,17 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
 import { UsageError } from '../errors.js';
-import { flagName, question, withDefaults, type Answers, type Question, type QuestionId } from '../questions.js';
-import { findPreset, parseAnswers } from '../presets.js';
+import { findPreset } from '../presets.js';
+import {
+  flagName,
+  parseAnswers,
+  question,
+  withDefaults,
+  type Answers,
+  type Question,
+  type QuestionId,
+} from '../questions.js';
 import { importAccelerateConfig } from '../import.js';
-import { DEFAULT_FILES, type Setup } from '../setup.js';
+import { DEFAULT_FILES, dropKeptFor, type Setup } from '../setup.js';
 import { answersFromOptions } from './answer-flags.js';
 
 /** Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. */
@@ -24,7 +32,7 @@ export function setupFromOptions(opts: Record<string, unknown>): {
   } else if (typeof opts.from === 'string') {
     const r = importAccelerateConfig(opts.from);
     base = r.setup;
-    baseGiven = { ...r.setup.answers };
+    baseGiven = r.given;
   }
   const raw = answersFromOptions(opts);
   let given: Partial<Answers>;
@@ -38,7 +46,7 @@ export function setupFromOptions(opts: Record<string, unknown>): {
   }
   const answers = withDefaults(given);
   const setup: Setup = base
-    ? { ...base, answers }
+    ? { ...base, answers, extra: dropKeptFor(base.extra, Object.keys(raw) as QuestionId[]) }
     : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
   return { setup, given, flagged: Object.keys(raw) as QuestionId[] };
 }

@@ -16,7 +16,7 @@ import {
   type Question,
   type QuestionId,
 } from '../questions.js';
-import { DEFAULT_FILES, type LaunchStep, type Setup } from '../setup.js';
+import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../setup.js';
 
 /** The screens of the wizard. */
 export type Screen = 'start' | 'question' | 'review' | 'finish';
@@ -165,7 +165,10 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
         [action.id]: action.value,
       } as Partial<Answers>;
       const after = withDefaults(given, s.env);
-      const changed = (Object.keys(after) as QuestionId[]).some((k) => !sameValue(before[k], after[k]));
+      const extra = dropKeptFor(s.base.extra, [action.id]);
+      const keptDropped = extra !== s.base.extra;
+      if (keptDropped) s = { ...s, base: { ...s.base, extra } };
+      const changed = keptDropped || (Object.keys(after) as QuestionId[]).some((k) => !sameValue(before[k], after[k]));
       const dirty = s.dirty || changed;
       const history = [...s.history.filter((h) => h !== action.id), action.id];
       if (s.returnToReview) {

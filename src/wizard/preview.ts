@@ -2,6 +2,7 @@
  * What the live preview shows: the exact file texts, the launch commands and the validation findings of
  * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
+import { effectiveLines } from '../effective.js';
 import { launchLines, type Setup } from '../setup.js';
 import { fileFindings, validate, type Finding } from '../validate.js';
 import { configTexts } from '../write.js';
@@ -38,10 +39,18 @@ export function previewOf(setup: Setup): Preview {
 function computePreview(setup: Setup): Preview {
   const { yaml, json } = configTexts(setup);
   const lines = launchLines(setup);
+  let atLaunch: string[];
+  try {
+    atLaunch = effectiveLines(setup);
+  } catch (e) {
+    atLaunch = [`# (what accelerate fills at launch could not be worked out: ${(e as Error).message})`];
+  }
   const commands = [
     `# files: ${setup.files.accelerateConfig}, ${setup.files.dsConfig}`,
     setup.steps.length === 0 ? '# run your training script with:' : `# ${setup.steps.length} step(s):`,
     ...lines,
+    '',
+    ...atLaunch,
   ].join('\n');
   let findings: Finding[];
   try {

@@ -1,0 +1,301 @@
+/**
+ * The DeepSpeed config a training run really gets: the JSON zerowiz writes, after accelerate 1.15.0 has
+ * filled it. Pure; a model of DeepSpeedPlugin.__post_init__ (JSON-file path), set_mixed_precision and
+ * Accelerator._prepare_deepspeed, which the real accelerate tier (__tests__/real) checks against the dict
+ * the real accelerate hands to `deepspeed.initialize`, case by case. The preview's "at launch" lines are
+ * drawn from it, so what the preview says is what the tier proves.
+ */
+import { DEEPSPEED_DEFAULTS, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import type { Setup } from './setup.js';
+
+/** What the run supplies that accelerate fills the "auto"s from. */
+export interface RunContext {
+  /** Processes actually running (torchrun's world size): num_processes unless overridden at launch. */
+  worldSize: number;
+  /** The DataLoader's batch size: train_micro_batch_size_per_gpu "auto". */
+  microBatchSize: number;
+  /** The script's Accelerator(gradient_accumulation_steps=N); 1 when the script does not say. */
+  scriptAccumulationSteps: number;
+  /** `accelerate launch --mixed_precision`; null when not given (accelerate then uses 'no'). */
+  launchMixedPrecision: LaunchPrecision | null;
+  /** model.config.hidden_size (or max(hidden_sizes)); null when the model has no such config. */
+  hiddenSize: number | null;
+  /** The script passes a torch optimizer to prepare() (accelerate then sets zero_allow_untested_optimizer). */
+  torchOptimizer: boolean;
+}
+
+/** A value `accelerate launch --mixed_precision` takes. */
+export type LaunchPrecision = 'no' | 'fp16' | 'bf16' | 'fp8';
+const LAUNCH_PRECISIONS: readonly string[] = ['no', 'fp16', 'bf16', 'fp8'];
+
+/** The effective config, and what accelerate would say on the way. */
+export interface EffectiveConfig {
+  /** The dict handed to deepspeed.initialize (steps_per_print is Infinity, as accelerate sets it). */
+  config: Record<string, unknown>;
+  /** What makes accelerate raise instead (the config is then as far as it got). */
+  errors: string[];
+  /** What accelerate warns about (e.g. the JSON's accumulation overriding the script's). */
+  warnings: string[];
+  /** Whether deepspeed.zero.Init is on (zero3_init_flag, which accelerate turns off below stage 3). */
+  zeroInit: boolean;
+  /** The Accelerator's gradient accumulation after prepare() (the JSON's value wins over the script's). */
+  accumulationSteps: number;
+}
+
+/** Values of DeepSpeedPlugin's own fields when the YAML sets none of them (zerowiz's never does). */
+const PLUGIN_DEFAULTS: Record<string, unknown> = {
+  gradient_accumulation_steps: 'auto',
+  gradient_clipping: 'auto',
+  'zero_optimization.stage': 2,
+  'zero_optimization.offload_optimizer.device': 'none',
+  'zero_optimization.offload_param.device': 'none',
+  'zero_optimization.offload_param.nvme_path': 'none',
+  'zero_optimization.offload_optimizer.nvme_path': 'none',
+  'zero_optimization.stage3_gather_16bit_weights_on_model_save': false,
+};
+
+/** The value `accelerate launch --mixed_precision` of the steps that use the config, if one passes it. */
+export function launchMixedPrecision(setup: Setup): LaunchPrecision | null {
+  for (const s of setup.steps) {
+    if (!s.usesConfig) continue;
+    const i = s.args.indexOf('--mixed_precision');
+    const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
+    const v = i >= 0 ? s.args[i + 1] : eq?.slice('--mixed_precision='.length);
+    if (v !== undefined && LAUNCH_PRECISIONS.includes(v.toLowerCase())) return v.toLowerCase() as LaunchPrecision;
+  }
+  return null;
+}
+
+/** The run the preview assumes: every GPU of the setup, the script's defaults, the steps' --mixed_precision. */
+export function defaultRun(setup: Setup): RunContext {
+  return {
+    worldSize: setup.answers.num_processes,
+    microBatchSize: 1,
+    scriptAccumulationSteps: 1,
+    launchMixedPrecision: launchMixedPrecision(setup),
+    hiddenSize: null,
+    torchOptimizer: true,
+  };
+}
+
+/** The node that holds the last key of a dotted path, and that key; null when a parent is missing. */
+function node(cfg: Record<string, unknown>, path: string): [Record<string, unknown>, string] | null {
+  const parts = path.split('.');
+  let cur: Record<string, unknown> = cfg;
+  for (const p of parts.slice(0, -1)) {
+    const next = cur[p];
+    if (!isPlainObject(next)) return null;
+    cur = next;
+  }
+  return [cur, parts[parts.length - 1]!];
+}
+
+/** accelerate's fill_match with must_match=False: an "auto" takes the value, or raises when none is given. */
+function fill(cfg: Record<string, unknown>, path: string, values: Record<string, unknown>, errors: string[]): void {
+  const at = node(cfg, path);
+  if (at === null) return;
+  const [parent, key] = at;
+  if (parent[key] !== 'auto') return;
+  if (path in values) parent[key] = values[path];
+  else errors.push(`\`${path}\` not found in kwargs. Please specify \`${path}\` without \`auto\``);
+}
+
+/** deepspeed_config_process: every "auto" anywhere in the config takes its value (or raises). */
+function fillAll(root: Record<string, unknown>, values: Record<string, unknown>, errors: string[]): void {
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (isPlainObject(v)) walk(v, `${prefix}${k}.`);
+      else fill(root, `${prefix}${k}`, values, errors);
+    }
+  };
+  walk(root, '');
+}
+
+function get(cfg: Record<string, unknown>, path: string): unknown {
+  const at = node(cfg, path);
+  return at ? at[0][at[1]] : undefined;
+}
+
+/** The config accelerate hands to deepspeed.initialize for this setup and run. */
+export function effectiveDeepSpeedConfig(setup: Setup, run: RunContext): EffectiveConfig {
+  const cfg = structuredClone(plainJson(deepSpeedConfigObject(setup))) as Record<string, unknown>;
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  // DeepSpeedPlugin.__post_init__, with a deepspeed_config_file.
+  if (!('gradient_accumulation_steps' in cfg)) cfg.gradient_accumulation_steps = 1;
+  if (!isPlainObject(cfg.zero_optimization))
+    errors.push('Please specify the ZeRO optimization config in the DeepSpeed config.');
+  for (const path of Object.keys(PLUGIN_DEFAULTS)) fill(cfg, path, PLUGIN_DEFAULTS, errors);
+  cfg.steps_per_print = Number.POSITIVE_INFINITY;
+  const stage = get(cfg, 'zero_optimization.stage');
+  let zeroInit = setup.answers.zero3_init;
+  if (zeroInit && stage !== 3) {
+    warnings.push('DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it to False.');
+    zeroInit = false;
+  }
+  // DeepSpeedPlugin.set_mixed_precision, from ACCELERATE_MIXED_PRECISION ('no' unless --mixed_precision).
+  const mp = run.launchMixedPrecision ?? 'no';
+  if (mp === 'fp16' && !('fp16' in cfg)) cfg.fp16 = { enabled: true, auto_cast: true };
+  if ((mp === 'bf16' || mp === 'fp8') && !('bf16' in cfg)) cfg.bf16 = { enabled: true };
+  if (mp !== 'no') {
+    const other = mp === 'fp16' ? 'bf16' : 'fp16';
+    const block = cfg[other];
+    if (isPlainObject(block) && String(block.enabled).toLowerCase() === 'true')
+      errors.push(
+        `\`--mixed_precision\` arg cannot be set to \`${mp}\` when \`${other}\` is set in the DeepSpeed config file.`,
+      );
+  }
+  for (const dtype of ['fp16', 'bf16']) if (!(dtype in cfg)) cfg[dtype] = { enabled: false };
+  const precision = { 'fp16.enabled': mp === 'fp16', 'bf16.enabled': mp === 'bf16' || mp === 'fp8' };
+  fill(cfg, 'fp16.enabled', precision, errors);
+  fill(cfg, 'bf16.enabled', precision, errors);
+  // Accelerator._prepare_deepspeed, with a DataLoader, a model and (usually) a torch optimizer.
+  const micro = cfg.train_micro_batch_size_per_gpu === 'auto' ? run.microBatchSize : cfg.train_micro_batch_size_per_gpu;
+  if (cfg.gradient_accumulation_steps === 'auto') cfg.gradient_accumulation_steps = run.scriptAccumulationSteps;
+  const gas = cfg.gradient_accumulation_steps;
+  let accumulationSteps = run.scriptAccumulationSteps;
+  if (typeof gas === 'number' && gas !== run.scriptAccumulationSteps) {
+    warnings.push(
+      `Gradient accumulation steps mismatch: GradientAccumulationPlugin has ${run.scriptAccumulationSteps}, DeepSpeed config has ${gas}. Using DeepSpeed's value.`,
+    );
+    accumulationSteps = gas;
+  }
+  const values: Record<string, unknown> = {
+    gradient_clipping: 1.0,
+    'zero_optimization.stage3_gather_16bit_weights_on_model_save': false,
+    train_micro_batch_size_per_gpu: micro,
+    train_batch_size: typeof micro === 'number' && typeof gas === 'number' ? micro * gas * run.worldSize : 'auto',
+  };
+  if (run.torchOptimizer) cfg.zero_allow_untested_optimizer = true;
+  const hiddenKeys = [
+    'zero_optimization.reduce_bucket_size',
+    'zero_optimization.stage3_prefetch_bucket_size',
+    'zero_optimization.stage3_param_persistence_threshold',
+  ];
+  if (hiddenKeys.some((k) => get(cfg, k) === 'auto')) {
+    const h = run.hiddenSize;
+    if (h === null)
+      errors.push(
+        "Can't find `model.config` entry, therefore it's not possible to fill the hidden-size `auto` entries",
+      );
+    else {
+      values['zero_optimization.reduce_bucket_size'] = h * h;
+      values['zero_optimization.stage3_prefetch_bucket_size'] = Math.floor(0.9 * h * h);
+      values['zero_optimization.stage3_param_persistence_threshold'] = 10 * h;
+    }
+  }
+  fillAll(cfg, values, errors);
+  return { config: cfg, errors, warnings, zeroInit, accumulationSteps };
+}
+
+/** The effective values people ask about, read from an effective config. */
+export interface EffectiveSummary {
+  precision: 'fp16' | 'bf16' | 'fp32';
+  stage: number;
+  offloadOptimizer: string;
+  offloadParam: string;
+  accumulationSteps: number;
+  clipping: number;
+  /** train_batch_size / (micro batch x accumulation x world size): 1 when DeepSpeed's identity holds. */
+  batchIdentityHolds: boolean;
+}
+
+/** What an effective config (zerowiz's prediction or the dict the real accelerate recorded) means. */
+export function summarizeEffective(cfg: Record<string, unknown>, worldSize: number): EffectiveSummary {
+  const on = (k: string) => get(cfg, `${k}.enabled`) === true;
+  const zero = isPlainObject(cfg.zero_optimization) ? cfg.zero_optimization : {};
+  const stage = typeof zero.stage === 'number' ? zero.stage : 0;
+  const dev = (block: string) => {
+    const b = zero[block];
+    return isPlainObject(b) && typeof b.device === 'string' ? b.device : 'none';
+  };
+  const tbs = cfg.train_batch_size;
+  const micro = cfg.train_micro_batch_size_per_gpu;
+  const gas = cfg.gradient_accumulation_steps;
+  return {
+    precision: on('fp16') ? 'fp16' : on('bf16') ? 'bf16' : 'fp32',
+    stage,
+    offloadOptimizer: dev('offload_optimizer'),
+    // DeepSpeed reads offload_param only at stage 3.
+    offloadParam: stage === 3 ? dev('offload_param') : 'none',
+    accumulationSteps: typeof gas === 'number' ? gas : Number.NaN,
+    clipping: typeof cfg.gradient_clipping === 'number' ? cfg.gradient_clipping : 0,
+    batchIdentityHolds:
+      typeof tbs === 'number' &&
+      typeof micro === 'number' &&
+      typeof gas === 'number' &&
+      tbs === micro * gas * worldSize,
+  };
+}
+
+/** The preview's "at launch" lines: what accelerate will hand DeepSpeed, for the run the preview assumes. */
+export function effectiveLines(setup: Setup, run: RunContext = defaultRun(setup)): string[] {
+  const eff = effectiveDeepSpeedConfig(setup, run);
+  const s = summarizeEffective(eff.config, run.worldSize);
+  const gasText =
+    setup.answers.gradient_accumulation_steps === 'auto'
+      ? `${s.accumulationSteps} (your Accelerator(gradient_accumulation_steps=...), ${run.scriptAccumulationSteps} assumed)`
+      : `${s.accumulationSteps} (the JSON's; it overrides the script's)`;
+  const lines = [
+    `# at launch, accelerate fills the JSON's "auto"s (--mixed_precision ${run.launchMixedPrecision ?? 'not given'}):`,
+    `#   precision ${s.precision} · ZeRO stage ${s.stage} · offload: optimizer ${s.offloadOptimizer}, parameters ${s.offloadParam}${s.stage === 3 ? ` · zero.Init ${eff.zeroInit ? 'on' : 'off'}` : ''}`,
+    `#   gradient accumulation ${gasText} · clipping ${s.clipping === 0 ? 'off' : s.clipping}`,
+    `#   train_batch_size = micro batch x ${s.accumulationSteps} x ${run.worldSize} GPU(s) (DeepSpeed checks this)`,
+  ];
+  for (const e of eff.errors) lines.push(`#   accelerate would raise: ${e}`);
+  return lines;
+}
+
+/**
+ * What a DeepSpeed config means to DeepSpeed for the settings zerowiz models: every key read with DeepSpeed's
+ * own default where it is absent (an offload block with device none is no offload; offload_param counts at
+ * stage 3 only). Two configs that DeepSpeed treats the same have equal meanings.
+ */
+export function deepSpeedMeaning(cfg: Record<string, unknown>): Record<string, unknown> {
+  const D = DEEPSPEED_DEFAULTS;
+  const zero = isPlainObject(cfg.zero_optimization) ? cfg.zero_optimization : {};
+  const stage = typeof zero.stage === 'number' ? zero.stage : D.stage;
+  const pick = (...keys: string[]) => keys.map((k) => zero[k]).find((v) => v !== undefined && v !== null);
+  const block = (name: string) => {
+    const b = isPlainObject(zero[name]) ? zero[name] : {};
+    const device = b.device === 'cpu' || b.device === 'nvme' ? b.device : 'none';
+    if (device === 'none') return { device };
+    return {
+      device,
+      ...(device === 'nvme' ? { nvme_path: b.nvme_path ?? null } : {}),
+      pin_memory: b.pin_memory ?? D.pin_memory,
+    };
+  };
+  const enabled = (k: string) => isPlainObject(cfg[k]) && (cfg[k] as Record<string, unknown>).enabled === true;
+  return {
+    stage,
+    offload_optimizer: block('offload_optimizer'),
+    offload_param: stage === 3 ? block('offload_param') : { device: 'none' },
+    overlap_comm: pick('overlap_comm') ?? D.overlapComm(stage),
+    contiguous_gradients: pick('contiguous_gradients') ?? D.contiguous_gradients,
+    reduce_bucket_size: pick('reduce_bucket_size') ?? D.reduce_bucket_size,
+    ...(stage === 3
+      ? {
+          sub_group_size: pick('sub_group_size') ?? D.sub_group_size,
+          prefetch_bucket_size:
+            pick('stage3_prefetch_bucket_size', 'prefetch_bucket_size') ?? D.stage3_prefetch_bucket_size,
+          param_persistence_threshold:
+            pick('stage3_param_persistence_threshold', 'param_persistence_threshold') ??
+            D.stage3_param_persistence_threshold,
+          max_live_parameters:
+            pick('stage3_max_live_parameters', 'max_live_parameters') ?? D.stage3_max_live_parameters,
+          max_reuse_distance: pick('stage3_max_reuse_distance', 'max_reuse_distance') ?? D.stage3_max_reuse_distance,
+          gather_16bit_weights_on_model_save:
+            pick('stage3_gather_16bit_weights_on_model_save', 'gather_16bit_weights_on_model_save') ??
+            D.stage3_gather_16bit_weights_on_model_save,
+        }
+      : {}),
+    fp16: enabled('fp16'),
+    bf16: enabled('bf16'),
+    activation_checkpointing: isPlainObject(cfg.activation_checkpointing),
+    gradient_accumulation_steps: cfg.gradient_accumulation_steps ?? 1,
+    gradient_clipping: cfg.gradient_clipping ?? D.gradient_clipping,
+    train_batch_size: cfg.train_batch_size ?? null,
+    train_micro_batch_size_per_gpu: cfg.train_micro_batch_size_per_gpu ?? null,
+  };
+}
