@@ -86,3 +86,30 @@ describe('text from files is sanitized before it is printed', () => {
     }
   });
 });
+
+describe('answers with control characters never reach a config file', () => {
+  it('a preset whose free-text answer holds ESC/BEL is reported and skipped; a flag with one is refused', () => {
+    const box = sandbox();
+    mkdirSync(box.presets, { recursive: true });
+    writeFileSync(
+      join(box.presets, 'evil.yaml'),
+      'name: evil\nanswers:\n  mode: 3-offload\n  offload_device: nvme\n  nvme_path: "/nvme\\e[2J\\a"\n',
+    );
+    const list = runCli(['preset', 'list'], { cwd: box.cwd, env: box.env });
+    expect(list.code).toBe(0);
+    expect(list.stderr).toMatch(/skipped .*evil\.yaml: answers\.nvme_path: .*contains a control character/);
+    const gen = runCli(['generate', '--preset', 'evil', '--print', 'json'], { cwd: box.cwd, env: box.env });
+    expect(gen.code).toBe(2);
+    expect(gen.stdout).toBe('');
+    const flag = runCli(
+      ['generate', '--mode', '3-offload', '--offload-device', 'nvme', '--nvme-path', '/nvme\x1b[2J', '--print', 'json'],
+      {
+        cwd: box.cwd,
+        env: box.env,
+      },
+    );
+    expect(flag.code).toBe(2);
+    expect(flag.stdout).toBe('');
+    expect(flag.stderr).not.toContain('\x1b');
+  });
+});

@@ -7,6 +7,7 @@
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
 import { formatBytesExact, formatCountExact, parseBytes, parseCount } from './units.js';
 import { UsageError } from './errors.js';
+import { hasControl } from './printable.js';
 import type { Interconnect } from './peak.js';
 import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 
@@ -1081,6 +1082,8 @@ export function parseAnswer(id: QuestionId, value: unknown, soFar: Answers): Ans
     if (parsed.ok) return parsed.value;
     throw new Error('may not be empty');
   }
+  // Answers end up in files and on the terminal: no control characters (ESC, BEL, newlines) in them.
+  if (typeof value === 'string' && hasControl(value)) throw new Error('contains a control character');
   const parsed = qq.parse(String(value), soFar);
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
