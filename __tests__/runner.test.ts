@@ -7,7 +7,7 @@ import { RunModel } from '../src/launch/model.js';
 import { groupAlive, trackedGroups } from '../src/launch/group.js';
 import { StreamPrinter } from '../src/launch/stream.js';
 import { ROOT } from './helpers/pty.js';
-import { running } from './helpers/proc.js';
+import { running, until } from './helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
@@ -129,6 +129,30 @@ describe('the pipeline', () => {
     expect(o.results[0]?.stopSignal).toBe('SIGKILL');
     expect(running(inv!.workerPid!)).toBe(false);
     expect(groupAlive(inv!.pid)).toBe(false);
+  });
+
+  it('records SIGKILL as the stop signal when a second Ctrl+C kills during the grace period', async () => {
+    const dir = tmp();
+    // Long grace periods: only the kill can end the worker that ignores SIGINT within the test.
+    const p = new Pipeline(
+      steps(dir, { FAKE_ACCELERATE_HANG: '1', FAKE_ACCELERATE_IGNORE_SIGINT: '1', FAKE_ACCELERATE_STEPS: '1' }, [
+        'only',
+      ]),
+      { sigintMs: 20_000, sigtermMs: 20_000 },
+    );
+    const started = new Promise<void>((res) => p.subscribe({ line: (_i, t) => t.includes('waiting (hang)') && res() }));
+    const run = p.run();
+    await started;
+    const [inv] = invocations(dir);
+    const stopped = p.stop();
+    // The launcher obeys SIGINT; its worker does not, so the group outlives the first signal.
+    await until(() => !running(inv!.pid), 'the launcher to exit on SIGINT');
+    expect(running(inv!.workerPid!)).toBe(true);
+    p.killNow();
+    await stopped;
+    const o = await run;
+    expect(o.results[0]).toMatchObject({ status: 'stopped', stopSignal: 'SIGKILL' });
+    expect(running(inv!.workerPid!)).toBe(false);
   });
 
   it('ends workers a step leaves behind after it exits, before the next step starts', async () => {
