@@ -102,6 +102,26 @@ export function onHangup(f: () => void): () => void {
   return () => hangupListeners.delete(f);
 }
 
+/** How long endAfterHangup waits for its own SIGHUP to end the process. */
+const HANGUP_EXIT_WAIT_MS = 1_000;
+
+/**
+ * Ends zerowiz after its terminal hung up, as a process without a SIGHUP handler ends: killed by SIGHUP,
+ * after the 'exit' listeners ran (the screen's restore, the process groups' hook). Node 20's own exit path
+ * puts the terminal's saved settings back, which fails on a terminal that is gone, and then aborts
+ * (SIGABRT, a native stack trace, a core file where core dumps are on); dying of the signal skips it.
+ */
+export function endAfterHangup(code: number = SIGNAL_EXIT_CODES.SIGHUP): void {
+  process.exitCode = code;
+  process.emit('exit', code);
+  process.removeAllListeners('exit');
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+  // The signal ends the process during this wait.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, HANGUP_EXIT_WAIT_MS);
+  process.exit(code);
+}
+
 const SIGNALS: readonly TerminalSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
@@ -175,7 +195,8 @@ export class Screen {
         writeErr(
           `zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}\n  hint: please report this with the command you ran\n`,
         );
-        process.exit(1);
+        if (hungUp) endAfterHangup(1);
+        else process.exit(1);
       };
       process.on('uncaughtException', crash);
       this.offs.push(() => process.off('uncaughtException', crash));

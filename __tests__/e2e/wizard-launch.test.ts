@@ -71,6 +71,16 @@ async function toFinish(s: PtySession) {
   await s.waitFor('Write to a directory');
 }
 
+describe('the wizard when its terminal closes', () => {
+  it('ends by SIGHUP, as a program without a handler would, not by an abort on the dead terminal', async () => {
+    const { s } = start();
+    await at(s, 'Start from a preset', KEYS.down); // Ink is up and reading keys
+    await s.waitFor(/❯ Start from a preset/);
+    s.hangUp();
+    expect(await s.exited).toBe(129);
+  });
+});
+
 describe('the wizard after writing', () => {
   it('Ctrl+C after a successful write says what was written, not "nothing written"', async () => {
     const { s, cwd } = start();

@@ -8,7 +8,15 @@
 import { existsSync } from 'node:fs';
 import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import v8 from 'node:v8';
-import { SIGNAL_EXIT_CODES, Screen, onTerminalSignals, writeErr, writeOut } from '../../src/terminal.js';
+import {
+  SIGNAL_EXIT_CODES,
+  Screen,
+  endAfterHangup,
+  onHangup,
+  onTerminalSignals,
+  writeErr,
+  writeOut,
+} from '../../src/terminal.js';
 import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
@@ -147,7 +155,13 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   // write is atomic, and the terminal is put back first.
   const offSignals = onTerminalSignals((signal) => {
     restore();
-    process.exit(SIGNAL_EXIT_CODES[signal]);
+    if (signal === 'SIGHUP') endAfterHangup();
+    else process.exit(SIGNAL_EXIT_CODES[signal]);
+  });
+  // The terminal gone without a signal (its input failed or ended): nobody is left to answer.
+  const offHangup = onHangup(() => {
+    restore();
+    endAfterHangup();
   });
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   try {
@@ -168,6 +182,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   } finally {
     restore();
     offSignals();
+    offHangup();
   }
   const write = result.code === 0 ? writeOut : writeErr;
   for (const line of result.summary) write(`${line}\n`);

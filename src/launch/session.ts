@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../errors.js';
 import type { Setup } from '../setup.js';
-import { onTerminalSignals } from '../terminal.js';
+import { onHangup, onTerminalSignals } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
 import { writeConfigFiles, type WriteResult } from '../write.js';
 import { binPath } from './entry.js';
@@ -250,8 +250,9 @@ export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opt
     },
     end: (o) => {
       recordEnd(record, o);
-      save();
+      // The reserve goes first: on a full disk it is the room the last save needs.
       releaseReserve(record.dir);
+      save();
       guard?.finished();
     },
   });
@@ -270,7 +271,8 @@ export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opt
 
 /**
  * While `fn` runs, SIGINT/SIGTERM/SIGHUP to zerowiz stop the run cleanly (a second SIGINT kills at
- * once) instead of killing zerowiz and orphaning the steps.
+ * once) instead of killing zerowiz and orphaning the steps; so does the terminal going away without a
+ * signal (an I/O error on it). A pipe closing on stream mode's output stops nothing: the logs keep it all.
  */
 export async function withStopSignals<T>(session: LaunchSession, fn: () => Promise<T>): Promise<T> {
   let sigints = 0;
@@ -279,10 +281,12 @@ export async function withStopSignals<T>(session: LaunchSession, fn: () => Promi
     if (sigints > 1 && sig === 'SIGINT') session.killNow();
     else void session.stop();
   });
+  const offHangup = onHangup(() => void session.stop());
   try {
     return await fn();
   } finally {
     off();
+    offHangup();
   }
 }
 

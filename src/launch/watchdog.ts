@@ -209,8 +209,8 @@ function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boole
     return;
   }
   const r = readRunRecord(dir);
-  if ('record' in r && r.record.json.ended === 'running') {
-    const rec: RunRecord = r.record;
+  const rec: RunRecord | null = 'record' in r && r.record.json.ended === 'running' ? r.record : null;
+  if (rec) {
     const at = new Date(now).toISOString();
     rec.json.steps.forEach((s, i) => {
       if (s.status !== 'running') return;
@@ -225,7 +225,8 @@ function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boole
     rec.json.exitCode = null;
     rec.json.endedAt = at;
     rec.json.note = WATCHDOG_NOTE;
-    saveRunJson(rec);
   }
+  // The reserve goes first: on a full disk it is the room the last save needs.
   releaseReserve(dir);
+  if (rec) saveRunJson(rec);
 }
