@@ -37,7 +37,9 @@ const invocations = (dir: string) =>
     ? readFileSync(join(dir, 'argv.jsonl'), 'utf8')
         .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null })
+        .map(
+          (l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null; daemonPid: number | null },
+        )
     : [];
 
 describe('the pipeline', () => {
@@ -153,6 +155,27 @@ describe('the pipeline', () => {
     const o = await run;
     expect(o.results[0]).toMatchObject({ status: 'stopped', stopSignal: 'SIGKILL' });
     expect(running(inv!.workerPid!)).toBe(false);
+  });
+
+  it('a stop that comes after the step ended by itself leaves it done, and starts nothing more', async () => {
+    const dir = tmp();
+    // The daemon holds the step's output for a while after it exited: the stop lands in that window.
+    const p = new Pipeline(steps(dir, { FAKE_ACCELERATE_DAEMON: '1', FAKE_ACCELERATE_DAEMON_MS: '5000' }), {
+      sigintMs: 200,
+      sigtermMs: 200,
+    });
+    const run = p.run();
+    await until(() => invocations(dir).length === 1, 'the first step to start');
+    const [inv] = invocations(dir);
+    await until(() => !running(inv!.pid), 'the first step to exit');
+    await p.stop();
+    const o = await run;
+    process.kill(inv!.daemonPid!, 'SIGKILL');
+    expect(o).toMatchObject({ outcome: 'interrupted', exitCode: 130, failedStep: null });
+    expect(o.results[0]).toMatchObject({ status: 'done', exitCode: 0 });
+    expect(o.results[0]?.stopSignal).toBeUndefined();
+    expect(o.results[1]).toBeNull();
+    expect(invocations(dir)).toHaveLength(1);
   });
 
   it('ends workers a step leaves behind after it exits, before the next step starts', async () => {

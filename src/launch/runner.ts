@@ -556,9 +556,11 @@ export class Pipeline implements RunControl {
         this.current = null;
         this.currentLog = null;
         const endedAt = Date.now();
-        const status: StepResult['status'] = this.stopRequested ? 'stopped' : code === 0 ? 'done' : 'failed';
+        // Stopped only if the stop reached it: a step that ended by itself first keeps its own outcome.
+        const stopSignal = this.stopRequested && this.stopSignalUsed !== 'none' ? this.stopSignalUsed : undefined;
+        const status: StepResult['status'] = stopSignal ? 'stopped' : code === 0 ? 'done' : 'failed';
         const r: StepResult = { status, exitCode: code, signal, startedAt, endedAt };
-        if (this.stopRequested && this.stopSignalUsed) r.stopSignal = this.stopSignalUsed;
+        if (stopSignal) r.stopSignal = stopSignal;
         if (spawnError) r.error = spawnError;
         if (warning) r.warning = warning;
         resolve(r);
