@@ -245,7 +245,7 @@ export async function iteration(ctx) {
     ]);
     for (const n of readdirSync(join(runsDir, r.split('/').pop())))
       if (!expectNames.has(n)) problems.push(`${r}: stray file ${n}`);
-    problems.push(...checkRecord(j, exit, started, kind).map((p) => `${r}: ${p}`));
+    problems.push(...checkRecord(j, exit, started).map((p) => `${r}: ${p}`));
   }
   if (exit?.code === 0 && records.length === 0) problems.push('zerowiz exited 0 without a run record');
   return { problems };
@@ -264,7 +264,7 @@ function readLog(dir) {
 }
 
 /** What a final run.json must say, given how zerowiz exited and which steps the stand-in saw start. */
-function checkRecord(j, exit, started, kind) {
+function checkRecord(j, exit, started) {
   const p = [];
   const statuses = j.steps.map((s) => s.status);
   if (j.ended === 'running') return [`still says running (steps: ${statuses.join(', ')})`];
@@ -274,8 +274,12 @@ function checkRecord(j, exit, started, kind) {
   if (j.ended === 'failed') p.push(`failed, though no step can fail here (steps: ${statuses.join(', ')})`);
   if (exit?.code === 0 && j.ended !== 'succeeded') p.push(`zerowiz exited 0 but the record says ${j.ended}`);
   if (exit?.code === 130 && j.ended !== 'interrupted') p.push(`zerowiz exited 130 but the record says ${j.ended}`);
-  if (kind === 'SIGKILL' && exit?.signal === 'SIGKILL' && j.ended === 'interrupted' && !/watchdog/.test(j.note ?? ''))
+  // A killed zerowiz's record was ended by its watchdog, or says that nothing had started yet.
+  const notStarted = /before the first step started/.test(j.note ?? '');
+  if (exit?.signal === 'SIGKILL' && j.ended === 'interrupted' && !notStarted && !/watchdog/.test(j.note ?? ''))
     p.push('a killed zerowiz left the record interrupted without the watchdog note');
+  if (notStarted && (statuses.some((s) => s !== 'pending') || started.length > 0))
+    p.push(`says nothing started, but steps are ${statuses.join(', ')} and ${started.length} ran`);
   // After a stopped step nothing ran; before it everything finished.
   const stopped = statuses.indexOf('stopped');
   if (stopped >= 0) {

@@ -205,26 +205,14 @@ export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opt
       'accelerate is not on PATH',
       'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH',
     );
-  let watchdog: Watchdog | null = null;
-  const grace = gracePeriods(prepared.env);
-  let record: RunRecord;
-  try {
-    record = createRunRecord({
-      cwd,
-      setup,
-      source: prepared.source,
-      commands: prepared.commands,
-      accelerate: exe,
-      // From the moment the directory exists, a killed zerowiz's record is finished by the watchdog.
-      onDir: (dir) => {
-        watchdog = Watchdog.start({ dir, grace, bin: binPath() });
-      },
-    });
-  } catch (err) {
-    (watchdog as Watchdog | null)?.finished();
-    throw err;
-  }
-  const guard = watchdog as Watchdog | null;
+  const record = createRunRecord({
+    cwd,
+    setup,
+    source: prepared.source,
+    commands: prepared.commands,
+    accelerate: exe,
+  });
+  const guard = Watchdog.create({ dir: record.dir, grace: gracePeriods(prepared.env), bin: binPath() });
   if (guard) handOffAtExit(() => guard.watching);
   const pipeline = (opts.kind ?? LOCAL_RUN).create(prepared, record, guard);
   const model = new RunModel(

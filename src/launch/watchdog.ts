@@ -9,17 +9,18 @@
  * the grace period, SIGKILL after the second), on every group still registered, then run.json's final
  * state (`interrupted`, with a note saying the watchdog ended it).
  *
- * The waiting part is `/bin/sh` reading lines: about 1 ms of zerowiz's time to spawn and 1 MB of memory,
+ * The waiting part is `/bin/sh` reading lines: about 2 ms of zerowiz's time to spawn and 1 MB of memory,
  * where a second Node would cost about 20 ms to spawn, 50 ms of CPU and 40 MB while it waits. It is
- * spawned when the record directory exists, before the first step, and zerowiz never waits for it (the
- * pipe buffers what it is told). It runs in its own session, so a closing terminal (SIGHUP) or Ctrl+C
- * (SIGINT to the terminal's foreground group) never reaches it.
+ * spawned right after the first step, so it never delays that step, with what it must know so far in its
+ * arguments; zerowiz never waits for it (the pipe buffers what it is told). Until then nothing runs, and
+ * run.json says so by itself (see createRunRecord). It runs in its own session, so a closing terminal
+ * (SIGHUP) or Ctrl+C (SIGINT to the terminal's foreground group) never reaches it.
  *
  * Every step also gets ZEROWIZ_RUN_DIR=<the record directory> in its environment: a step's processes can
  * be found by it even in the microseconds between a spawn and its registration.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { WATCHDOG_ARG } from './entry.js';
 import { type StopSignal, processesWithEnv, stopGroup } from './group.js';
@@ -28,11 +29,11 @@ import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord 
 /** The environment variable every step gets: its run's record directory (absolute). */
 export const RUN_DIR_ENV = 'ZEROWIZ_RUN_DIR';
 
-// $1 node, $2 the bin, $3 the record directory, $4 the grace periods; then lines from zerowiz on stdin.
-// `e` (the run is over, its record final) ends the watchdog; end of file without it runs the finisher
-// with every line it was told.
+// $1 node, $2 the bin, $3 the record directory, $4 the grace periods, then the lines zerowiz had for it
+// before it started; more lines come on stdin. 'e' (the run is over, its record final) ends the watchdog;
+// end of file without it runs the finisher with every line it was told.
 const WATCHDOG_SH = `n=$1 b=$2 d=$3 g=$4
-set --
+shift 4
 while IFS= read -r l; do
   [ "$l" = e ] && exit 0
   set -- "$@" "$l"
@@ -51,9 +52,60 @@ export interface ProcessGuard {
 
 /** A started watchdog, as zerowiz holds it. */
 export class Watchdog implements ProcessGuard {
+  private child: ChildProcess | null = null;
+  /** Lines told before the process exists: they become its first arguments. */
+  private readonly early: string[] = [];
   private alive = true;
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly dir: string,
+    private readonly grace: { sigintMs: number; sigtermMs: number },
+    private readonly bin: string,
+    private readonly node: string,
+  ) {}
+
+  /**
+   * The watchdog for the run recorded in `dir`. Its process starts right after the first step is spawned,
+   * off the path to that step, with what it must know so far in its arguments (so nothing is lost if
+   * zerowiz dies a moment later). null without a bin to run the finisher with (unit tests): then zerowiz's
+   * own exit hook (SIGKILL) is all there is.
+   */
+  static create(opts: {
+    dir: string;
+    grace: { sigintMs: number; sigtermMs: number };
+    /** The bin to run the finisher with (null: unknown, e.g. in unit tests). */
+    bin: string | null;
+    node?: string;
+  }): Watchdog | null {
+    if (opts.bin === null) return null;
+    return new Watchdog(opts.dir, opts.grace, opts.bin, opts.node ?? process.execPath);
+  }
+
+  private start(): void {
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          WATCHDOG_SH,
+          'zerowiz-watchdog',
+          this.node,
+          this.bin,
+          this.dir,
+          `${this.grace.sigintMs}:${this.grace.sigtermMs}`,
+          ...this.early.splice(0),
+        ],
+        { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
+      );
+    } catch {
+      this.alive = false;
+      return;
+    }
+    if (child.pid === undefined) {
+      this.alive = false;
+      return;
+    }
     child.on('exit', () => {
       this.alive = false;
     });
@@ -64,55 +116,27 @@ export class Watchdog implements ProcessGuard {
     child.stdin?.on('error', () => {
       this.alive = false;
     });
-  }
-
-  /**
-   * Starts the watchdog for the run recorded in `dir`; null when it cannot be started (no /bin/sh, or no
-   * bin to run the finisher with), and then zerowiz's exit hook (SIGKILL) is all that is left.
-   */
-  static start(opts: {
-    dir: string;
-    grace: { sigintMs: number; sigtermMs: number };
-    /** The bin to run the finisher with (null: unknown, e.g. in unit tests). */
-    bin: string | null;
-    node?: string;
-  }): Watchdog | null {
-    if (opts.bin === null) return null;
-    let child: ChildProcess;
-    try {
-      child = spawn(
-        '/bin/sh',
-        [
-          '-c',
-          WATCHDOG_SH,
-          'zerowiz-watchdog',
-          opts.node ?? process.execPath,
-          opts.bin,
-          opts.dir,
-          `${opts.grace.sigintMs}:${opts.grace.sigtermMs}`,
-        ],
-        { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
-      );
-    } catch {
-      return null;
-    }
-    if (child.pid === undefined) return null;
     child.unref();
     (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-    return new Watchdog(child);
+    this.child = child;
   }
 
-  /** Whether it still waits (and will stop what zerowiz leaves). */
+  /** Whether it watches (and will stop what zerowiz leaves). */
   get watching(): boolean {
-    return this.alive && this.child.stdin?.writable === true;
+    return this.alive && this.child?.stdin?.writable === true;
   }
 
-  /** The watchdog's pid (for tests). */
+  /** The watchdog's pid once started (for tests). */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.child?.pid;
   }
 
   private tell(line: string): void {
+    if (!this.alive) return;
+    if (!this.child) {
+      this.early.push(line);
+      return;
+    }
     if (!this.watching) return;
     // A socket write is tried at once: the line is in the kernel's buffer before this returns.
     this.child.stdin!.write(`${line}\n`);
@@ -124,15 +148,16 @@ export class Watchdog implements ProcessGuard {
 
   spawned(index: number, pgid: number): void {
     this.tell(`g ${index} ${pgid}`);
+    if (!this.child && this.alive) this.start();
   }
 
   gone(pgid: number): void {
     this.tell(`x ${pgid}`);
   }
 
-  /** The run is over and its record final: the watchdog exits. */
+  /** The run is over and its record final: the watchdog exits (or never starts). */
   finished(): void {
-    this.tell('e');
+    if (this.child) this.tell('e');
     this.alive = false;
   }
 }
@@ -170,7 +195,6 @@ export async function finishAfterZerowiz(args: string[]): Promise<void> {
     for (const p of processesWithEnv(RUN_DIR_ENV, dir)) if (!gone.has(p.pgid)) groups.set(p.pgid, step);
   }
   const stopped = new Map<number, StopSignal>(); // step index -> signal
-  const anyStep = announced.size > 0 || groups.size > 0 || gone.size > 0;
   await Promise.all(
     [...groups].map(async ([pgid, step]) => {
       const sig = await stopGroup(pgid, grace);
@@ -178,19 +202,15 @@ export async function finishAfterZerowiz(args: string[]): Promise<void> {
       if (prev === undefined || rank(sig) > rank(prev)) stopped.set(step, sig);
     }),
   );
-  endRecord(dir, stopped, anyStep);
+  endRecord(dir, stopped);
 }
 
 function rank(s: StopSignal): number {
   return ['none', 'SIGINT', 'SIGTERM', 'SIGKILL'].indexOf(s);
 }
 
-/**
- * Writes the final state of a record zerowiz left running, and removes its temporary files and reserve. A
- * record that zerowiz was still creating when it died (no run.json yet, no step started) holds nothing
- * but zerowiz's own files and is removed.
- */
-function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boolean, now = Date.now()): void {
+/** Writes the final state of a record zerowiz left running, and removes its temporary files and reserve. */
+function endRecord(dir: string, stopped: Map<number, StopSignal>, now = Date.now()): void {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -203,10 +223,6 @@ function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boole
         unlinkSync(join(dir, n));
       } catch {}
     }
-  }
-  if (!anyStep && !names.includes('run.json')) {
-    rmSync(dir, { recursive: true, force: true });
-    return;
   }
   const r = readRunRecord(dir);
   const rec: RunRecord | null = 'record' in r && r.record.json.ended === 'running' ? r.record : null;
