@@ -280,6 +280,8 @@ export class Screen {
     if (this.modes.autowrapOff) seq += AUTOWRAP_ON;
     if (this.modes.altScreen) seq += LEAVE_ALT_SCREEN;
     if (this.modes.hideCursor || this.modes.altScreen) seq += SHOW_CURSOR;
-    if (seq !== '' && !hungUp && !outputGone('stdout')) this.stdout.write(seq);
+    // Even after a SIGHUP: a terminal that is still there (a `kill -HUP`) gets its modes back; a dead one's
+    // write error is guarded.
+    if (seq !== '' && !outputGone('stdout')) this.stdout.write(seq);
   }
 }

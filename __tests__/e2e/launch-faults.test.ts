@@ -17,12 +17,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, ROOT, spawnPty } from '../helpers/pty.js';
+import { FAKE_ACCELERATE as FAKE, TWO_STEP, paneLaunch } from '../helpers/launch.js';
+import { BIN, ROOT } from '../helpers/pty.js';
 import { processesWithEnv, running, until } from '../helpers/proc.js';
 import type { RunJson } from '../../src/launch/record.js';
 
-const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
-const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 const GRACE = { ZEROWIZ_SIGINT_GRACE_MS: '300', ZEROWIZ_SIGTERM_GRACE_MS: '300' };
 
 const dirs: string[] = [];
@@ -79,6 +78,16 @@ function readRecord(dir: string): RunJson {
   return JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunJson;
 }
 
+/** `zerowiz launch TWO_STEP --no-tui` as a subprocess, the stand-in's argv log in `cwd`, short grace periods. */
+function streamLaunch(cwd: string, env: Record<string, string>): { child: ChildProcess; out: () => string } {
+  return startCli(['launch', TWO_STEP, '--no-tui', '--accelerate', FAKE], cwd, {
+    FAKE_ACCELERATE_LOG: join(cwd, 'argv.jsonl'),
+    FAKE_ACCELERATE_STEPS: '3',
+    ...GRACE,
+    ...env,
+  });
+}
+
 function startCli(
   args: string[],
   cwd: string,
@@ -102,18 +111,12 @@ describe('the run when its terminal or zerowiz goes away', () => {
   it('closing the terminal under the log pane stops the steps with the ladder and ends the record', async () => {
     const d = workDir();
     const log = join(d, 'argv.jsonl');
-    const s = spawnPty({
-      args: ['launch', TWO_STEP, '--accelerate', FAKE],
-      cwd: d,
-      cols: 100,
-      rows: 24,
-      env: {
-        ...GRACE,
-        FAKE_ACCELERATE_LOG: log,
-        FAKE_ACCELERATE_STEPS: '100000',
-        FAKE_ACCELERATE_STEP_MS: '2',
-        FAKE_ACCELERATE_IGNORE_SIGINT: '1',
-      },
+    const s = paneLaunch(d, {
+      ...GRACE,
+      FAKE_ACCELERATE_LOG: log,
+      FAKE_ACCELERATE_STEPS: '100000',
+      FAKE_ACCELERATE_STEP_MS: '2',
+      FAKE_ACCELERATE_IGNORE_SIGINT: '1',
     });
     pids.push(s.pid);
     await s.waitFor(/loss 0\.\d{4}/);
@@ -136,10 +139,7 @@ describe('the run when its terminal or zerowiz goes away', () => {
   it('kill -9 of zerowiz: its watchdog stops every step process and ends the record', async () => {
     const d = workDir();
     const log = join(d, 'argv.jsonl');
-    const z = startCli(['launch', TWO_STEP, '--no-tui', '--accelerate', FAKE], d, {
-      ...GRACE,
-      FAKE_ACCELERATE_LOG: log,
-      FAKE_ACCELERATE_STEPS: '3',
+    const z = streamLaunch(d, {
       FAKE_ACCELERATE_HANG: '1',
       FAKE_ACCELERATE_IGNORE_SIGINT: '1',
       FAKE_ACCELERATE_WORKER_IGNORE_SIGTERM: '1',
@@ -166,10 +166,7 @@ describe('the run when its output or its disk fails', () => {
   it('a step that leaves a daemon holding its output ends once its group is gone, and names the holder', async () => {
     const d = workDir();
     const log = join(d, 'argv.jsonl');
-    const z = startCli(['launch', TWO_STEP, '--no-tui', '--accelerate', FAKE], d, {
-      ...GRACE,
-      FAKE_ACCELERATE_LOG: log,
-      FAKE_ACCELERATE_STEPS: '3',
+    const z = streamLaunch(d, {
       FAKE_ACCELERATE_DAEMON: '1',
       FAKE_ACCELERATE_DAEMON_MS: '25000',
     });
