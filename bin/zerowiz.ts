@@ -2,7 +2,6 @@
 import { fileURLToPath } from 'node:url';
 import { WATCHDOG_ARG, setBinPath } from '../src/launch/entry.js';
 import { main } from '../src/main.js';
-import { endAfterHangup, terminalHungUp } from '../src/terminal.js';
 
 if (process.argv[2] === WATCHDOG_ARG) {
   // Run by the watchdog of a zerowiz that ended before its run did (src/launch/watchdog.ts).
@@ -13,7 +12,5 @@ if (process.argv[2] === WATCHDOG_ARG) {
     runWizard: async (opts) => (await import('../components/wizard/run.js')).runWizard(opts),
     runLogPane: async (opts) => (await import('../components/launch/run.js')).runLogPane(opts),
   });
-  // After a hangup, Node's own exit would abort on the terminal that is gone (see endAfterHangup).
-  if (terminalHungUp()) endAfterHangup(code);
   process.exitCode = code;
 }

@@ -7,7 +7,7 @@
  * Output goes through the terminal module (src/terminal.ts): a terminal or pipe that goes away never
  * crashes the launch, and the run goes on to its recorded end.
  */
-import { writeErr, writeOut } from '../terminal.js';
+import { endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
 import type { Setup } from '../setup.js';
 import { UsageError } from '../errors.js';
 import { displayDir, RecordError } from './record.js';
@@ -105,6 +105,9 @@ export async function launch(req: LaunchRequest): Promise<number> {
     const where = displayDir(session.record.dir, session.prepared.cwd);
     say(o.outcome === 'interrupted' ? `stopped; logs in ${where}` : `the run failed; logs in ${where}`);
   }
+  // The run is over and recorded. With the terminal gone, Node's own exit would abort on it (see
+  // endAfterHangup): zerowiz ends here, by the hangup's signal.
+  if (terminalHungUp()) endAfterHangup(code);
   return code;
 }
 
