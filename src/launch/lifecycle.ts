@@ -12,16 +12,17 @@ import type { Setup } from '../setup.js';
 import { UsageError } from '../errors.js';
 import { displayDir, RecordError } from './record.js';
 import {
+  LaunchStops,
   formatFindings,
   openSession,
   prepareLaunch,
   summaryLines,
-  withStopSignals,
   writeLaunchConfigs,
   type LaunchOptions,
   type LaunchSession,
   type LaunchSource,
   type LogPaneOptions,
+  type PreparedLaunch,
   type RunKind,
 } from './session.js';
 import { StreamPrinter, type TextSink } from './stream.js';
@@ -70,9 +71,36 @@ export async function launch(req: LaunchRequest): Promise<number> {
     return 0;
   }
 
+  // From here on a signal (or the terminal going away) is a stop request, never the end of zerowiz: during
+  // the writes and the record it is kept for later, so no file is left half made.
+  const stops = new LaunchStops();
+  let code: number;
+  try {
+    code = await run(req, prepared, stops, out, say);
+  } finally {
+    stops.close();
+  }
+  // The run is over and recorded. With the terminal gone, Node's own exit would abort on it (see
+  // endAfterHangup): zerowiz ends here, by the hangup's signal.
+  if (terminalHungUp()) endAfterHangup(code);
+  return code;
+}
+
+/** The launch from its config files to its summary, with stop requests coming through `stops`. */
+async function run(
+  req: LaunchRequest,
+  prepared: PreparedLaunch,
+  stops: LaunchStops,
+  out: TextSink,
+  say: (line: string) => void,
+): Promise<number> {
   const writes = await writeLaunchConfigs(prepared);
   for (const w of writes) {
     if (w.status !== 'unchanged') say(`wrote ${w.path}${w.backup ? ` (previous content kept in ${w.backup})` : ''}`);
+  }
+  if (stops.requested) {
+    say('stopped before the run started: no step ran, and there is no run record');
+    return 130;
   }
   let session: LaunchSession;
   try {
@@ -87,15 +115,15 @@ export async function launch(req: LaunchRequest): Promise<number> {
       'free some space there (or make it writable), or launch from another directory: records go to .zerowiz/runs/ under the current one',
     );
   }
+  stops.attach(session);
   const detach = (req.sources ?? []).map((s) => s.attach(session));
   let code: number;
   try {
     if (req.pane) {
-      const pane = req.pane;
-      code = await withStopSignals(session, () => pane({ session }));
+      code = await req.pane({ session });
       for (const l of summaryLines(session, { tail: true })) say(l);
     } else {
-      code = await withStopSignals(session, () => runStream(session, out));
+      code = await runStream(session, out);
     }
   } finally {
     for (const d of detach) d?.();
@@ -105,9 +133,6 @@ export async function launch(req: LaunchRequest): Promise<number> {
     const where = displayDir(session.record.dir, session.prepared.cwd);
     say(o.outcome === 'interrupted' ? `stopped; logs in ${where}` : `the run failed; logs in ${where}`);
   }
-  // The run is over and recorded. With the terminal gone, Node's own exit would abort on it (see
-  // endAfterHangup): zerowiz ends here, by the hangup's signal.
-  if (terminalHungUp()) endAfterHangup(code);
   return code;
 }
 

@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../errors.js';
 import type { Setup } from '../setup.js';
-import { onHangup, onTerminalSignals } from '../terminal.js';
+import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
 import { writeConfigFiles, type WriteResult } from '../write.js';
 import { binPath } from './entry.js';
@@ -258,23 +258,41 @@ export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opt
 }
 
 /**
- * While `fn` runs, SIGINT/SIGTERM/SIGHUP to zerowiz stop the run cleanly (a second SIGINT kills at
- * once) instead of killing zerowiz and orphaning the steps; so does the terminal going away without a
- * signal (an I/O error on it). A pipe closing on stream mode's output stops nothing: the logs keep it all.
+ * SIGINT, SIGTERM and SIGHUP to zerowiz (and the terminal going away without a signal) as stop requests for a
+ * launch, from before its session exists until it ends: the run is stopped cleanly (a second SIGINT kills
+ * at once) instead of zerowiz dying and leaving the steps or a half-made record. A request that comes before
+ * the session is attached is kept: the launch then starts nothing. A pipe closing on stream mode's output
+ * is no request: the logs keep everything.
  */
-export async function withStopSignals<T>(session: LaunchSession, fn: () => Promise<T>): Promise<T> {
-  let sigints = 0;
-  const off = onTerminalSignals((sig) => {
-    if (sig === 'SIGINT') sigints++;
-    if (sigints > 1 && sig === 'SIGINT') session.killNow();
-    else void session.stop();
-  });
-  const offHangup = onHangup(() => void session.stop());
-  try {
-    return await fn();
-  } finally {
-    off();
-    offHangup();
+export class LaunchStops {
+  /** Whether a stop was requested. */
+  requested = false;
+  private sigints = 0;
+  private session: LaunchSession | null = null;
+  private readonly offs: (() => void)[];
+
+  constructor() {
+    this.offs = [onTerminalSignals((sig) => this.request(sig)), onHangup(() => this.request('SIGHUP'))];
+  }
+
+  private request(sig: TerminalSignal): void {
+    this.requested = true;
+    if (sig === 'SIGINT') this.sigints++;
+    const s = this.session;
+    if (!s) return;
+    if (sig === 'SIGINT' && this.sigints > 1) s.killNow();
+    else void s.stop();
+  }
+
+  /** From now on requests stop this session (one that came before stops it at once). */
+  attach(session: LaunchSession): void {
+    this.session = session;
+    if (this.requested) void session.stop();
+  }
+
+  /** Signals go back to their defaults. */
+  close(): void {
+    for (const off of this.offs.splice(0)) off();
   }
 }
 
