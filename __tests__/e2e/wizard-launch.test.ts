@@ -91,7 +91,7 @@ describe('the wizard after writing', () => {
     expect(readdirSync(cwd).sort()).toEqual(['accelerate_config.yaml', 'ds_config.json', 'train.py']);
     s.write(KEYS.ctrlC);
     expect(await s.exited).toBe(130);
-    await s.waitFor(/aborted after writing/);
+    await s.waitFor(/aborted; the files written stay:/);
     expect(s.screen()).not.toContain('nothing written');
     expect(s.screen()).toContain(join(cwd, 'accelerate_config.yaml'));
   });

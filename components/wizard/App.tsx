@@ -229,7 +229,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const confirmingDiff = flow.screen === 'finish' && confirming;
 
   const aborted: WizardResult = writtenLines
-    ? { code: 130, summary: ['zerowiz: aborted after writing:', ...writtenLines.map((l) => `  ${l}`)] }
+    ? { code: 130, summary: ['zerowiz: aborted; the files written stay:', ...writtenLines] }
     : { code: 130, summary: ['zerowiz: aborted; nothing written.'] };
   useKeys(
     (input, key) => {
