@@ -32,11 +32,12 @@ function steps(dir: string, env: Record<string, string>, names = ['data_process'
   }));
 }
 
+/** The stand-in's invocations so far; only whole lines (one may be read while it is being appended). */
 const invocations = (dir: string) =>
   existsSync(join(dir, 'argv.jsonl'))
     ? readFileSync(join(dir, 'argv.jsonl'), 'utf8')
-        .trim()
         .split('\n')
+        .slice(0, -1) // every whole line ends with a newline
         .map(
           (l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null; daemonPid: number | null },
         )

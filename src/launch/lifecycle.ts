@@ -10,6 +10,8 @@
 import { endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
 import type { Setup } from '../setup.js';
 import { UsageError } from '../errors.js';
+import { binPath } from './entry.js';
+import { gracePeriods, handOffAtExit } from './group.js';
 import { displayDir, RecordError } from './record.js';
 import {
   LaunchStops,
@@ -24,8 +26,11 @@ import {
   type LogPaneOptions,
   type PreparedLaunch,
   type RunKind,
+  type StartOptions,
 } from './session.js';
 import { StreamPrinter, type TextSink } from './stream.js';
+import { Watchdog } from './watchdog.js';
+import type { WriteResult } from '../write.js';
 
 /** Lines the pane model keeps in stream mode (only for the failure tail). */
 const STREAM_TAIL_RING_LINES = 200;
@@ -74,11 +79,34 @@ export async function launch(req: LaunchRequest): Promise<number> {
   // From here on a signal (or the terminal going away) is a stop request, never the end of zerowiz: during
   // the writes and the record it is kept for later, so no file is left half made.
   const stops = new LaunchStops();
+  // The watchdog starts while the config files are written (their file work runs in libuv's thread pool
+  // meanwhile): it must exist before the record and the first step (see ./watchdog.ts).
+  const writing = writeLaunchConfigs(prepared);
+  const guard = Watchdog.start({ grace: gracePeriods(prepared.env), bin: binPath() });
+  if (guard) handOffAtExit(() => guard.watching);
+  let session: LaunchSession | null = null;
   let code: number;
   try {
-    code = await run(req, prepared, stops, out, say);
+    const writes = await writing;
+    for (const w of writes) {
+      if (w.status !== 'unchanged') say(`wrote ${w.path}${w.backup ? ` (previous content kept in ${w.backup})` : ''}`);
+    }
+    if (stops.requested) {
+      say('stopped before the run started: no step ran, and there is no run record');
+      code = 130;
+    } else {
+      session = open(prepared, writes, {
+        ringLines: req.pane ? undefined : STREAM_TAIL_RING_LINES,
+        kind: req.kind,
+        guard,
+      });
+      code = await runSession(session, req, stops, out, say);
+    }
   } finally {
     stops.close();
+    // Nothing is left to watch, unless a run is still going (an exception mid-run: the watchdog stops it).
+    const stillRunning = session !== null && (session as LaunchSession).pipeline.result === null;
+    if (!stillRunning) guard?.finished();
   }
   // The run is over and recorded. With the terminal gone, Node's own exit would abort on it (see
   // endAfterHangup): zerowiz ends here, by the hangup's signal.
@@ -86,28 +114,10 @@ export async function launch(req: LaunchRequest): Promise<number> {
   return code;
 }
 
-/** The launch from its config files to its summary, with stop requests coming through `stops`. */
-async function run(
-  req: LaunchRequest,
-  prepared: PreparedLaunch,
-  stops: LaunchStops,
-  out: TextSink,
-  say: (line: string) => void,
-): Promise<number> {
-  const writes = await writeLaunchConfigs(prepared);
-  for (const w of writes) {
-    if (w.status !== 'unchanged') say(`wrote ${w.path}${w.backup ? ` (previous content kept in ${w.backup})` : ''}`);
-  }
-  if (stops.requested) {
-    say('stopped before the run started: no step ran, and there is no run record');
-    return 130;
-  }
-  let session: LaunchSession;
+/** openSession, with a record that cannot be created turned into the CLI's one line and hint. */
+function open(prepared: PreparedLaunch, writes: WriteResult[], opts: StartOptions): LaunchSession {
   try {
-    session = openSession(prepared, writes, {
-      ringLines: req.pane ? undefined : STREAM_TAIL_RING_LINES,
-      kind: req.kind,
-    });
+    return openSession(prepared, writes, opts);
   } catch (e) {
     if (!(e instanceof RecordError)) throw e;
     throw new UsageError(
@@ -115,6 +125,16 @@ async function run(
       'free some space there (or make it writable), or launch from another directory: records go to .zerowiz/runs/ under the current one',
     );
   }
+}
+
+/** A session run in the pane or in stream mode, its summary and last line; resolves with the exit code. */
+async function runSession(
+  session: LaunchSession,
+  req: LaunchRequest,
+  stops: LaunchStops,
+  out: TextSink,
+  say: (line: string) => void,
+): Promise<number> {
   stops.attach(session);
   const detach = (req.sources ?? []).map((s) => s.attach(session));
   let code: number;

@@ -68,15 +68,12 @@ export interface RunJson {
   accelerate: { path: string; display: string };
   startedAt: string;
   endedAt: string | null;
-  /**
-   * How it ended: `interrupted` (with NOT_STARTED_NOTE) until the first step starts, then `running` while it
-   * runs (a killed zerowiz's watchdog ends it as `interrupted`), then its outcome.
-   */
+  /** How it ended; `running` while it runs (a killed zerowiz's watchdog ends it as `interrupted`). */
   ended: 'running' | 'succeeded' | 'failed' | 'interrupted';
   exitCode: number | null;
   /** Why the step logs stopped (a write error such as a full disk); the run itself went on. */
   logError?: string;
-  /** Set when zerowiz did not end the run itself: before its first step, or by its watchdog after a kill. */
+  /** Set when zerowiz did not end the run itself (its watchdog did, after zerowiz was killed). */
   note?: string;
   /** Config files used: where they were, and their copy in this directory. */
   configFiles: { path: string; copy: string }[];
@@ -102,9 +99,6 @@ function safeName(name: string): string {
   );
 }
 
-/** What run.json says until the first step starts (true if zerowiz ends before that). */
-export const NOT_STARTED_NOTE = 'zerowiz ended before the first step started; nothing ran';
-
 /** Bytes kept in reserve beside run.json while a run goes, for its last saves on a full disk. */
 export const RECORD_RESERVE_BYTES = 64 * 1024;
 /** The reserve's name in the record directory (removed when the run ends). */
@@ -112,9 +106,9 @@ export const RESERVE_NAME = '.space-reserve';
 
 /**
  * Creates a new record directory with an initial run.json, its config copies, commands.sh and the space
- * reserve. Until the first step starts, run.json says the run was interrupted before it started
- * (NOT_STARTED_NOTE): that is true if zerowiz ends before then, when no watchdog exists yet. If the
- * record cannot be written (a full disk, a read-only directory), what was created is removed and a
+ * reserve. `onDir` hears the directory as soon as it exists, before anything is written in it (the
+ * watchdog is told, so that it can finish or remove the record if zerowiz dies). If the record cannot be
+ * written (a full disk, a read-only directory), what was created is removed and a
  * RecordError says why: nothing is started without a record.
  */
 export function createRunRecord(opts: {
@@ -124,6 +118,7 @@ export function createRunRecord(opts: {
   commands: PreparedCommand[];
   accelerate: { path: string; display: string };
   now?: Date;
+  onDir?: (dir: string) => void;
 }): RunRecord {
   const now = opts.now ?? new Date();
   const root = join(opts.cwd, RUNS_DIR);
@@ -146,6 +141,7 @@ export function createRunRecord(opts: {
     }
   }
   try {
+    opts.onDir?.(dir);
     return fillRecord(dir, id, now, opts);
   } catch (err) {
     // Our own fresh directory: nothing of the user's is in it.
@@ -200,9 +196,8 @@ function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof 
     accelerate: { path: opts.accelerate.path, display: opts.accelerate.display },
     startedAt: now.toISOString(),
     endedAt: null,
-    ended: 'interrupted',
+    ended: 'running',
     exitCode: null,
-    note: NOT_STARTED_NOTE,
     configFiles: configFiles.map(({ path, copy }) => ({ path, copy })),
     steps,
     setup: opts.setup,
@@ -315,10 +310,6 @@ export function recordStepStart(rec: RunRecord, index: number, startedAt: number
   if (!s) return;
   s.status = 'running';
   s.startedAt = new Date(startedAt).toISOString();
-  if (rec.json.note === NOT_STARTED_NOTE) {
-    rec.json.ended = 'running';
-    delete rec.json.note;
-  }
 }
 
 /** Records a step's end (the caller saves). */
@@ -341,7 +332,6 @@ export function recordEnd(rec: RunRecord, o: PipelineOutcome, endedAt = Date.now
   rec.json.ended = o.outcome;
   rec.json.exitCode = o.exitCode;
   rec.json.endedAt = new Date(endedAt).toISOString();
-  if (rec.json.note === NOT_STARTED_NOTE) delete rec.json.note;
 }
 
 const stepJsonSchema = z.object({

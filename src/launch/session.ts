@@ -9,8 +9,7 @@ import type { Setup } from '../setup.js';
 import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
 import { writeConfigFiles, type WriteResult } from '../write.js';
-import { binPath } from './entry.js';
-import { gracePeriods, handOffAtExit } from './group.js';
+import { gracePeriods } from './group.js';
 import { RunModel } from './model.js';
 import {
   missingScripts,
@@ -33,7 +32,7 @@ import {
 } from './record.js';
 import { Pipeline, type PipelineOutcome, type RunControl, type StepSpec } from './runner.js';
 import { formatDuration } from './stream.js';
-import { RUN_DIR_ENV, Watchdog, type ProcessGuard } from './watchdog.js';
+import { RUN_DIR_ENV, type Watchdog, type ProcessGuard } from './watchdog.js';
 
 /** Lines of the failed step shown after a failure. */
 export const FAILURE_TAIL_LINES = 20;
@@ -187,6 +186,8 @@ export interface StartOptions {
   ringLines?: number;
   /** The kind of run (default LOCAL_RUN). */
   kind?: RunKind;
+  /** The watchdog, told where the record is and about every process group. */
+  guard?: Watchdog | null;
 }
 
 /** Writes the config files the steps use (backups, atomic); [] when no step uses them. */
@@ -195,7 +196,7 @@ export async function writeLaunchConfigs(prepared: PreparedLaunch): Promise<Writ
 }
 
 /**
- * Opens the run record (and the watchdog in its directory) and builds the run with its subscribers: the
+ * Opens the run record (telling the watchdog where it is) and builds the run with its subscribers: the
  * pane model and the record keeper. Nothing runs yet. Throws RecordError when the record cannot be created.
  */
 export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opts: StartOptions = {}): LaunchSession {
@@ -205,15 +206,15 @@ export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opt
       'accelerate is not on PATH',
       'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH',
     );
+  const guard = opts.guard ?? null;
   const record = createRunRecord({
     cwd,
     setup,
     source: prepared.source,
     commands: prepared.commands,
     accelerate: exe,
+    onDir: (dir) => guard?.recordDir(dir),
   });
-  const guard = Watchdog.create({ dir: record.dir, grace: gracePeriods(prepared.env), bin: binPath() });
-  if (guard) handOffAtExit(() => guard.watching);
   const pipeline = (opts.kind ?? LOCAL_RUN).create(prepared, record, guard);
   const model = new RunModel(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record, i), command: c.text })),
