@@ -65,6 +65,35 @@ function writeTo(name: OutName, text: string): void {
   stream(name).write(text);
 }
 
+/**
+ * Resolves once what stdout and stderr have queued is written (or they are gone). They are separate file
+ * descriptors: when the terminal is slow to read, a write to one can pass what waits on the other, and a
+ * summary printed to stderr right after leaving the alternate screen on stdout would land inside it.
+ */
+export async function drainOutput(): Promise<void> {
+  await Promise.all(
+    (['stdout', 'stderr'] as const).map(
+      (name) =>
+        new Promise<void>((res) => {
+          const s = stream(name);
+          if (outputGone(name) || s.writableLength === 0) {
+            res();
+            return;
+          }
+          const done = () => {
+            s.off('error', done);
+            s.off('close', done);
+            res();
+          };
+          s.on('error', done);
+          s.on('close', done);
+          // Writes complete in order: this one's callback runs once everything before it is written.
+          s.write('', done);
+        }),
+    ),
+  );
+}
+
 /** Writes to stdout; dropped once stdout is gone. Never throws. */
 export function writeOut(text: string): void {
   writeTo('stdout', text);

@@ -11,6 +11,7 @@ import v8 from 'node:v8';
 import {
   SIGNAL_EXIT_CODES,
   Screen,
+  drainOutput,
   endAfterHangup,
   onHangup,
   onTerminalSignals,
@@ -184,6 +185,8 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     offSignals();
     offHangup();
   }
+  // Ink's last frame and the screen's restore go before the summary.
+  await drainOutput();
   const write = result.code === 0 ? writeOut : writeErr;
   for (const line of result.summary) write(`${line}\n`);
   if (result.launch) {

@@ -7,7 +7,7 @@
  * Output goes through the terminal module (src/terminal.ts): a terminal or pipe that goes away never
  * crashes the launch, and the run goes on to its recorded end.
  */
-import { endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
+import { drainOutput, endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
 import type { Setup } from '../setup.js';
 import { UsageError } from '../errors.js';
 import { binPath } from './entry.js';
@@ -140,7 +140,10 @@ async function runSession(
   let code: number;
   try {
     if (req.pane) {
+      // The lines said so far go before the pane's screen, and its frames before the summary.
+      await drainOutput();
       code = await req.pane({ session });
+      await drainOutput();
       for (const l of summaryLines(session, { tail: true })) say(l);
     } else {
       code = await runStream(session, out);
