@@ -7,7 +7,7 @@ import { RunModel } from '../src/launch/model.js';
 import { groupAlive, trackedGroups } from '../src/launch/group.js';
 import { StreamPrinter } from '../src/launch/stream.js';
 import { ROOT } from './helpers/pty.js';
-import { running } from './helpers/proc.js';
+import { running, until } from './helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
@@ -32,12 +32,15 @@ function steps(dir: string, env: Record<string, string>, names = ['data_process'
   }));
 }
 
+/** The stand-in's invocations so far; only whole lines (one may be read while it is being appended). */
 const invocations = (dir: string) =>
   existsSync(join(dir, 'argv.jsonl'))
     ? readFileSync(join(dir, 'argv.jsonl'), 'utf8')
-        .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null })
+        .slice(0, -1) // every whole line ends with a newline
+        .map(
+          (l) => JSON.parse(l) as { argv: string[]; pid: number; workerPid: number | null; daemonPid: number | null },
+        )
     : [];
 
 describe('the pipeline', () => {
@@ -129,6 +132,51 @@ describe('the pipeline', () => {
     expect(o.results[0]?.stopSignal).toBe('SIGKILL');
     expect(running(inv!.workerPid!)).toBe(false);
     expect(groupAlive(inv!.pid)).toBe(false);
+  });
+
+  it('records SIGKILL as the stop signal when a second Ctrl+C kills during the grace period', async () => {
+    const dir = tmp();
+    // Long grace periods: only the kill can end the worker that ignores SIGINT within the test.
+    const p = new Pipeline(
+      steps(dir, { FAKE_ACCELERATE_HANG: '1', FAKE_ACCELERATE_IGNORE_SIGINT: '1', FAKE_ACCELERATE_STEPS: '1' }, [
+        'only',
+      ]),
+      { sigintMs: 20_000, sigtermMs: 20_000 },
+    );
+    const started = new Promise<void>((res) => p.subscribe({ line: (_i, t) => t.includes('waiting (hang)') && res() }));
+    const run = p.run();
+    await started;
+    const [inv] = invocations(dir);
+    const stopped = p.stop();
+    // The launcher obeys SIGINT; its worker does not, so the group outlives the first signal.
+    await until(() => !running(inv!.pid), 'the launcher to exit on SIGINT');
+    expect(running(inv!.workerPid!)).toBe(true);
+    p.killNow();
+    await stopped;
+    const o = await run;
+    expect(o.results[0]).toMatchObject({ status: 'stopped', stopSignal: 'SIGKILL' });
+    expect(running(inv!.workerPid!)).toBe(false);
+  });
+
+  it('a stop that comes after the step ended by itself leaves it done, and starts nothing more', async () => {
+    const dir = tmp();
+    // The daemon holds the step's output for a while after it exited: the stop lands in that window.
+    const p = new Pipeline(steps(dir, { FAKE_ACCELERATE_DAEMON: '1', FAKE_ACCELERATE_DAEMON_MS: '5000' }), {
+      sigintMs: 200,
+      sigtermMs: 200,
+    });
+    const run = p.run();
+    await until(() => invocations(dir).length === 1, 'the first step to start');
+    const [inv] = invocations(dir);
+    await until(() => !running(inv!.pid), 'the first step to exit');
+    await p.stop();
+    const o = await run;
+    process.kill(inv!.daemonPid!, 'SIGKILL');
+    expect(o).toMatchObject({ outcome: 'interrupted', exitCode: 130, failedStep: null });
+    expect(o.results[0]).toMatchObject({ status: 'done', exitCode: 0 });
+    expect(o.results[0]?.stopSignal).toBeUndefined();
+    expect(o.results[1]).toBeNull();
+    expect(invocations(dir)).toHaveLength(1);
   });
 
   it('ends workers a step leaves behind after it exits, before the next step starts', async () => {

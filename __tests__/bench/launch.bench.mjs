@@ -126,6 +126,24 @@ async function paneRun(bin, fake, cwd, env) {
   return { ms: performance.now() - t0, code, peakMb: mem.stop(), latencies };
 }
 
+const WATCHDOG_SPAWNS = 40;
+
+/**
+ * What starting the launch's watchdog costs zerowiz: the time spawn() blocks (until `sh` has started), from
+ * a process holding about as much memory as zerowiz does then (fork copies the page tables).
+ */
+function watchdogSpawnMs() {
+  const ballast = Array.from({ length: 300_000 }, (_, i) => ({ i, s: String(i) }));
+  const times = [];
+  for (let i = 0; i < WATCHDOG_SPAWNS; i++) {
+    const t0 = performance.now();
+    const c = spawn('/bin/sh', ['-c', 'read -r l'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    times.push(performance.now() - t0);
+    c.stdin.end('e\n');
+  }
+  return { median: pct(times, 50), p90: pct(times, 90), ballast: ballast.length };
+}
+
 export async function bench({ root, bin }) {
   const fake = join(root, '__tests__', 'fixtures', 'accelerate');
   const cwd = mkdtempSync(join(tmpdir(), 'zw-bench-launch-'));
@@ -169,6 +187,7 @@ export async function bench({ root, bin }) {
       rmSync(join(cwd, '.zerowiz'), { recursive: true, force: true });
     }
     const overheadMs = median(tinyStream.map((x) => x.ms)) - median(tinyBase.map((x) => x.ms));
+    const watchdog = watchdogSpawnMs();
     const baseMs = median(base.map((x) => x.ms));
     const runs = RUNS > 1 ? `, median of ${RUNS}` : '';
     rows.push({ name: `launch flood ${label}: child alone to /dev/null${runs}`, value: baseMs, unit: 'ms' });
@@ -177,6 +196,12 @@ export async function bench({ root, bin }) {
       value: overheadMs,
       unit: 'ms',
       ratio: overheadMs / baseMs,
+    });
+    rows.push({
+      name: `launch: of which the watchdog's spawn (/bin/sh, zerowiz blocked until it starts), median / p90 of ${WATCHDOG_SPAWNS}`,
+      value: watchdog.median,
+      unit: `ms (p90 ${watchdog.p90.toFixed(1)} ms)`,
+      ratio: watchdog.median / overheadMs,
     });
     const streamMs = median(stream.map((x) => x.ms));
     rows.push({

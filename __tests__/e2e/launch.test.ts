@@ -2,11 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KEYS, ROOT, spawnPty } from '../helpers/pty.js';
+import { FAKE_ACCELERATE as FAKE, TWO_STEP, paneLaunch } from '../helpers/launch.js';
+import { KEYS, ROOT } from '../helpers/pty.js';
 import { running } from '../helpers/proc.js';
 
-const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
-const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 const SIGINT_GRACE_MS = 800;
 const SIGTERM_GRACE_MS = 800;
 const dirs: string[] = [];
@@ -25,19 +24,13 @@ describe('the log pane in a real terminal', () => {
   it('stops on Ctrl+C (confirmed): no process of the tree is left, exit 130, terminal restored', async () => {
     const d = setup();
     const log = join(d, 'argv.jsonl');
-    const s = spawnPty({
-      args: ['launch', TWO_STEP, '--accelerate', FAKE],
-      cwd: d,
-      cols: 100,
-      rows: 24,
-      env: {
-        FAKE_ACCELERATE_LOG: log,
-        FAKE_ACCELERATE_STEPS: '100000',
-        FAKE_ACCELERATE_STEP_MS: '2',
-        FAKE_ACCELERATE_IGNORE_SIGINT: '1',
-        ZEROWIZ_SIGINT_GRACE_MS: String(SIGINT_GRACE_MS),
-        ZEROWIZ_SIGTERM_GRACE_MS: String(SIGTERM_GRACE_MS),
-      },
+    const s = paneLaunch(d, {
+      FAKE_ACCELERATE_LOG: log,
+      FAKE_ACCELERATE_STEPS: '100000',
+      FAKE_ACCELERATE_STEP_MS: '2',
+      FAKE_ACCELERATE_IGNORE_SIGINT: '1',
+      ZEROWIZ_SIGINT_GRACE_MS: String(SIGINT_GRACE_MS),
+      ZEROWIZ_SIGTERM_GRACE_MS: String(SIGTERM_GRACE_MS),
     });
     // The first redraw (0/100.0k ?it/s) carries no loss yet: wait for one that does.
     await s.waitFor((x) => /\d+% [\d.]+k?\/100\.0k .*it\/s ETA/.test(x) && /loss 0\.\d{4}/.test(x));
@@ -70,17 +63,11 @@ describe('the log pane in a real terminal', () => {
 
   it('scrolls, searches and closes after a failure with q', async () => {
     const d = setup();
-    const s = spawnPty({
-      args: ['launch', TWO_STEP, '--accelerate', FAKE],
-      cwd: d,
-      cols: 100,
-      rows: 24,
-      env: {
-        FAKE_ACCELERATE_STEPS: '5',
-        FAKE_ACCELERATE_STEP_MS: '1',
-        FAKE_ACCELERATE_EXIT: '3',
-        FAKE_ACCELERATE_FAIL_TASK: 'sft:train',
-      },
+    const s = paneLaunch(d, {
+      FAKE_ACCELERATE_STEPS: '5',
+      FAKE_ACCELERATE_STEP_MS: '1',
+      FAKE_ACCELERATE_EXIT: '3',
+      FAKE_ACCELERATE_FAIL_TASK: 'sft:train',
     });
     await s.waitFor(/\[failed: q to close\]/);
     expect(s.screen()).toMatch(/✔ 1\. data_process +done/);

@@ -49,6 +49,8 @@ export interface PtySession {
   exited: Promise<number>;
   pid: number;
   kill(signal?: string): void;
+  /** Closes the terminal: the pty master is closed (the kernel hangs up the session), as when a window or an SSH link goes. */
+  hangUp(): void;
   /** Everything the program wrote, raw. */
   raw(): string;
 }
@@ -126,6 +128,8 @@ export function spawnPty(opts: PtyOptions = {}): PtySession {
     exited,
     pid: child.pid,
     kill: (signal) => child.kill(signal),
+    // node-pty's destroy() closes the master, then also sends SIGHUP as a terminal emulator does.
+    hangUp: () => (child as unknown as { destroy(): void }).destroy(),
     raw: () => rawOut,
   };
 }

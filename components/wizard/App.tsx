@@ -116,6 +116,8 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   /** What the last import kept and moved, listed on the review screen. */
   const [imported, setImported] = useState<ImportNotes | null>(null);
   const [done, setDone] = useState(false);
+  /** What the finish step wrote (so that an abort afterwards says so instead of "nothing written"). */
+  const [writtenLines, setWrittenLines] = useState<string[] | null>(null);
   const [loaded, setLoaded] = useState(deps.ready === undefined);
   const [preview$, setPreview$] = useState<PreviewModule | null>(previewModule);
   /** The user chose "type a parameter count" on the model picker (the list gives way to a text field). */
@@ -235,10 +237,13 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   const keyCtx: KeyContext = { textInput, screen: flow.screen };
   const confirmingDiff = flow.screen === 'finish' && confirming;
 
+  const aborted: WizardResult = writtenLines
+    ? { code: 130, summary: ['zerowiz: aborted; the files written stay:', ...writtenLines] }
+    : { code: 130, summary: ['zerowiz: aborted; nothing written.'] };
   useKeys(
     (input, key) => {
       if (confirmQuit) {
-        if (key.ctrl && input === 'c') finish({ code: 130, summary: ['zerowiz: aborted; nothing written.'] });
+        if (key.ctrl && input === 'c') finish(aborted);
         else if (input === 'y' || input === 'Y') finish({ code: 0, summary: ['zerowiz: quit without writing.'] });
         else if (input === 'n' || input === 'N' || key.escape) setConfirmQuit(false);
         return;
@@ -246,7 +251,7 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
       const cmd = commandFor(input, key, keyCtx);
       // The overwrite diff takes y, n, Esc, arrows and PgUp/PgDn for itself.
       if (confirmingDiff && cmd !== 'forceQuit') return;
-      if (cmd === 'forceQuit') finish({ code: 130, summary: ['zerowiz: aborted; nothing written.'] });
+      if (cmd === 'forceQuit') finish(aborted);
       else if (cmd === 'nextTab' && flow.screen !== 'start') {
         setTab(nextTab(tab));
         setScroll(0);
@@ -386,10 +391,11 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
         onTyping={setTyping}
         onConfirming={setConfirming}
         onBack={() => dispatch({ type: 'back' })}
-        onWritten={(written) => {
+        onWritten={(written, lines) => {
           // From now on the preview (and a later preset or launch) shows the setup as written.
           const { answers: _written, ...base } = written;
           dispatchFlow({ type: 'written', base });
+          setWrittenLines(lines);
         }}
         onExit={finish}
       />

@@ -57,7 +57,8 @@ export interface FinishScreenProps {
   deps: FinishDeps;
   onBack: () => void;
   /** The files were written; `setup` is the setup as written (its files at the target). */
-  onWritten: (setup: Setup) => void;
+  /** The files were written: the setup as written and the lines that say what was written. */
+  onWritten: (setup: Setup, lines: string[]) => void;
   onExit: (r: WizardResult) => void;
 }
 
@@ -137,7 +138,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     try {
       const results = await p.deps.carryOut(plan);
       const lines = p.deps.summarize(results, plan.setup);
-      p.onWritten(plan.setup);
+      p.onWritten(plan.setup, lines);
       setWritten({ lines, setup: plan.setup });
       setS({ step: 'written', lines, setup: plan.setup });
     } catch (e) {

@@ -1,11 +1,23 @@
 /**
- * Mounts the wizard on the terminal and resolves with the exit code. The terminal is always restored
- * (alternate screen left, cursor shown, raw mode off) on every way out: finishing, q, Ctrl+C, a signal,
- * an exception. Files are only written by the finish step's atomic writes, so an abort never leaves one.
+ * Mounts the wizard on the terminal and resolves with the exit code. The terminal module (src/terminal.ts)
+ * restores the terminal (alternate screen left, cursor shown, raw mode off) on every way out: finishing,
+ * q, Ctrl+C, a signal, an exception, the terminal closing. Files are only written by the finish step's
+ * atomic writes, so an abort never leaves one. The Launch action goes through the same launch lifecycle as
+ * `zerowiz launch` (src/launch/lifecycle.ts).
  */
 import { existsSync } from 'node:fs';
 import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import v8 from 'node:v8';
+import {
+  SIGNAL_EXIT_CODES,
+  Screen,
+  drainOutput,
+  endAfterHangup,
+  onHangup,
+  onTerminalSignals,
+  writeErr,
+  writeOut,
+} from '../../src/terminal.js';
 import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
@@ -15,11 +27,6 @@ import { paintStartFrame } from './startText.js';
 
 const MIN_COLUMNS = 80;
 const MIN_ROWS = 24;
-
-/** Enter the alternate screen (the user's scrollback stays untouched). */
-const ENTER_ALT = '\x1b[?1049h\x1b[H';
-/** Leave it and show the cursor again. */
-const LEAVE_ALT = '\x1b[?25h\x1b[?1049l';
 
 /**
  * The real dependencies: detection, presets, import, the model catalog and the writers. The modules
@@ -139,48 +146,31 @@ export function capYoungGeneration(cap = YOUNG_SEMI_SPACE_CAP): () => void {
 export async function runWizard(opts: WizardOptions): Promise<number> {
   const out = process.stdout;
   const uncapYoung = capYoungGeneration();
-  let restored = false;
-  const restore = () => {
-    if (restored) return;
-    restored = true;
-    uncapYoung();
-    if (process.stdin.isTTY) {
-      try {
-        process.stdin.setRawMode(false);
-      } catch {
-        // stdin already closed
-      }
-    }
-    out.write(LEAVE_ALT);
-  };
-  const onSignal = (signal: NodeJS.Signals) => {
-    restore();
-    process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 129);
-  };
-  const onCrash = (err: unknown) => {
-    restore();
-    process.stderr.write(`zerowiz: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  };
-  process.on('exit', restore);
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
-  process.on('uncaughtException', onCrash);
-  out.write(ENTER_ALT);
   // Raw mode from the start: keys typed while the views load wait in the terminal, unechoed, and Ink
   // reads them as soon as it listens.
-  if (process.stdin.isTTY) {
-    try {
-      process.stdin.setRawMode(true);
-    } catch {
-      // not a terminal after all; Ink reports it
-    }
-  }
+  const screen = Screen.open({ altScreen: true, home: true, raw: true });
+  const restore = () => {
+    uncapYoung();
+    screen.restore();
+  };
+  // A signal (or the terminal closing) ends the wizard at once: nothing is half written, since every
+  // write is atomic, and the terminal is put back first.
+  const offSignals = onTerminalSignals((signal) => {
+    restore();
+    if (signal === 'SIGHUP') endAfterHangup();
+    else process.exit(SIGNAL_EXIT_CODES[signal]);
+  });
+  // The terminal gone without a signal (its input failed or ended): nobody is left to answer.
+  const offHangup = onHangup(() => {
+    restore();
+    endAfterHangup();
+  });
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   try {
     const deps = await realDeps();
     // The start screen, painted now as Ink will draw it: the user reads it while Ink loads.
     const painted = out.isTTY ? paintStartFrame(out.columns || MIN_COLUMNS, out.rows || MIN_ROWS, deps) : null;
-    if (painted) out.write(painted);
+    if (painted) screen.write(painted);
     const { mountWizard } = await withoutFetch(() => import('./mount.js'));
     result = await mountWizard(deps, opts.configPath, painted !== null);
   } catch (err) {
@@ -193,15 +183,17 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     };
   } finally {
     restore();
-    process.off('exit', restore);
-    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, onSignal);
-    process.off('uncaughtException', onCrash);
+    offSignals();
+    offHangup();
   }
-  const stream = result.code === 0 ? process.stdout : process.stderr;
-  for (const line of result.summary) stream.write(`${line}\n`);
+  // Ink's last frame and the screen's restore go before the summary.
+  await drainOutput();
+  const write = result.code === 0 ? writeOut : writeErr;
+  for (const line of result.summary) write(`${line}\n`);
   if (result.launch) {
-    const { launchSetup } = await import('../launch/run.js');
-    return launchSetup(result.launch);
+    const { launch } = await import('../../src/launch/lifecycle.js');
+    const { runLogPane } = await import('../launch/run.js');
+    return launch({ setup: result.launch, source: 'wizard', pane: runLogPane });
   }
   return result.code;
 }

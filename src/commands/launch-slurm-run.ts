@@ -6,7 +6,8 @@
  */
 import type { CommandContext } from './context.js';
 import { RunError, UsageError } from '../errors.js';
-import { displayDir, listRunRecords, type RunRecord } from '../launch/record.js';
+import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
+import { writeErr } from '../terminal.js';
 import { formatFindings, summaryLines } from '../launch/session.js';
 import { StreamPrinter } from '../launch/stream.js';
 import { loadPreset } from '../presets.js';
@@ -61,15 +62,20 @@ async function resolveRequest(
       'give either a preset or --last, not both',
       '`zerowiz launch --last` submits the newest record of `zerowiz runs` again',
     );
-  const newest = listRunRecords()[0];
+  const { records, damaged } = listRunRecords();
+  const newest = records[0];
+  for (const d of damaged) writeErr(`zerowiz: skipped a damaged run record: ${displayDir(d.path)}: ${d.problem}\n`);
   if (!newest)
     throw new UsageError('no run recorded in this directory', 'start one with `zerowiz launch NAME --slurm`');
-  const setup = newest.json.setup;
-  if (!setup || !Array.isArray(setup.steps))
+  let setup: Setup;
+  try {
+    setup = readRecordSetup(newest);
+  } catch (err) {
     throw new UsageError(
-      `run record ${displayDir(newest.dir)} has no setup to rerun`,
+      `run record ${displayDir(newest.dir)} cannot be rerun: ${(err as Error).message}`,
       'launch the preset by name instead',
     );
+  }
   const was = newest.json.slurm;
   const options: SbatchOptions = {
     partition: given.partition ?? was?.options.partition,

@@ -77,6 +77,8 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
         `Stopping (q or Ctrl+C in the pane, Ctrl+C/SIGTERM/SIGHUP otherwise) sends SIGINT to the step's whole`,
         `process group, SIGTERM after ${SIGINT_GRACE_MS / 1000} s, SIGKILL after ${SIGTERM_GRACE_MS / 1000} s more`,
         '(ZEROWIZ_SIGINT_GRACE_MS / ZEROWIZ_SIGTERM_GRACE_MS change them); a second Ctrl+C kills at once.',
+        'Closing the terminal stops the run the same way; if zerowiz is killed (kill -9, the OOM killer), its',
+        'watchdog does. A full disk stops the logs, never the run.',
         'Each run is recorded in .zerowiz/runs/<YYYYmmdd-HHMMSS>-<name>/ (config files used, commands.sh,',
         'one log per step, run.json); see `zerowiz runs`.',
         '',

@@ -1,11 +1,11 @@
 /**
  * Process groups: every step runs as the leader of its own group (spawned `detached`), so one
  * `process.kill(-pgid, sig)` reaches accelerate and every worker it started. zerowiz keeps a registry of
- * live groups and kills them when it exits for any reason (normal exit, uncaught exception, SIGTERM,
- * SIGHUP), so no step process outlives it.
+ * live groups; when it exits with groups still running they are stopped: by its watchdog (./watchdog.ts),
+ * which also covers a SIGKILL of zerowiz, or else by SIGKILL from the exit hook.
  */
 
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 /** How long a stop waits after SIGINT before sending SIGTERM (override: ZEROWIZ_SIGINT_GRACE_MS). */
 export const SIGINT_GRACE_MS = 10_000;
@@ -28,6 +28,8 @@ export function gracePeriods(env: NodeJS.ProcessEnv = process.env): { sigintMs: 
 
 const live = new Set<number>();
 let hooked = false;
+/** Whether something outside this process (the watchdog) will stop the groups left at exit. */
+let handedOff: () => boolean = () => false;
 
 /** Sends `signal` to the whole group; false if the group no longer exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
@@ -85,28 +87,62 @@ export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> 
   return true;
 }
 
-/** Which signal ended a stop: the first one the group did not survive. */
+/** Which signal ended a stop: the last one sent before the group was gone. */
 export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'none';
 
 /**
- * Stops a group: SIGINT, then SIGTERM after `sigintMs`, then SIGKILL after `sigtermMs`. Resolves when no
- * process of the group is left (or right after SIGKILL, which cannot be ignored).
+ * A stop in progress: SIGINT, then SIGTERM after `sigintMs`, then SIGKILL after `sigtermMs`, until no
+ * process of the group is left. `killNow()` (a second Ctrl+C) cuts the ladder short with SIGKILL, and the
+ * stop then reports SIGKILL: the signal that really ended the group.
  */
-export async function stopGroup(
+export class GroupStop {
+  /** Resolves with the signal that ended the group once it is gone (or right after SIGKILL). */
+  readonly done: Promise<StopSignal>;
+  private last: StopSignal = 'none';
+
+  constructor(
+    readonly pgid: number,
+    grace = gracePeriods(),
+    firstSignal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
+  ) {
+    this.done = this.ladder(grace, firstSignal);
+  }
+
+  /** SIGKILL to the group now. */
+  killNow(): void {
+    this.send('SIGKILL');
+  }
+
+  private send(sig: 'SIGINT' | 'SIGTERM' | 'SIGKILL'): void {
+    if (this.last === 'SIGKILL') return;
+    this.last = sig;
+    signalGroup(this.pgid, sig);
+  }
+
+  private async ladder(
+    grace: { sigintMs: number; sigtermMs: number },
+    first: 'SIGINT' | 'SIGTERM',
+  ): Promise<StopSignal> {
+    if (!groupAlive(this.pgid)) return 'none';
+    if (first === 'SIGINT') {
+      this.send('SIGINT');
+      if (await waitGroupGone(this.pgid, grace.sigintMs)) return this.last;
+    }
+    this.send('SIGTERM');
+    if (await waitGroupGone(this.pgid, grace.sigtermMs)) return this.last;
+    this.send('SIGKILL');
+    await waitGroupGone(this.pgid, 1_000);
+    return this.last;
+  }
+}
+
+/** Stops a group with the ladder (see GroupStop); resolves with the signal that ended it. */
+export function stopGroup(
   pgid: number,
   grace = gracePeriods(),
   firstSignal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
 ): Promise<StopSignal> {
-  if (!groupAlive(pgid)) return 'none';
-  if (firstSignal === 'SIGINT') {
-    signalGroup(pgid, 'SIGINT');
-    if (await waitGroupGone(pgid, grace.sigintMs)) return 'SIGINT';
-  }
-  signalGroup(pgid, 'SIGTERM');
-  if (await waitGroupGone(pgid, grace.sigtermMs)) return 'SIGTERM';
-  signalGroup(pgid, 'SIGKILL');
-  await waitGroupGone(pgid, 1_000);
-  return 'SIGKILL';
+  return new GroupStop(pgid, grace, firstSignal).done;
 }
 
 /** Registers a live group so zerowiz's own exit kills it. */
@@ -131,10 +167,103 @@ export function killAllGroupsNow(): void {
   live.clear();
 }
 
+/**
+ * Says who stops the groups still running when zerowiz exits: `check()` true means the watchdog holds
+ * them and will run the ladder (so training can save); false (or no watchdog) means SIGKILL at exit.
+ */
+export function handOffAtExit(check: () => boolean): void {
+  handedOff = check;
+}
+
 function installExitHooks(): void {
   if (hooked) return;
   hooked = true;
-  // 'exit' runs for a normal exit, process.exit() and an uncaught exception; only sync work is possible,
-  // so whatever is still running gets SIGKILL (a clean stop already ran the SIGINT/SIGTERM ladder).
-  process.on('exit', killAllGroupsNow);
+  // 'exit' runs for a normal exit, process.exit() and an uncaught exception; only sync work is possible.
+  // With a live watchdog the groups left are its to stop (SIGINT, SIGTERM, SIGKILL, as a stop from the
+  // pane); without one they get SIGKILL now (a clean stop already ran the ladder).
+  process.on('exit', () => {
+    if (!handedOff()) killAllGroupsNow();
+  });
+}
+
+/** What a file descriptor of a process points at (`socket:[123]`, `pipe:[45]`, a path); null if gone. */
+export function fdTarget(pid: number, fd: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`);
+  } catch {
+    return null;
+  }
+}
+
+/** A process, as the user should be told about it. */
+export interface ProcessInfo {
+  pid: number;
+  /** Its command line, printable (control characters dropped), at most PROCESS_COMMAND_CHARS long. */
+  command: string;
+}
+
+/** How much of a command line is shown when naming a process. */
+export const PROCESS_COMMAND_CHARS = 80;
+
+/** A process's command line from /proc, printable. */
+export function processCommand(pid: number): string {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
+  } catch {
+    return '?';
+  }
+  const clean = text.replace(/[\x00-\x1f\x7f-\x9f]/g, '');
+  return clean.length > PROCESS_COMMAND_CHARS ? `${clean.slice(0, PROCESS_COMMAND_CHARS - 1)}…` : clean;
+}
+
+/**
+ * The processes that hold any of `targets` (fdTarget values) open, from /proc; null without /proc. Only
+ * this user's processes can be looked into: another user's holder is not found.
+ */
+export function processesHolding(targets: ReadonlySet<string>): ProcessInfo[] | null {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  const out: ProcessInfo[] = [];
+  for (const n of names) {
+    const c = n.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${n}/fd`);
+    } catch {
+      continue;
+    }
+    if (fds.some((fd) => targets.has(fdTarget(Number(n), Number(fd)) ?? ''))) {
+      out.push({ pid: Number(n), command: processCommand(Number(n)) });
+    }
+  }
+  return out;
+}
+
+/** The processes whose environment holds `name=value` (inherited by every descendant unless it was cleared). */
+export function processesWithEnv(name: string, value: string): { pid: number; pgid: number }[] {
+  const want = `${name}=${value}`;
+  const out: { pid: number; pgid: number }[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    const c = n.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    try {
+      if (!readFileSync(`/proc/${n}/environ`, 'utf8').split('\0').includes(want)) continue;
+      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (rest[0] !== 'Z') out.push({ pid: Number(n), pgid: Number(rest[2]) });
+    } catch {}
+  }
+  return out;
 }

@@ -140,6 +140,14 @@ export class RunModel implements PipelineListener {
     s.result = r;
     s.open = '';
     if (r.error) s.lines.push(`zerowiz: could not start the step: ${r.error}`);
+    if (r.warning) s.lines.push(`zerowiz: ${r.warning}`);
+    this.milestone();
+  }
+
+  logError(i: number, why: string): void {
+    const s = this.steps[i];
+    if (!s) return;
+    s.lines.push(`zerowiz: logging stopped: ${why}; the run goes on (the log keeps what came before)`);
     this.milestone();
   }
 

@@ -2,24 +2,33 @@
  * Run records: every run leaves `.zerowiz/runs/<YYYYmmdd-HHMMSS>-<name>/` under the directory it ran in,
  * holding copies of the config files used, `commands.sh` (reproduces the run), one full log per step
  * (`01-<step>.log`, raw output as the step wrote it) and `run.json` (kept current while the run goes).
+ *
+ * Saving run.json never throws: a failed save (a full disk) is remembered and retried at the next one, and
+ * leaves no temporary file. So that the record can still reach its final state on a full disk, a small
+ * reserve file is kept beside it while the run goes and given back to the disk when a save finds no space.
+ * Records are read back through a schema: a damaged one is named and skipped, never a crash.
  */
 import {
-  copyFileSync,
+  chmodSync,
   existsSync,
   mkdirSync,
   readFileSync,
   readdirSync,
   renameSync,
+  rmSync,
+  unlinkSync,
   writeFileSync,
-  chmodSync,
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import * as z from 'zod/mini';
+import '../zod.js';
+import { QUESTIONS, parseAnswers, withDefaults } from '../questions.js';
 import type { Setup } from '../setup.js';
 import { timestamp } from '../write.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';
-import type { SlurmRunJson } from '../slurm/record.js';
-import type { PipelineOutcome, StepResult, StepStatus } from './runner.js';
+import { slurmRunJsonSchema, type SlurmRunJson } from '../slurm/schema.js';
+import { describeWriteError, type PipelineOutcome, type StepResult, type StepStatus } from './runner.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');
@@ -45,6 +54,8 @@ export interface RunStepJson {
   /** For a stopped step: the signal that ended it (SIGINT, SIGTERM or SIGKILL). */
   stopSignal?: string;
   error?: string;
+  /** Something the user should know about how the step ended (e.g. a process outside it held its output). */
+  warning?: string;
 }
 
 /** The shape of run.json. */
@@ -58,9 +69,13 @@ export interface RunJson {
   accelerate: { path: string; display: string };
   startedAt: string;
   endedAt: string | null;
-  /** How it ended; `running` while it runs (or if zerowiz was killed with SIGKILL). */
+  /** How it ended; `running` while it runs (a killed zerowiz's watchdog ends it as `interrupted`). */
   ended: 'running' | 'succeeded' | 'failed' | 'interrupted';
   exitCode: number | null;
+  /** Why the step logs stopped (a write error such as a full disk); the run itself went on. */
+  logError?: string;
+  /** Set when zerowiz did not end the run itself (its watchdog did, after zerowiz was killed). */
+  note?: string;
   /** Config files used: where they were, and their copy in this directory. */
   configFiles: { path: string; copy: string }[];
   steps: RunStepJson[];
@@ -74,6 +89,8 @@ export interface RunJson {
 export interface RunRecord {
   dir: string;
   json: RunJson;
+  /** Why the last save failed (null when run.json on disk is current). */
+  saveError?: string | null;
 }
 
 function safeName(name: string): string {
@@ -102,7 +119,18 @@ export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson 
   };
 }
 
-/** Creates a new record directory with its config copies, commands.sh and an initial run.json. */
+/** Bytes kept in reserve beside run.json while a run goes, for its last saves on a full disk. */
+export const RECORD_RESERVE_BYTES = 64 * 1024;
+/** The reserve's name in the record directory (removed when the run ends). */
+export const RESERVE_NAME = '.space-reserve';
+
+/**
+ * Creates a new record directory with an initial run.json, its config copies, commands.sh and the space
+ * reserve. `onDir` hears the directory as soon as it exists, before anything is written in it (the
+ * watchdog is told, so that it can finish or remove the record if zerowiz dies). If the record cannot be
+ * written (a full disk, a read-only directory), what was created is removed and a
+ * RecordError says why: nothing is started without a record.
+ */
 export function createRunRecord(opts: {
   cwd: string;
   setup: Setup;
@@ -110,10 +138,15 @@ export function createRunRecord(opts: {
   commands: PreparedCommand[];
   accelerate: { path: string; display: string };
   now?: Date;
+  onDir?: (dir: string) => void;
 }): RunRecord {
   const now = opts.now ?? new Date();
   const root = join(opts.cwd, RUNS_DIR);
-  mkdirSync(root, { recursive: true });
+  try {
+    mkdirSync(root, { recursive: true });
+  } catch (err) {
+    throw new RecordError(root, err);
+  }
   const base = `${timestamp(now)}-${safeName(opts.setup.name)}`;
   let id = base;
   let dir = join(root, id);
@@ -122,12 +155,34 @@ export function createRunRecord(opts: {
       mkdirSync(dir);
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new RecordError(root, err);
       id = `${base}-${n}`;
       dir = join(root, id);
     }
   }
-  const configFiles: RunJson['configFiles'] = [];
+  try {
+    opts.onDir?.(dir);
+    return fillRecord(dir, id, now, opts);
+  } catch (err) {
+    // Our own fresh directory: nothing of the user's is in it.
+    rmSync(dir, { recursive: true, force: true });
+    throw new RecordError(dir, err);
+  }
+}
+
+/** The record could not be created; `message` names the directory and the system's reason. */
+export class RecordError extends Error {
+  constructor(
+    readonly dir: string,
+    cause: unknown,
+  ) {
+    super(`cannot create the run record in ${dir}: ${describeWriteError(cause)}`);
+    this.name = 'RecordError';
+  }
+}
+
+function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof createRunRecord>[0]): RunRecord {
+  const configFiles: (RunJson['configFiles'][number] & { abs: string })[] = [];
   if (opts.commands.some((c) => c.usesConfig)) {
     const used = new Set<string>();
     for (const p of [opts.setup.files.accelerateConfig, opts.setup.files.dsConfig]) {
@@ -136,8 +191,7 @@ export function createRunRecord(opts: {
       let copy = basename(p);
       while (used.has(copy)) copy = `_${copy}`;
       used.add(copy);
-      copyFileSync(abs, join(dir, copy));
-      configFiles.push({ path: p, copy });
+      configFiles.push({ path: p, copy, abs });
     }
   }
   const steps: RunStepJson[] = opts.commands.map(pendingStepJson);
@@ -152,14 +206,17 @@ export function createRunRecord(opts: {
     endedAt: null,
     ended: 'running',
     exitCode: null,
-    configFiles,
+    configFiles: configFiles.map(({ path, copy }) => ({ path, copy })),
     steps,
     setup: opts.setup,
   };
-  writeFileSync(join(dir, 'commands.sh'), commandsScript(json), { mode: 0o755 });
-  chmodSync(join(dir, 'commands.sh'), 0o755);
-  const rec = { dir, json };
-  saveRunJson(rec);
+  const rec: RunRecord = { dir, json, saveError: null };
+  // run.json first, so that a record directory lacks it only during this one write; every file is
+  // written whole or not at all.
+  writeAtomic(join(dir, 'run.json'), runJsonText(json));
+  for (const f of configFiles) writeAtomic(join(dir, f.copy), readFileSync(f.abs));
+  writeAtomic(join(dir, 'commands.sh'), commandsScript(json), 0o755);
+  writeFileSync(join(dir, RESERVE_NAME), Buffer.alloc(RECORD_RESERVE_BYTES));
   return rec;
 }
 
@@ -192,24 +249,78 @@ export function stepLogPath(rec: RunRecord, index: number): string {
   return join(rec.dir, rec.json.steps[index]!.log);
 }
 
-/** Writes run.json atomically (temp file + rename). */
-export function saveRunJson(rec: RunRecord): void {
-  const path = join(rec.dir, 'run.json');
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(rec.json, null, 2)}\n`);
-  renameSync(tmp, path);
+function runJsonText(json: RunJson): string {
+  return `${JSON.stringify(json, null, 2)}\n`;
 }
 
-/** Records a step's start. */
+/** Temporary files of atomic writes: `<name>.tmp-<pid>`. */
+export const TMP_SUFFIX = '.tmp-';
+
+/** Writes a file atomically (temp file + rename); on failure the temp file is removed and the error thrown. */
+function writeAtomic(path: string, data: string | Buffer, mode?: number): void {
+  const tmp = `${path}${TMP_SUFFIX}${process.pid}`;
+  try {
+    writeFileSync(tmp, data, mode === undefined ? undefined : { mode });
+    if (mode !== undefined) chmodSync(tmp, mode);
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw err;
+  }
+}
+
+/** Whether an error means the disk (or the quota) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** Gives the record's reserve back to the disk; false if there was none left. */
+export function releaseReserve(dir: string): boolean {
+  try {
+    unlinkSync(join(dir, RESERVE_NAME));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes run.json atomically (temp file + rename). Never throws: on a full disk the reserve is released and
+ * the save tried again; a save that still fails leaves no temporary file, sets `rec.saveError` and returns
+ * false (the next save tries again). `onDiskFull` hears that the disk is full (the logging then stops).
+ */
+export function saveRunJson(rec: RunRecord, onDiskFull?: (why: string) => void): boolean {
+  const path = join(rec.dir, 'run.json');
+  const text = runJsonText(rec.json);
+  const attempt = (): unknown => {
+    try {
+      writeAtomic(path, text);
+      return null;
+    } catch (err) {
+      return err;
+    }
+  };
+  let err = attempt();
+  if (err !== null && isDiskFull(err)) {
+    onDiskFull?.(describeWriteError(err));
+    if (releaseReserve(rec.dir)) err = attempt();
+  }
+  rec.saveError = err === null ? null : describeWriteError(err);
+  return err === null;
+}
+
+/** Records a step's start (the caller saves). */
 export function recordStepStart(rec: RunRecord, index: number, startedAt: number): void {
   const s = rec.json.steps[index];
   if (!s) return;
   s.status = 'running';
   s.startedAt = new Date(startedAt).toISOString();
-  saveRunJson(rec);
 }
 
-/** Records a step's end. */
+/** Records a step's end (the caller saves). */
 export function recordStepEnd(rec: RunRecord, index: number, r: StepResult): void {
   const s = rec.json.steps[index];
   if (!s) return;
@@ -221,39 +332,145 @@ export function recordStepEnd(rec: RunRecord, index: number, r: StepResult): voi
   s.durationMs = r.endedAt - r.startedAt;
   if (r.stopSignal) s.stopSignal = r.stopSignal;
   if (r.error) s.error = r.error;
-  saveRunJson(rec);
+  if (r.warning) s.warning = r.warning;
 }
 
-/** Records how the run ended. */
+/** Records how the run ended (the caller saves, then drops the reserve). */
 export function recordEnd(rec: RunRecord, o: PipelineOutcome, endedAt = Date.now()): void {
   rec.json.ended = o.outcome;
   rec.json.exitCode = o.exitCode;
   rec.json.endedAt = new Date(endedAt).toISOString();
-  saveRunJson(rec);
 }
 
-/** Every readable record under `cwd`, newest first. Unreadable ones are skipped. */
-export function listRunRecords(cwd = process.cwd()): RunRecord[] {
+const stepJsonSchema = z.object({
+  name: z.string(),
+  argv: z.array(z.string()),
+  usesConfig: z.boolean(),
+  command: z.string(),
+  log: z.string(),
+  status: z.enum(['pending', 'running', 'done', 'failed', 'stopped']),
+  exitCode: z.nullable(z.number()),
+  signal: z.nullable(z.string()),
+  startedAt: z.nullable(z.string()),
+  endedAt: z.nullable(z.string()),
+  durationMs: z.nullable(z.number()),
+  stopSignal: z.optional(z.string()),
+  error: z.optional(z.string()),
+  warning: z.optional(z.string()),
+});
+/**
+ * run.json as read back (the setup is checked on its own, by readRecordSetup, when it is rerun). Loose: keys
+ * this version does not know (a newer zerowiz's) are kept, so a record read and saved again loses nothing.
+ */
+const runJsonSchema = z.looseObject({
+  version: z.literal(RUN_JSON_VERSION),
+  id: z.string(),
+  name: z.string(),
+  source: z.string(),
+  cwd: z.string(),
+  accelerate: z.object({ path: z.string(), display: z.string() }),
+  startedAt: z.string(),
+  endedAt: z.nullable(z.string()),
+  ended: z.enum(['running', 'succeeded', 'failed', 'interrupted']),
+  exitCode: z.nullable(z.number()),
+  logError: z.optional(z.string()),
+  note: z.optional(z.string()),
+  configFiles: z.array(z.object({ path: z.string(), copy: z.string() })),
+  steps: z.array(stepJsonSchema),
+  setup: z.unknown(),
+  slurm: z.optional(slurmRunJsonSchema),
+});
+
+/** A record that could not be read: its run.json and what is wrong with it. */
+export interface DamagedRecord {
+  path: string;
+  problem: string;
+}
+
+/** The first problem of a failed parse as `key.path: message`. */
+function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  const i = error.issues[0];
+  if (!i) return 'not a run record';
+  const key = i.path.map(String).join('.');
+  return key ? `${key}: ${i.message}` : i.message;
+}
+
+/** Reads one record's run.json through the schema. */
+export function readRunRecord(dir: string): { record: RunRecord } | { damaged: DamagedRecord } {
+  const path = join(dir, 'run.json');
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return { damaged: { path, problem: e.code ? describeWriteError(e) : `not valid JSON (${e.message})` } };
+  }
+  const parsed = z.safeParse(runJsonSchema, data);
+  if (!parsed.success) return { damaged: { path, problem: firstIssue(parsed.error) } };
+  return { record: { dir, json: parsed.data as RunJson } };
+}
+
+/** Every record under `cwd`, newest first, and the damaged ones (skipped, named). */
+export function listRunRecords(cwd = process.cwd()): { records: RunRecord[]; damaged: DamagedRecord[] } {
   const root = join(cwd, RUNS_DIR);
   let names: string[];
   try {
     names = readdirSync(root);
   } catch {
-    return [];
+    return { records: [], damaged: [] };
   }
-  const out: RunRecord[] = [];
-  for (const n of names) {
-    const dir = join(root, n);
-    try {
-      const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunJson;
-      if (typeof json.startedAt !== 'string' || !Array.isArray(json.steps)) continue;
-      out.push({ dir, json });
-    } catch {}
+  const records: RunRecord[] = [];
+  const damaged: DamagedRecord[] = [];
+  for (const n of names.sort().reverse()) {
+    if (n.startsWith('.')) continue;
+    const r = readRunRecord(join(root, n));
+    if ('record' in r) records.push(r.record);
+    else damaged.push(r.damaged);
   }
-  out.sort((a, b) =>
+  records.sort((a, b) =>
     a.json.startedAt < b.json.startedAt ? 1 : a.json.startedAt > b.json.startedAt ? -1 : b.dir.localeCompare(a.dir),
   );
-  return out;
+  return { records, damaged };
+}
+
+const setupSchema = z.object({
+  name: z.string(),
+  answers: z.record(z.string(), z.unknown()),
+  files: z.object({ accelerateConfig: z.string().check(z.minLength(1)), dsConfig: z.string().check(z.minLength(1)) }),
+  steps: z.array(
+    z.object({ name: z.string().check(z.minLength(1)), args: z.array(z.string()), usesConfig: z.boolean() }),
+  ),
+  extra: z.optional(
+    z.object({
+      yaml: z.optional(z.record(z.string(), z.unknown())),
+      json: z.optional(z.record(z.string(), z.unknown())),
+    }),
+  ),
+});
+
+/**
+ * The setup a record ran, checked as strictly as a preset: each answer goes through its question's parser.
+ * Throws an Error whose message is `setup.<key>: <problem>` for a damaged one.
+ */
+export function readRecordSetup(rec: RunRecord): Setup {
+  const parsed = z.safeParse(setupSchema, rec.json.setup);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new Error(`setup${i?.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i?.message ?? 'missing'}`);
+  }
+  const raw = parsed.data.answers;
+  const known = new Set<string>(QUESTIONS.map((q) => q.id));
+  const unknownKey = Object.keys(raw).find((k) => !known.has(k));
+  if (unknownKey) throw new Error(`setup.answers.${unknownKey}: not a question zerowiz knows`);
+  let answers: Setup['answers'];
+  try {
+    answers = withDefaults(parseAnswers(raw));
+  } catch (err) {
+    const key = (err as { key?: string }).key;
+    throw new Error(`setup.answers${key ? `.${key}` : ''}: ${(err as Error).message}`);
+  }
+  const { extra, ...rest } = parsed.data;
+  return { ...rest, answers, ...(extra ? { extra } : {}) } as Setup;
 }
 
 /** A record's directory as shown to the user (relative to cwd when inside it). */

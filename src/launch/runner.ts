@@ -6,17 +6,22 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import {
+  fdTarget,
+  GroupStop,
   gracePeriods,
   groupAlive,
+  processesHolding,
   signalGroup,
-  stopGroup,
   trackGroup,
   untrackGroup,
+  type ProcessInfo,
   type StopSignal,
 } from './group.js';
 import { LineSplitter, cleanLine, type LineSink } from './lines.js';
 import { parseLoss, parseProgress, type Progress } from './logparse.js';
+import type { ProcessGuard } from './watchdog.js';
 
 /** One command of a pipeline. */
 export interface StepSpec {
@@ -44,6 +49,8 @@ export interface StepResult {
   stopSignal?: StopSignal;
   /** Set when the step could not be started at all (e.g. ENOENT). */
   error?: string;
+  /** Something the user should know about how it ended (a process outside the step held its output). */
+  warning?: string;
 }
 
 /** How the pipeline ended, with the exit code zerowiz uses for it. */
@@ -67,9 +74,58 @@ export interface PipelineListener {
   /** A loss value, from a tqdm postfix or a log line. */
   loss?(index: number, value: number): void;
   stepEnd?(index: number, result: StepResult): void;
+  /** The logs stopped (a write error such as a full disk) while step `index` ran; the run goes on. */
+  logError?(index: number, why: string): void;
   /** A stop was requested (the pane shows "stopping..."). */
   stopping?(): void;
   end?(outcome: PipelineOutcome): void;
+}
+
+/**
+ * A run as the launch, the pane and stream mode see it: local process groups (Pipeline), or another kind
+ * (a batch job followed through its output files) that reports through the same events.
+ */
+export interface RunControl {
+  /** The steps' names, in order. */
+  readonly stepNames: readonly string[];
+  /** The outcome once the run has ended. */
+  readonly result: PipelineOutcome | null;
+  /** Whether a stop was requested. */
+  readonly stopping: boolean;
+  /** Adds a listener; returns the function that removes it. */
+  subscribe(l: PipelineListener): () => void;
+  /** Runs it (once); resolves with the outcome. */
+  run(): Promise<PipelineOutcome>;
+  /** Stops it: SIGINT, grace, SIGTERM, grace, SIGKILL. Resolves when its processes are gone. */
+  stop(): Promise<void>;
+  /** Ends it now (a second Ctrl+C). */
+  killNow(): void;
+  /** The logs stop (e.g. the disk is full); the run goes on. */
+  stopLogging(why: string): void;
+}
+
+/**
+ * After a step's leader exited and its group is gone, how long its output may take to reach end of file
+ * before zerowiz looks for who else holds it (a process that left the group, such as a daemon).
+ */
+export const PIPE_CLOSE_GRACE_MS = 1_000;
+
+/** `ENOSPC (no space left on device)` from a file system error. */
+export function describeWriteError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException | null;
+  if (!e?.code) return String(err);
+  // "ENOSPC: no space left on device, write" -> "no space left on device"
+  const m = /^[A-Z]+: ([^,]+)/.exec(e.message);
+  return `${e.code} (${m?.[1] ?? e.message})`;
+}
+
+/** What to say about processes outside a step's group that keep its output open. */
+function holderWarning(holders: ProcessInfo[] | null): string {
+  const who =
+    holders && holders.length > 0
+      ? holders.map((h) => `pid ${h.pid} (${h.command})`).join(', ')
+      : 'a process zerowiz cannot look into (not found in /proc)';
+  return `its output is still held open by ${who}, outside the step's process group; zerowiz stopped reading it`;
 }
 
 /** Output work (ms) after which the step's streams let the event loop have a turn. */
@@ -148,21 +204,40 @@ const LOG_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
  * A step's full raw log: the original chunks, appended in the order they arrive, written by libuv's
- * thread pool (the main thread parses and draws meanwhile). The file is created at once; a write error
- * (disk full) stops the logging, never the run.
+ * thread pool (the main thread parses and draws meanwhile). The file is created at once. A write error
+ * (a full disk) stops the logging, never the run: `onError` hears it once.
  */
 export class StepLog {
-  private readonly stream: WriteStream | null = null;
-  /** The write error, if logging stopped. */
+  private stream: WriteStream | null = null;
+  /** Why logging stopped, if it did. */
   error: string | null = null;
 
-  constructor(path: string | null) {
+  constructor(
+    path: string | null,
+    private readonly onError: (why: string) => void = () => undefined,
+  ) {
     if (path === null) return;
-    const fd = openSync(path, 'a');
+    let fd: number;
+    try {
+      fd = openSync(path, 'a');
+    } catch (err) {
+      this.fail(describeWriteError(err));
+      return;
+    }
     this.stream = createWriteStream(path, { fd, highWaterMark: LOG_BUFFER_BYTES });
-    this.stream.on('error', (err) => {
-      this.error = err.message;
-    });
+    this.stream.on('error', (err) => this.fail(describeWriteError(err)));
+  }
+
+  private fail(why: string): void {
+    if (this.error !== null) return;
+    this.error = why;
+    this.onError(why);
+  }
+
+  /** Stops writing (what is queued is dropped: the disk may be full); the file is closed. */
+  stop(why: string): void {
+    if (this.error === null) this.error = why;
+    this.stream?.destroy();
   }
 
   /** Queues a chunk; false when the buffer is full (wait for onDrain before reading more). */
@@ -193,30 +268,50 @@ export class StepLog {
     if (!s || s.closed) return Promise.resolve();
     return new Promise((res) => {
       s.once('close', () => res());
+      if (s.destroyed) return;
       s.end();
     });
   }
 }
 
+/** Options of a pipeline. */
+export interface PipelineOptions {
+  /** Told about every process group (the watchdog), so none outlives zerowiz. */
+  guard?: ProcessGuard | null;
+}
+
 /** Runs steps in order; a step starts only if the previous one exited 0. */
-export class Pipeline {
+export class Pipeline implements RunControl {
   readonly statuses: StepStatus[];
   readonly results: (StepResult | null)[];
   /** Subscribers, as an array: the per-line path loops over it without allocating. */
   private listeners: PipelineListener[] = [];
   private stopRequested = false;
-  private current: { child: ChildProcess; pgid: number } | null = null;
+  private current: { child: ChildProcess; pgid: number; index: number } | null = null;
+  private currentLog: StepLog | null = null;
   private stopPromise: Promise<void> | null = null;
+  private groupStop: GroupStop | null = null;
   private started = false;
   private outcome: PipelineOutcome | null = null;
   private stopSignalUsed: StopSignal | undefined;
+  private killed = false;
+  /** Ends the current wait for a step's output to close (a second Ctrl+C). */
+  private cutDrain: (() => void) | null = null;
+  private logStopped: string | null = null;
+  private readonly guard: ProcessGuard | null;
 
   constructor(
     readonly steps: StepSpec[],
     private readonly grace = gracePeriods(),
+    opts: PipelineOptions = {},
   ) {
     this.statuses = steps.map(() => 'pending');
     this.results = steps.map(() => null);
+    this.guard = opts.guard ?? null;
+  }
+
+  get stepNames(): string[] {
+    return this.steps.map((s) => s.name);
   }
 
   /** Adds a listener; returns the function that removes it. */
@@ -273,18 +368,36 @@ export class Pipeline {
     this.stopRequested = true;
     this.emit((l) => l.stopping?.());
     const cur = this.current;
-    this.stopPromise = cur
-      ? stopGroup(cur.pgid, this.grace).then((sig) => {
-          this.stopSignalUsed = sig;
-        })
-      : Promise.resolve();
+    if (cur) {
+      // A group already being ended (workers left after their leader exited) keeps its ladder.
+      const st = this.groupStop ?? new GroupStop(cur.pgid, this.grace);
+      this.groupStop = st;
+      this.stopPromise = st.done.then((sig) => {
+        this.stopSignalUsed = sig;
+      });
+    } else this.stopPromise = Promise.resolve();
     return this.stopPromise;
   }
 
   /** Skips the grace periods: SIGKILL to the running step's group now (a second Ctrl+C). */
   killNow(): void {
     this.stopRequested = true;
-    if (this.current) signalGroup(this.current.pgid, 'SIGKILL');
+    this.killed = true;
+    if (this.groupStop) this.groupStop.killNow();
+    else if (this.current) {
+      signalGroup(this.current.pgid, 'SIGKILL');
+      this.stopSignalUsed = 'SIGKILL';
+    }
+    this.cutDrain?.();
+  }
+
+  /** The logs stop for the rest of the run (a write error, e.g. the disk is full); the run goes on. */
+  stopLogging(why: string): void {
+    if (this.logStopped !== null) return;
+    this.logStopped = why;
+    this.currentLog?.stop(why);
+    const i = this.current?.index ?? Math.max(0, this.statuses.lastIndexOf('done'));
+    this.emit((l) => l.logError?.(i, why));
   }
 
   private emit(f: (l: PipelineListener) => void): void {
@@ -295,9 +408,11 @@ export class Pipeline {
     const spec = this.steps[i]!;
     const startedAt = Date.now();
     this.statuses[i] = 'running';
-    const log = new StepLog(spec.logPath);
+    const log = new StepLog(this.logStopped === null ? spec.logPath : null, (why) => this.stopLogging(why));
+    this.currentLog = log;
     return new Promise<StepResult>((resolve) => {
       let child: ChildProcess;
+      this.guard?.willSpawn(i);
       try {
         child = spawn(spec.file, spec.args, {
           cwd: spec.cwd,
@@ -315,9 +430,16 @@ export class Pipeline {
         return;
       }
       const pgid = child.pid ?? null;
+      // The step's ends of its output pipes, to find who still holds them if they do not close.
+      const outputs = new Set<string>();
       if (pgid !== null) {
+        this.guard?.spawned(i, pgid);
         trackGroup(pgid);
-        this.current = { child, pgid };
+        this.current = { child, pgid, index: i };
+        for (const fd of [1, 2]) {
+          const t = fdTarget(pgid, fd);
+          if (t !== null) outputs.add(t);
+        }
       }
       this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt }));
 
@@ -417,25 +539,62 @@ export class Pipeline {
       void (async () => {
         const { code, signal } = await exited;
         if (pgid !== null) {
-          if (this.stopRequested && this.stopPromise) {
-            await this.stopPromise;
-          } else if (groupAlive(pgid)) {
+          if (!(this.stopRequested && this.stopPromise) && groupAlive(pgid)) {
             // The leader is gone but workers are left: they would outlive the step, so end them.
-            await stopGroup(pgid, this.grace, 'SIGTERM');
+            this.groupStop = new GroupStop(pgid, this.grace, 'SIGTERM');
+            if (this.killed) this.groupStop.killNow();
+            await this.groupStop.done;
           }
+          if (this.stopRequested && this.stopPromise) await this.stopPromise;
+          this.groupStop = null;
           untrackGroup(pgid);
+          this.guard?.gone(pgid);
         }
-        await Promise.all(pumps);
+        const warning = await this.drain(pumps, streams, outputs);
         this.emit((l) => l.partial?.(i, ''));
         await log.close();
         this.current = null;
+        this.currentLog = null;
         const endedAt = Date.now();
-        const status: StepResult['status'] = this.stopRequested ? 'stopped' : code === 0 ? 'done' : 'failed';
+        // Stopped only if the stop reached it: a step that ended by itself first keeps its own outcome.
+        const stopSignal = this.stopRequested && this.stopSignalUsed !== 'none' ? this.stopSignalUsed : undefined;
+        const status: StepResult['status'] = stopSignal ? 'stopped' : code === 0 ? 'done' : 'failed';
         const r: StepResult = { status, exitCode: code, signal, startedAt, endedAt };
-        if (this.stopRequested && this.stopSignalUsed) r.stopSignal = this.stopSignalUsed;
+        if (stopSignal) r.stopSignal = stopSignal;
         if (spawnError) r.error = spawnError;
+        if (warning) r.warning = warning;
         resolve(r);
       })();
     });
+  }
+
+  /**
+   * Waits for a step's output to reach end of file once its group is gone. Normally that is at once; a
+   * process that left the group (a daemon in its own session) can hold it open for its whole life, so
+   * after PIPE_CLOSE_GRACE_MS zerowiz looks in /proc for who holds it: if someone does (or it cannot
+   * tell), it stops reading and returns what to tell the user. If nobody does, the rest of the output is
+   * still on its way (a slow disk holds the reads back), and it waits on.
+   */
+  private async drain(pumps: Promise<void>[], streams: Readable[], outputs: Set<string>): Promise<string | undefined> {
+    const all = Promise.all(pumps).then(() => true);
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const closed = await Promise.race([
+        all,
+        new Promise<boolean>((res) => {
+          timer = setTimeout(() => res(false), PIPE_CLOSE_GRACE_MS);
+          this.cutDrain = () => res(false);
+        }),
+      ]);
+      clearTimeout(timer);
+      this.cutDrain = null;
+      if (closed) return undefined;
+      const holders = outputs.size > 0 ? processesHolding(outputs) : null;
+      if (holders === null || holders.length > 0 || this.killed) {
+        for (const st of streams) st.destroy();
+        await all;
+        return holders?.length === 0 ? undefined : holderWarning(holders);
+      }
+    }
   }
 }

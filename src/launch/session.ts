@@ -1,10 +1,12 @@
 /**
- * One launch, start to end, shared by `zerowiz launch`, `--last` and the wizard's Launch action:
- * pre-flight (validate, find accelerate, check scripts), write the config files, open the run record,
- * build the pipeline with its subscribers (pane model, record keeper), and the summary after it ends.
+ * The parts of a launch, which ./lifecycle.ts puts in order for `zerowiz launch`, `--last` and the
+ * wizard's Launch action: pre-flight (validate, find accelerate, check scripts), the config files, the run
+ * record with its watchdog, the run with its subscribers (pane model, record keeper), the stop signals and
+ * the summary after it ends.
  */
 import { UsageError } from '../errors.js';
 import type { Setup } from '../setup.js';
+import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
 import { writeConfigFiles, type WriteResult } from '../write.js';
 import { gracePeriods } from './group.js';
@@ -23,11 +25,14 @@ import {
   recordEnd,
   recordStepEnd,
   recordStepStart,
+  releaseReserve,
+  saveRunJson,
   stepLogPath,
   type RunRecord,
 } from './record.js';
-import { Pipeline, type PipelineOutcome, type StepSpec } from './runner.js';
+import { Pipeline, type PipelineOutcome, type RunControl, type StepSpec } from './runner.js';
 import { formatDuration } from './stream.js';
+import { RUN_DIR_ENV, type Watchdog, type ProcessGuard } from './watchdog.js';
 
 /** Lines of the failed step shown after a failure. */
 export const FAILURE_TAIL_LINES = 20;
@@ -103,12 +108,6 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
 }
 
 /**
- * What the pane, stream mode and the summary need of a pipeline: the local Pipeline, or a Slurm job
- * followed from its output files (src/slurm/follow.ts).
- */
-export type PipelineLike = Pick<Pipeline, 'subscribe' | 'result' | 'stopping' | 'run' | 'stop' | 'killNow'>;
-
-/**
  * What running a setup needs besides its validity: accelerate, and each step's training script under
  * `cwd` (local runs and Slurm jobs alike). Throws UsageError for either missing; a dry run collects
  * them as problems instead.
@@ -140,11 +139,12 @@ export function checkRunnable(
   return { exe, problems };
 }
 
-/** A started launch: its record, pipeline and pane model. */
+/** A started launch: its record, its run and the pane model. */
 export interface LaunchSession {
   prepared: PreparedLaunch;
   record: RunRecord;
-  pipeline: PipelineLike;
+  /** The run: local process groups (Pipeline) or another kind (see RunKind). */
+  pipeline: RunControl;
   model: RunModel;
   /** What writing the config files did. */
   writes: WriteResult[];
@@ -170,40 +170,103 @@ export interface LogPaneOptions {
   closeOnEnd?: boolean;
 }
 
-/** Options of startLaunch. */
+/**
+ * A kind of run: how a prepared launch and its record become a run. The default runs the steps here as
+ * process groups; another kind (a batch job followed through its output files) reports the same events,
+ * so the record, the pane, stream mode and the summary serve it unchanged.
+ */
+export interface RunKind {
+  /** Builds the run (not started). `guard` (the watchdog) must hear about every local process group. */
+  create(prepared: PreparedLaunch, record: RunRecord, guard: ProcessGuard | null): RunControl;
+}
+
+/** The steps as process groups on this machine, in order. */
+export const LOCAL_RUN: RunKind = {
+  create(prepared, record, guard) {
+    const specs: StepSpec[] = prepared.commands.map((c, i) => ({
+      name: c.step,
+      file: prepared.exe!.path,
+      args: c.argv,
+      logPath: stepLogPath(record, i),
+      cwd: prepared.cwd,
+      env: { ...prepared.env, [RUN_DIR_ENV]: record.dir },
+    }));
+    return new Pipeline(specs, gracePeriods(prepared.env), { guard });
+  },
+};
+
+/**
+ * An extra source of per-step data (e.g. GPU telemetry, a metrics file): attached once the session exists,
+ * before the run starts; it may subscribe to the run and feed the model. Its return value detaches it.
+ */
+export interface LaunchSource {
+  attach(session: LaunchSession): (() => void) | undefined;
+}
+
+/** Options of openSession. */
 export interface StartOptions {
   /** Lines the pane model keeps per step (default PANE_RING_LINES). */
   ringLines?: number;
+  /** The kind of run (default LOCAL_RUN). */
+  kind?: RunKind;
+  /** The watchdog, told where the record is and about every process group. */
+  guard?: Watchdog | null;
 }
 
-/** Writes the config files the steps use, opens the run record, and builds the pipeline (not yet running). */
-export async function startLaunch(prepared: PreparedLaunch, opts: StartOptions = {}): Promise<LaunchSession> {
+/** Writes the config files the steps use (backups, atomic); [] when no step uses them. */
+export async function writeLaunchConfigs(prepared: PreparedLaunch): Promise<WriteResult[]> {
+  return prepared.commands.some((c) => c.usesConfig) ? writeConfigFiles(prepared.setup, prepared.cwd) : [];
+}
+
+/**
+ * Opens the run record (telling the watchdog where it is) and builds the run with its subscribers: the
+ * pane model and the record keeper. Nothing runs yet. Throws RecordError when the record cannot be created.
+ */
+export function openSession(prepared: PreparedLaunch, writes: WriteResult[], opts: StartOptions = {}): LaunchSession {
   const { setup, cwd, exe } = prepared;
   if (!exe)
     throw new UsageError(
       'accelerate is not on PATH',
       'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH',
     );
-  const writes = prepared.commands.some((c) => c.usesConfig) ? await writeConfigFiles(setup, cwd) : [];
-  const record = createRunRecord({ cwd, setup, source: prepared.source, commands: prepared.commands, accelerate: exe });
-  const specs: StepSpec[] = prepared.commands.map((c, i) => ({
-    name: c.step,
-    file: exe.path,
-    args: c.argv,
-    logPath: stepLogPath(record, i),
+  const guard = opts.guard ?? null;
+  const record = createRunRecord({
     cwd,
-    env: prepared.env,
-  }));
-  const pipeline = new Pipeline(specs, gracePeriods(prepared.env));
+    setup,
+    source: prepared.source,
+    commands: prepared.commands,
+    accelerate: exe,
+    onDir: (dir) => guard?.recordDir(dir),
+  });
+  const pipeline = (opts.kind ?? LOCAL_RUN).create(prepared, record, guard);
   const model = new RunModel(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record, i), command: c.text })),
     opts.ringLines,
   );
   pipeline.subscribe(model);
+  // A save that finds the disk full stops the logs, so that what space is left goes to the record.
+  const save = () => saveRunJson(record, (why) => pipeline.stopLogging(why));
   pipeline.subscribe({
-    stepStart: (i, info) => recordStepStart(record, i, info.startedAt),
-    stepEnd: (i, r) => recordStepEnd(record, i, r),
-    end: (o) => recordEnd(record, o),
+    stepStart: (i, info) => {
+      recordStepStart(record, i, info.startedAt);
+      save();
+    },
+    stepEnd: (i, r) => {
+      recordStepEnd(record, i, r);
+      save();
+    },
+    logError: (i, why) => {
+      const at = new Date().toISOString();
+      record.json.logError = `${why}, at step ${prepared.commands[i]?.step ?? i + 1} (${at}); the run went on`;
+      save();
+    },
+    end: (o) => {
+      recordEnd(record, o);
+      // The reserve goes first: on a full disk it is the room the last save needs.
+      releaseReserve(record.dir);
+      save();
+      guard?.finished();
+    },
   });
   let running: Promise<PipelineOutcome> | null = null;
   return {
@@ -219,22 +282,41 @@ export async function startLaunch(prepared: PreparedLaunch, opts: StartOptions =
 }
 
 /**
- * While `fn` runs, SIGINT/SIGTERM/SIGHUP to zerowiz stop the run cleanly (a second SIGINT kills at
- * once) instead of killing zerowiz and orphaning the steps.
+ * SIGINT, SIGTERM and SIGHUP to zerowiz (and the terminal going away without a signal) as stop requests for a
+ * launch, from before its session exists until it ends: the run is stopped cleanly (a second SIGINT kills
+ * at once) instead of zerowiz dying and leaving the steps or a half-made record. A request that comes before
+ * the session is attached is kept: the launch then starts nothing. A pipe closing on stream mode's output
+ * is no request: the logs keep everything.
  */
-export async function withStopSignals<T>(session: LaunchSession, fn: () => Promise<T>): Promise<T> {
-  let count = 0;
-  const handler = (sig: NodeJS.Signals) => {
-    count++;
-    if (count > 1 && sig === 'SIGINT') session.killNow();
-    else void session.stop();
-  };
-  const sigs: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of sigs) process.on(s, handler);
-  try {
-    return await fn();
-  } finally {
-    for (const s of sigs) process.off(s, handler);
+export class LaunchStops {
+  /** Whether a stop was requested. */
+  requested = false;
+  private sigints = 0;
+  private session: LaunchSession | null = null;
+  private readonly offs: (() => void)[];
+
+  constructor() {
+    this.offs = [onTerminalSignals((sig) => this.request(sig)), onHangup(() => this.request('SIGHUP'))];
+  }
+
+  private request(sig: TerminalSignal): void {
+    this.requested = true;
+    if (sig === 'SIGINT') this.sigints++;
+    const s = this.session;
+    if (!s) return;
+    if (sig === 'SIGINT' && this.sigints > 1) s.killNow();
+    else void s.stop();
+  }
+
+  /** From now on requests stop this session (one that came before stops it at once). */
+  attach(session: LaunchSession): void {
+    this.session = session;
+    if (this.requested) void session.stop();
+  }
+
+  /** Signals go back to their defaults. */
+  close(): void {
+    for (const off of this.offs.splice(0)) off();
   }
 }
 
@@ -270,6 +352,15 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean; step
   } else if (o.outcome === 'interrupted') {
     out.push('stopped before the next step started');
   }
+  // Stream mode printed these as they happened.
+  if (opts.stepLine !== false) {
+    o.results.forEach((r, i) => {
+      if (r?.warning) out.push(`step ${session.model.steps[i]?.name ?? i + 1}: ${r.warning}`);
+    });
+    if (session.record.json.logError) out.push(`logging stopped: ${session.record.json.logError}`);
+  }
+  if (session.record.saveError)
+    out.push(`run.json could not be saved (${session.record.saveError}): it shows an earlier state of the run`);
   out.push(`run record: ${dir}`);
   return out;
 }

@@ -87,6 +87,13 @@ export class StreamPrinter implements PipelineListener {
       this.note(
         `step ${name} failed after ${took} (${r.error ? r.error : r.signal ? `signal ${r.signal}` : `exit ${r.exitCode}`})`,
       );
+    if (r.warning) this.note(`step ${name}: ${r.warning}`);
+  }
+
+  logError(i: number, why: string): void {
+    this.note(
+      `logging stopped at step ${this.stepNames[i] ?? i + 1}: ${why}; the run goes on (the logs keep what came before)`,
+    );
   }
 
   stopping(): void {

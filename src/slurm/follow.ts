@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { LineSplitter, type LineSink } from '../launch/lines.js';
 import { parseLoss, parseProgress, type Progress } from '../launch/logparse.js';
 import { recordStepEnd, recordStepStart, type RunRecord } from '../launch/record.js';
-import { SegmentThinner, type PipelineListener, type PipelineOutcome, type StepResult } from '../launch/runner.js';
+import {
+  SegmentThinner,
+  type PipelineListener,
+  type PipelineOutcome,
+  type RunControl,
+  type StepResult,
+} from '../launch/runner.js';
 import { queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';
@@ -86,7 +92,7 @@ export interface FollowOptions {
  * Follows one Slurm job. `run()` resolves when the job has ended (or on detach); `stop()` cancels the
  * job; `detach()` stops following and leaves the job alone.
  */
-export class SlurmFollower {
+export class SlurmFollower implements RunControl {
   /** The latest state Slurm reported. */
   job: JobInfo | null = null;
   /** Set when Slurm does not know the job (or cannot be asked): the message. */
@@ -126,6 +132,14 @@ export class SlurmFollower {
     this.stateMs = opts.stateMs ?? statePollMs(opts.ctx.env);
     this.tailMs = opts.tailMs ?? TAIL_POLL_MS;
   }
+
+  /** The steps' names, in order. */
+  get stepNames(): readonly string[] {
+    return this.opts.record.json.steps.map((s) => s.name);
+  }
+
+  /** The pass logs are Slurm's files on shared storage, written by the job, not by zerowiz: nothing to stop. */
+  stopLogging(_why: string): void {}
 
   /** Adds a listener (the pane model, stream mode); returns the function that removes it. */
   subscribe(l: PipelineListener): () => void {

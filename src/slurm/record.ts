@@ -18,32 +18,11 @@ import {
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
 import { shellWord } from '../quote.js';
 import { toLaunchCommands, type Setup } from '../setup.js';
-import { isFinalPhase, type JobInfo, type JobPhase } from './job.js';
+import { isFinalPhase, type JobInfo } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
 import type { SlurmShape } from './shape.js';
 
-/** The `slurm` object of run.json. */
-export interface SlurmRunJson {
-  /** The job id sbatch gave; null only between writing the record and sbatch answering. */
-  jobId: string | null;
-  /** The cluster, when sbatch named one (`--parsable` prints `id;cluster` on federations). */
-  cluster: string | null;
-  shape: SlurmShape;
-  options: SbatchOptions;
-  /** The sbatch script, its output file pattern, in the record directory. */
-  script: string;
-  output: string;
-  /** What zerowiz changed in the setup for the job's shape, as printed. */
-  changes: string[];
-  submittedAt: string;
-  /** The last state zerowiz saw, Slurm's name (PENDING, RUNNING, COMPLETED, ...), or UNKNOWN. */
-  state: string;
-  phase: JobPhase | 'unknown';
-  reason: string | null;
-  nodeList: string | null;
-  /** When the state was last read from Slurm. */
-  checkedAt: string;
-}
+export type { SlurmRunJson } from './schema.js';
 
 /** File names in a Slurm record. */
 export const SCRIPT_FILE = 'job.sbatch';
@@ -281,7 +260,7 @@ export function settleRecord(rec: RunRecord, job: JobInfo | null, gone: boolean)
  * Slurm job id; without one, the newest Slurm run. Throws UsageError naming the choices.
  */
 export function findRunRecord(ref: string | undefined, cwd = process.cwd()): RunRecord {
-  const all = listRunRecords(cwd);
+  const all = listRunRecords(cwd).records;
   const slurmRuns = all.filter((r) => r.json.slurm);
   const hint = 'see `zerowiz runs` for the run ids (or give the Slurm job id)';
   if (ref === undefined) {

@@ -1,0 +1,112 @@
+/**
+ * The wizard's ways out after it wrote something: Ctrl+C says what was written, and its Launch action goes
+ * through the same launch as `zerowiz launch` (the "wrote" lines, the run record, the summary).
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
+
+const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
+const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
+/** Ink subscribes a new list's keys just after drawing it: a key is sent once the screen has settled. */
+const SETTLE_MS = 60;
+
+const sessions: PtySession[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const s of sessions.splice(0)) s.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+beforeAll(() => {
+  if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);
+});
+
+/** The wizard in a sandbox whose user presets hold the two-step fixture. */
+function start() {
+  const dir = mkdtempSync(join(tmpdir(), 'zw-e2e-wl-'));
+  dirs.push(dir);
+  const cwd = join(dir, 'work');
+  mkdirSync(join(dir, 'config', 'zerowiz', 'presets'), { recursive: true });
+  mkdirSync(cwd);
+  copyFileSync(TWO_STEP, join(dir, 'config', 'zerowiz', 'presets', 'two-step.yaml'));
+  writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
+  const s = spawnPty({
+    cwd,
+    cols: 100,
+    rows: 30,
+    env: {
+      HOME: join(dir, 'home'),
+      XDG_CONFIG_HOME: join(dir, 'config'),
+      NO_COLOR: '1',
+      PATH: `${join(ROOT, '__tests__', 'fixtures', 'bin-empty')}:${process.env.PATH ?? ''}`,
+      ZEROWIZ_ACCELERATE: FAKE,
+      FAKE_ACCELERATE_STEP_MS: '0',
+    },
+  });
+  sessions.push(s);
+  return { s, cwd };
+}
+
+async function at(s: PtySession, text: string | RegExp, key: string = KEYS.enter) {
+  let last = await s.waitFor(text);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const now = await s.waitFor(text);
+    if (now === last) break;
+    last = now;
+  }
+  s.write(key);
+}
+
+/** Start screen → the two-step user preset → review → the finish menu. */
+async function toFinish(s: PtySession) {
+  await at(s, 'Start from a preset', KEYS.down);
+  await at(s, /❯ Start from a preset/);
+  await at(s, 'two-step (user)', KEYS.up); // the list wraps: the last entry is the user preset
+  await at(s, /❯ two-step \(user\)/);
+  await at(s, '→ Finish');
+  await s.waitFor('Write to a directory');
+}
+
+describe('the wizard when its terminal closes', () => {
+  it('ends by SIGHUP, as a program without a handler would, not by an abort on the dead terminal', async () => {
+    const { s } = start();
+    await at(s, 'Start from a preset', KEYS.down); // Ink is up and reading keys
+    await s.waitFor(/❯ Start from a preset/);
+    s.hangUp();
+    expect(await s.exited).toBe(129);
+  });
+});
+
+describe('the wizard after writing', () => {
+  it('Ctrl+C after a successful write says what was written, not "nothing written"', async () => {
+    const { s, cwd } = start();
+    await toFinish(s);
+    await at(s, /❯ Write to a directory/);
+    await at(s, 'Directory for accelerate_config.yaml');
+    await s.waitFor('Done: exit');
+    expect(readdirSync(cwd).sort()).toEqual(['accelerate_config.yaml', 'ds_config.json', 'train.py']);
+    s.write(KEYS.ctrlC);
+    expect(await s.exited).toBe(130);
+    await s.waitFor(/aborted; the files written stay:/);
+    expect(s.screen()).not.toContain('nothing written');
+    expect(s.screen()).toContain(join(cwd, 'accelerate_config.yaml'));
+  });
+
+  it("the Launch action runs the steps through the CLI's launch: the files it wrote, the record, the summary", async () => {
+    const { s, cwd } = start();
+    await toFinish(s);
+    await at(s, 'Launch the 2 step(s)', KEYS.down);
+    await at(s, /❯ Write as accelerate's default/, KEYS.down);
+    await at(s, /❯ Save the answers/, KEYS.down);
+    await at(s, /❯ Launch the 2 step\(s\)/);
+    expect(await s.exited).toBe(0);
+    await s.waitFor(/all 2 steps done/);
+    expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/accelerate_config\.yaml/);
+    expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/ds_config\.json/);
+    expect(readdirSync(join(cwd, '.zerowiz', 'runs'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,239 @@
+/**
+ * The watchdog: no step process outlives zerowiz, however zerowiz ends (kill -9, the OOM killer, a crash).
+ *
+ * An exit hook cannot run after SIGKILL, so the guarantee comes from the kernel: zerowiz holds the only
+ * write end of a pipe to a small watchdog process and tells it, a line at a time, where the run record is
+ * and which process groups are running. When zerowiz ends, for any reason, the kernel closes that pipe and
+ * the watchdog reads end of file. If zerowiz had not said "the run is over" first, the watchdog runs
+ * zerowiz's finisher (`node <bin> __zerowiz-watchdog ...`): the same stop ladder as a stop from the pane
+ * (SIGINT, SIGTERM after the grace period, SIGKILL after the second) on every group still registered, then
+ * run.json's final state (`interrupted`, with a note saying the watchdog ended it).
+ *
+ * It must exist before the first step is spawned: a spawn blocks zerowiz until the child has exec'd, and a
+ * SIGKILL in that moment (milliseconds on a loaded machine) would otherwise orphan the step (the launch
+ * torture scenario found exactly that when the watchdog started after the first step). So it is spawned
+ * while the config files are being written, before the record and the steps; zerowiz never waits for it
+ * (the pipe buffers what it is told). The waiting part is `/bin/sh` reading lines: about 1-2 ms of
+ * zerowiz's time to spawn on a quiet machine and 1 MB of memory, where a second Node would cost about
+ * 20 ms to spawn, 50 ms of CPU and 40 MB while it waits. It runs in its own session, so a closing terminal
+ * (SIGHUP) or Ctrl+C (SIGINT to the terminal's foreground group) never reaches it.
+ *
+ * Every step also gets ZEROWIZ_RUN_DIR=<the record directory> in its environment: a step's processes can
+ * be found by it even in the microseconds between a spawn and its registration.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { WATCHDOG_ARG } from './entry.js';
+import { type StopSignal, processesWithEnv, stopGroup } from './group.js';
+import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord } from './record.js';
+
+/** The environment variable every step gets: its run's record directory (absolute). */
+export const RUN_DIR_ENV = 'ZEROWIZ_RUN_DIR';
+
+// $1 node, $2 the bin, $3 the grace periods; then lines from zerowiz on stdin. 'e' (nothing left to
+// watch) ends the watchdog; end of file without it runs the finisher with every line it was told.
+const WATCHDOG_SH = `n=$1 b=$2 g=$3
+set --
+while IFS= read -r l; do
+  [ "$l" = e ] && exit 0
+  set -- "$@" "$l"
+done
+exec "$n" "$b" ${WATCHDOG_ARG} "$g" "$@"`;
+
+/** What a run tells its process guard (the watchdog): the pipeline calls these around each step. */
+export interface ProcessGuard {
+  /** Step `index` is about to be spawned. */
+  willSpawn(index: number): void;
+  /** Step `index` runs as process group `pgid`. */
+  spawned(index: number, pgid: number): void;
+  /** Group `pgid` is gone. */
+  gone(pgid: number): void;
+}
+
+/** A started watchdog, as zerowiz holds it. */
+export class Watchdog implements ProcessGuard {
+  private alive = true;
+
+  private constructor(private readonly child: ChildProcess) {
+    child.on('exit', () => {
+      this.alive = false;
+    });
+    child.on('error', () => {
+      this.alive = false;
+    });
+    // A write to a watchdog that is gone fails with EPIPE: then zerowiz's own exit hook does the work.
+    child.stdin?.on('error', () => {
+      this.alive = false;
+    });
+  }
+
+  /**
+   * Starts a watchdog; null when it cannot be (no bin to run the finisher with, as in unit tests, or no
+   * /bin/sh): then zerowiz's own exit hook (SIGKILL) is all there is.
+   */
+  static start(opts: {
+    grace: { sigintMs: number; sigtermMs: number };
+    /** The bin to run the finisher with (null: unknown). */
+    bin: string | null;
+    node?: string;
+  }): Watchdog | null {
+    if (opts.bin === null) return null;
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          WATCHDOG_SH,
+          'zerowiz-watchdog',
+          opts.node ?? process.execPath,
+          opts.bin,
+          `${opts.grace.sigintMs}:${opts.grace.sigtermMs}`,
+        ],
+        { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
+      );
+    } catch {
+      return null;
+    }
+    if (child.pid === undefined) return null;
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return new Watchdog(child);
+  }
+
+  /** Whether it watches (and will stop what zerowiz leaves). */
+  get watching(): boolean {
+    return this.alive && this.child.stdin?.writable === true;
+  }
+
+  private tell(line: string): void {
+    if (!this.watching) return;
+    // A socket write is tried at once: the line is in the kernel's buffer before this returns.
+    this.child.stdin!.write(`${line}\n`);
+  }
+
+  /** The run's record directory exists (told before anything is written in it). */
+  recordDir(dir: string): void {
+    this.tell(`r ${JSON.stringify(dir)}`);
+  }
+
+  willSpawn(index: number): void {
+    this.tell(`s ${index}`);
+  }
+
+  spawned(index: number, pgid: number): void {
+    this.tell(`g ${index} ${pgid}`);
+  }
+
+  gone(pgid: number): void {
+    this.tell(`x ${pgid}`);
+  }
+
+  /** Nothing is left to watch (the run is over and recorded, or it never started): the watchdog exits. */
+  finished(): void {
+    this.tell('e');
+    this.alive = false;
+  }
+}
+
+/** The note a record gets when the watchdog ended it. */
+export const WATCHDOG_NOTE =
+  'zerowiz ended before the run did (killed, e.g. kill -9 or the OOM killer); its watchdog stopped the steps';
+
+/**
+ * The finisher, run by the watchdog after zerowiz ended without finishing its run: stops every group it
+ * was told about (and any process of a step whose registration zerowiz did not get to send) with the
+ * ladder, then writes run.json's final state. `args`: `sigintMs:sigtermMs`, then the lines zerowiz sent.
+ */
+export async function finishAfterZerowiz(args: string[]): Promise<void> {
+  const [graceText, ...lines] = args;
+  const [sigintMs, sigtermMs] = (graceText ?? '').split(':').map(Number);
+  const grace = { sigintMs: sigintMs ?? 10_000, sigtermMs: sigtermMs ?? 5_000 };
+  let dir: string | null = null;
+  const groups = new Map<number, number>(); // pgid -> step index
+  const gone = new Set<number>();
+  const announced = new Set<number>();
+  for (const l of lines) {
+    const [op, a, b] = l.split(' ');
+    if (op === 'r') {
+      try {
+        dir = JSON.parse(l.slice(2)) as string;
+      } catch {}
+    } else if (op === 's') announced.add(Number(a));
+    else if (op === 'g') {
+      groups.set(Number(b), Number(a));
+      announced.delete(Number(a));
+    } else if (op === 'x') gone.add(Number(a));
+  }
+  for (const pgid of gone) groups.delete(pgid);
+  // A step spawned but not registered: its processes carry the run's directory in their environment.
+  if (announced.size > 0 && dir !== null) {
+    const step = Math.max(...announced);
+    for (const p of processesWithEnv(RUN_DIR_ENV, dir)) if (!gone.has(p.pgid)) groups.set(p.pgid, step);
+  }
+  const stopped = new Map<number, StopSignal>(); // step index -> signal
+  await Promise.all(
+    [...groups].map(async ([pgid, step]) => {
+      const sig = await stopGroup(pgid, grace);
+      const prev = stopped.get(step);
+      if (prev === undefined || rank(sig) > rank(prev)) stopped.set(step, sig);
+    }),
+  );
+  if (dir !== null)
+    endRecord(
+      dir,
+      stopped,
+      lines.some((l) => l.startsWith('s ')),
+    );
+}
+
+function rank(s: StopSignal): number {
+  return ['none', 'SIGINT', 'SIGTERM', 'SIGKILL'].indexOf(s);
+}
+
+/**
+ * Writes the final state of a record zerowiz left running, and removes its temporary files and reserve. A
+ * record zerowiz was still creating when it died (no run.json yet, no step started) holds only zerowiz's
+ * own files and is removed.
+ */
+function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boolean, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (n.includes(TMP_SUFFIX)) {
+      try {
+        unlinkSync(join(dir, n));
+      } catch {}
+    }
+  }
+  if (!anyStep && !names.includes('run.json')) {
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  }
+  const r = readRunRecord(dir);
+  const rec: RunRecord | null = 'record' in r && r.record.json.ended === 'running' ? r.record : null;
+  if (rec) {
+    const at = new Date(now).toISOString();
+    rec.json.steps.forEach((s, i) => {
+      if (s.status !== 'running') return;
+      s.status = 'stopped';
+      s.endedAt = at;
+      s.durationMs = s.startedAt ? now - Date.parse(s.startedAt) : null;
+      const sig = stopped.get(i);
+      if (sig && sig !== 'none') s.stopSignal = sig;
+      else s.warning = 'zerowiz ended before it saw how this step ended';
+    });
+    rec.json.ended = 'interrupted';
+    rec.json.exitCode = null;
+    rec.json.endedAt = at;
+    rec.json.note = WATCHDOG_NOTE;
+  }
+  // The reserve goes first: on a full disk it is the room the last save needs.
+  releaseReserve(dir);
+  if (rec) saveRunJson(rec);
+}

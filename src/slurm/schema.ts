@@ -1,0 +1,40 @@
+/**
+ * The `slurm` object of run.json, as a schema: the record reader (src/launch/record.ts) checks it like the
+ * rest of the record, and the type comes from it. Only zod here, so the launch module can import it without
+ * an import cycle through src/slurm/record.ts.
+ */
+import * as z from 'zod/mini';
+
+/** The job states zerowiz tells apart (src/slurm/job.ts JobPhase), plus `unknown`. */
+const PHASES = ['pending', 'running', 'completing', 'done', 'failed', 'cancelled', 'timeout', 'unknown'] as const;
+
+export const slurmRunJsonSchema = z.object({
+  /** The job id sbatch gave; null only between writing the record and sbatch answering. */
+  jobId: z.nullable(z.string()),
+  /** The cluster, when sbatch named one (`--parsable` prints `id;cluster` on federations). */
+  cluster: z.nullable(z.string()),
+  shape: z.object({ nodes: z.number(), gpusPerNode: z.number() }),
+  options: z.object({
+    partition: z.optional(z.string()),
+    time: z.optional(z.string()),
+    account: z.optional(z.string()),
+    qos: z.optional(z.string()),
+    extra: z.array(z.string()),
+  }),
+  /** The sbatch script, its output file pattern, in the record directory. */
+  script: z.string(),
+  output: z.string(),
+  /** What zerowiz changed in the setup for the job's shape, as printed. */
+  changes: z.array(z.string()),
+  submittedAt: z.string(),
+  /** The last state zerowiz saw, Slurm's name (PENDING, RUNNING, COMPLETED, ...), or UNKNOWN. */
+  state: z.string(),
+  phase: z.enum(PHASES),
+  reason: z.nullable(z.string()),
+  nodeList: z.nullable(z.string()),
+  /** When the state was last read from Slurm. */
+  checkedAt: z.string(),
+});
+
+/** The `slurm` object of run.json. */
+export type SlurmRunJson = z.infer<typeof slurmRunJsonSchema>;
