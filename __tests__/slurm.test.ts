@@ -424,7 +424,8 @@ describe('pre-flight', () => {
 
   it("warns when the run directory or a pass output is node-local, naming the data pass's cache", async () => {
     const seed = await loadPreset('qwen-image-lora-lowvram');
-    const cwd = process.cwd();
+    // A run directory of its own: the checkout may itself lie under /tmp (a CI clone), which is node-local.
+    const cwd = '/home/ada/DiffSynth-Studio';
     const local = parseMountinfo('1 1 0:1 / / rw - ext4 /dev/vda rw');
     const shared = parseMountinfo('1 1 0:1 / / rw - nfs4 fs:/ rw');
     const w = storageWarnings(seed, cwd, local);

@@ -253,11 +253,15 @@ export async function iteration(ctx) {
 
 function readLog(dir) {
   try {
-    return readFileSync(join(dir, 'argv.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    return (
+      readFileSync(join(dir, 'argv.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        // Launches only: the stand-in also logs events (a worker's SIGTERM, an end), which have no argv.
+        .filter((x) => Array.isArray(x.argv))
+    );
   } catch {
     return [];
   }

@@ -120,8 +120,8 @@ export function trainingScript(args: readonly string[]): string | null {
 // Values of these options name outputs of a step; a later step may read them before they exist.
 const OUTPUT_OPT_RE = /output|cache|save|dir$/i;
 
-/** Paths that steps before `index` write (values of --output_path and the like). */
-export function earlierOutputs(setup: Setup, index: number): string[] {
+/** Paths that steps before `index` write (values of --output_path and the like), resolved against `cwd`. */
+export function earlierOutputs(setup: Setup, index: number, cwd: string): string[] {
   const out: string[] = [];
   for (const step of setup.steps.slice(0, index)) {
     step.args.forEach((a, i) => {
@@ -131,7 +131,7 @@ export function earlierOutputs(setup: Setup, index: number): string[] {
         out.push(step.args[i + 1]!);
     });
   }
-  return out.map((p) => resolve(p));
+  return out.map((p) => resolve(cwd, p));
 }
 
 /** One missing file found before the run. */
@@ -154,7 +154,7 @@ export function missingScripts(setup: Setup, cwd = process.cwd()): MissingScript
       exists = false;
     }
     if (exists) return;
-    const made = earlierOutputs(setup, i).some((o) => abs === o || abs.startsWith(o.endsWith('/') ? o : `${o}/`));
+    const made = earlierOutputs(setup, i, cwd).some((o) => abs === o || abs.startsWith(o.endsWith('/') ? o : `${o}/`));
     if (!made) missing.push({ step: step.name, path: script });
   });
   return missing;

@@ -174,7 +174,7 @@ export function storageWarnings(setup: Setup, cwd: string, mounts: Storage[] = r
   const out: string[] = [];
   const inCwd: string[] = [];
   const elsewhere: string[] = [];
-  for (const abs of new Set(earlierOutputs(setup, setup.steps.length))) {
+  for (const abs of new Set(earlierOutputs(setup, setup.steps.length, cwd))) {
     if (abs === cwd || abs.startsWith(`${cwd}/`)) inCwd.push(`./${relative(cwd, abs)}`);
     else elsewhere.push(abs);
   }
