@@ -1,7 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CSV_LOG_FLAG, diffSynthOutputPath, isDiffSynthStep, planCsvLog } from '../src/launch/diffsynth.js';
+import {
+  CSV_LOG_FLAG,
+  csvLogOffer,
+  diffSynthOutputPath,
+  isDiffSynthStep,
+  planCsvLog,
+  withCsvLog,
+} from '../src/launch/diffsynth.js';
 import { readPresetFile } from '../src/presets.js';
 import { tempDir } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';
@@ -72,5 +79,28 @@ describe("DiffSynth's CSV loss log", () => {
     expect(planCsvLog(['train.py', '--output_path', 'x'], checkout(true))).toEqual({ kind: 'not-diffsynth' });
     expect(planCsvLog(['-m', 'examples.flux.model_training.train'], checkout(true))).toEqual({ kind: 'not-diffsynth' });
     expect(isDiffSynthStep(['scripts/examples/flux/train.py'])).toBe(false);
+  });
+});
+
+describe("the wizard's loss-log offer for a whole setup", () => {
+  it('offers the training step only; on by default where the checkout knows the flag, never changing the setup', () => {
+    const known = csvLogOffer(seed.steps, checkout(true));
+    expect(known.steps.map((x) => [x.name, x.certain])).toEqual([['train', true]]);
+    expect(known.note).toBeNull();
+    const run = withCsvLog(seed, known, 'auto');
+    expect(run.steps[1]!.args.at(-1)).toBe(CSV_LOG_FLAG);
+    expect(run.steps[0]!.args).toEqual(seed.steps[0]!.args);
+    expect(seed.steps[1]!.args).not.toContain(CSV_LOG_FLAG); // the setup (and a preset of it) is left as it is
+    expect(withCsvLog(seed, known, false)).toBe(seed);
+  });
+
+  it('waits for a yes where the checkout cannot be read (an older DiffSynth stops on the flag); says why where it lacks it', () => {
+    const unsure = csvLogOffer(seed.steps, tempDir('zw-no-checkout-'));
+    expect(unsure.steps.map((x) => [x.name, x.certain])).toEqual([['train', false]]);
+    expect(withCsvLog(seed, unsure, 'auto')).toBe(seed);
+    expect(withCsvLog(seed, unsure, true).steps[1]!.args.at(-1)).toBe(CSV_LOG_FLAG);
+    const old = csvLogOffer(seed.steps, checkout(false));
+    expect(old.steps).toEqual([]);
+    expect(old.note).toMatch(/^step train: this DiffSynth-Studio checkout has no --enable_csv_log/);
   });
 });

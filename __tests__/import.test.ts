@@ -223,3 +223,14 @@ describe('importing files zerowiz did not write', () => {
     expect(readFileSync(join(dir, 'bad.yaml'), 'utf8')).toBe(text);
   });
 });
+
+describe('where an import moved each key', () => {
+  it('names the DeepSpeed JSON key each refused YAML key went to', async () => {
+    const { movedTo } = await import('../src/questions.js');
+    expect(movedTo('deepspeed_config.zero_stage')).toBe('zero_optimization.stage');
+    expect(movedTo('deepspeed_config.offload_optimizer_device')).toBe('zero_optimization.offload_optimizer.device');
+    expect(movedTo('deepspeed_config.offload_param_nvme_path')).toBe('zero_optimization.offload_param.nvme_path');
+    expect(movedTo('mixed_precision')).toBe('fp16.enabled / bf16.enabled');
+    expect(movedTo('deepspeed_config.gradient_clipping')).toBe('gradient_clipping');
+  });
+});

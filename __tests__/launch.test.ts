@@ -209,3 +209,28 @@ describe('commands for pasting', () => {
     expect(trainingScript(['-m', 'pkg.train'])).toBeNull();
   });
 });
+
+describe('a step pinned to the config without DeepSpeed', () => {
+  it('launch writes that config too, keeps a copy in the run record, and commands.sh puts it back', async () => {
+    const d = tmp(['train.py']);
+    // The data pass names cfg/accelerate_no_deepspeed.yaml (what the wizard's "pin" writes into its args).
+    const preset = readFileSync(TWO_STEP, 'utf8').replace(
+      'args: [train.py, --task, "sft:data_process"',
+      'args: [--config_file, cfg/accelerate_no_deepspeed.yaml, train.py, --task, "sft:data_process"',
+    );
+    writeFileSync(join(d, 'pinned.yaml'), preset);
+    const r = await zerowiz(['launch', 'pinned.yaml', '--accelerate', FAKE, '--no-tui'], d, {
+      FAKE_ACCELERATE_LOG: join(d, 'argv.jsonl'),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const pinned = readFileSync(join(d, 'cfg', 'accelerate_no_deepspeed.yaml'), 'utf8');
+    expect(pinned).toMatch(/^distributed_type: 'NO'$/m);
+    const [id] = records(d);
+    const json = runJson(d, id!);
+    const copy = json.configFiles.find((f) => f.path === 'cfg/accelerate_no_deepspeed.yaml');
+    expect(copy).toBeDefined();
+    expect(readFileSync(join(d, '.zerowiz', 'runs', id!, copy!.copy), 'utf8')).toBe(pinned);
+    const sh = readFileSync(join(d, '.zerowiz', 'runs', id!, 'commands.sh'), 'utf8');
+    expect(sh).toContain(`"$RUN_DIR/"${copy!.copy} cfg/accelerate_no_deepspeed.yaml`);
+  });
+});

@@ -25,6 +25,10 @@ describe('answers in human units', () => {
     expect(humanAnswer('mode', withDefaults({ mode: '3-offload' }))).toBe('3-offload');
     expect(humanAnswer('reduce_bucket_size', withDefaults({ reduce_bucket_size: 5e7 }))).toBe('5e7');
     expect(humanAnswer('model_params', withDefaults({}))).toBe('');
+    // Numbers that need their unit to be read carry it.
+    expect(humanAnswer('headroom', a)).toBe('10% of each GPU');
+    expect(humanAnswer('max_pixels', a)).toBe('1048576 pixels');
+    expect(humanAnswer('micro_batch', a)).toBe('1 sample(s) per GPU per step');
   });
 
   it('a catalog value starts the field as 56.64M and keeps its exact value until edited', () => {

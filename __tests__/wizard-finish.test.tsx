@@ -37,6 +37,8 @@ function realDeps(dir: string): AppDeps {
       description: '4 GPUs (stand-in)',
     }),
     importConfig: (path) => importAccelerateConfig(path, dir),
+    // The wizard runs in the test's directory: a typed or --config path is relative to it.
+    paths: { env, cwd: dir },
     defaultConfigPath: join(dir, 'cache', 'huggingface', 'accelerate', 'default_config.yaml'),
     // "Write to a directory" proposes ".": here that is the test's directory.
     planWrite: (setup, target) => planWrite(setup, target, env, dir),
@@ -58,7 +60,7 @@ describe('the review after an import', () => {
       'mixed_precision',
     ])
       expect(f).toContain(key);
-    expect(f).toMatch(/Moved into the DeepSpeed JSON.*mixed_precision/s);
+    expect(f).toMatch(/Moved into the DeepSpeed JSON.*mixed_precision →\s+fp16\.enabled \/ bf16\.enabled/s);
     // The header keeps the counts ahead of the path, so a narrow terminal cuts the path, not them.
     expect(f.split('\n')[0]).toContain('imported config · review · 4 key(s) kept, 1 moved (listed in the review)');
     r.unmount();
@@ -132,7 +134,13 @@ describe('finish: writing over files with other content', () => {
     r.stdin.write('\x1b[A');
     await frame(r, (x) => x.includes(`lines ${first - 1}-`) && x.includes('Overwrite?'));
     r.stdin.write('y');
-    f = await frame(r, (x) => x.includes('run:') && x.includes(' YAML '));
+    // The finish screen's preview shows the commands: with the files as written.
+    f = await frame(r, (x) => x.includes('Done: exit') && x.includes(' YAML '));
+    expect(f.replace(/\s+/g, '')).toContain(
+      `#files:${join(dir, 'accelerate_config.yaml')},${join(dir, 'ds_config.json')}`,
+    );
+    r.stdin.write('\t'); // commands -> YAML
+    f = await frame(r, (x) => x.includes('deepspeed_config_file:'));
     const written = readFileSync(join(dir, 'accelerate_config.yaml'), 'utf8');
     const ref = /deepspeed_config_file: (.*)/.exec(written)?.[1];
     expect(ref).toBe(join(dir, 'ds_config.json'));

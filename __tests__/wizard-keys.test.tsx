@@ -5,6 +5,7 @@ import { render } from 'ink-testing-library';
 import { Text } from 'ink';
 import { KeyRouter, splitKeys } from '../components/common/keys.js';
 import { List, type ListItem } from '../components/common/List.js';
+import { TextField } from '../components/common/TextField.js';
 import { App } from '../components/wizard/App.js';
 import { called, frame, listening, standInDeps, type Rendered } from './helpers/ink.js';
 import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
@@ -44,6 +45,12 @@ function TwoLists({ onSecond }: { onSecond: (v: string) => void }): React.JSX.El
   );
 }
 
+/** A text field holding its own value. */
+function Field({ onSubmit }: { onSubmit: (v: string) => void }): React.JSX.Element {
+  const [v, setV] = useState('');
+  return <TextField value={v} onChange={setV} onSubmit={onSubmit} />;
+}
+
 describe('keys typed faster than a frame', () => {
   it('splits text that arrives as one event into one key per character, and leaves special keys whole', () => {
     expect(splitKeys('2\r', {} as never).map(([i, k]) => [i, k.return])).toEqual([
@@ -62,6 +69,16 @@ describe('keys typed faster than a frame', () => {
     expect(splitKeys('é🙂', {} as never).map(([i]) => i)).toEqual(['é', '🙂']);
     expect(splitKeys('', { downArrow: true } as never)).toHaveLength(1);
     expect(splitKeys('x', { meta: true } as never)).toHaveLength(1);
+  });
+
+  it('a Ctrl+letter behind another key in the same read is still that Ctrl+letter (Backspace, then Ctrl+G)', () => {
+    const keys = splitKeys('\x7f\x07a\x01', {} as never).map(([i, k]) => [i, !!k.backspace, !!k.ctrl]);
+    expect(keys).toEqual([
+      ['', true, false],
+      ['g', false, true],
+      ['a', false, false],
+      ['a', false, true],
+    ]);
   });
 
   it('two downs and Enter in one chunk move twice, then choose', async () => {
@@ -95,6 +112,21 @@ describe('keys typed faster than a frame', () => {
     r.stdin.write(`\r${DOWN}\r`);
     await called(r, onSecond);
     expect(onSecond).toHaveBeenCalledWith('a1/b2');
+    r.unmount();
+  });
+
+  it('a long paste (more keys than React lets updates nest) is typed whole, then submitted', async () => {
+    const onSubmit = vi.fn();
+    const r = render(
+      <KeyRouter>
+        <Field onSubmit={onSubmit} />
+      </KeyRouter>,
+    );
+    await listening(r);
+    const text = `${'/scratch/cache/qwen-image-'.repeat(6)}end`;
+    r.stdin.write(`${'\x7f'.repeat(10)}${text}\r`);
+    await called(r, onSubmit);
+    expect(onSubmit).toHaveBeenCalledWith(text);
     r.unmount();
   });
 
@@ -185,12 +217,35 @@ describe('help', () => {
   it('Esc closes the help and stays on the question; a second Esc goes back', async () => {
     const { r } = await toModelPicker();
     r.stdin.write('?');
-    await frame(r, (f) => f.includes('(? closes this help)'));
+    await frame(r, (f) => f.includes('(? closes this help · g: glossary)'));
     r.stdin.write('\x1b');
-    await frame(r, (f) => !f.includes('(? closes this help)'));
+    await frame(r, (f) => !f.includes('(? closes this help · g: glossary)'));
     expect(r.lastFrame()).toContain('How many parameters');
     r.stdin.write('\x1b');
     await frame(r, (f) => f.includes('torch dynamo') && !f.includes('How many parameters'));
+    r.unmount();
+  });
+});
+
+describe('the ZeRO question starts its preview on the highlighted row', () => {
+  it('a ↓ typed the moment the question shows moves the highlight, and the picture (and the preview) follow it', async () => {
+    const onExit = vi.fn();
+    const r = render(<App deps={standIn()} onExit={onExit} />);
+    await frame(r, (f) => f.includes('8 GPUs (stand-in)') && f.includes('New setup'));
+    await listening(r);
+    for (let i = 0; i < 40 && !(r.lastFrame() ?? '').includes('Which ZeRO mode'); i++) {
+      const before = r.lastFrame();
+      r.stdin.write('\r');
+      await frame(r, (f) => f !== before);
+    }
+    // The start row and the next one, as the list draws them.
+    const f = await frame(r, (x) => x.includes('Which ZeRO mode') && /❯ ZeRO-/.test(x));
+    const rows = f.split('\n').filter((l) => /^(❯| ) ZeRO-/.test(l));
+    const at = rows.findIndex((l) => l.startsWith('❯'));
+    const next = rows[(at + 1) % rows.length]!.slice(2, 21).trim();
+    r.stdin.write(`${DOWN}p`);
+    const picture = await frame(r, (x) => x.includes('per GPU and per node'));
+    expect(picture.split('\n').find((l) => l.includes('per GPU and per node'))).toMatch(new RegExp(`^${next} · `));
     r.unmount();
   });
 });

@@ -8,7 +8,8 @@ import { Preview } from '../components/wizard/Preview.js';
 import { ReviewScreen, reviewItems } from '../components/wizard/ReviewScreen.js';
 import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
 import { question, type Question } from '../src/questions.js';
-import { commandFor, footerKeys } from '../components/wizard/keymap.js';
+import { NO_KEY, hintLines, resolveKey } from '../src/wizard/keytable.js';
+import { called, frame, listening } from './helpers/ink.js';
 
 const GiB = 2 ** 30;
 const a = withDefaults({
@@ -18,7 +19,6 @@ const a = withDefaults({
   cpu_memory: 1024 * GiB,
   num_processes: 8,
 });
-const tick = () => new Promise((r) => setTimeout(r, 20));
 const DOWN = '\x1b[B';
 
 describe('wizard screens', () => {
@@ -39,14 +39,15 @@ describe('wizard screens', () => {
     const f = r.lastFrame()!;
     expect(f).toContain('ZeRO-3 offload NVMe');
     expect(f).toMatch(/★/);
-    const before = f.match(/▸ [^:]+:/)![0];
+    const panel = (x: string) => x.match(/▸ [^:]+:/)?.[0];
+    const before = panel(f);
+    await listening(r);
     r.stdin.write(DOWN);
-    await tick();
-    const after = r.lastFrame()!.match(/▸ [^:]+:/)![0];
-    expect(after).not.toBe(before);
-    expect(onDraft).toHaveBeenCalled();
+    // The panel follows the highlight (waited for, never a fixed sleep: the machine may be loaded).
+    expect(panel(await frame(r, (x) => panel(x) !== before))).not.toBe(before);
+    await called(r, onDraft);
     r.stdin.write('\r');
-    await tick();
+    await called(r, onAnswer);
     expect(onAnswer).toHaveBeenCalledWith(expect.objectContaining({ mode: expect.any(String) }));
     r.unmount();
   });
@@ -68,14 +69,12 @@ describe('wizard screens', () => {
         onDraft={() => undefined}
       />,
     );
-    await tick();
+    await listening(r);
     r.stdin.write('x');
-    await tick();
-    expect(r.lastFrame()).toContain('not a whole number');
+    await frame(r, (x) => x.includes('not a whole number'));
     r.stdin.write('\r');
-    await tick();
+    await frame(r, (x) => x.includes('Enter refused'));
     expect(onAnswer).not.toHaveBeenCalled();
-    expect(r.lastFrame()).toContain('Enter refused');
     r.unmount();
   });
 
@@ -143,27 +142,30 @@ describe('wizard screens', () => {
   });
 
   it('the review lists answers and jumps to the chosen one', async () => {
-    const onJump = vi.fn();
+    const onChoose = vi.fn();
     const r = render(
       <ReviewScreen
-        answers={a}
-        given={{ num_processes: 8 }}
-        findings={[]}
+        items={reviewItems(a, { num_processes: 8 }, [], 80)}
         width={80}
         height={20}
         isActive
-        onJump={onJump}
-        onFinish={() => undefined}
+        onChoose={onChoose}
       />,
     );
     expect(r.lastFrame()).toContain('num_machines');
     expect(r.lastFrame()).toContain('micro_batch');
-    await tick();
-    r.stdin.write(DOWN);
-    await tick();
+    await listening(r);
+    // finish, the steps, then the first answer: each ↓ waits for the frame it changes
+    for (let i = 0; i < 2; i++) {
+      const was = r.lastFrame();
+      r.stdin.write(DOWN);
+      await frame(r, (x) => x !== was);
+    }
     r.stdin.write('\r');
-    await tick();
-    expect(onJump).toHaveBeenCalledWith('num_machines');
+    await called(r, onChoose);
+    expect(onChoose).toHaveBeenCalledWith(
+      expect.objectContaining({ choice: { kind: 'question', id: 'num_machines' } }),
+    );
   });
 
   it('the preview shows the YAML, JSON and commands and lists findings', () => {
@@ -177,20 +179,12 @@ describe('wizard screens', () => {
     expect(c).toContain('accelerate launch --config_file');
   });
 
-  it('the keymap names every key in the footer', () => {
-    const f = footerKeys({ textInput: false, screen: 'question' });
+  it('the key tables name every key in the hint rows', () => {
+    const f = hintLines(['list', 'question', 'app'], 200).join(' · ');
     for (const k of ['Esc/← back', '? help', 'Tab', 'r review', 'q quit', '^C']) expect(f).toContain(k);
-    const key = {
-      escape: false,
-      leftArrow: true,
-      tab: false,
-      shift: false,
-      ctrl: false,
-      meta: false,
-      pageUp: false,
-      pageDown: false,
-    } as never;
-    expect(commandFor('', key, { textInput: false, screen: 'question' })).toBe('back');
-    expect(commandFor('', key, { textInput: true, screen: 'question' })).toBeNull();
+    const left = { ...NO_KEY, leftArrow: true };
+    expect(resolveKey(['list', 'question', 'app'], '', left)?.binding.command).toBe('back');
+    // In a text field ← moves the cursor: it never reaches the question's back.
+    expect(resolveKey(['answerField', 'question', 'app'], '', left)?.binding.command).toBe('cursor');
   });
 });

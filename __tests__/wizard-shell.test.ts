@@ -352,3 +352,147 @@ describe('the finish machine alone', () => {
     expect(finishItems(FINISH_START, { steps: 2, defaultConfigPath: 'x' }).map((i) => i.id)).toContain('launch');
   });
 });
+
+describe('phase 2: the finish actions and the flow around them', () => {
+  it('Submit to Slurm: the partitions listed, each field with its default, Esc back a field; the end names the job', () => {
+    let s = run(
+      walk(detected()),
+      { type: 'steps', action: { type: 'template', steps: seedSteps() } },
+      { type: 'stepsDone' },
+      { type: 'flow', action: { type: 'finish' } },
+    );
+    expect(finishItems(s.finish, { steps: 2, defaultConfigPath: 'x', slurm: true }).map((i) => i.id)).toContain(
+      'slurm',
+    );
+    expect(finishItems(s.finish, { steps: 2, defaultConfigPath: 'x', slurm: false }).map((i) => i.id)).not.toContain(
+      'slurm',
+    );
+    expect(finishItems(s.finish, { steps: 0, defaultConfigPath: 'x', slurm: true }).map((i) => i.id)).not.toContain(
+      'slurm',
+    );
+    s = run(s, {
+      type: 'finish',
+      action: { type: 'choose', item: 'slurm', slurmDefaults: { nodes: '1', gpusPerNode: '8' } },
+    });
+    expect(finishEffect(s.finish)).toEqual({ kind: 'partitions' });
+    expect(keyStack(s, list)).toEqual([]); // only Ctrl+C while sinfo answers
+    s = run(s, {
+      type: 'finish',
+      action: {
+        type: 'partitions',
+        partitions: [
+          { name: 'debug', isDefault: false },
+          { name: 'gpu', isDefault: true },
+        ],
+      },
+    });
+    expect(s.finish.step).toMatchObject({
+      step: 'slurm',
+      field: 0,
+      values: { partition: 'gpu', nodes: '1', gpusPerNode: '8', time: '', account: '' },
+    });
+    expect(keyStack(s, list)).toEqual(['textField', 'editing', 'app']);
+    s = run(
+      s,
+      { type: 'finish', action: { type: 'submit' } },
+      { type: 'finish', action: { type: 'text', text: '2' } },
+      { type: 'finish', action: { type: 'cancel' } }, // back to the partition, the nodes kept
+    );
+    expect(s.finish.step).toMatchObject({ step: 'slurm', field: 0, values: { nodes: '2' } });
+    s = run(s, { type: 'finish', action: { type: 'slurmRefused', error: 'no such partition' } });
+    expect(s.finish.note).toBe('no such partition');
+    s = run(
+      s,
+      { type: 'finish', action: { type: 'submit' } },
+      { type: 'finish', action: { type: 'submit' } },
+      { type: 'finish', action: { type: 'submit' } },
+      { type: 'finish', action: { type: 'text', text: ' 02:00:00 ' } },
+      { type: 'finish', action: { type: 'submit' } },
+    );
+    expect(s.result).toBeNull();
+    s = run(s, { type: 'finish', action: { type: 'submit' } });
+    expect(s.result?.slurm?.values).toEqual({
+      partition: 'gpu',
+      nodes: '2',
+      gpusPerNode: '8',
+      time: '02:00:00',
+      account: '',
+    });
+    expect(s.result?.slurm?.setup.steps.map((x) => x.name)).toEqual(['data_process', 'train']);
+    expect(s.result?.code).toBe(0);
+  });
+
+  it('the loss-log toggle: auto until chosen, then the opposite of what was shown; it rides on the launch, not the setup', () => {
+    let s = run(walk(detected()), { type: 'stepsDone' }, { type: 'flow', action: { type: 'finish' } });
+    expect(s.csvLog).toBe('auto');
+    s = run(s, { type: 'finish', action: { type: 'choose', item: 'csvLog', csvLogOn: false } });
+    expect(s.csvLog).toBe(true);
+    s = run(s, { type: 'finish', action: { type: 'choose', item: 'csvLog', csvLogOn: true } });
+    expect(s.csvLog).toBe(false);
+    const launched = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
+    expect(launched.result?.csvLog).toBe(false);
+  });
+
+  it('choosing a plain ZeRO row ends a split of the offload devices (the answer goes back to its default)', () => {
+    let s = run(walk(detected()), { type: 'stepsDone' });
+    s = run(s, { type: 'reviewJump', key: 'q:offload_param_device', id: 'offload_param_device' });
+    s = run(s, { type: 'flow', action: { type: 'answer', id: 'offload_param_device', value: 'cpu' } });
+    expect(s.flow.given.offload_param_device).toBe('cpu');
+    s = run(
+      s,
+      { type: 'flow', action: { type: 'jump', id: 'mode' } },
+      {
+        type: 'flow',
+        action: {
+          type: 'answer',
+          id: 'mode',
+          value: '3-offload',
+          also: { offload_device: 'nvme', offload_param_device: undefined } as never,
+        },
+      },
+    );
+    expect('offload_param_device' in s.flow.given).toBe(false);
+    expect(answersOf(s.flow).offload_param_device).toBe('nvme'); // follows the mode's device again
+  });
+
+  it('a finding fixed from the review leaves the cursor on the steps it changed', () => {
+    let s = run(
+      walk(detected()),
+      { type: 'steps', action: { type: 'template', steps: seedSteps() } },
+      { type: 'stepsDone' },
+    );
+    s = run(s, { type: 'applyFix', fix: { kind: 'pinConfig', step: 0, path: 'accelerate_no_deepspeed.yaml' } });
+    expect(reviewIndex(s, ['finish', 'f0', 'steps', 'q:num_machines'])).toBe(2);
+  });
+
+  it('the start screen has no preview keys: the menu quits with q, the preset list goes back with Esc or ←', () => {
+    const s = detected();
+    expect(keyStack(s, list)).toEqual(['list', 'start']);
+    expect(keyStack(run(s, { type: 'startView', view: 'presets' }), list)).toEqual(['list', 'startSub', 'start']);
+    expect(keyStack(run(s, { type: 'startView', view: 'path' }), list)).toEqual(['textField', 'editing', 'start']);
+  });
+});
+
+describe('after an import', () => {
+  it('GPU and CPU memory (and the GPU count) come from detection, whether it answers before or after the import', () => {
+    const { answers: _a, ...base } = findPreset('zero3', presetEnv).setup;
+    const imported = {
+      type: 'imported' as const,
+      path: '/x/a.yaml',
+      given: { mode: '3' as const },
+      base,
+      kept: [],
+      moved: [],
+    };
+    for (const s of [
+      run(detected(), imported),
+      run(initialWizard(), imported, { type: 'detected', env: env8, description: 'x' }),
+    ]) {
+      const a = answersOf(s.flow);
+      expect(a.gpu_memory).toBe(80 * 2 ** 30);
+      expect(a.cpu_memory).toBe(2 ** 40);
+      expect(a.num_processes).toBe(8);
+      expect(a.mode).toBe('3');
+    }
+  });
+});

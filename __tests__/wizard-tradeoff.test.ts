@@ -57,7 +57,9 @@ describe('the ZeRO tradeoff view model', () => {
     const [what, items, cost] = explainRow(t, '3-offload');
     expect(what).toContain(`peak ${row.gpu}/GPU, ${row.cpu} CPU/node`);
     expect(what).toContain(`DeepSpeed's estimator: ${compactBytes(row.estimate.gpuBytes)}.`);
-    expect(items).toMatch(/^GiB: ctx [0-9.]+, params 0, grads 0, optim 0, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/);
+    expect(items).toMatch(
+      /^GiB\/GPU: ctx [0-9.]+, params 0, grads 0, optim 0, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/,
+    );
     expect(cost).toContain('GPU<->CPU');
     expect(cost).toContain('1.5x DDP');
     expect(cost).toMatch(/\+[0-9.]+ s on PCIe \(assumed\)\.$/);

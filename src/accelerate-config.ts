@@ -12,8 +12,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { dumpYaml, isPlainObject, machineKeys } from './emit.js';
 import type { Answers } from './questions.js';
-import type { Setup } from './setup.js';
-import { stepConfig } from './step-args.js';
+import type { Setup, SetupFiles } from './setup.js';
+import { stepConfig, withStepConfig } from './step-args.js';
 
 /** What an accelerate config file holds, as far as a step run with it cares. */
 export interface AccelerateConfigSummary {
@@ -229,4 +229,21 @@ export function extraConfigFiles(setup: Setup): { path: string; text: string }[]
     return c.kind === 'pinned' && c.path === path;
   });
   return pinned ? [{ path, text: toNoDeepSpeedYaml(setup.answers) }] : [];
+}
+
+/**
+ * The setup with its config files at `files`: steps pinned to its config without DeepSpeed are re-pinned to
+ * the one beside the new accelerate config (that file is written with the setup, so it moves with it).
+ */
+export function withFiles<S extends Pick<Setup, 'files' | 'steps'>>(setup: S, files: SetupFiles): S {
+  const before = noDeepSpeedConfigPath(setup);
+  const after = noDeepSpeedConfigPath({ files });
+  const steps =
+    before === after
+      ? setup.steps
+      : setup.steps.map((s) => {
+          const c = stepConfig(s);
+          return c.kind === 'pinned' && c.path === before ? withStepConfig(s, { kind: 'pinned', path: after }) : s;
+        });
+  return { ...setup, files, steps };
 }

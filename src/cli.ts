@@ -1,5 +1,6 @@
 /** The command-line surface (commander). Each subcommand lives in src/commands/. */
 import { Command, Option } from 'commander';
+import { expandPath, processContext } from './expand.js';
 import { UsageError } from './errors.js';
 import type { UiLoaders } from './ui.js';
 import type { CommandContext } from './commands/context.js';
@@ -58,7 +59,14 @@ export function buildProgram(ui: UiLoaders): Program {
           'run it in a terminal, or use `zerowiz generate --help` to write the files from flags',
         );
       }
-      ctx.setExitCode(await ui.runWizard({ configPath: opts.config }));
+      let configPath: string | undefined;
+      if (opts.config !== undefined) {
+        // As a shell would read it: `~`, `$VAR`, relative to the launch directory.
+        const x = expandPath(opts.config, processContext());
+        if (!x.ok) throw new UsageError(`--config: ${x.error}`, x.hint);
+        configPath = x.value;
+      }
+      ctx.setExitCode(await ui.runWizard({ configPath }));
     });
   for (const register of [
     registerGenerate,

@@ -130,6 +130,16 @@ export function homeFromPasswd(user: string, passwd = '/etc/passwd'): string | n
   return null;
 }
 
+/**
+ * A typed answer to a path question (the catalog's `path: true`: the NVMe path, the hostfile, the JSON path
+ * the YAML gives) as the user meant it: expanded and absolute. An empty answer stays empty (it means "none"
+ * or "the default" to those questions).
+ */
+export function expandPathAnswer(text: string, ctx: ExpandContext): Expanded {
+  if (text.trim() === '') return { ok: true, value: '', changed: text !== '' };
+  return expandPath(text.trim(), ctx);
+}
+
 /** The context of this process: its environment and working directory. */
 export function processContext(): ExpandContext {
   return { env: process.env, cwd: process.cwd() };

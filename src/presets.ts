@@ -19,14 +19,14 @@ import {
   type Question,
   type QuestionId,
 } from './questions.js';
-import { DEFAULT_FILES, type Setup } from './setup.js';
+import { DEFAULT_FILES, SAFE_NAME_RE, type Setup } from './setup.js';
 import { printable } from './printable.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
 import { moveAside, timestamp, writeFilesTogether, type WriteResult } from './write.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const NAME_RE = SAFE_NAME_RE;
 /** The longest preset name: file names stay well inside the file system's limit with the suffixes added. */
 export const MAX_PRESET_NAME_CHARS = 100;
 const PRESET_EXT_RE = /\.ya?ml$/i;
@@ -47,7 +47,7 @@ export function presetName(ref: string): string {
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const stepSchema = z.strictObject({
-  name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a step name is letters, digits, . _ -')),
+  name: z.string().check(z.regex(SAFE_NAME_RE, 'a step name is letters, digits, . _ -')),
   uses_config: z._default(z.boolean(), false),
   args: z
     .array(z.pipe(z.union([z.string(), z.number()]), z.transform(String)))

@@ -139,6 +139,11 @@ export interface Question<K extends QuestionId = QuestionId> {
   choices?: readonly Choice<Answers[K]>[];
   /** Advanced: left out of the wizard's walk (defaults apply), editable from the review screen and flags. */
   advanced?: boolean;
+  /**
+   * A file or directory path: what the user types (the wizard's field, the flag) expands `~` and `$VAR` as a
+   * shell would and is resolved against the launch directory (src/expand.ts expandPathAnswer).
+   */
+  path?: boolean;
   when: (a: Answers) => boolean;
   defaultValue: (a: Answers, env: DetectedEnv) => Answers[K];
   parse: (text: string, a: Answers) => Parsed<Answers[K]>;
@@ -593,6 +598,7 @@ export const QUESTIONS = [
   q({
     id: 'ds_config_path',
     kind: 'text',
+    path: true,
     section: 'json',
     advanced: true,
     prompt: 'Path the YAML gives for the DeepSpeed JSON (empty: next to the YAML)',
@@ -666,6 +672,7 @@ export const QUESTIONS = [
   q({
     id: 'nvme_path',
     kind: 'text',
+    path: true,
     section: 'deepspeed',
     prompt: 'Path on the NVMe drive to offload to',
     acceleratePrompt: 'Nvme Path to offload parameters?',
@@ -786,6 +793,7 @@ export const QUESTIONS = [
   q({
     id: 'hostfile',
     kind: 'text',
+    path: true,
     section: 'deepspeed',
     prompt: 'Path of the DeepSpeed hostfile (rows like `node1 slots=8`)',
     acceleratePrompt:
@@ -1105,4 +1113,19 @@ export function parseAnswers(raw: Record<string, unknown>, base: Partial<Answers
     }
   }
   return given;
+}
+
+/**
+ * Where a key an import moved out of the YAML went in the DeepSpeed JSON (from the catalog: the question
+ * whose accelerate keys include it, and its JSON key): `deepspeed_config.zero_stage` -> `zero_optimization.stage`,
+ * `mixed_precision` -> `fp16.enabled / bf16.enabled`.
+ */
+export function movedTo(key: string): string {
+  const q = (QUESTIONS as readonly Question[]).find((x) => x.accelerateYamlKeys?.includes(key));
+  if (!q?.jsonKey) return 'the DeepSpeed JSON';
+  const keys = q.jsonKey.split(', ');
+  if (keys.length === 1) return keys[0]!;
+  const tail = (key.split('.').pop() ?? key).replace(/^zero_/, '');
+  const hit = keys.filter((k) => k.replace(/\./g, '_').endsWith(tail));
+  return hit.length === 1 ? hit[0]! : keys.join(' / ');
 }

@@ -2,6 +2,12 @@
 import type { Answers, QuestionId } from './questions.js';
 import { shellJoin } from './quote.js';
 
+/**
+ * A name zerowiz turns into a file name (a preset, a step's log): letters, digits, `.`, `_`, `-`, starting with
+ * a letter or digit. One rule for the preset file schema, preset names and the steps editor.
+ */
+export const SAFE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
 /** One `accelerate launch` step of a pipeline. */
 export interface LaunchStep {
   /** Short name shown in the log pane and used as the log file name, e.g. `data_process`. */
@@ -78,4 +84,10 @@ export function dropKeptFor(extra: Setup['extra'], ids: readonly QuestionId[]): 
     if (cur && typeof cur === 'object') delete (cur as Record<string, unknown>)[parts[parts.length - 1]!];
   }
   return { ...extra, json };
+}
+
+/** What to say when a preset with no steps is saved (the wizard and `zerowiz preset save` alike). */
+export function noStepsNote(setup: Pick<Setup, 'steps'>, name: string): string | null {
+  if (setup.steps.length > 0) return null;
+  return `preset ${name} has no steps: \`zerowiz launch ${name}\` will have nothing to run (add steps in the wizard's steps screen, or a steps: list in the preset file)`;
 }

@@ -212,8 +212,4 @@ export function stepFindings(setup: Setup, ctx: StepCheckContext): StepFinding[]
   return out;
 }
 
-/** What to say when a preset with no steps is saved (the wizard and `zerowiz preset save` alike). */
-export function noStepsNote(setup: Pick<Setup, 'steps'>, name: string): string | null {
-  if (setup.steps.length > 0) return null;
-  return `preset ${name} has no steps: \`zerowiz launch ${name}\` will have nothing to run (add steps in the wizard's steps screen, or a steps: list in the preset file)`;
-}
+export { noStepsNote } from './setup.js';

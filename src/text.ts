@@ -1,6 +1,6 @@
 /**
- * Fixed-width text helpers for the pure screen models in src/ (the glossary, the ZeRO picture, the steps
- * editor's rows). Every character they handle is one terminal column wide.
+ * Fixed-width text helpers for the screens (the views in components/ and the pure screen models in src/: the
+ * glossary, the ZeRO picture, the steps editor's rows). Every character they handle is one terminal column wide.
  */
 
 /** Word-wraps `text` to `width` columns (long words are cut). Always at least one line. */
@@ -35,6 +35,36 @@ export function wrap(text: string, width: number): string[] {
 export function clip(text: string, width: number): string {
   if (width <= 0) return '';
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+
+/** A horizontal bar of `width` cells filled to `fraction` (0..1) in eighths of a cell, padded with spaces. */
+export function bar(fraction: number, width: number): string {
+  const f = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
+  const eighths = Math.round(f * width * 8);
+  const full = Math.floor(eighths / 8);
+  const part = EIGHTHS[eighths % 8] ?? '';
+  const s = '█'.repeat(full) + part;
+  return s + ' '.repeat(Math.max(0, width - s.length));
+}
+
+/**
+ * `line` cut into pieces of at most `width` columns, at the last space that fits when there is one; the
+ * pieces joined give `line` back exactly (the commands tab wraps commands this way, never clipping them).
+ */
+export function softWrap(line: string, width: number): string[] {
+  const w = Math.max(1, width);
+  const out: string[] = [];
+  let rest = line;
+  while (rest.length > w) {
+    const space = rest.lastIndexOf(' ', w);
+    const cut = space > 0 ? space + 1 : w;
+    out.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  out.push(rest);
+  return out;
 }
 
 /** Pads on the right to `n` columns. */

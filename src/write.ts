@@ -36,6 +36,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError, fileError, isOsError } from './errors.js';
+import { extraConfigFiles, withFiles } from './accelerate-config.js';
 import { toAccelerateYaml, toDeepSpeedJson } from './emit.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
 import type { Setup } from './setup.js';
@@ -630,26 +631,51 @@ export function configTexts(setup: Setup): { yaml: string; json: string } {
 
 /**
  * Re-points a setup's files into `dir` (accelerate_config.yaml + ds_config.json) and makes the YAML's
- * deepspeed_config_file the JSON's absolute path, unless the answers name another path.
+ * deepspeed_config_file the JSON's absolute path, unless the answers name another path. A step pinned to the
+ * setup's config without DeepSpeed follows it into `dir` (see withFiles).
  */
 export function setupInDir(setup: Setup, dir: string): Setup {
   const absDir = resolve(dir);
-  return {
-    ...setup,
-    files: { accelerateConfig: join(absDir, 'accelerate_config.yaml'), dsConfig: join(absDir, 'ds_config.json') },
-  };
+  return withFiles(setup, {
+    accelerateConfig: join(absDir, 'accelerate_config.yaml'),
+    dsConfig: join(absDir, 'ds_config.json'),
+  });
 }
 
-/** Writes both config files of a setup (its `files` paths, relative to `cwd`) as one transaction: [YAML, JSON]. */
-export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
+/** Which of a setup's files a SetupFile is. */
+export type SetupFileRole = 'accelerate' | 'deepspeed' | 'noDeepSpeed';
+
+/** One file a setup writes: its role, its path (absolute) and its text. */
+export interface SetupFile extends FileToWrite {
+  role: SetupFileRole;
+}
+
+/**
+ * THE list of files a setup writes, in the order they are committed: the DeepSpeed JSON, the accelerate
+ * YAML and, when a step is pinned to it, the accelerate config without DeepSpeed (accelerate-config.ts
+ * extraConfigFiles). Relative paths are resolved against `cwd`. Every writer of a setup (the wizard's
+ * finish screen, `generate`, a launch) writes exactly these, together, through writeFilesTogether.
+ */
+export function setupFiles(setup: Setup, cwd = process.cwd()): SetupFile[] {
   const { yaml, json } = configTexts(setup);
   const at = (p: string) => (isAbsolute(p) ? p : join(cwd, p));
   // JSON first: if a rename fails halfway the rollback restores it, and a YAML never points at a missing file.
-  const [jsonResult, yamlResult] = await writeFilesTogether([
-    { path: at(setup.files.dsConfig), text: json },
-    { path: at(setup.files.accelerateConfig), text: yaml },
-  ]);
-  return [yamlResult!, jsonResult!];
+  return [
+    { role: 'deepspeed', path: at(setup.files.dsConfig), text: json },
+    { role: 'accelerate', path: at(setup.files.accelerateConfig), text: yaml },
+    ...extraConfigFiles(setup).map((f): SetupFile => ({ role: 'noDeepSpeed', path: at(f.path), text: f.text })),
+  ];
+}
+
+/**
+ * Writes the files of a setup (setupFiles: its `files` paths, relative to `cwd`, and the pinned config
+ * without DeepSpeed when a step uses it) as one transaction. Results: [YAML, JSON, then the extra files].
+ */
+export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
+  const files = setupFiles(setup, cwd);
+  const results = await writeFilesTogether(files);
+  const [jsonResult, yamlResult, ...extra] = results;
+  return [yamlResult!, jsonResult!, ...extra];
 }
 
 /** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */

@@ -4,7 +4,7 @@
  * stand-in accelerate recording what each node's launcher got. Skipped, with the reason printed, where
  * the cluster cannot run (not root, no Slurm and no apt-get).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,12 +47,17 @@ type LogLine =
 const flag = (c: Call, name: string) => c.argv[c.argv.indexOf(name) + 1];
 const task = (c: Call) => c.argv.find((a) => a.startsWith('sft:'));
 
-describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes', () => {
+// Each test submits and follows real jobs: seconds alone, but several times that on a loaded 2-core machine.
+describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes', { timeout: 90_000 }, () => {
   let cluster: SlurmCluster;
   const dirs: string[] = [];
 
   beforeAll(async () => {
     cluster = await startCluster();
+  }, 60_000);
+  // A test that fails leaves no job behind to hold the nodes for the next one.
+  afterEach(async () => {
+    await cluster?.reset();
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -210,6 +215,61 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     expect(runs.stdout).toMatch(new RegExp(`${id}\\s+succeeded\\s+0 .*slurm job ${jobId} done`));
   });
 
+  it("the wizard's Submit to Slurm: the partitions from sinfo, the setup's shape as the default, then the same job as launch --slurm", async () => {
+    const d = checkout();
+    const home = mkdtempSync(join(tmpdir(), 'zw-slurm-home-'));
+    dirs.push(home);
+    const s = spawnPty({
+      cwd: d,
+      cols: 120,
+      rows: 34,
+      env: env(d, { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), ZEROWIZ_ACCELERATE: FAKE }),
+    });
+    await s.waitFor(/Start from a preset \([1-9]/);
+    s.write(KEYS.down);
+    await s.waitFor(/❯ Start from a preset/);
+    s.write(KEYS.enter);
+    await s.waitFor(`❯ ${SEED}`);
+    s.write(KEYS.enter);
+    await s.waitFor('→ Finish');
+    s.write(KEYS.enter);
+    await s.waitFor('Submit the 2 step(s) to Slurm');
+    // One ↓ at a time, each waiting for the highlight itself to move (other redraws do not count).
+    const highlighted = (x: string) => /^❯ (.*)$/m.exec(x)?.[1] ?? '';
+    for (let i = 0; i < 10 && !highlighted(s.screen()).startsWith('Submit the 2 step(s) to Slurm'); i++) {
+      const was = highlighted(s.screen());
+      s.write(KEYS.down);
+      await s.waitFor((x) => highlighted(x) !== was);
+    }
+    s.write(KEYS.enter);
+    // The partitions come from sinfo; the cluster's default is the field's start.
+    const form = await s.waitFor(/partitions: .*debug \(default\)/, 30_000);
+    expect(form).toMatch(/❯ Partition: +debug/);
+    s.write(KEYS.enter); // partition: debug
+    await s.waitFor(/❯ Nodes: +1/);
+    s.write(`${KEYS.backspace}2${KEYS.enter}`); // two nodes
+    await s.waitFor(/❯ GPUs per node: +1/);
+    s.write(`${KEYS.backspace}${GPUS_PER_NODE}${KEYS.enter}`);
+    await s.waitFor(/❯ Time limit:/);
+    s.write(`bogus${KEYS.enter}`);
+    await s.waitFor("--time 'bogus' is not a Slurm time"); // refused in the form, as launch --slurm refuses the flag
+    s.write(`${KEYS.backspace.repeat(5)}00:10:00${KEYS.enter}`);
+    await s.waitFor(/❯ Account:/);
+    s.write(KEYS.enter);
+    expect(await s.exited).toBe(0);
+    const all = starts(d);
+    expect(all).toHaveLength(4); // both passes on both nodes
+    expect(all.filter((c) => task(c) === 'sft:train').map((c) => flag(c, '--num_processes'))).toEqual([
+      String(2 * GPUS_PER_NODE),
+      String(2 * GPUS_PER_NODE),
+    ]);
+    const [id] = records(d);
+    const j = runJson(d, id!);
+    expect(j.slurm?.shape).toEqual({ nodes: 2, gpusPerNode: GPUS_PER_NODE });
+    expect(j.slurm?.options).toMatchObject({ partition: 'debug', time: '00:10:00' });
+    expect(j.ended).toBe('succeeded');
+  });
+
   it('the pane follows the job from pending to running; q then y cancels it, and a worker that ignores SIGTERM is killed after KillWait', async () => {
     const d = checkout();
     const s = spawnPty({
@@ -362,7 +422,9 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     const code = /pass 1\/2 data_process failed \(exit (3|143)\); the next pass does not start/.exec(r.stdout)?.[1];
     expect(code).toBeDefined();
     expect(r.stderr).toContain(`zerowiz: Slurm job ${jobId} failed (exit ${code}); logs in .zerowiz/runs/`);
-    expect(r.stdout).toMatch(/\[data_process\] +RuntimeError: CUDA out of memory \(stand-in failure, exit 3\)/);
+    // srun -u passes each node's output on as it comes: one node's error may follow the other node's
+    // unfinished tqdm redraw on the same line.
+    expect(r.stdout).toMatch(/\[data_process\] .*RuntimeError: CUDA out of memory \(stand-in failure, exit 3\)/);
     expect(starts(d).every((c) => task(c) === 'sft:data_process')).toBe(true);
     expect(jobState(jobId)).toBe('FAILED');
     const [id] = records(d);

@@ -3,39 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
-import { BIN, KEYS, ROOT, type PtySession } from '../helpers/pty.js';
-import { at, settled, startWizard as start } from '../helpers/wizard-pty.js';
+import { BIN, KEYS, ROOT } from '../helpers/pty.js';
+import { at, highlight, settled, startWizard as start, walkToMode } from '../helpers/wizard-pty.js';
 import { checkAccelerateConfig, checkDeepSpeedConfig } from '../../src/validate.js';
-
-/** Walks from the start screen to the ZeRO mode question with the detected defaults and Qwen-Image. */
-async function walkToMode(s: PtySession) {
-  await s.waitFor('H100'); // detection done: defaults come from it
-  await at(s, 'New setup');
-  await at(s, 'How many machines');
-  await at(s, 'Check distributed operations');
-  await at(s, 'torch dynamo');
-  await at(s, 'How many parameters'); // the model catalog: Qwen-Image first
-  await at(s, 'largest single layer');
-  await at(s, 'Memory of one GPU');
-  await at(s, 'CPU memory (RAM)');
-  // The workload, from the catalog's defaults: full fine-tuning, micro-batch 1, a 1024x1024 image.
-  await at(s, 'Train every parameter, or LoRA');
-  await at(s, 'Micro-batch per GPU');
-  await at(s, 'Largest image in pixels');
-  await at(s, 'gradient checkpointing');
-  await s.waitFor('Which ZeRO mode');
-}
-
-/** Moves the mode highlight down (the list wraps) until the panel explains `label`. */
-async function highlight(s: PtySession, label: string) {
-  for (let i = 0; i < 8; i++) {
-    if (s.screen().includes(`▸ ${label}:`)) return;
-    const before = s.screen();
-    s.write(KEYS.down);
-    await s.waitFor((x) => x !== before);
-  }
-  await s.waitFor(`▸ ${label}:`, 1000);
-}
 
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);
@@ -58,6 +28,10 @@ describe('the wizard in a real terminal', () => {
     expect(s.screen()).toMatch(/❯ 8/);
     s.write(KEYS.enter);
     await at(s, 'Mixed precision');
+    // The steps come before the review: one training script (the commands then name it).
+    await at(s, 'Pick the steps', KEYS.down);
+    await at(s, /❯ One training script/);
+    await at(s, 'Steps (the accelerate launch passes', 'r');
     await at(s, 'Review:');
     await at(s, 'Write to a directory');
     await at(s, 'Directory for accelerate_config.yaml');
@@ -80,7 +54,9 @@ describe('the wizard in a real terminal', () => {
     expect(checkAccelerateConfig(yaml).filter((f) => f.level === 'error')).toEqual([]);
     expect(checkDeepSpeedConfig(json, { worldSize: 8 }).filter((f) => f.level === 'error')).toEqual([]);
     // the paths and the exact command are printed after the terminal is restored
-    await s.waitFor('accelerate launch --config_file');
+    const command = `accelerate launch --config_file ${join(cwd, 'accelerate_config.yaml')} train.py`;
+    // (the line may wrap at 80 columns)
+    await s.waitFor((x) => x.replace(/\s+/g, '').includes(command.replace(/\s+/g, '')));
     expect(s.screen()).toContain(join(cwd, 'accelerate_config.yaml'));
   });
 
@@ -145,7 +121,7 @@ describe('the wizard in a real terminal', () => {
     // The panel: the highlighted mode's peak beside DeepSpeed's figure, then its line items, whole.
     expect(screen).toMatch(/▸ ZeRO-.*: peak [0-9.]+ [KMGT]iB\/GPU/);
     expect(screen).toMatch(
-      /^GiB: ctx [0-9.]+, params [0-9.]+, grads [0-9.]+, optim [0-9.]+, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/m,
+      /^GiB\/GPU: ctx [0-9.]+, params [0-9.]+, grads [0-9.]+, optim [0-9.]+, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/m,
     );
     expect(screen).toMatch(/^Per GPU and step: /m);
     expect(screen).toMatch(/DeepSpeed's\s+estimator: [0-9.]+ [KMGT]iB\./);
@@ -174,7 +150,7 @@ describe('the wizard in a real terminal', () => {
     s.resize(80, 24);
     await s.waitFor((x) => x.split('\n').every((l) => l.length <= 80) && x.includes('Which ZeRO mode'));
     s.write('?');
-    const help = await s.waitFor('(? closes this help)');
+    const help = await s.waitFor('(? closes this help · g: glossary)');
     expect(help).toContain('accelerate config asks');
     expect(help).toContain('Sets accelerate YAML');
   });

@@ -114,6 +114,11 @@ export interface SlurmCluster {
   run(cmd: string, args: string[], env?: Record<string, string>): { code: number; stdout: string; stderr: string };
   /** Waits until `pred` holds for the output of `squeue` (or any probe); polls, never sleeps blindly. */
   waitFor<T>(probe: () => T | null | undefined | false, timeoutMs?: number, what?: string): Promise<T>;
+  /**
+   * Between tests: cancels every job left (a test that failed or timed out leaves its job holding the
+   * nodes, and every later job would wait behind it) and waits until no job is left and both nodes are idle.
+   */
+  reset(): Promise<void>;
   /** Cancels every job, ends every daemon and leftover process, removes the directory. */
   stop(): Promise<void>;
 }
@@ -259,6 +264,20 @@ export async function startCluster(): Promise<SlurmCluster> {
     return { code: r.status ?? 1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
   };
 
+  const reset = async () => {
+    if (run('squeue', ['-h', '-o', '%i']).stdout.trim() !== '') run('scancel', ['--user=root']);
+    await until(
+      () =>
+        run('squeue', ['-h', '-o', '%i']).stdout.trim() === '' &&
+        run('sinfo', ['-h', '-N', '-o', '%t'])
+          .stdout.trim()
+          .split('\n')
+          .every((t) => t === 'idle'),
+      30_000 + KILL_WAIT_S * 1000,
+      'no job left and both nodes idle',
+    );
+  };
+
   const stop = async () => {
     if (daemons.every((c) => c.exitCode !== null || c.signalCode !== null)) return;
     run('scancel', ['--user=root']);
@@ -338,6 +357,7 @@ export async function startCluster(): Promise<SlurmCluster> {
     partitions: ['debug', 'short'],
     run,
     waitFor: (probe, timeoutMs = 30_000, what = 'the cluster') => until(probe, timeoutMs, what),
+    reset,
     stop,
   };
 }

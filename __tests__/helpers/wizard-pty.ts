@@ -36,10 +36,18 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-export function startWizard(opts: { cols?: number; rows?: number; gpus?: number } = {}) {
+export function startWizard(
+  opts: { cols?: number; rows?: number; gpus?: number; env?: Record<string, string | undefined>; args?: string[] } = {},
+) {
   const box = sandbox(opts.gpus);
   dirs.push(box.dir);
-  const s = spawnPty({ cwd: box.cwd, env: box.env, cols: opts.cols ?? 80, rows: opts.rows ?? 24 });
+  const s = spawnPty({
+    cwd: box.cwd,
+    env: { ...box.env, ...opts.env },
+    cols: opts.cols ?? 80,
+    rows: opts.rows ?? 24,
+    ...(opts.args ? { args: opts.args } : {}),
+  });
   sessions.push(s);
   return { s, ...box };
 }
@@ -61,4 +69,48 @@ export const SETTLE_MS = 40;
 export async function at(s: PtySession, text: string | RegExp, key: string = KEYS.enter) {
   await settled(s, text);
   s.write(key);
+}
+
+/** Walks from the start screen to the ZeRO mode question with the detected defaults and Qwen-Image. */
+export async function walkToMode(s: PtySession) {
+  await s.waitFor('H100'); // detection done: defaults come from it
+  await at(s, 'New setup');
+  await at(s, 'How many machines');
+  await at(s, 'Check distributed operations');
+  await at(s, 'torch dynamo');
+  await at(s, 'How many parameters'); // the model catalog: Qwen-Image first
+  await at(s, 'largest single layer');
+  await at(s, 'Memory of one GPU');
+  await at(s, 'CPU memory (RAM)');
+  // The workload, from the catalog's defaults: full fine-tuning, micro-batch 1, a 1024x1024 image.
+  await at(s, 'Train every parameter, or LoRA');
+  await at(s, 'Micro-batch per GPU');
+  await at(s, 'Largest image in pixels');
+  await at(s, 'gradient checkpointing');
+  await s.waitFor('Which ZeRO mode');
+}
+
+/** Moves the mode highlight down (the list wraps) until the panel explains `label`. */
+export async function highlight(s: PtySession, label: string) {
+  for (let i = 0; i < 8; i++) {
+    if (s.screen().includes(`▸ ${label}:`)) return;
+    const before = s.screen();
+    s.write(KEYS.down);
+    await s.waitFor((x) => x !== before);
+  }
+  await s.waitFor(`▸ ${label}:`, 1000);
+}
+
+/** The highlighted line (the list's `❯` row). */
+export const marked = (s: PtySession) => s.lines().find((l) => l.startsWith('❯ ')) ?? '';
+
+/** Presses `key` until the highlighted line matches `line` (lists wrap, so it gets there), one key per move. */
+export async function moveTo(s: PtySession, line: RegExp, key: string = KEYS.down, max = 60) {
+  for (let i = 0; i < max; i++) {
+    const now = marked(s);
+    if (line.test(now)) return;
+    s.write(key);
+    await s.waitFor(() => marked(s) !== now);
+  }
+  throw new Error(`never reached ${line}:\n${s.screen()}`);
 }

@@ -6,7 +6,7 @@
 import type React from 'react';
 import { useRef, useState } from 'react';
 import { Box } from 'ink';
-import { useKeys } from './keys.js';
+import { useSurface } from './keys.js';
 
 /** One entry. */
 export interface ListItem {
@@ -63,30 +63,35 @@ export function List(p: ListProps): React.JSX.Element {
   if (s.index >= count) s.index = Math.max(0, count - 1);
   s.top = windowTop(s.index, s.top, limit, count);
 
-  useKeys(
-    (input, key) => {
+  // The list's keys (src/wizard/keytable.ts, surface `list`): ↑/k, ↓/j, 1-9, Enter.
+  useSurface(
+    'list',
+    (command, input) => {
       const cur = state.current;
-      if (count === 0) return;
+      if (count === 0) return 'unhandled';
       let next: number | null = null;
-      if (key.upArrow || (input === 'k' && !key.ctrl && !key.meta)) next = (cur.index - 1 + count) % count;
-      else if (key.downArrow || (input === 'j' && !key.ctrl && !key.meta)) next = (cur.index + 1) % count;
+      if (command === 'up') next = (cur.index - 1 + count) % count;
+      else if (command === 'down') next = (cur.index + 1) % count;
       if (next !== null) {
         cur.index = next;
         cur.top = windowTop(next, cur.top, limit, count);
         setTick((t) => t + 1);
         const item = p.items[next];
         if (item) p.onHighlight?.(item);
-        return;
+        return 'handled';
       }
-      if (/^[1-9]$/.test(input)) {
+      if (command === 'pick') {
         const item = p.items[cur.top + Number(input) - 1];
-        if (item && Number(input) <= limit) p.onSelect(item);
-        return;
+        if (!item || Number(input) > limit) return 'unhandled';
+        p.onSelect(item);
+        return 'handled';
       }
-      if (key.return) {
+      if (command === 'choose') {
         const item = p.items[cur.index];
         if (item) p.onSelect(item);
+        return 'handled';
       }
+      return 'unhandled';
     },
     { isActive: p.isFocused !== false },
   );

@@ -6,7 +6,7 @@
 import type React from 'react';
 import { useRef, useState } from 'react';
 import { Text } from 'ink';
-import { useKeys } from './keys.js';
+import { useSurface } from './keys.js';
 
 /** Props of the field. */
 export interface TextFieldProps {
@@ -14,6 +14,11 @@ export interface TextFieldProps {
   focus?: boolean;
   onChange: (value: string) => void;
   onSubmit?: (value: string) => void;
+  /**
+   * Its key surface: `answerField` (a question's answer: `?` opens the help) or `textField` (every printable
+   * key is text). Keys it does not claim (Esc, Tab, PgUp/PgDn) go on to the surfaces around it.
+   */
+  surface?: 'answerField' | 'textField';
 }
 
 /** The field. */
@@ -25,41 +30,35 @@ export function TextField(p: TextFieldProps): React.JSX.Element {
     state.current = { value: p.value, cursor: Math.min(state.current.cursor, p.value.length) };
   const focus = p.focus !== false;
 
-  useKeys(
-    (input, key) => {
+  // The field's keys (src/wizard/keytable.ts): Enter, the cursor keys, Backspace/Delete, printable text.
+  useSurface(
+    p.surface ?? 'textField',
+    (command, input, key) => {
       const s = state.current;
-      if (
-        key.upArrow ||
-        key.downArrow ||
-        key.tab ||
-        key.escape ||
-        key.pageUp ||
-        key.pageDown ||
-        (key.ctrl && input === 'c')
-      )
-        return;
-      if (key.return) {
+      if (command === 'submit') {
         p.onSubmit?.(s.value);
-        return;
+        return 'handled';
       }
       let { value, cursor } = s;
-      if (key.leftArrow) cursor = Math.max(0, cursor - 1);
-      else if (key.rightArrow) cursor = Math.min(value.length, cursor + 1);
-      else if (key.home) cursor = 0;
-      else if (key.end) cursor = value.length;
-      else if (key.backspace || key.delete) {
+      if (command === 'cursor') {
+        if (key.leftArrow) cursor = Math.max(0, cursor - 1);
+        else if (key.rightArrow) cursor = Math.min(value.length, cursor + 1);
+        else if (key.home) cursor = 0;
+        else if (key.end) cursor = value.length;
+      } else if (command === 'erase') {
         if (cursor > 0) {
           value = value.slice(0, cursor - 1) + value.slice(cursor);
           cursor--;
         }
-      } else if (input !== '' && !key.ctrl && !key.meta) {
+      } else if (command === 'type') {
         value = value.slice(0, cursor) + input + value.slice(cursor);
         cursor += input.length;
-      } else return;
+      } else return 'unhandled';
       const changed = value !== s.value;
       state.current = { value, cursor };
       setTick((t) => t + 1);
       if (changed) p.onChange(value);
+      return 'handled';
     },
     { isActive: focus },
   );

@@ -11,10 +11,19 @@
  */
 import type React from 'react';
 import { createContext, useContext, useLayoutEffect, useRef, useState } from 'react';
-import { useInput, type Key } from 'ink';
+import { useInput } from 'ink';
+import {
+  KEY_TABLES,
+  NO_KEY,
+  dispatchKey,
+  type Command,
+  type KeyPress,
+  type Surface,
+  type SurfaceHandler,
+} from '../../src/wizard/keytable.js';
 
-/** A key handler: the typed text (empty for special keys) and Ink's key flags. */
-export type KeyHandler = (input: string, key: Key) => void;
+/** A key handler: the typed text (empty for special keys) and the key flags (Ink's `Key` is one). */
+export type KeyHandler = (input: string, key: KeyPress) => void;
 
 interface Router {
   add(handler: { current: KeyHandler }): () => void;
@@ -24,36 +33,18 @@ interface Router {
 
 const RouterContext = createContext<Router | null>(null);
 
-const NO_KEY: Key = {
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageDown: false,
-  pageUp: false,
-  home: false,
-  end: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-  super: false,
-  hyper: false,
-  capsLock: false,
-  numLock: false,
-} as Key;
+/** Keys handed over in one chain of nested commits at most (React allows 50 nested updates). */
+export const NESTED_KEYS_MAX = 20;
 
 /** The key one control character stands for. */
-function controlKey(ch: string): [string, Key] {
+function controlKey(ch: string): [string, KeyPress] {
   if (ch === '\r' || ch === '\n') return ['', { ...NO_KEY, return: true }];
   if (ch === '\x7f' || ch === '\b') return ['', { ...NO_KEY, backspace: true }];
   if (ch === '\t') return ['', { ...NO_KEY, tab: true }];
   if (ch === '\x1b') return ['', { ...NO_KEY, escape: true, meta: true }];
-  if (ch === '\x03') return ['c', { ...NO_KEY, ctrl: true }];
+  // Ctrl+A .. Ctrl+Z (Ctrl+C, Ctrl+G, ...) as Ink reads one on its own: the letter, with ctrl.
+  const code = ch.charCodeAt(0);
+  if (code >= 1 && code <= 26) return [String.fromCharCode(code + 96), { ...NO_KEY, ctrl: true }];
   return ['', NO_KEY];
 }
 
@@ -66,7 +57,7 @@ const CONTROL = /[\x00-\x1f\x7f]/;
  * one key at a time, and each may change the screen: "2" chooses the second entry of a list and the "c10d"
  * after it belongs to the text field that choice opens. So every character is its own key, in order.
  */
-export function splitKeys(input: string, key: Key): [string, Key][] {
+export function splitKeys(input: string, key: KeyPress): [string, KeyPress][] {
   if (input.length < 2 || key.ctrl || key.meta) return [[input, key]];
   const chars = [...input];
   if (chars.length < 2) return [[input, key]];
@@ -87,7 +78,7 @@ export function KeyRouter({
   children: React.ReactNode;
 }): React.JSX.Element {
   const handlers = useRef(new Set<{ current: KeyHandler }>());
-  const queue = useRef<[string, Key][]>([]);
+  const queue = useRef<[string, KeyPress][]>([]);
   const [turn, setTurn] = useState(0);
   const holds = useRef(0);
   const router = useRef<Router>({
@@ -118,10 +109,27 @@ export function KeyRouter({
     // Committed with (or after) whatever this key changed; the router's layout effect then hands over the next.
     setTurn((t) => t + 1);
   };
+  // Each key handed over from the layout effect makes the next commit a nested update; React stops a chain
+  // of more than 50 (error #185: "Maximum update depth exceeded"), which a long paste is. So after a run of
+  // keys the next one is handed over in a task of its own: still after the commit the previous key led to.
+  const chain = useRef(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per turn: one key per commit.
   useLayoutEffect(() => {
     waiting.current = false;
-    deliver();
+    if (queue.current.length === 0) {
+      chain.current = 0;
+      return;
+    }
+    if (++chain.current < NESTED_KEYS_MAX) {
+      deliver();
+      return;
+    }
+    chain.current = 0;
+    waiting.current = true;
+    setImmediate(() => {
+      waiting.current = false;
+      deliver();
+    });
   }, [turn]);
   useInput(
     (input, key) => {
@@ -158,3 +166,70 @@ export function useKeyHold(hold: boolean): void {
   const router = useContext(RouterContext);
   useLayoutEffect(() => (router && hold ? router.hold() : undefined), [router, hold]);
 }
+
+/** Where the focused views' key handlers live: one per surface (see src/wizard/keytable.ts). */
+type SurfaceRegistry = Map<Surface, { current: SurfaceHandler }>;
+
+const SurfaceContext = createContext<SurfaceRegistry | null>(null);
+
+/**
+ * The wizard's key dispatcher: one subscription that hands each key to the surfaces of `stack`, innermost
+ * first, until a handler says "handled" (dispatchKey). Views inside register their surface's handler with
+ * useSurface; `own` holds the handlers of the surfaces the dispatcher's owner handles itself.
+ */
+export function KeyDispatcher({
+  stack,
+  own,
+  isActive = true,
+  children,
+}: {
+  stack: readonly Surface[];
+  own: Partial<Record<Surface | 'always', SurfaceHandler>>;
+  isActive?: boolean;
+  children: React.ReactNode;
+}): React.JSX.Element {
+  const registry = useRef<SurfaceRegistry>(new Map());
+  useKeys(
+    (input, key) => {
+      const views: Partial<Record<Surface, SurfaceHandler>> = {};
+      for (const [surface, ref] of registry.current) views[surface] = ref.current;
+      dispatchKey(stack, input, key, { ...views, ...own });
+    },
+    { isActive },
+  );
+  return <SurfaceContext.Provider value={registry.current}>{children}</SurfaceContext.Provider>;
+}
+
+/**
+ * Registers the handler of a focused view's surface (a list, a text field) with the dispatcher around it,
+ * at commit, always its latest closure; it returns "handled" for the keys it acted on. Without a dispatcher
+ * (a view rendered alone in a test) the surface's own key table decides which keys reach it.
+ */
+export function useSurface(
+  surface: Surface,
+  handler: (command: Command, input: string, key: KeyPress) => 'handled' | 'unhandled',
+  { isActive = true }: { isActive?: boolean } = {},
+): void {
+  const registry = useContext(SurfaceContext);
+  const ref = useRef<SurfaceHandler>(handler);
+  useLayoutEffect(() => {
+    ref.current = handler;
+  });
+  useLayoutEffect(() => {
+    if (!registry || !isActive) return;
+    const entry = { current: (c: Command, i: string, k: KeyPress) => ref.current(c, i, k) };
+    registry.set(surface, entry);
+    return () => {
+      if (registry.get(surface) === entry) registry.delete(surface);
+    };
+  }, [registry, isActive, surface]);
+  useKeys(
+    (input, key) => {
+      const binding = KEY_TABLES[surface].find((b) => b.match(input, key));
+      if (binding && binding.command !== 'swallow') ref.current(binding.command, input, key);
+    },
+    { isActive: isActive && registry === null },
+  );
+}
+
+export { NO_KEY };

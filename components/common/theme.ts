@@ -24,3 +24,15 @@ export const PALETTE = {
 export function tint(role: keyof typeof PALETTE, enabled = COLOR_ENABLED): string | undefined {
   return enabled ? PALETTE[role] : undefined;
 }
+
+/** The ZeRO picture's colours: one per model state, the traffic, the dim "another GPU's slice" dots. */
+export const PICTURE_PALETTE = {
+  params: 'cyan',
+  grads: 'magenta',
+  master: 'yellow',
+  momentum: 'green',
+  variance: 'blue',
+  dim: 'gray',
+  title: 'cyan',
+  traffic: 'yellow',
+} as const;

@@ -1,7 +1,17 @@
+/**
+ * The wizard's shell: one reducer (src/wizard/shell.ts) holds every screen's state; this component renders
+ * it, runs the effects the state names (detection, the import, the finish screen's writes, Slurm's
+ * partitions) and turns keys into actions through the key tables (src/wizard/keytable.ts): the focused views
+ * (a list, a text field) register their surface's handler, the shell handles the rest, and the hint rows
+ * come from the same tables.
+ */
 import type React from 'react';
-import { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { Box, Text } from 'ink';
+import { noDeepSpeedConfigPath, type AccelerateConfigSummary } from '../../src/accelerate-config.js';
+import { expandPath, expandWord, type ExpandContext } from '../../src/expand.js';
 import type { ImportResult } from '../../src/import.js';
+import { csvLogOffer, csvLogSteps, type CsvLogOffer } from '../../src/launch/diffsynth.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
 import {
@@ -12,22 +22,46 @@ import {
   type Question,
   type QuestionId,
 } from '../../src/questions.js';
-import { answersOf, flowReducer, initialFlow, progress, type FlowAction } from '../../src/wizard/flow.js';
+import { noStepsNote, type LaunchStep } from '../../src/setup.js';
+import type { StepFinding } from '../../src/step-findings.js';
+import { formatCount } from '../../src/units.js';
+import { clip } from '../../src/text.js';
+import { enterChoice } from '../../src/wizard/display.js';
+import { diffLines } from '../../src/wizard/finish.js';
+import { finishEffect, finishItems, SLURM_FIELDS } from '../../src/wizard/finishState.js';
+import { answersOf, progress } from '../../src/wizard/flow.js';
+import type { GlossaryContext } from '../../src/wizard/glossary.js';
+import { glossaryView } from '../../src/wizard/glossary.js';
+import { hintLines, type Command, type Surface, type SurfaceHandler } from '../../src/wizard/keytable.js';
+import { finishRows, layoutOf } from '../../src/wizard/layout.js';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
-import { nextTab, type PreviewTab } from '../../src/wizard/tabs.js';
-import { tradeoffOf } from '../../src/wizard/tradeoff.js';
-import { KeyRouter, useKeys } from '../common/keys.js';
-import { clip } from '../common/text.js';
+import {
+  initialWizard,
+  keyStack,
+  previewAnswers,
+  previewShown,
+  reviewIndex,
+  screenOf,
+  wizardReducer,
+  type WizardAction,
+  type WizardResult,
+} from '../../src/wizard/shell.js';
+import { nextStepConfig, stepRows, templateSteps, type StepsAction } from '../../src/wizard/steps.js';
+import { compactBytes, selectedKey, tradeoffOf, type Tradeoff } from '../../src/wizard/tradeoff.js';
+import { KeyDispatcher, KeyRouter, useKeyHold } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
-import { FinishScreen, type FinishDeps, type WizardResult } from './FinishScreen.js';
-import { OVERWRITE_KEYS, commandFor, footerKeys, type KeyContext } from './keymap.js';
-import { modeHeight } from './ModeQuestion.js';
+import { DIFF_CHROME_ROWS, FinishScreen, presetDescription, type FinishDeps } from './FinishScreen.js';
+import { GLOSSARY_TITLE_ROWS, GlossaryView } from './GlossaryView.js';
+import { draftFor, modeHeight } from './ModeQuestion.js';
+import { PictureView } from './PictureView.js';
 import { Preview } from './Preview.js';
 import { LIST_LIMIT, QuestionScreen, helpLines, modelListShown, promptLines } from './QuestionScreen.js';
-import { ReviewScreen, importLines, reviewItems, type ImportNotes } from './ReviewScreen.js';
+import { ReviewScreen, importLines, reviewItems, type ReviewItem } from './ReviewScreen.js';
 import { StartScreen } from './StartScreen.js';
-import { DETECTING, bodyRows, footerLines } from './startText.js';
+import { StepsScreen, stepsChromeRows, stepsHelpLines } from './StepsScreen.js';
+
+export type { WizardResult };
 
 /** Everything the wizard reads or writes outside itself (real in the bin, stand-ins in tests). */
 export interface AppDeps extends FinishDeps {
@@ -40,41 +74,27 @@ export interface AppDeps extends FinishDeps {
   ready?: Promise<void>;
   /** Starts that loading; the app calls it once its first frame is on the screen. */
   startLoading?: () => void;
+  /** A built-in preset's steps (the seed recipe's template). */
+  presetSteps?: (name: string) => LaunchStep[];
+  /** accelerate's default config as a step without --config_file finds it (for the step findings). */
+  defaultConfigSummary?: () => AccelerateConfigSummary;
+  /** Where typed paths are expanded against (default: this process's environment and directory). */
+  paths?: ExpandContext;
 }
 
-const NO_FINDINGS: PreviewData['findings'] = [];
-
-/** Columns from which the preview sits beside the questions instead of below them. */
-export const WIDE_COLUMNS = 120;
-/** The questions' own width, at least (the ZeRO table is 78 columns wide). */
-const MIN_MAIN_COLUMNS = 80;
-
-function questionHeight(
-  q: Question,
-  a: Answers,
-  given: Partial<Answers>,
-  env: DetectedEnv,
-  width: number,
-  help: boolean,
-  catalog: readonly ModelEntry[],
-  modelTyping: boolean,
-): number {
-  const models = catalog.length;
-  let body: number;
-  if (q.id === 'mode')
-    body = modeHeight(
-      tradeoffOf(a, given.zero3_init, {
-        models: catalog,
-        ...(env.interconnect ? { interconnect: env.interconnect } : {}),
-      }),
-      width,
-      !help,
-    );
-  else if (q.id === 'model_params' && models > 0 && !modelTyping) body = Math.min(LIST_LIMIT, models + 2);
-  else if (q.kind === 'text') body = 2;
-  else body = Math.min(LIST_LIMIT, q.choices?.length ?? 2);
-  return promptLines(q, width).length + body + (help ? helpLines(q, a, env, width).length : 0);
-}
+/** The steps screen's keys that are one editor action each. */
+const STEP_ACTIONS: Partial<Record<Command, StepsAction>> = {
+  up: { type: 'move', delta: -1 },
+  down: { type: 'move', delta: 1 },
+  editFlag: { type: 'startEdit', part: 'flag' },
+  addArg: { type: 'addArg' },
+  removeArg: { type: 'removeArg' },
+  moveArgUp: { type: 'moveArg', delta: -1 },
+  moveArgDown: { type: 'moveArg', delta: 1 },
+  addStep: { type: 'addStep' },
+  removeStep: { type: 'removeStep' },
+  templates: { type: 'pickTemplate' },
+};
 
 /** The preview module (emitters, validation, yaml): loaded right after the first frame, never before it. */
 type PreviewModule = typeof import('../../src/wizard/preview.js');
@@ -82,14 +102,21 @@ let previewModule: PreviewModule | null = null;
 const loadPreview = (): Promise<PreviewModule> =>
   import('../../src/wizard/preview.js').then((m) => (previewModule = m));
 
+const NO_FINDINGS: PreviewData['findings'] = [];
+const PROCESS_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
+/** Lines a PgUp/PgDn moves the preview. */
+const PREVIEW_PAGE_LINES = 5;
+
 /** Props of the wizard. */
 export interface AppProps {
   deps: AppDeps;
   configPath?: string | undefined;
+  /** The start menu's entry highlighted before Ink took over (keys answered on the painted frame). */
+  startIndex?: number;
   onExit: (r: WizardResult) => void;
 }
 
-/** The wizard: start, questions, review, finish; the preview follows every answer. Every key goes through one router. */
+/** The wizard: start, questions, steps, review, finish; the preview follows every answer. */
 export function App(props: AppProps): React.JSX.Element {
   return (
     <KeyRouter>
@@ -98,30 +125,41 @@ export function App(props: AppProps): React.JSX.Element {
   );
 }
 
-function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
+/** What the glossary says with this user's numbers (from the estimator's table). */
+function glossaryContext(t: Tradeoff | null, a: Answers): GlossaryContext {
+  const ctx: GlossaryContext = {
+    gpus: String(a.num_processes),
+    headroom: `${a.headroom}% of each GPU; 10% of the CPU memory`,
+  };
+  if (!t?.available || !t.report) return ctx;
+  const n = t.report.input;
+  ctx.params = formatCount(n.params);
+  if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = compactBytes(t.ddpBytesPerStep);
+  // Unsharded model states: 16-bit weights of every parameter, 16-bit gradients and Adam's 16 bytes of the trained ones.
+  const w = n.precision === 'fp32' ? 4 : 2;
+  ctx.modelStates = compactBytes(w * n.params + (w + 16) * n.trainable);
+  return ctx;
+}
+
+/** The words of a glossary entry a help screen opens on. */
+function glossaryTermFor(id: QuestionId | null): string | undefined {
+  if (id === 'mode') return 'sharding';
+  if (id === 'offload_device' || id === 'offload_param_device' || id === 'nvme_path') return 'offload';
+  if (id === 'micro_batch') return 'micro-batch';
+  if (id === 'gradient_accumulation_steps') return 'grad-accum';
+  if (id === 'gradient_checkpointing') return 'grad-ckpt';
+  if (id === 'mixed_precision') return 'precision';
+  if (id === 'zero3_init') return 'zero-init';
+  if (id === 'headroom') return 'headroom';
+  return undefined;
+}
+
+function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.Element {
   const { columns, rows } = useTerminalSize();
-  const [flow, dispatchFlow] = useReducer(flowReducer, undefined, () =>
-    initialFlow({ gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null }),
-  );
-  const [draft, setDraft] = useState<Partial<Answers> | null>(null);
-  const [tab, setTab] = useState<PreviewTab>('yaml');
-  const [scroll, setScroll] = useState(0);
-  const [help, setHelp] = useState(false);
-  const [detection, setDetection] = useState(DETECTING);
-  const [message, setMessage] = useState<string | null>(null);
-  const [confirmQuit, setConfirmQuit] = useState(false);
-  const [typing, setTyping] = useState(false);
-  /** The finish screen shows the overwrite diff: it gets the preview's rows and its own footer. */
-  const [confirming, setConfirming] = useState(false);
-  /** What the last import kept and moved, listed on the review screen. */
-  const [imported, setImported] = useState<ImportNotes | null>(null);
-  const [done, setDone] = useState(false);
-  /** What the finish step wrote (so that an abort afterwards says so instead of "nothing written"). */
-  const [writtenLines, setWrittenLines] = useState<string[] | null>(null);
+  const [s, dispatch] = useReducer(wizardReducer, undefined, () => initialWizard());
   const [loaded, setLoaded] = useState(deps.ready === undefined);
   const [preview$, setPreview$] = useState<PreviewModule | null>(previewModule);
-  /** The user chose "type a parameter count" on the model picker (the list gives way to a text field). */
-  const [modelTyped, setModelTyped] = useState(false);
+  const paths = deps.paths ?? PROCESS_PATHS;
   // biome-ignore lint/correctness/useExhaustiveDependencies: loads the preview module once, on mount.
   useEffect(() => {
     let live = true;
@@ -148,32 +186,12 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
     }
   }, [deps, loaded]);
 
-  const dispatch = useCallback((a: FlowAction) => {
-    if (a.type === 'start' || a.type === 'toStart') setImported(null);
-    setDraft(null);
-    setModelTyped(false);
-    setHelp(false);
-    setScroll(0);
-    dispatchFlow(a);
-  }, []);
-  const finish = useCallback(
-    (r: WizardResult) => {
-      if (done) return;
-      setDone(true);
-      onExit(r);
-    },
-    [done, onExit],
-  );
-
+  // Detection: the defaults of GPU count and memory follow it, whenever it answers.
   useEffect(() => {
     let live = true;
     deps.detect().then(
-      (r) => {
-        if (!live) return;
-        dispatchFlow({ type: 'env', env: r.env });
-        setDetection(r.description);
-      },
-      () => live && setDetection('GPUs not detected'),
+      (r) => live && dispatch({ type: 'detected', env: r.env, description: r.description }),
+      () => live && dispatch({ type: 'detectFailed' }),
     );
     return () => {
       live = false;
@@ -181,257 +199,598 @@ function Wizard({ deps, configPath, onExit }: AppProps): React.JSX.Element {
   }, [deps]);
 
   const importFrom = useCallback(
-    (path: string) => {
+    (typed: string) => {
+      const x = expandPath(typed, paths);
+      if (!x.ok) {
+        dispatch({ type: 'importFailed', error: `${x.error}; ${x.hint}` });
+        return;
+      }
       try {
-        const r = deps.importConfig(path);
+        const r = deps.importConfig(x.value);
         const { answers: _answers, ...base } = r.setup;
-        dispatch({ type: 'start', origin: { kind: 'import', path }, given: { ...r.given }, base, to: 'review' });
-        setImported({ path, kept: [...r.kept], moved: [...r.moved] });
-        const counts = [
-          r.kept.length ? `${r.kept.length} key(s) kept` : '',
-          r.moved.length ? `${r.moved.length} moved` : '',
-        ]
-          .filter(Boolean)
-          .join(', ');
-        setMessage(counts ? `${counts} (listed in the review) · from ${path}` : `from ${path}`);
+        dispatch({
+          type: 'imported',
+          path: x.value,
+          given: { ...r.given },
+          base,
+          kept: [...r.kept],
+          moved: [...r.moved],
+        });
       } catch (e) {
-        setMessage(`cannot import: ${(e as Error).message}`);
-        dispatch({ type: 'toStart' });
+        dispatch({ type: 'importFailed', error: (e as Error).message });
       }
     },
-    [deps, dispatch],
+    [deps, paths],
   );
   useEffect(() => {
     if (configPath && loaded) importFrom(configPath);
   }, [configPath, importFrom, loaded]);
 
-  const { given, env } = flow;
-  const answers = useMemo(() => answersOf({ given, env }), [given, env]);
-  const previewAnswers = useMemo(
-    () => (draft ? withDefaults({ ...flow.given, ...draft }, flow.env) : answers),
-    [draft, answers, flow.given, flow.env],
-  );
-  const setup = useMemo(() => ({ ...flow.base, answers }), [flow.base, answers]);
-  const previewSetup = useMemo(() => ({ ...flow.base, answers: previewAnswers }), [flow.base, previewAnswers]);
+  // The end: the caller restores the terminal and prints the summary.
+  const exited = useRef(false);
+  useEffect(() => {
+    if (s.result && !exited.current) {
+      exited.current = true;
+      onExit(s.result);
+    }
+  }, [s.result, onExit]);
+
+  const screen = screenOf(s);
+  const answers = useMemo(() => answersOf(s.flow), [s.flow]);
+  const shownAnswers = useMemo(() => previewAnswers(s), [s]);
+  const setup = useMemo(() => ({ ...s.flow.base, answers }), [s.flow.base, answers]);
+  const previewSetup = useMemo(() => ({ ...s.flow.base, answers: shownAnswers }), [s.flow.base, shownAnswers]);
+  const stepCtx = useMemo(() => {
+    if (!loaded || !deps.defaultConfigSummary) return undefined;
+    return { cwd: paths.cwd, defaultConfig: deps.defaultConfigSummary(), gpuCount: s.flow.env.gpuCount };
+  }, [loaded, deps, paths.cwd, s.flow.env.gpuCount]);
   // The start screen shows no preview: nothing is emitted or validated before the first question.
-  const onStart = flow.screen === 'start';
+  const onStart = screen === 'start';
+  // Not while an overlay (help, picture, glossary) has the body: nothing would show it.
+  const previewHidden = onStart || s.overlay !== null;
   const preview = useMemo(
-    () => (preview$ && !onStart ? preview$.previewOf(previewSetup) : null),
-    [preview$, onStart, previewSetup],
+    () => (preview$ && !previewHidden ? preview$.previewOf(previewSetup, stepCtx) : null),
+    [preview$, previewHidden, previewSetup, stepCtx],
   );
   const committedPreview = useMemo(
-    () => (previewSetup === setup ? preview : preview$ && !onStart ? preview$.previewOf(setup) : null),
-    [previewSetup, setup, preview, preview$, onStart],
+    () =>
+      previewSetup === setup && preview
+        ? preview
+        : preview$ && !previewHidden
+          ? preview$.previewOf(setup, stepCtx)
+          : null,
+    [previewSetup, setup, preview, preview$, previewHidden, stepCtx],
   );
   const findings = committedPreview?.findings ?? NO_FINDINGS;
-  const q = flow.screen === 'question' ? (question(flow.current) as Question) : null;
   const prefetch = useCallback(
     (d: Partial<Answers>) =>
-      void preview$?.previewOf({ ...flow.base, answers: withDefaults({ ...flow.given, ...d }, flow.env) }),
-    [preview$, flow.base, flow.given, flow.env],
+      void preview$?.previewOf(
+        { ...s.flow.base, answers: withDefaults({ ...s.flow.given, ...d }, s.flow.env) },
+        stepCtx,
+      ),
+    [preview$, s.flow.base, s.flow.given, s.flow.env, stepCtx],
   );
 
-  const modelTyping = q?.id === 'model_params' && !modelListShown(answers, models, modelTyped);
-  const textInput =
-    flow.screen === 'question' ? q?.kind === 'text' && (q.id !== 'model_params' || modelTyping) : typing;
-  const keyCtx: KeyContext = { textInput, screen: flow.screen };
-  const confirmingDiff = flow.screen === 'finish' && confirming;
+  const q = screen === 'question' ? (question(s.flow.current) as Question) : null;
+  const modelTyping = q?.id === 'model_params' && !modelListShown(answers, models, s.modelTyped);
+  const textQuestion = q !== null && q.kind === 'text' && (q.id !== 'model_params' || modelTyping);
+  const stack = keyStack(s, { textQuestion });
 
-  const aborted: WizardResult = writtenLines
-    ? { code: 130, summary: ['zerowiz: aborted; the files written stay:', ...writtenLines] }
-    : { code: 130, summary: ['zerowiz: aborted; nothing written.'] };
-  useKeys(
-    (input, key) => {
-      if (confirmQuit) {
-        if (key.ctrl && input === 'c') finish(aborted);
-        else if (input === 'y' || input === 'Y') finish({ code: 0, summary: ['zerowiz: quit without writing.'] });
-        else if (input === 'n' || input === 'N' || key.escape) setConfirmQuit(false);
-        return;
+  // The ZeRO table: once per answers, for the question, its height, the picture, the help and the glossary.
+  const onMode = q?.id === 'mode';
+  const interconnect = s.flow.env.interconnect;
+  const tradeoff = useMemo(
+    () =>
+      onMode || s.overlay?.kind === 'glossary'
+        ? tradeoffOf(answers, s.flow.given.zero3_init, {
+            models,
+            ...(interconnect ? { interconnect } : {}),
+          })
+        : null,
+    [onMode, s.overlay?.kind, answers, s.flow.given.zero3_init, models, interconnect],
+  );
+  const highlighted = onMode && s.draft ? selectedKey({ ...answers, ...s.draft } as Answers) : null;
+  const enter =
+    q === null
+      ? undefined
+      : enterChoice(q.id, answers, s.flow.given, {
+          recommendedLabel: tradeoff?.rows.find((r) => r.recommended)?.label ?? null,
+          selectedLabel: tradeoff?.rows.find((r) => r.key === selectedKey(answers))?.label ?? null,
+          firstModel: models[0]?.name ?? null,
+        });
+
+  // The CSV loss log of a DiffSynth training step: offered for the Launch and Slurm actions.
+  const csv: CsvLogOffer | null = useMemo(
+    () => (screen === 'finish' ? csvLogOffer(setup.steps, paths.cwd) : null),
+    [screen, setup.steps, paths.cwd],
+  );
+  const csvOn = csv ? csvLogSteps(csv, s.csvLog) : [];
+  const csvLabel =
+    csv && csv.steps.length > 0
+      ? csvOn.length > 0
+        ? `Loss log in the pane: ON (Launch adds --enable_csv_log to ${csvOn.map((x) => x.name).join(', ')}; not saved in presets)`
+        : `Loss log in the pane: off (Enter: add --enable_csv_log to ${csv.steps.map((x) => x.name).join(', ')} at launch${csv.steps.some((x) => !x.certain) ? "; this checkout's DiffSynth may not know it" : ''})`
+      : csv?.note
+        ? `Loss log: not available (${csv.note})`
+        : null;
+
+  // The finish screen's slow parts: planned, written, saved, listed here and reported back.
+  const effect = finishEffect(s.finish);
+  const effectKey = effect ? s.finish.step : null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per effect the finish state enters.
+  useEffect(() => {
+    if (!effect) return;
+    const act = (a: Parameters<typeof wizardReducer>[1]) => dispatch(a);
+    const current = s.finish.written?.setup ?? setup;
+    if (effect.kind === 'plan') {
+      try {
+        act({ type: 'finish', action: { type: 'planned', plan: deps.planWrite(setup, effect.target) } });
+      } catch (e) {
+        act({ type: 'finish', action: { type: 'planFailed', error: (e as Error).message } });
       }
-      const cmd = commandFor(input, key, keyCtx);
-      // The overwrite diff takes y, n, Esc, arrows and PgUp/PgDn for itself.
-      if (confirmingDiff && cmd !== 'forceQuit') return;
-      if (cmd === 'forceQuit') finish(aborted);
-      else if (cmd === 'nextTab' && flow.screen !== 'start') {
-        setTab(nextTab(tab));
-        setScroll(0);
-      } else if (cmd === 'scrollDown') setScroll((x) => x + 5);
-      else if (cmd === 'scrollUp') setScroll((x) => Math.max(0, x - 5));
-      else if (cmd === 'help' && flow.screen === 'question') setHelp((h) => !h);
-      // With the help open, Esc closes it; it does not also leave the question.
-      else if (cmd === 'back' && help && flow.screen === 'question') setHelp(false);
-      else if (cmd === 'back' && (flow.screen === 'question' || flow.screen === 'review')) dispatch({ type: 'back' });
-      else if (cmd === 'review' && flow.screen === 'question') dispatch({ type: 'review' });
-      else if (cmd === 'quit' && flow.screen !== 'finish') {
-        if (flow.dirty) setConfirmQuit(true);
-        else finish({ code: 0, summary: ['zerowiz: nothing written.'] });
-      }
-    },
-    { isActive: !done },
-  );
+    } else if (effect.kind === 'write') {
+      const plan = effect.plan;
+      deps.carryOut(plan).then(
+        (results) =>
+          act({
+            type: 'finish',
+            action: { type: 'wrote', lines: deps.summarize(results, plan.setup), setup: plan.setup },
+          }),
+        (e) => act({ type: 'finish', action: { type: 'writeFailed', error: (e as Error).message } }),
+      );
+    } else if (effect.kind === 'save') {
+      const name = effect.name;
+      deps.savePreset(name, current, presetDescription(current), s.flow.given).then(
+        (path) => act({ type: 'finish', action: { type: 'saved', name, path, warning: noStepsNote(current, name) } }),
+        (e) => act({ type: 'finish', action: { type: 'saveFailed', error: (e as Error).message } }),
+      );
+    } else if (effect.kind === 'partitions') {
+      const list = deps.slurm?.listPartitions() ?? Promise.resolve([]);
+      list.then(
+        (partitions) => act({ type: 'finish', action: { type: 'partitions', partitions } }),
+        (e) => act({ type: 'finish', action: { type: 'partitions', partitions: [], error: (e as Error).message } }),
+      );
+    }
+  }, [effectKey]);
+  // Keys typed while the files are planned, written or saved go to the screen that follows (typeahead), not to
+  // nobody: they wait until the effect has reported back.
+  useKeyHold(effect !== null);
 
-  // Layout: header, main (+ preview below or beside), footer; every height counted.
-  const footer = footerLines(
-    confirmQuit ? 'y quit without writing · n/Esc stay' : confirmingDiff ? OVERWRITE_KEYS : footerKeys(keyCtx),
-    columns,
-  );
-  const body = bodyRows(rows, footer.length);
-  // The help takes the preview's room, so it is never cut off (the ZeRO table alone fills 80x24).
-  // So does the overwrite diff, which then has every row of the body.
-  const showPreview = flow.screen !== 'start' && !help && !confirmingDiff;
-  // Side by side only when the questions keep the 80 columns the ZeRO table needs.
-  const sidePreviewWidth = Math.min(72, Math.floor(columns * 0.45));
-  const wide = showPreview && columns >= WIDE_COLUMNS && columns - sidePreviewWidth - 2 >= MIN_MAIN_COLUMNS;
-  const previewWidth = wide ? sidePreviewWidth : columns;
-  const mainWidth = wide ? columns - previewWidth - 2 : columns;
-  let needed = body;
-  // Memoised: moving a highlight (a draft) must not re-estimate every mode just to count lines.
-  const qHeight = useMemo(
-    () => (q ? questionHeight(q, answers, flow.given, flow.env, mainWidth, help, models, modelTyping) : 0),
-    [q, answers, flow.given, flow.env, mainWidth, help, models, modelTyping],
-  );
+  // Layout: header, body (the screen's box and the preview below or beside it), hint rows.
+  const hints = hintLines(stack, columns);
+  const showPreview = previewShown(s);
+  const probe = layoutOf({ columns, rows, hintRows: hints.length, preview: showPreview, needed: 0 });
+  const mainWidth = probe.mainWidth;
+  const qHeight = useMemo(() => {
+    if (!q) return 0;
+    const help = s.overlay?.kind === 'help';
+    let body: number;
+    if (q.id === 'mode' && tradeoff) body = modeHeight(tradeoff, mainWidth, !help);
+    else if (q.id === 'model_params' && models.length > 0 && !modelTyping)
+      body = Math.min(LIST_LIMIT, models.length + 2);
+    else if (q.kind === 'text') body = 2;
+    else body = Math.min(LIST_LIMIT, q.choices?.length ?? 2);
+    return (
+      promptLines(q, mainWidth).length +
+      body +
+      (help ? helpLines(q, answers, s.flow.env, mainWidth, enter, textQuestion ? '^G' : 'g').length : 0)
+    );
+  }, [q, s.overlay?.kind, tradeoff, mainWidth, models, modelTyping, answers, s.flow.env, enter, textQuestion]);
   // The import notes get at most a third of the body; the list keeps the rest.
   const reviewNotes =
-    flow.screen === 'review' ? importLines(imported, mainWidth, Math.max(1, Math.floor(body / 3))) : [];
+    screen === 'review' ? importLines(s.imported, mainWidth, Math.max(1, Math.floor(probe.body / 3))) : [];
+  const items: ReviewItem[] = useMemo(
+    () => (screen === 'review' ? reviewItems(answers, s.flow.given, findings, mainWidth, s.flow.base.steps) : []),
+    [screen, answers, s.flow.given, findings, mainWidth, s.flow.base.steps],
+  );
+  const stepFindingsHere = (findings as StepFinding[]).filter(
+    (f) => f.stepName !== undefined && s.steps !== null && f.step === s.steps.step,
+  );
+  let needed = probe.body;
   if (q) needed = qHeight;
-  else if (flow.screen === 'review')
-    needed = 1 + reviewNotes.length + reviewItems(answers, flow.given, findings, mainWidth).length;
-  else if (flow.screen === 'finish') needed = Math.max(9, Math.floor(body / 2));
-  const mainHeight = !showPreview || wide ? body : Math.max(3, Math.min(needed, body - 3));
-  const previewHeight = wide ? body : body - mainHeight - 1;
-  const isActive = !done && !confirmQuit;
+  else if (screen === 'review') needed = 1 + reviewNotes.length + items.length;
+  else if (screen === 'finish') needed = finishRows(probe.body);
+  else if (screen === 'steps' && s.steps) {
+    const step = s.steps.steps[s.steps.step];
+    // Half the body at most: the commands below show the edits in every pass.
+    const full = s.steps.picking
+      ? 8
+      : stepsChromeRows(s.steps, Math.min(2, stepFindingsHere.length)) + (step ? stepRows(step).length + 1 : 0);
+    needed = Math.min(full, Math.max(10, Math.floor(probe.body / 2)));
+  }
+  const lay = layoutOf({ columns, rows, hintRows: hints.length, preview: showPreview, needed });
+  const isActive = s.result === null && s.dialog === null;
 
+  // The finish screen's diff, and the glossary window (the keys need their lengths).
+  const diff = useMemo(
+    () => (s.finish.step.step === 'confirm' ? diffLines(s.finish.step.plan.files) : []),
+    [s.finish.step],
+  );
+  const glossaryCtx = useMemo(() => glossaryContext(tradeoff, answers), [tradeoff, answers]);
+  const overlay = s.overlay;
+  const glossary =
+    overlay?.kind === 'glossary'
+      ? glossaryView(lay.mainWidth, Math.max(1, lay.body - GLOSSARY_TITLE_ROWS), overlay.top, glossaryCtx, overlay.at)
+      : null;
+
+  const finishCtx = {
+    steps: setup.steps.length,
+    defaultConfigPath: deps.defaultConfigPath,
+    slurm: Boolean(deps.slurm),
+    csvLog: csvLabel,
+  };
+  const menu = finishItems(s.finish, finishCtx);
+
+  // The keys the shell handles itself, per surface (the views handle list and text-field keys).
+  const on = (a: WizardAction): 'handled' => {
+    dispatch(a);
+    return 'handled';
+  };
+  const steps = (action: Extract<WizardAction, { type: 'steps' }>['action']) => on({ type: 'steps', action });
+  const commitStepEdit = () => {
+    const e = s.steps?.edit;
+    if (e && e.part === 'value' && (e.text.startsWith('~') || e.text.includes('$'))) {
+      // `~` and $VARS in a value mean what they mean to a shell (zerowiz runs the steps without one); a
+      // relative path stays relative: the steps run in the directory zerowiz runs in.
+      const x = expandWord(e.text, paths);
+      if (!x.ok) {
+        setStepsNote(`${x.error}; ${x.hint}`);
+        return;
+      }
+      steps({ type: 'editText', text: x.value });
+    }
+    steps({ type: 'commitEdit' });
+  };
+  const [stepsNote, setStepsNote] = useState<string | null>(null);
+  const submitFinishField = () => {
+    const st = s.finish.step;
+    if (st.step === 'slurm') {
+      const field = SLURM_FIELDS[st.field]!;
+      const why = deps.slurm?.checkField(field, st.values[field].trim(), st.partitions) ?? null;
+      if (why) return on({ type: 'finish', action: { type: 'slurmRefused', error: why } });
+    }
+    return on({ type: 'finish', action: { type: 'submit' } });
+  };
+  const glossaryScroll = (delta: number) => {
+    if (!glossary || overlay?.kind !== 'glossary') return 'handled' as const;
+    return on({ type: 'glossaryScroll', delta: glossary.top + delta - overlay.top, maxTop: glossary.maxTop });
+  };
+  const pageOf = (n: number) => Math.max(1, n - 1);
+  const own: Partial<Record<Surface | 'always', SurfaceHandler>> = {
+    always: (c) => (c === 'abort' ? on({ type: 'abort' }) : 'unhandled'),
+    app: (c) => {
+      if (c === 'nextTab') return on({ type: 'nextTab' });
+      if (c === 'scrollUp') return on({ type: 'scroll', delta: -PREVIEW_PAGE_LINES });
+      if (c === 'scrollDown') return on({ type: 'scroll', delta: PREVIEW_PAGE_LINES });
+      if (c === 'quit') return on({ type: 'quit' });
+      return 'unhandled';
+    },
+    start: (c) => (c === 'quit' ? on({ type: 'quit' }) : 'unhandled'),
+    startSub: (c) => (c === 'back' ? on({ type: 'startView', view: 'menu' }) : 'unhandled'),
+    question: (c) => {
+      if (c === 'back') return on({ type: 'flow', action: { type: 'back' } });
+      if (c === 'help') return on({ type: 'toggleHelp' });
+      if (c === 'review') return on({ type: 'flow', action: { type: 'review' } });
+      return 'unhandled';
+    },
+    modeQuestion: (c) => (c === 'picture' ? on({ type: 'togglePicture' }) : 'unhandled'),
+    help: (c) => {
+      if (c === 'close') return on({ type: 'closeOverlay' });
+      if (c === 'glossary') {
+        const at = glossaryTermFor(q?.id ?? null);
+        return on({ type: 'openGlossary', ...(at ? { at } : {}) });
+      }
+      return 'unhandled';
+    },
+    picture: (c) => {
+      if (c === 'close') return on({ type: 'closeOverlay' });
+      if (c === 'glossary') return on({ type: 'openGlossary', at: 'sharding' });
+      return 'unhandled';
+    },
+    glossary: (c) => {
+      if (c === 'close') return on({ type: 'closeOverlay' });
+      if (c === 'up') return glossaryScroll(-1);
+      if (c === 'down') return glossaryScroll(1);
+      if (c === 'scrollUp') return glossaryScroll(-pageOf(lay.body - GLOSSARY_TITLE_ROWS));
+      if (c === 'scrollDown') return glossaryScroll(pageOf(lay.body - GLOSSARY_TITLE_ROWS));
+      if (c === 'top') return glossaryScroll(-(glossary?.top ?? 0));
+      if (c === 'bottom') return glossaryScroll((glossary?.maxTop ?? 0) - (glossary?.top ?? 0));
+      return 'unhandled';
+    },
+    review: (c) => (c === 'back' ? on({ type: 'flow', action: { type: 'back' } }) : 'unhandled'),
+    finish: (c) => (c === 'back' ? on({ type: 'finish', action: { type: 'choose', item: 'back' } }) : 'unhandled'),
+    diff: (c, _i, k) => {
+      if (c === 'yes') return on({ type: 'finish', action: { type: 'confirm' } });
+      if (c === 'no') return on({ type: 'finish', action: { type: 'cancel' } });
+      if (c !== 'up' && c !== 'down') return 'unhandled';
+      // A line with the arrows, a page with PgUp/PgDn.
+      const rowsShown = Math.max(3, lay.mainHeight - DIFF_CHROME_ROWS);
+      const maxTop = Math.max(0, diff.length - rowsShown);
+      const by = k.pageUp || k.pageDown ? pageOf(rowsShown) : 1;
+      return on({ type: 'finish', action: { type: 'scroll', delta: c === 'up' ? -by : by, maxTop } });
+    },
+    dialog: (c) => {
+      if (c === 'yes') return on({ type: 'dialog', answer: 'yes' });
+      if (c === 'no') return on({ type: 'dialog', answer: 'no' });
+      return 'unhandled';
+    },
+    steps: (c) => stepsCommand(c),
+    editing: (c) => {
+      if (c !== 'no') return 'unhandled';
+      if (screen === 'start') return on({ type: 'startView', view: 'menu' });
+      if (screen === 'steps') {
+        setStepsNote(null);
+        return steps({ type: 'cancelEdit' });
+      }
+      return on({ type: 'finish', action: { type: 'cancel' } });
+    },
+    offer: (c) => {
+      if (c === 'yes') return steps({ type: 'acceptOffer' });
+      if (c === 'no') return steps({ type: 'declineOffer' });
+      return 'unhandled';
+    },
+    templates: (c) => {
+      if (c !== 'back') return 'unhandled';
+      // Back from the templates: to the steps when there are some, else out of the steps screen.
+      if (s.steps && s.steps.steps.length > 0) return steps({ type: 'template', steps: s.steps.steps });
+      return on({ type: 'stepsBack' });
+    },
+  };
+  function stepsCommand(c: Command): 'handled' | 'unhandled' {
+    if (!s.steps) return 'unhandled';
+    setStepsNote(null);
+    const plain = STEP_ACTIONS[c];
+    if (plain) return steps(plain);
+    const step = s.steps.steps[s.steps.step];
+    switch (c) {
+      case 'edit':
+        // Enter on the config row moves its config on, as `c` does; on any other row it edits.
+        if (step && stepRows(step)[s.steps.row]?.kind === 'config') return stepsCommand('config');
+        return steps({ type: 'startEdit' });
+      case 'prevStep':
+      case 'nextStep':
+        return steps({ type: 'selectStep', index: s.steps.step + (c === 'prevStep' ? -1 : 1) });
+      case 'config':
+        if (!step) return 'handled';
+        return steps({ type: 'setConfig', config: nextStepConfig(step, noDeepSpeedConfigPath(s.flow.base)) });
+      case 'review':
+        return on({ type: 'stepsDone' });
+      case 'back':
+        return on({ type: 'stepsBack' });
+      case 'help':
+        return on({ type: 'toggleHelp' });
+      default:
+        return 'unhandled';
+    }
+  }
+
+  // The header: where the user is, what just happened, what was detected.
   const origin =
-    flow.origin.kind === 'preset'
-      ? `preset ${flow.origin.name}`
-      : flow.origin.kind === 'import'
+    s.flow.origin.kind === 'preset'
+      ? `preset ${s.flow.origin.name}`
+      : s.flow.origin.kind === 'import'
         ? 'imported config'
         : 'new setup';
-  let where: string = flow.screen;
-  const pr = useMemo(() => (q ? progress(q.id, answers) : null), [q, answers]);
-  if (q && pr) {
+  let where: string = screen;
+  const pr = q ? progress(q.id, answers) : null;
+  if (q && pr)
     where = q.advanced
       ? `${q.id} (advanced)`
       : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
-  }
-  // The message before the detection: it is news, the detection is not (and a long path then cuts the latter).
-  const header = `zerowiz · ${flow.screen === 'start' ? 'start' : `${origin}${flow.dirty ? ' *' : ''} · ${where}`}${message ? ` · ${message}` : ''} · ${detection}`;
+  if (overlay?.kind === 'picture') where += ' · picture';
+  if (overlay?.kind === 'glossary') where += ' · glossary';
+  const header = `zerowiz · ${screen === 'start' ? 'start' : `${origin}${s.flow.dirty ? ' *' : ''} · ${where}`}${s.message ? ` · ${s.message}` : ''} · ${s.detection}`;
+
+  // The preview's note on the ZeRO question: it shows the highlighted row, not (yet) the answer.
+  const previewNote =
+    onMode && highlighted !== null && highlighted !== selectedKey(answers) && tradeoff
+      ? `preview of the highlighted ${tradeoff.rows.find((r) => r.key === highlighted)?.label ?? highlighted} (not chosen yet: Enter)`
+      : null;
 
   let main: React.JSX.Element;
-  if (flow.screen === 'start') {
+  if (s.dialog) {
+    main = (
+      <Box flexDirection="column">
+        <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
+        <Text>y: quit · n/Esc: stay</Text>
+      </Box>
+    );
+  } else if (overlay?.kind === 'glossary') {
+    main = <GlossaryView width={lay.mainWidth} height={lay.body} top={glossary?.top ?? 0} ctx={glossaryCtx} />;
+  } else if (overlay?.kind === 'picture' && tradeoff) {
+    main = (
+      <PictureView
+        tradeoff={tradeoff}
+        rowKey={highlighted ?? selectedKey(answers)}
+        width={lay.mainWidth}
+        height={lay.body}
+        isActive={isActive}
+        onMove={(key) => dispatch({ type: 'draft', draft: draftFor(key, answers) })}
+        onChoose={(key) => answerMode(key)}
+      />
+    );
+  } else if (screen === 'start') {
     main = (
       <StartScreen
+        initialIndex={startIndex ?? 0}
+        view={s.start.view}
+        path={s.start.path}
         presets={presetList.presets}
         problems={presetList.problems}
         defaultConfigPath={deps.defaultConfigPath}
         defaultConfigExists={deps.defaultConfigExists}
-        message={message}
-        width={mainWidth}
-        height={mainHeight}
+        message={s.message}
+        width={lay.mainWidth}
+        height={lay.mainHeight}
         isActive={isActive}
-        onTyping={setTyping}
-        onNew={() => dispatch({ type: 'start', origin: { kind: 'new' } })}
+        onView={(view) => dispatch({ type: 'startView', view })}
+        onPath={(text) => dispatch({ type: 'startPath', text })}
+        onNew={() => dispatch({ type: 'newSetup' })}
         onPreset={(p) => {
           const { answers: _a, ...base } = p.setup;
-          dispatch({ type: 'start', origin: { kind: 'preset', name: p.name }, given: p.given, base, to: 'review' });
-          setMessage(null);
+          dispatch({ type: 'preset', name: p.name, given: p.given, base });
         }}
         onImport={importFrom}
-        onQuit={() => finish({ code: 0, summary: ['zerowiz: nothing written.'] })}
+        onQuit={() => dispatch({ type: 'quit' })}
       />
     );
   } else if (q) {
     main = (
       <QuestionScreen
-        key={`${q.id}:${flow.returnToReview}`}
+        key={`${q.id}:${s.flow.returnToReview}`}
         q={q}
         answers={answers}
-        given={flow.given}
-        env={flow.env}
-        width={mainWidth}
-        help={help}
+        given={s.flow.given}
+        env={s.flow.env}
+        width={lay.mainWidth}
+        help={overlay?.kind === 'help'}
         isActive={isActive}
         models={models}
-        modelTyped={modelTyped}
-        onTypeModel={() => setModelTyped(true)}
-        onDraft={setDraft}
+        modelTyped={s.modelTyped}
+        onTypeModel={() => dispatch({ type: 'typeModel' })}
+        onDraft={(draft) => dispatch({ type: 'draft', draft })}
         prefetch={prefetch}
+        paths={paths}
+        glossaryKey={textQuestion ? '^G' : 'g'}
+        {...(enter !== undefined ? { enter } : {})}
+        {...(tradeoff ? { tradeoff } : {})}
+        modeHighlight={highlighted}
         onAnswer={(values) => {
           const id = q.id as QuestionId;
           const { [id]: value, ...also } = values as Record<string, unknown>;
-          dispatch({ type: 'answer', id, value: id in values ? value : answers[id], also: also as Partial<Answers> });
+          dispatch({
+            type: 'flow',
+            action: { type: 'answer', id, value: id in values ? value : answers[id], also: also as Partial<Answers> },
+          });
         }}
       />
     );
-  } else if (flow.screen === 'review') {
+  } else if (screen === 'steps' && s.steps) {
+    main =
+      overlay?.kind === 'help' ? (
+        <Box flexDirection="column">
+          {stepsHelpLines(lay.mainWidth).map((l, i) => (
+            <Text key={i} color={tint('accent')}>
+              {l}
+            </Text>
+          ))}
+        </Box>
+      ) : (
+        <StepsScreen
+          editor={stepsNote ? { ...s.steps, message: stepsNote } : s.steps}
+          files={s.flow.base.files}
+          findings={stepFindingsHere}
+          width={lay.mainWidth}
+          height={lay.mainHeight}
+          isActive={isActive}
+          onTemplate={(id) =>
+            dispatch({
+              type: 'steps',
+              action: { type: 'template', steps: templateSteps(id, (n) => deps.presetSteps?.(n) ?? []) },
+            })
+          }
+          onEditText={(text) => dispatch({ type: 'steps', action: { type: 'editText', text } })}
+          onCommit={commitStepEdit}
+        />
+      );
+  } else if (screen === 'review') {
     main = (
       <ReviewScreen
-        answers={answers}
-        given={flow.given}
-        findings={findings}
-        width={mainWidth}
-        height={mainHeight}
+        items={items}
+        initialIndex={reviewIndex(
+          s,
+          items.map((i) => i.key),
+        )}
+        width={lay.mainWidth}
+        height={lay.mainHeight}
         notes={reviewNotes}
         isActive={isActive}
-        onJump={(id) => dispatch({ type: 'jump', id })}
-        onFinish={() => dispatch({ type: 'finish' })}
+        onChoose={(item) => {
+          const c = item.choice;
+          if (c.kind === 'finish') dispatch({ type: 'flow', action: { type: 'finish' } });
+          else if (c.kind === 'question') dispatch({ type: 'reviewJump', key: item.key, id: c.id });
+          else if (c.kind === 'fix') dispatch({ type: 'applyFix', fix: c.fix });
+          else dispatch({ type: 'openSteps' });
+        }}
       />
     );
   } else {
     main = (
       <FinishScreen
-        setup={setup}
-        given={flow.given}
-        dirty={flow.dirty}
+        finish={s.finish}
+        items={menu}
+        diff={diff}
         hasErrors={findings.some((f) => f.level === 'error')}
-        width={mainWidth}
-        height={mainHeight}
+        width={lay.mainWidth}
+        height={lay.mainHeight}
         isActive={isActive}
-        deps={deps}
-        onTyping={setTyping}
-        onConfirming={setConfirming}
-        onBack={() => dispatch({ type: 'back' })}
-        onWritten={(written, lines) => {
-          // From now on the preview (and a later preset or launch) shows the setup as written.
-          const { answers: _written, ...base } = written;
-          dispatchFlow({ type: 'written', base });
-          setWrittenLines(lines);
+        onText={(text) => dispatch({ type: 'finish', action: { type: 'text', text } })}
+        onSubmit={submitFinishField}
+        onChoose={(item) => {
+          if (item === 'preset')
+            dispatch({
+              type: 'finish',
+              action: { type: 'choose', item, presetName: setup.name === 'custom' ? 'my-setup' : setup.name },
+            });
+          else if (item === 'slurm') {
+            const n = Math.max(1, answers.num_machines);
+            dispatch({
+              type: 'finish',
+              action: {
+                type: 'choose',
+                item,
+                slurmDefaults: {
+                  nodes: String(n),
+                  gpusPerNode: String(Math.max(1, Math.floor(answers.num_processes / n))),
+                },
+              },
+            });
+          } else if (item === 'csvLog')
+            dispatch({ type: 'finish', action: { type: 'choose', item, csvLogOn: csvOn.length > 0 } });
+          else dispatch({ type: 'finish', action: { type: 'choose', item } });
         }}
-        onExit={finish}
       />
     );
   }
 
+  function answerMode(key: string) {
+    const values = draftFor(key, answers);
+    const { mode, ...also } = values as Record<string, unknown>;
+    dispatch({ type: 'flow', action: { type: 'answer', id: 'mode', value: mode, also: also as Partial<Answers> } });
+  }
+
   return (
-    <Box flexDirection="column" width={columns}>
-      <Text color={tint('accent')} wrap="truncate">
-        {clip(header, columns)}
-      </Text>
-      <Box flexDirection={wide ? 'row' : 'column'} height={body}>
-        <Box flexDirection="column" width={mainWidth} height={mainHeight} overflowY="hidden" flexShrink={0}>
-          <Box flexDirection="column" flexShrink={0}>
-            {confirmQuit ? (
-              <Box flexDirection="column">
-                <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
-                <Text>y: quit · n/Esc: stay</Text>
-              </Box>
-            ) : (
-              main
-            )}
-          </Box>
-        </Box>
-        {showPreview && !wide ? <Text color={tint('dim')}>{'─'.repeat(columns)}</Text> : null}
-        {showPreview && wide ? <Box width={2} /> : null}
-        {showPreview && preview ? (
-          <Preview preview={preview} tab={tab} width={previewWidth} height={previewHeight} scroll={scroll} />
-        ) : null}
-        {showPreview && !preview ? <Text color={tint('dim')}>preparing the preview…</Text> : null}
-      </Box>
-      {footer.map((l, i) => (
-        <Text key={i} color={tint('dim')} wrap="truncate">
-          {l}
+    <KeyDispatcher stack={stack} own={own} isActive={s.result === null}>
+      <Box flexDirection="column" width={columns}>
+        <Text color={tint('accent')} wrap="truncate">
+          {clip(header, columns)}
         </Text>
-      ))}
-    </Box>
+        <Box flexDirection={lay.wide ? 'row' : 'column'} height={lay.body}>
+          <Box flexDirection="column" width={lay.mainWidth} height={lay.mainHeight} overflowY="hidden" flexShrink={0}>
+            <Box flexDirection="column" flexShrink={0}>
+              {main}
+            </Box>
+          </Box>
+          {showPreview && lay.separator ? <Text color={tint('dim')}>{'─'.repeat(columns)}</Text> : null}
+          {showPreview && lay.wide ? <Box width={2} /> : null}
+          {showPreview && preview ? (
+            <Preview
+              preview={preview}
+              tab={s.preview.tab}
+              width={lay.previewWidth}
+              height={lay.previewHeight}
+              scroll={s.preview.scroll}
+              note={previewNote}
+            />
+          ) : null}
+          {showPreview && !preview ? <Text color={tint('dim')}>preparing the preview…</Text> : null}
+        </Box>
+        {hints.map((l, i) => (
+          <Text key={i} color={tint('dim')} wrap="truncate">
+            {l}
+          </Text>
+        ))}
+      </Box>
+    </KeyDispatcher>
   );
 }

@@ -1,16 +1,26 @@
+/**
+ * The finish screen: it renders the finish machine (src/wizard/finishState.ts) that the wizard's reducer
+ * holds: the menu, the directory and preset-name fields, the overwrite diff, the Slurm form, and what was
+ * written. It owns no state and no keys but its list's and its fields' (the wizard handles Esc, y/n and the
+ * diff's scrolling through the key tables).
+ */
 import type React from 'react';
-import { useEffect, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers } from '../../src/questions.js';
-import { modeDevice, rowLabel } from '../../src/modes.js';
 import type { Setup } from '../../src/setup.js';
 import type { WriteResult } from '../../src/write.js';
-import { diffLines, type DiffLine, type WritePlan, type WriteTarget } from '../../src/wizard/finish.js';
-import { clip } from '../common/text.js';
+import type { DiffLine, WritePlan, WriteTarget } from '../../src/wizard/finish.js';
+import {
+  SLURM_FIELDS,
+  type FinishItem,
+  type FinishState,
+  type SlurmField,
+  type SlurmPartition,
+} from '../../src/wizard/finishState.js';
+import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
-import { useKeyHold, useKeys } from '../common/keys.js';
 import { Indicator, PlainItem } from './parts.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
@@ -21,60 +31,28 @@ export interface FinishDeps {
   summarize(results: WriteResult[], setup: Setup): string[];
   savePreset(name: string, setup: Setup, description: string, given: Partial<Answers>): Promise<string>;
   defaultConfigPath: string;
+  /** Slurm, when its sbatch is on PATH: the partitions (sinfo) and the check of a form field. */
+  slurm?: SlurmDeps | null;
 }
 
-/** How the wizard ends. */
-export interface WizardResult {
-  code: number;
-  /** Lines printed after the terminal is restored (paths written, the launch command). */
-  summary: string[];
-  /** Set when the user chose to launch: the written setup. */
-  launch?: Setup;
+/** What the Slurm finish action needs. */
+export interface SlurmDeps {
+  listPartitions(): Promise<SlurmPartition[]>;
+  /** Why a field's value cannot be submitted (the same checks as `launch --slurm`'s flags), or null. */
+  checkField(field: SlurmField, value: string, partitions: readonly SlurmPartition[]): string | null;
 }
 
-type Step =
-  | { step: 'menu' }
-  | { step: 'dir'; text: string }
-  | { step: 'confirm'; plan: WritePlan; scroll: number }
-  | { step: 'writing' }
-  | { step: 'written'; lines: string[]; setup: Setup }
-  | { step: 'presetName'; text: string; after: 'menu' | 'written' }
-  | { step: 'quitConfirm' };
+/** What the diff's file headers say: the file on disk (---) against what zerowiz would write (+++). */
+export const DIFF_LABELS = { old: '--- on disk: ', new: '+++ zerowiz: ' } as const;
 
-/** Props of the finish screen. */
-export interface FinishScreenProps {
-  setup: Setup;
-  given: Partial<Answers>;
-  dirty: boolean;
-  hasErrors: boolean;
-  width: number;
-  height: number;
-  isActive: boolean;
-  /** Tells the app when a text field has the keys (q, r and ← then type). */
-  onTyping?: (typing: boolean) => void;
-  /** Tells the app when the overwrite diff is shown: it takes the preview's rows and its own footer keys. */
-  onConfirming?: (confirming: boolean) => void;
-  deps: FinishDeps;
-  onBack: () => void;
-  /** The files were written; `setup` is the setup as written (its files at the target). */
-  /** The files were written: the setup as written and the lines that say what was written. */
-  onWritten: (setup: Setup, lines: string[]) => void;
-  onExit: (r: WizardResult) => void;
-}
-
-function describe(setup: Setup): string {
-  const a = setup.answers;
-  return `${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} on ${a.num_processes} GPU(s), ${a.mixed_precision}; saved from the zerowiz wizard`;
-}
+/** Rows the diff's title and key line take: the diff gets the rest. */
+export const DIFF_CHROME_ROWS = 2;
 
 /** `…` and the end of `text` when it is wider than `width` (a path keeps its file name). */
 function clipStart(text: string, width: number): string {
   if (text.length <= width) return text;
   return width <= 1 ? '…'.slice(0, width) : `…${text.slice(text.length - (width - 1))}`;
 }
-
-/** What the diff's file headers say: the file on disk (---) against what zerowiz would write (+++). */
-export const DIFF_LABELS = { old: '--- on disk: ', new: '+++ zerowiz: ' } as const;
 
 /** One line of the overwrite diff, coloured; a file header keeps its label whole and shortens the path. */
 function DiffRow({ line, width }: { line: DiffLine; width: number }): React.JSX.Element {
@@ -101,133 +79,71 @@ function DiffRow({ line, width }: { line: DiffLine; width: number }): React.JSX.
   );
 }
 
-/** Write (default location or a directory, with a diff and a confirmation), save a preset, launch, or quit. */
+const SLURM_LABELS: Record<SlurmField, string> = {
+  partition: 'Partition',
+  nodes: 'Nodes',
+  gpusPerNode: 'GPUs per node',
+  time: 'Time limit',
+  account: 'Account',
+};
+const SLURM_HELP: Record<SlurmField, string> = {
+  partition: 'the partition to run in (empty: the cluster default)',
+  nodes: "nodes for the job (default: the setup's machines)",
+  gpusPerNode: "GPUs of each node (default: the setup's processes per machine)",
+  time: 'HH:MM:SS or D-HH:MM:SS (empty: the partition limit)',
+  account: 'the account to charge (empty: your default)',
+};
+
+/** Props of the finish screen. */
+export interface FinishScreenProps {
+  finish: FinishState;
+  items: { id: FinishItem; label: string }[];
+  /** The diff shown while an overwrite waits for y/n. */
+  diff: DiffLine[];
+  hasErrors: boolean;
+  width: number;
+  height: number;
+  isActive: boolean;
+  onChoose: (item: FinishItem) => void;
+  onText: (text: string) => void;
+  onSubmit: () => void;
+}
+
+/** The finish screen. */
 export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
-  const [s, setS] = useState<Step>({ step: 'menu' });
-  const [note, setNote] = useState<string | null>(null);
-  const [written, setWritten] = useState<{ lines: string[]; setup: Setup } | null>(null);
+  const st = p.finish.step;
   const w = p.width;
-  // Keys typed while the files are written go to the screen that follows (typeahead), not to nobody.
-  useKeyHold(s.step === 'writing');
-  // These report the screen's mode upward when it changes (not when the parent's callbacks do).
-  // biome-ignore lint/correctness/useExhaustiveDependencies: fires on a step change only.
-  useEffect(() => p.onTyping?.(s.step === 'dir' || s.step === 'presetName'), [s.step]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: fires on a step change only.
-  useEffect(() => p.onConfirming?.(s.step === 'confirm'), [s.step]);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: on unmount only.
-  useEffect(() => () => p.onConfirming?.(false), []);
-  // The overwrite diff: every row below its title and above its key line.
-  const diff = s.step === 'confirm' ? diffLines(s.plan.files) : [];
-  const diffRows = Math.max(3, p.height - 2);
-  const maxTop = Math.max(0, diff.length - diffRows);
-
-  const startWrite = (target: WriteTarget) => {
-    let plan: WritePlan;
-    try {
-      plan = p.deps.planWrite(p.setup, target);
-    } catch (e) {
-      setNote(`cannot write: ${(e as Error).message}`);
-      setS({ step: 'menu' });
-      return;
-    }
-    if (plan.changesExisting) setS({ step: 'confirm', plan, scroll: 0 });
-    else void doWrite(plan);
-  };
-  const doWrite = async (plan: WritePlan) => {
-    setS({ step: 'writing' });
-    try {
-      const results = await p.deps.carryOut(plan);
-      const lines = p.deps.summarize(results, plan.setup);
-      p.onWritten(plan.setup, lines);
-      setWritten({ lines, setup: plan.setup });
-      setS({ step: 'written', lines, setup: plan.setup });
-    } catch (e) {
-      setNote(`nothing written: ${(e as Error).message}`);
-      setS({ step: 'menu' });
-    }
-  };
-
-  useKeys(
-    (input, key) => {
-      if (s.step === 'confirm') {
-        if (input === 'y' || input === 'Y') void doWrite(s.plan);
-        else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
-        else if (key.downArrow || key.pageDown)
-          setS({ ...s, scroll: Math.min(maxTop, s.scroll + (key.pageDown ? Math.max(1, diffRows - 1) : 1)) });
-        else if (key.upArrow || key.pageUp)
-          setS({ ...s, scroll: Math.max(0, s.scroll - (key.pageUp ? Math.max(1, diffRows - 1) : 1)) });
-      } else if (s.step === 'quitConfirm') {
-        if (input === 'y' || input === 'Y') p.onExit({ code: 0, summary: ['zerowiz: quit without writing.'] });
-        else if (input === 'n' || input === 'N' || key.escape) setS({ step: 'menu' });
-      } else if (s.step === 'dir' || s.step === 'presetName') {
-        if (key.escape)
-          setS(
-            s.step === 'presetName' && s.after === 'written' && written
-              ? { step: 'written', ...written }
-              : { step: 'menu' },
-          );
-      } else if (s.step === 'menu' && (key.escape || key.leftArrow)) {
-        p.onBack();
-      }
-    },
-    { isActive: p.isActive },
-  );
-
-  const quit = () =>
-    p.dirty
-      ? setS({ step: 'quitConfirm' })
-      : p.onExit({ code: 0, summary: written ? written.lines : ['zerowiz: nothing written.'] });
+  const note = p.finish.note;
   const noteLine = note ? (
     <Text color={tint('warn')} wrap="truncate">
       {clip(note, w)}
     </Text>
   ) : null;
-
-  if (s.step === 'dir') {
-    return (
-      <Box flexDirection="column">
-        <Text bold>Directory for accelerate_config.yaml and ds_config.json (Enter: write, Esc: back):</Text>
-        <Box>
-          <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextField
-            value={s.text}
-            focus={p.isActive}
-            onChange={(t) => setS({ step: 'dir', text: t })}
-            onSubmit={(t) => startWrite({ kind: 'dir', dir: t.trim() === '' ? '.' : t.trim() })}
-          />
-        </Box>
+  const field = (prompt: string, text: string) => (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate">
+        {clip(prompt, w)}
+      </Text>
+      <Box>
+        <Text color={tint('accent')}>{'❯ '}</Text>
+        <TextField value={text} focus={p.isActive} onChange={p.onText} onSubmit={() => p.onSubmit()} />
       </Box>
+      {noteLine}
+    </Box>
+  );
+  if (st.step === 'dir')
+    return field(
+      'Directory for accelerate_config.yaml and ds_config.json (~ and $VARS work; Enter: write, Esc: back):',
+      st.text,
     );
-  }
-  if (s.step === 'presetName') {
-    return (
-      <Box flexDirection="column">
-        <Text bold>Name of the user preset (letters, digits, . _ -; Enter: save, Esc: back):</Text>
-        <Box>
-          <Text color={tint('accent')}>{'❯ '}</Text>
-          <TextField
-            value={s.text}
-            focus={p.isActive}
-            onChange={(t) => setS({ ...s, text: t })}
-            onSubmit={async (t) => {
-              try {
-                const path = await p.deps.savePreset(t.trim(), written?.setup ?? p.setup, describe(p.setup), p.given);
-                setNote(`saved preset ${t.trim()}: ${path}`);
-                setS(s.after === 'written' && written ? { step: 'written', ...written } : { step: 'menu' });
-              } catch (e) {
-                setNote(`not saved: ${(e as Error).message}`);
-              }
-            }}
-          />
-        </Box>
-        {noteLine}
-      </Box>
-    );
-  }
-  if (s.step === 'confirm') {
-    const top = Math.min(s.scroll, maxTop);
-    const shown = diff.slice(top, top + diffRows);
-    const where = diff.length > diffRows ? ` · lines ${top + 1}-${top + shown.length} of ${diff.length}` : '';
+  if (st.step === 'presetName')
+    return field('Name of the user preset (letters, digits, . _ -; Enter: save, Esc: back):', st.text);
+  if (st.step === 'confirm') {
+    const rows = Math.max(3, p.height - DIFF_CHROME_ROWS);
+    const maxTop = Math.max(0, p.diff.length - rows);
+    const top = Math.min(st.scroll, maxTop);
+    const shown = p.diff.slice(top, top + rows);
+    const where = p.diff.length > rows ? ` · lines ${top + 1}-${top + shown.length} of ${p.diff.length}` : '';
     return (
       <Box flexDirection="column">
         <Text bold wrap="truncate">
@@ -242,82 +158,86 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       </Box>
     );
   }
-  if (s.step === 'quitConfirm') {
+  if (st.step === 'planning' || st.step === 'writing') return <Text>Writing…</Text>;
+  if (st.step === 'saving') return <Text>Saving the preset…</Text>;
+  if (st.step === 'slurmLoading') return <Text>Asking Slurm for its partitions (sinfo)…</Text>;
+  if (st.step === 'slurm') {
+    const parts = st.partitions.map((x) => (x.isDefault ? `${x.name} (default)` : x.name));
     return (
       <Box flexDirection="column">
-        <Text bold>Quit without writing? Your answers changed and will be lost.</Text>
-        <Text>y: quit · n/Esc: stay</Text>
+        <Text bold wrap="truncate">
+          {clip('Submit to Slurm: the same job as `zerowiz launch --slurm` (Enter: next, Esc: back)', w)}
+        </Text>
+        {SLURM_FIELDS.map((f, i) => {
+          const label = `${SLURM_LABELS[f]}:`.padEnd(15);
+          if (i === st.field)
+            return (
+              <Box key={f}>
+                <Text color={tint('accent')}>{'❯ '}</Text>
+                <Text bold>{label}</Text>
+                <TextField value={st.values[f]} focus={p.isActive} onChange={p.onText} onSubmit={() => p.onSubmit()} />
+              </Box>
+            );
+          return (
+            <Text key={f} color={i < st.field ? undefined : tint('dim')} wrap="truncate">
+              {clip(`  ${label}${st.values[f] === '' ? '(none)' : st.values[f]}`, w)}
+            </Text>
+          );
+        })}
+        <Text color={tint('dim')} wrap="truncate">
+          {clip(SLURM_HELP[SLURM_FIELDS[st.field]!], w)}
+        </Text>
+        {SLURM_FIELDS[st.field] === 'partition' ? (
+          <Text color={tint('dim')} wrap="truncate">
+            {clip(
+              st.listError
+                ? `sinfo did not answer (${st.listError}); sbatch checks the partition`
+                : `partitions: ${parts.join(', ') || '(none listed)'}`,
+              w,
+            )}
+          </Text>
+        ) : null}
+        {noteLine}
       </Box>
     );
   }
-  if (s.step === 'writing') return <Text>Writing…</Text>;
-
-  const launchable = p.setup.steps.length > 0;
-  const items =
-    s.step === 'written'
-      ? [
-          { key: 'exit', value: 'exit', label: 'Done: exit (the paths and the command are printed)' },
-          { key: 'preset', value: 'preset', label: 'Save these answers as a user preset…' },
-          ...(launchable ? [{ key: 'launch', value: 'launch', label: 'Launch now in the log pane' }] : []),
-        ]
-      : [
-          { key: 'dir', value: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
-          {
-            key: 'default',
-            value: 'default',
-            label: clip(`Write as accelerate's default config: ${p.deps.defaultConfigPath}`, w - 2),
-          },
-          { key: 'preset', value: 'preset', label: 'Save the answers as a user preset…' },
-          ...(launchable
-            ? [
-                {
-                  key: 'launch',
-                  value: 'launch',
-                  label: `Launch the ${p.setup.steps.length} step(s) in the log pane (writes the setup's two config files first)`,
-                },
-              ]
-            : []),
-          { key: 'back', value: 'back', label: 'Back to the review' },
-          { key: 'quit', value: 'quit', label: 'Quit without writing' },
-        ];
+  // The menu, or the menu after a write with the files written above it (wrapped, never cut); the commands
+  // are in the preview's commands tab below, whole.
+  const all = st.step === 'written' && p.finish.written ? p.finish.written.lines : null;
+  const run = all ? all.indexOf('run:') : -1;
+  const written = all
+    ? [...(run >= 0 ? all.slice(0, run) : all), 'the commands to run: the preview below (Tab: commands)']
+    : null;
   return (
     <Box flexDirection="column">
-      {s.step === 'written' ? (
-        s.lines.map((l, i) => (
-          <Text key={i} color={i === s.lines.length - 1 ? tint('good') : undefined} wrap="truncate">
-            {clip(l, w)}
-          </Text>
-        ))
+      {written ? (
+        written
+          .flatMap((l, i) => softWrap(l, w).map((x) => [x, i] as const))
+          .map(([l, i], j) => (
+            <Text key={j} color={i === written.length - 1 ? tint('good') : undefined}>
+              {l}
+            </Text>
+          ))
       ) : (
         <Text bold>
           {p.hasErrors ? 'Finish (validation reports errors: see the preview; writing is still allowed):' : 'Finish:'}
         </Text>
       )}
       <List
-        items={items}
+        items={p.items.map((i) => ({ key: i.id, value: i.id, label: clip(i.label, w - 2) }))}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}
-        onSelect={(item) => {
-          setNote(null);
-          if (item.value === 'dir') setS({ step: 'dir', text: '.' });
-          else if (item.value === 'default') startWrite({ kind: 'default' });
-          else if (item.value === 'preset')
-            setS({
-              step: 'presetName',
-              text: p.setup.name === 'custom' ? 'my-setup' : p.setup.name,
-              after: s.step === 'written' ? 'written' : 'menu',
-            });
-          else if (item.value === 'launch') {
-            if (s.step === 'written') p.onExit({ code: 0, summary: s.lines, launch: s.setup });
-            // The launch writes the setup's own files (a preset's paths), with backups, before the first step.
-            else p.onExit({ code: 0, summary: [], launch: p.setup });
-          } else if (item.value === 'back') p.onBack();
-          else if (item.value === 'exit') p.onExit({ code: 0, summary: s.step === 'written' ? s.lines : [] });
-          else quit();
-        }}
+        onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
       {noteLine}
     </Box>
   );
+}
+
+/** The description a preset saved from the wizard gets. */
+export function presetDescription(setup: Setup): string {
+  const a = setup.answers;
+  const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
+  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
 }

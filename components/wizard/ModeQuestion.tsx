@@ -1,13 +1,20 @@
 import type React from 'react';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import type { Answers } from '../../src/questions.js';
 import { MODE_INFO, MODES, modeOffloads, rowFromKey, rowLabel } from '../../src/modes.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Interconnect } from '../../src/peak.js';
-import { explainRow, selectedKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
-import { bar, clip, padEnd, padStart, wrap } from '../common/text.js';
+import {
+  SPLIT_ROW_KEY,
+  explainRow,
+  selectedKey,
+  tradeoffOf,
+  type Tradeoff,
+  type TradeoffRow,
+} from '../../src/wizard/tradeoff.js';
+import { bar, clip, padEnd, padStart, wrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator } from './parts.js';
 
@@ -27,8 +34,19 @@ export function headerText(width: number): string {
   return `  ${padEnd('mode', LABEL_W)} ${padStart('GPU peak', NUM_W)} ${' '.repeat(b)}  ${padStart('CPU/node', NUM_W)} ${' '.repeat(b)}  ${padStart('comm', COMM_W)}  ${padStart('+s/step', TIME_W)}  fit`;
 }
 
-function fitMark(r: TradeoffRow): string {
-  return r.fits === null ? '?' : r.fits ? '✓' : '✗';
+/** ✓, ✗, or ✗ with what fails when it is not the GPU (the GPU bar is then not red). */
+export function fitMark(r: Pick<TradeoffRow, 'fits' | 'failsOn'>): string {
+  if (r.fits === null) return '?';
+  if (r.fits) return '✓';
+  return r.failsOn.length > 0 && !r.failsOn.includes('GPU') ? `✗ ${r.failsOn.join('+')}` : '✗';
+}
+
+/** The row the mode question starts on: the one given (the picture moved the highlight), the answer's, or the recommendation. */
+export function startKey(t: Tradeoff, answers: Answers, given: boolean, highlight: string | null = null): string {
+  const keys = modeItems(t).map((i) => i.key);
+  if (highlight !== null && keys.includes(highlight)) return highlight;
+  const current = selectedKey(answers);
+  return given || !t.recommendedKey ? current : t.recommendedKey;
 }
 
 /** The items of the mode list: the tradeoff rows, or the five modes without a model size. */
@@ -79,22 +97,33 @@ export function ModeQuestion(props: {
   prefetch?: (a: Partial<Answers>) => void;
   /** The help is open: it takes the rows of the reason and the panel, so the whole help fits at 80x24. */
   hidePanel?: boolean;
+  /** The table, when the app has it already. */
+  tradeoff?: Tradeoff;
+  /** The row to start on (see startKey). */
+  highlight?: string | null;
 }): React.JSX.Element {
   const { answers, width } = props;
   const { models, interconnect } = props;
-  const t = useMemo(
+  const own = useMemo(
     () =>
+      props.tradeoff ??
       tradeoffOf(answers, props.zeroInit, { ...(models ? { models } : {}), ...(interconnect ? { interconnect } : {}) }),
-    [answers, props.zeroInit, models, interconnect],
+    [props.tradeoff, answers, props.zeroInit, models, interconnect],
   );
+  const t = own;
   const items = modeItems(t);
-  const current = selectedKey(answers);
-  const startKey = props.given || !t.recommendedKey ? current : t.recommendedKey;
+  const first = startKey(t, answers, props.given, props.highlight ?? null);
   const initialIndex = Math.max(
     0,
-    items.findIndex((i) => i.key === startKey),
+    items.findIndex((i) => i.key === first),
   );
-  const [highlighted, setHighlighted] = useState(items[initialIndex]?.key ?? current);
+  const [highlighted, setHighlighted] = useState(items[initialIndex]?.key ?? first);
+  // The preview shows the highlighted row from the start (not the answer the highlight is not on). At commit
+  // (a layout effect), so it is in before any key moves the highlight: a passive effect could land after it.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, for the row the list starts on.
+  useLayoutEffect(() => {
+    props.onDraft(draftFor(items[initialIndex]?.key ?? first, answers));
+  }, []);
   const keys = items.map((i) => i.key).join(',');
   // Warm the preview cache one row per idle turn of the event loop: a key pressed meanwhile waits
   // for one preview at most, never for all of them.
@@ -106,14 +135,14 @@ export function ModeQuestion(props: {
     const step = () => {
       const k = todo.shift();
       if (k === undefined) return;
-      prefetch(draftFor(k));
+      prefetch(draftFor(k, answers));
       timer = setTimeout(step, 0);
     };
     timer = setTimeout(step, 0);
     return () => {
       if (timer) clearTimeout(timer);
     };
-  }, [keys, props.prefetch]);
+  }, [keys, props.prefetch, answers]);
   const b = barWidth(width);
   const byKey = new Map(t.rows.map((r) => [r.key, r]));
 
@@ -128,12 +157,15 @@ export function ModeQuestion(props: {
       );
     }
     const fitColor = r.fits === null ? undefined : r.fits ? tint('good') : tint('bad');
+    // Each bar is red only for its own memory: a row that fails on the CPU alone keeps a green GPU bar.
+    const gpuColor = r.fits === null ? undefined : r.failsOn.includes('GPU') ? tint('bad') : tint('good');
+    const cpuColor = r.failsOn.includes('CPU') ? tint('bad') : tint('accent');
     return (
       <Text wrap="truncate">
         <Text bold={isSelected}>{padEnd(r.label, LABEL_W)}</Text> {padStart(r.gpu, NUM_W)}{' '}
-        <Text color={fitColor}>{bar(r.gpuBar, b)}</Text>
+        <Text color={gpuColor}>{bar(r.gpuBar, b)}</Text>
         {'  '}
-        {padStart(r.cpu, NUM_W)} <Text color={tint('accent')}>{bar(r.cpuBar, b)}</Text>
+        {padStart(r.cpu, NUM_W)} <Text color={cpuColor}>{bar(r.cpuBar, b)}</Text>
         {'  '}
         {padStart(r.comm, COMM_W)}
         {'  '}
@@ -164,9 +196,9 @@ export function ModeQuestion(props: {
         renderItem={renderItem}
         onHighlight={(item) => {
           setHighlighted(item.value);
-          props.onDraft(draftFor(item.value));
+          props.onDraft(draftFor(item.value, answers));
         }}
-        onSelect={(item) => props.onAnswer(draftFor(item.value))}
+        onSelect={(item) => props.onAnswer(draftFor(item.value, answers))}
       />
       {props.hidePanel
         ? null
@@ -186,9 +218,17 @@ export function ModeQuestion(props: {
   );
 }
 
-/** The answers a row key stands for (mode, and the offload device of offload modes). */
-export function draftFor(key: string): Partial<Answers> {
+/**
+ * The answers a row key stands for: the mode, the offload device of offload modes, and the parameters'
+ * device back to the mode's own (undefined: its default), so a plain row ends a split; the split row keeps
+ * the answers' own devices.
+ */
+export function draftFor(key: string, a: Pick<Answers, 'mode' | 'offload_device'>): Partial<Answers> {
+  if (key === SPLIT_ROW_KEY) return { mode: a.mode, offload_device: a.offload_device };
   const row = rowFromKey(key);
   if (!row) return {};
-  return modeOffloads(row.mode) ? { mode: row.mode, offload_device: row.device ?? 'cpu' } : { mode: row.mode };
+  const end = { offload_param_device: undefined } as unknown as Partial<Answers>;
+  return modeOffloads(row.mode)
+    ? { mode: row.mode, offload_device: row.device ?? 'cpu', ...end }
+    : { mode: row.mode, ...end };
 }

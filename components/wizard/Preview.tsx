@@ -2,7 +2,7 @@ import type React from 'react';
 import { Box, Text } from 'ink';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';
-import { clip } from '../common/text.js';
+import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 
 const TAB_LABEL: Record<PreviewTab, string> = { yaml: 'YAML', json: 'JSON', commands: 'commands' };
@@ -39,6 +39,15 @@ function Line({ text, width }: { text: string; width: number }): React.JSX.Eleme
   );
 }
 
+/**
+ * The lines a tab shows at `width`: the commands soft-wrapped (a command is never cut: each line is exactly
+ * the `commands.sh` line, spread over rows), the files' lines as they are (clipped by the view).
+ */
+export function tabLines(p: PreviewData, tab: PreviewTab, width: number): string[] {
+  const lines = tabText(p, tab).split('\n');
+  return tab === 'commands' ? lines.flatMap((l) => softWrap(l, width)) : lines;
+}
+
 /** The live preview: tabs, a window of the current text, and the validation findings under it. */
 export function Preview({
   preview,
@@ -46,22 +55,30 @@ export function Preview({
   width,
   height,
   scroll,
+  note,
 }: {
   preview: PreviewData;
   tab: PreviewTab;
   width: number;
   height: number;
   scroll: number;
+  /** Said on the tab line: what the preview shows when it is not the answers (the highlighted ZeRO row). */
+  note?: string | null;
 }): React.JSX.Element {
-  const lines = tabText(preview, tab).split('\n');
+  const lines = tabLines(preview, tab, width);
+  // A note (the ZeRO row shown is the highlighted one, not the answer) takes a row of the text, above it.
+  const noteRows = note ? 1 : 0;
   const errors = preview.findings.filter((f) => f.level === 'error').length;
   const warnings = preview.findings.length - errors;
   const findingRows = Math.min(preview.findings.length, Math.floor((height - 1) / 3));
-  const bodyRows = Math.max(0, height - 1 - findingRows);
+  const bodyRows = Math.max(0, height - 1 - noteRows - findingRows);
   const maxScroll = Math.max(0, lines.length - bodyRows);
   const top = Math.min(Math.max(0, scroll), maxScroll);
   const shown = lines.slice(top, top + bodyRows);
-  const more = lines.length > bodyRows ? ` ${top + 1}-${Math.min(lines.length, top + bodyRows)}/${lines.length}` : '';
+  const more =
+    lines.length > bodyRows && bodyRows > 0
+      ? ` ${top + 1}-${Math.min(lines.length, top + bodyRows)}/${lines.length}`
+      : '';
   const status =
     errors + warnings === 0
       ? 'no findings'
@@ -75,6 +92,11 @@ export function Preview({
         <Text color={tint('dim')}>{more}</Text>
         <Text color={errors > 0 ? tint('bad') : warnings > 0 ? tint('warn') : tint('good')}>{`  ${status}`}</Text>
       </Text>
+      {note ? (
+        <Text color={tint('recommended')} wrap="truncate">
+          {clip(`▸ ${note}`, width)}
+        </Text>
+      ) : null}
       {shown.map((l, i) => (
         <Line key={i} text={l} width={width} />
       ))}

@@ -3,17 +3,31 @@ import { useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
-import type { Answers, DetectedEnv, Question } from '../../src/questions.js';
+import type { Answers, DetectedEnv, Parsed, Question } from '../../src/questions.js';
 import type { ModelEntry } from '../../src/models.js';
+import { expandPathAnswer, type ExpandContext } from '../../src/expand.js';
+import { fieldStart, fieldValue } from '../../src/wizard/display.js';
+import type { Tradeoff } from '../../src/wizard/tradeoff.js';
 import { formatCount } from '../../src/units.js';
-import { clip, wrap } from '../common/text.js';
+import { clip, wrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { ModeQuestion } from './ModeQuestion.js';
 import { Indicator, PlainItem } from './parts.js';
 
-/** Lines of the help box for a question. */
-export function helpLines(q: Question, a: Answers, env: DetectedEnv, width: number): string[] {
-  const def = q.format(q.defaultValue(a, env) as never);
+/**
+ * Lines of the help box for a question. `enter` is what Enter chooses now (display.ts enterChoice): the
+ * "Default" the help names is that, never a value Enter would not give.
+ */
+export function helpLines(
+  q: Question,
+  a: Answers,
+  env: DetectedEnv,
+  width: number,
+  enter?: string,
+  glossaryKey = 'g',
+): string[] {
+  const formatted = q.format(q.defaultValue(a, env) as never);
+  const def = enter ?? (formatted === '' ? '(empty)' : formatted);
   const keys = [
     q.yamlKey ? `accelerate YAML: ${q.yamlKey}` : 'accelerate YAML: (none)',
     q.jsonKey ? `DeepSpeed JSON: ${compactKeys(q.jsonKey)}` : 'DeepSpeed JSON: (none)',
@@ -27,7 +41,7 @@ export function helpLines(q: Question, a: Answers, env: DetectedEnv, width: numb
       ? [`accelerate config's default is ${q.accelerateDefault.value}, zerowiz's ${def}: ${q.accelerateDefault.why}.`]
       : []),
     `Sets ${keys}`,
-    `Default: ${def === '' ? '(empty)' : def}   (? closes this help)`,
+    `Default: ${def}   (? closes this help · ${glossaryKey}: glossary)`,
   ];
   return parts.flatMap((p) => wrap(p, width));
 }
@@ -75,11 +89,32 @@ function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps)
   );
 }
 
+/**
+ * A typed answer as the question means it: a path question's text expanded as a shell would (`~`, `$VAR`,
+ * relative to the launch directory), a count or size that still reads as it started keeps its exact value.
+ */
+export function parseTyped(
+  q: Question,
+  text: string,
+  a: Answers,
+  start: ReturnType<typeof fieldStart>,
+  paths: ExpandContext,
+): Parsed<unknown> & { expanded?: string } {
+  if (q.path) {
+    const x = expandPathAnswer(text, paths);
+    if (!x.ok) return { ok: false, error: `${x.error}; ${x.hint}` };
+    const p = q.parse(x.value, a) as Parsed<unknown>;
+    return x.value !== text.trim() && p.ok ? { ...p, expanded: x.value } : p;
+  }
+  return fieldValue(q.id, text, start, a);
+}
+
 /** A typed answer, validated as you type; Enter is refused while it is invalid. */
-function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): React.JSX.Element {
-  const [text, setText] = useState(() => q.format(a[q.id] as never));
+function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyProps): React.JSX.Element {
+  const [start] = useState(() => fieldStart(q.id, a));
+  const [text, setText] = useState(start.text);
   const [refused, setRefused] = useState(false);
-  const parsed = useMemo(() => q.parse(text, a), [q, text, a]);
+  const parsed = useMemo(() => parseTyped(q, text, a, start, paths), [q, text, a, start, paths]);
   return (
     <Box flexDirection="column">
       <Box>
@@ -87,11 +122,11 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): 
         <TextField
           value={text}
           focus={isActive}
+          surface="answerField"
           onChange={(v) => {
-            if (v.includes('?') && !text.includes('?')) return; // `?` opens the help
             setText(v);
             setRefused(false);
-            const p = q.parse(v, a);
+            const p = parseTyped(q, v, a, start, paths);
             onDraft(p.ok ? ({ [q.id]: p.value } as Partial<Answers>) : null);
           }}
           onSubmit={() => {
@@ -103,7 +138,11 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): 
       {parsed.ok ? (
         <Text color={tint('dim')} wrap="truncate">
           {clip(
-            text.trim() === '' ? 'empty: Enter keeps it empty (see ? for what that means)' : 'Enter to accept',
+            parsed.expanded !== undefined
+              ? `= ${parsed.expanded}  (Enter to accept)`
+              : text.trim() === ''
+                ? 'empty: Enter keeps it empty (see ? for what that means)'
+                : 'Enter to accept',
             width,
           )}
         </Text>
@@ -132,15 +171,10 @@ export function modelListShown(
 
 /** The model size question: a model from the catalog, a typed count, or no estimate. */
 function ModelQuestion(
-  props: BodyProps & { models: ModelEntry[]; typed?: boolean | undefined; onType?: (() => void) | undefined },
+  props: BodyProps & { models: ModelEntry[]; typed: boolean; onType: () => void },
 ): React.JSX.Element {
   const { a, models, width } = props;
-  const [typedHere, setTypedHere] = useState(false);
-  if (!modelListShown(a, models, props.typed ?? typedHere)) return <TextQuestion {...props} />;
-  const setTyping = (v: boolean) => {
-    setTypedHere(v);
-    props.onType?.();
-  };
+  if (!modelListShown(a, models, props.typed)) return <TextQuestion {...props} />;
   const items = [
     ...models.map((m) => ({
       key: m.id,
@@ -184,7 +218,7 @@ function ModelQuestion(
       onHighlight={(item) => props.onDraft(pick(item.value))}
       onSelect={(item) => {
         if (item.value === '__type') {
-          setTyping(true);
+          props.onType();
           return;
         }
         const v = pick(item.value);
@@ -200,6 +234,8 @@ interface BodyProps {
   width: number;
   isActive: boolean;
   givenIds?: Partial<Answers>;
+  /** Where typed paths are expanded against. */
+  paths: ExpandContext;
   onAnswer: (values: Partial<Answers>) => void;
   onDraft: (values: Partial<Answers> | null) => void;
 }
@@ -220,7 +256,19 @@ export interface QuestionScreenProps {
   onAnswer: (values: Partial<Answers>) => void;
   onDraft: (values: Partial<Answers> | null) => void;
   prefetch?: (values: Partial<Answers>) => void;
+  /** Where typed paths are expanded against (default: this process's environment and directory). */
+  paths?: ExpandContext;
+  /** What Enter chooses now, for the help's "Default" (see display.ts enterChoice). */
+  enter?: string;
+  /** The key that opens the glossary from the help (`g`; `^G` where a text field takes `g`). */
+  glossaryKey?: string;
+  /** The ZeRO table (the app computes it once per answers); the mode question computes it when absent. */
+  tradeoff?: Tradeoff;
+  /** The highlighted ZeRO row to start on (the picture moved it), else the answer's or the recommendation. */
+  modeHighlight?: string | null;
 }
+
+const DEFAULT_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
 
 /** The prompt line(s). */
 export function promptLines(q: Question, width: number): string[] {
@@ -236,6 +284,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
     width,
     isActive: p.isActive,
     givenIds: p.given,
+    paths: p.paths ?? DEFAULT_PATHS,
     onAnswer: p.onAnswer,
     onDraft: p.onDraft,
   };
@@ -254,10 +303,19 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
         onAnswer={p.onAnswer}
         onDraft={p.onDraft}
         {...(p.prefetch ? { prefetch: p.prefetch } : {})}
+        {...(p.tradeoff ? { tradeoff: p.tradeoff } : {})}
+        highlight={p.modeHighlight ?? null}
       />
     );
   } else if (q.id === 'model_params') {
-    content = <ModelQuestion {...body} models={p.models} typed={p.modelTyped} onType={p.onTypeModel} />;
+    content = (
+      <ModelQuestion
+        {...body}
+        models={p.models}
+        typed={p.modelTyped ?? false}
+        onType={p.onTypeModel ?? (() => undefined)}
+      />
+    );
   } else if (q.kind === 'text') {
     content = <TextQuestion {...body} />;
   } else {
@@ -273,7 +331,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
       {content}
       {p.help ? (
         <Box flexDirection="column">
-          {helpLines(q, p.answers, p.env, width).map((l, i) => (
+          {helpLines(q, p.answers, p.env, width, p.enter, p.glossaryKey).map((l, i) => (
             <Text key={i} color={tint('accent')}>
               {l}
             </Text>

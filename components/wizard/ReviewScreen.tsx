@@ -1,64 +1,105 @@
 import type React from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
-import { activeQuestions, type Answers, type QuestionId } from '../../src/questions.js';
+import { activeQuestions, movedTo, type Answers, type QuestionId } from '../../src/questions.js';
+import type { LaunchStep } from '../../src/setup.js';
+import type { StepFix } from '../../src/step-findings.js';
 import type { Finding } from '../../src/validate.js';
-import { clip, padEnd, wrap } from '../common/text.js';
+import { humanAnswer } from '../../src/wizard/display.js';
+import { STEPS_ROW, type ImportNotes } from '../../src/wizard/shell.js';
+import { clip, padEnd, wrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
 
-/** One entry of the review list. */
+/** A finding as the review lists it: validate's, or a step's (with the fix zerowiz can make). */
+export type ReviewFinding = Finding & { fixAction?: StepFix; stepName?: string };
+
+/** What choosing a review row does. */
+export type ReviewChoice =
+  | { kind: 'finish' }
+  | { kind: 'question'; id: QuestionId }
+  | { kind: 'fix'; fix: StepFix }
+  | { kind: 'steps' };
+
+/** One entry of the review list: `key` names the row (the cursor comes back to it), `choice` what it opens. */
 export interface ReviewItem {
   key: string;
   label: string;
   value: string;
+  choice: ReviewChoice;
 }
 
-/** The review entries: finish, the findings that point at a question, then every answer in order. */
-export function reviewItems(a: Answers, given: Partial<Answers>, findings: Finding[], width: number): ReviewItem[] {
+function stepsSummary(steps: readonly LaunchStep[]): string {
+  if (steps.length === 0) return '(none: zerowiz launch has nothing to run)';
+  return steps.map((s) => s.name).join(', ');
+}
+
+/**
+ * The review entries: finish, the findings (each opens its question, applies its fix, or opens the steps),
+ * the steps, then every answer in order, in human units (`20.43B`, `1 TiB`), paths as written (absolute).
+ */
+export function reviewItems(
+  a: Answers,
+  given: Partial<Answers>,
+  findings: readonly ReviewFinding[],
+  width: number,
+  steps: readonly LaunchStep[] = [],
+): ReviewItem[] {
   const items: ReviewItem[] = [
-    { key: 'finish', value: 'finish', label: '→ Finish: write the files, save a preset or launch…' },
+    {
+      key: 'finish',
+      value: 'finish',
+      choice: { kind: 'finish' },
+      label: '→ Finish: write the files, save a preset or launch…',
+    },
   ];
   findings.forEach((f, i) => {
+    const mark = f.level === 'error' ? '✗' : '!';
     const target = f.questions?.[0];
-    if (!target) return;
-    items.push({
-      key: `f${i}`,
-      value: `q:${target}`,
-      label: clip(`${f.level === 'error' ? '✗' : '!'} ${f.message} → ${target}`, width - 2),
-    });
+    let choice: ReviewChoice;
+    let tail: string;
+    // What Enter does comes first: a long message is cut at the end, never the action.
+    if (f.fixAction) {
+      choice = { kind: 'fix', fix: f.fixAction };
+      tail = 'Enter fixes';
+    } else if (target) {
+      choice = { kind: 'question', id: target };
+      tail = `→ ${target}`;
+    } else if (f.stepName !== undefined) {
+      choice = { kind: 'steps' };
+      tail = '→ steps';
+    } else return;
+    items.push({ key: `f${i}`, value: `f${i}`, choice, label: clip(`${mark} [${tail}] ${f.message}`, width - 2) });
+  });
+  items.push({
+    key: STEPS_ROW,
+    value: STEPS_ROW,
+    choice: { kind: 'steps' },
+    label: clip(`${padEnd('steps', 28)} ${stepsSummary(steps)}  → edit`, width - 2),
   });
   for (const q of activeQuestions(a, true)) {
-    const shown = q.format(a[q.id] as never);
+    const shown = humanAnswer(q.id, a);
     // zerowiz's default where accelerate config's differs says so: the user may expect accelerate's.
     const theirs = q.accelerateDefault?.value;
     const mark =
       q.id in given
         ? ''
-        : theirs !== undefined && theirs !== shown
+        : theirs !== undefined && theirs !== q.format(a[q.id] as never)
           ? `  · default (accelerate's: ${theirs})`
           : '  · default';
     items.push({
-      key: q.id,
+      key: `q:${q.id}`,
       value: `q:${q.id}`,
+      choice: { kind: 'question', id: q.id },
       label: clip(`${padEnd(q.id, 28)} ${shown === '' ? '(empty)' : shown}${mark}`, width - 2),
     });
   }
   return items;
 }
 
-/** What an import did with keys zerowiz does not ask about (from the import result). */
-export interface ImportNotes {
-  path: string;
-  /** Dotted keys zerowiz does not model, written back as they were. */
-  kept: string[];
-  /** Keys moved from the YAML into the DeepSpeed JSON. */
-  moved: string[];
-}
-
 /**
- * The review's lines about an import: the kept keys and the moved keys, named, wrapped to `width`, in
- * at most `maxLines` rows (the last one then says how many keys are not shown).
+ * The review's lines about an import: the kept keys and, for each moved key, where in the DeepSpeed JSON it
+ * went, wrapped to `width`, in at most `maxLines` rows (the last one then says how many keys are not shown).
  */
 export function importLines(n: ImportNotes | null, width: number, maxLines: number): string[] {
   if (!n || (n.kept.length === 0 && n.moved.length === 0)) return [];
@@ -68,7 +109,7 @@ export function importLines(n: ImportNotes | null, width: number, maxLines: numb
   if (n.moved.length)
     groups.push([
       `Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`,
-      n.moved,
+      n.moved.map((k) => `${k} → ${movedTo(k)}`),
     ]);
   const all = groups.flatMap(([title, keys]) => wrap(`${title} ${keys.join(', ')}`, width));
   const max = Math.max(1, maxLines);
@@ -79,20 +120,18 @@ export function importLines(n: ImportNotes | null, width: number, maxLines: numb
   return [...shown, clip(`… ${hidden} more key(s) not shown (a taller terminal shows them)`, width)];
 }
 
-/** The review: every answer; choosing one opens it, and answering it returns here. */
+/** The review: every answer; choosing one opens it, and answering it returns here (the cursor on its row). */
 export function ReviewScreen(p: {
-  answers: Answers;
-  given: Partial<Answers>;
-  findings: Finding[];
+  items: ReviewItem[];
+  /** The row the cursor starts on (the row edited last). */
+  initialIndex?: number;
   width: number;
   height: number;
   /** Lines about an import (see `importLines`), shown under the title. */
   notes?: string[];
   isActive: boolean;
-  onJump: (id: QuestionId) => void;
-  onFinish: () => void;
+  onChoose: (item: ReviewItem) => void;
 }): React.JSX.Element {
-  const items = reviewItems(p.answers, p.given, p.findings, p.width);
   const notes = p.notes ?? [];
   return (
     <Box flexDirection="column">
@@ -105,14 +144,15 @@ export function ReviewScreen(p: {
         </Text>
       ))}
       <List
-        items={items}
-        limit={Math.max(3, Math.min(items.length, p.height - 1 - notes.length))}
+        items={p.items}
+        initialIndex={p.initialIndex ?? 0}
+        limit={Math.max(3, Math.min(p.items.length, p.height - 1 - notes.length))}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}
         onSelect={(item) => {
-          if (item.value === 'finish') p.onFinish();
-          else p.onJump(item.value.slice(2) as QuestionId);
+          const it = p.items.find((x) => x.value === item.value);
+          if (it) p.onChoose(it);
         }}
       />
     </Box>

@@ -1,17 +1,19 @@
 import type React from 'react';
-import { useEffect, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
-import { clip, padEnd } from '../common/text.js';
+import { clip, padEnd, wrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
-import { useKeys } from '../common/keys.js';
 import { Indicator, PlainItem } from './parts.js';
 import { START_PROMPT, startItems } from './startText.js';
 
-/** Props of the start screen. */
+/** Props of the start screen: its sub-view and path field live in the wizard's state (src/wizard/shell.ts). */
 export interface StartScreenProps {
+  view: 'menu' | 'presets' | 'path';
+  /** The menu's highlighted entry when it first shows. */
+  initialIndex?: number;
+  path: string;
   presets: Preset[];
   problems: PresetProblem[];
   defaultConfigPath: string;
@@ -20,8 +22,8 @@ export interface StartScreenProps {
   width: number;
   height: number;
   isActive: boolean;
-  /** Tells the app when a text field has the keys (q, r and ← then type). */
-  onTyping?: (typing: boolean) => void;
+  onView: (view: 'menu' | 'presets' | 'path') => void;
+  onPath: (text: string) => void;
   onNew: () => void;
   onPreset: (p: Preset) => void;
   onImport: (path: string) => void;
@@ -30,18 +32,8 @@ export interface StartScreenProps {
 
 /** The first screen: a new setup, a preset, or an existing accelerate config. */
 export function StartScreen(p: StartScreenProps): React.JSX.Element {
-  const [view, setView] = useState<'menu' | 'presets' | 'path'>('menu');
-  const [path, setPath] = useState('');
-  useKeys(
-    (_i, key) => {
-      if (key.escape || (key.leftArrow && view === 'presets')) setView('menu');
-    },
-    { isActive: p.isActive && view !== 'menu' },
-  );
   const w = p.width;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reports the view upward when it changes only.
-  useEffect(() => p.onTyping?.(view === 'path'), [view]);
-  if (view === 'presets') {
+  if (p.view === 'presets') {
     const nameW = Math.min(30, Math.max(...p.presets.map((x) => x.name.length + 7), 10));
     const items = p.presets.map((x, i) => ({
       key: `${i}`,
@@ -71,19 +63,20 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
       </Box>
     );
   }
-  if (view === 'path') {
+  if (p.view === 'path') {
     return (
       <Box flexDirection="column">
-        <Text bold>Path of an accelerate config YAML to import (Esc: back):</Text>
+        <Text bold>Path of an accelerate config YAML to import (~ and $VARS work; Esc: back):</Text>
         <Box>
           <Text color={tint('accent')}>{'❯ '}</Text>
           <TextField
-            value={path}
+            value={p.path}
             focus={p.isActive}
-            onChange={setPath}
+            onChange={p.onPath}
             onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())}
           />
         </Box>
+        <Message text={p.message} width={w} />
       </Box>
     );
   }
@@ -98,18 +91,33 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
       <Text bold>{START_PROMPT}</Text>
       <List
         items={items}
+        initialIndex={p.initialIndex ?? 0}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}
         onSelect={(item) => {
           if (item.value === 'new') p.onNew();
-          else if (item.value === 'preset') setView('presets');
+          else if (item.value === 'preset') p.onView('presets');
           else if (item.value === 'default') p.onImport(p.defaultConfigPath);
-          else if (item.value === 'path') setView('path');
+          else if (item.value === 'path') p.onView('path');
           else p.onQuit();
         }}
       />
-      {p.message ? <Text color={tint('warn')}>{p.message}</Text> : null}
+      <Message text={p.message} width={w} />
     </Box>
+  );
+}
+
+/** What the last action said (an import that failed), wrapped: a path in it is never cut. */
+function Message({ text, width }: { text: string | null; width: number }): React.JSX.Element | null {
+  if (!text) return null;
+  return (
+    <>
+      {wrap(text, width).map((l, i) => (
+        <Text key={i} color={tint('warn')}>
+          {l}
+        </Text>
+      ))}
+    </>
   );
 }

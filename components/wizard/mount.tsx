@@ -1,6 +1,6 @@
 import { render } from 'ink';
 import { App, type AppDeps } from './App.js';
-import type { WizardResult } from './FinishScreen.js';
+import type { WizardResult } from '../../src/wizard/shell.js';
 
 /**
  * Makes the first frame Ink writes start from a cleared screen, in the same write: whatever was painted
@@ -25,26 +25,30 @@ export async function mountWizard(
   deps: AppDeps,
   configPath: string | undefined,
   painted = false,
+  startIndex = 0,
 ): Promise<WizardResult> {
   const unpatch = painted ? clearUnderFirstFrame(process.stdout) : () => undefined;
   try {
-    return await run(deps, configPath);
+    return await run(deps, configPath, startIndex);
   } finally {
     unpatch();
   }
 }
 
-async function run(deps: AppDeps, configPath: string | undefined): Promise<WizardResult> {
+async function run(deps: AppDeps, configPath: string | undefined, startIndex: number): Promise<WizardResult> {
   let result: WizardResult = { code: 1, summary: ['zerowiz: the wizard stopped unexpectedly; nothing written.'] };
   let resolveResult: (r: WizardResult) => void = () => undefined;
   const got = new Promise<WizardResult>((res) => {
     resolveResult = res;
   });
-  const app = render(<App deps={deps} configPath={configPath} onExit={(r: WizardResult) => resolveResult(r)} />, {
-    exitOnCtrlC: false,
-    patchConsole: false,
-    maxFps: 120,
-  });
+  const app = render(
+    <App deps={deps} configPath={configPath} startIndex={startIndex} onExit={(r: WizardResult) => resolveResult(r)} />,
+    {
+      exitOnCtrlC: false,
+      patchConsole: false,
+      maxFps: 120,
+    },
+  );
   result = await Promise.race([got, app.waitUntilExit().then(() => result)]);
   app.unmount();
   await app.waitUntilExit().catch(() => undefined);

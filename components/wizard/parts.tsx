@@ -1,7 +1,7 @@
 import type React from 'react';
 import { Box, Text } from 'ink';
 import { tint } from '../common/theme.js';
-import { wrap } from '../common/text.js';
+import { wrap } from '../../src/text.js';
 
 /** The list highlight marker (no colour under NO_COLOR; the marker itself carries it). */
 export function Indicator({ isSelected }: { isSelected?: boolean }): React.JSX.Element {

@@ -21,9 +21,12 @@ import {
 import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
+import { whichSync } from '../../src/launch/preflight.js';
+import type { Setup } from '../../src/setup.js';
+import type { SlurmDeps } from './FinishScreen.js';
 import type { AppDeps } from './App.js';
-import type { WizardResult } from './FinishScreen.js';
-import { paintStartFrame } from './startText.js';
+import type { WizardResult } from '../../src/wizard/shell.js';
+import { earlyStartKeys, paintStartFrame } from './startText.js';
 
 const MIN_COLUMNS = 80;
 const MIN_ROWS = 24;
@@ -40,6 +43,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
       import('../../src/import.js'),
       import('../../src/models.js'),
       import('../../src/wizard/finish.js'),
+      import('../../src/accelerate-config.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
@@ -56,17 +60,14 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     ready: loaded.then(() => undefined),
     startLoading: () => kick(),
     async detect() {
-      const { detectHost, describeGpus } = await import('../../src/detect.js');
+      const [{ detectHost, describeGpus }, { envFromDetection }] = await Promise.all([
+        import('../../src/detect.js'),
+        import('../../src/processes.js'),
+      ]);
       const host = await detectHost({ env, topology: true });
       const g = host.gpu;
-      const gpuEnv = {
-        gpuCount: g.detected ? g.gpus.length : null,
-        gpuMemoryBytes: g.minMemoryBytes,
-        cpuMemoryBytes: host.cpuMemoryBytes,
-        interconnect: host.interconnect,
-      };
       const text = g.detected ? describeGpus(g) : 'GPUs not detected: asked instead';
-      return { env: gpuEnv, description: `${text} · RAM ${formatBytesShort(host.cpuMemoryBytes)}` };
+      return { env: envFromDetection(host), description: `${text} · RAM ${formatBytesShort(host.cpuMemoryBytes)}` };
     },
     listPresets: () => need()[0].listPresets(env),
     importConfig: (path) => need()[1].importAccelerateConfig(path, cwd),
@@ -77,6 +78,47 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     carryOut: (plan) => need()[3].carryOut(plan),
     summarize: (results, setup) => need()[3].summaryLines(results, setup),
     savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
+    presetSteps: (name) => need()[0].findPreset(name, env).setup.steps,
+    defaultConfigSummary: () => need()[4].readAccelerateConfigSummary(defaultConfigPath, cwd),
+    paths: { env, cwd },
+    slurm: whichSync('sbatch', env) ? slurmDeps(env, cwd) : null,
+  };
+}
+
+/** The Slurm finish action's parts: sinfo's partitions, and each field checked as `launch --slurm` checks its flag. */
+function slurmDeps(env: NodeJS.ProcessEnv, cwd: string): SlurmDeps {
+  // Loaded when the form opens (listing the partitions), never on the way to the first frame.
+  let mods: [typeof import('../../src/slurm/launch.js'), typeof import('../../src/slurm/shape.js')] | null = null;
+  return {
+    async listPartitions() {
+      const [{ listPartitions }, launch, shape] = await Promise.all([
+        import('../../src/slurm/preflight.js'),
+        import('../../src/slurm/launch.js'),
+        import('../../src/slurm/shape.js'),
+      ]);
+      mods = [launch, shape];
+      return listPartitions({ env, cwd });
+    },
+    checkField(field, value, partitions) {
+      if (!mods) return null;
+      const [{ checkOptions: checkSbatchOptions }, { parseShapeFlag }] = mods;
+      if (value === '')
+        return field === 'nodes' || field === 'gpusPerNode'
+          ? `give the ${field === 'nodes' ? 'number of nodes' : 'GPUs per node'}`
+          : null;
+      try {
+        if (field === 'partition' && partitions.length > 0 && !partitions.some((p) => p.name === value))
+          return `Slurm has no partition '${value}'; the partitions here are: ${partitions.map((p) => p.name).join(', ')}`;
+        if (field === 'nodes' || field === 'gpusPerNode')
+          parseShapeFlag(field === 'nodes' ? '--nodes' : '--gpus-per-node', value);
+        if (field === 'time' || field === 'account' || field === 'partition')
+          checkSbatchOptions({ [field]: value, extra: [] });
+        return null;
+      } catch (e) {
+        const err = e as { message: string; hint?: string };
+        return err.hint ? `${err.message}; ${err.hint}` : err.message;
+      }
+    },
   };
 }
 
@@ -142,6 +184,13 @@ export function capYoungGeneration(cap = YOUNG_SEMI_SPACE_CAP): () => void {
   };
 }
 
+/** The setup as this run launches it: with the DiffSynth loss log (`--enable_csv_log`) when the user left it on. */
+async function forThisRun(setup: Setup, csvLog: boolean | 'auto' | undefined): Promise<Setup> {
+  if (csvLog === undefined || csvLog === false) return setup;
+  const { csvLogOffer, withCsvLog } = await import('../../src/launch/diffsynth.js');
+  return withCsvLog(setup, csvLogOffer(setup.steps, process.cwd()), csvLog);
+}
+
 /** Mounts the wizard; resolves with the exit code (0 done or quit, 130 aborted, 1 an unexpected error). */
 export async function runWizard(opts: WizardOptions): Promise<number> {
   const out = process.stdout;
@@ -169,10 +218,19 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   try {
     const deps = await realDeps();
     // The start screen, painted now as Ink will draw it: the user reads it while Ink loads.
-    const painted = out.isTTY ? paintStartFrame(out.columns || MIN_COLUMNS, out.rows || MIN_ROWS, deps) : null;
+    const columns = out.columns || MIN_COLUMNS;
+    const rows = out.rows || MIN_ROWS;
+    const painted = out.isTTY ? paintStartFrame(columns, rows, deps) : null;
     if (painted) screen.write(painted);
+    // While Ink loads, ↑/↓ on the painted menu are answered at once; other keys wait for the wizard.
+    const early =
+      painted && process.stdin.isTTY && !opts.configPath
+        ? earlyStartKeys(process.stdin, (i) => screen.write(paintStartFrame(columns, rows, deps, undefined, i) ?? ''))
+        : null;
     const { mountWizard } = await withoutFetch(() => import('./mount.js'));
-    result = await mountWizard(deps, opts.configPath, painted !== null);
+    const keys = early?.stop() ?? { index: 0, rest: null };
+    if (keys.rest) process.stdin.unshift(keys.rest);
+    result = await mountWizard(deps, opts.configPath, painted !== null, keys.index);
   } catch (err) {
     result = {
       code: 1,
@@ -193,7 +251,28 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   if (result.launch) {
     const { launch } = await import('../../src/launch/lifecycle.js');
     const { runLogPane } = await import('../launch/run.js');
-    return launch({ setup: result.launch, source: 'wizard', pane: runLogPane });
+    return launch({ setup: await forThisRun(result.launch, result.csvLog), source: 'wizard', pane: runLogPane });
+  }
+  if (result.slurm) {
+    // The same path as `zerowiz launch --slurm` (src/commands/launch-slurm-run.ts).
+    const { slurmLaunchSetup } = await import('../../src/commands/launch-slurm-run.js');
+    const { runLogPane } = await import('../launch/run.js');
+    const v = result.slurm.values;
+    return slurmLaunchSetup(
+      await forThisRun(result.slurm.setup, result.csvLog),
+      'wizard',
+      {
+        nodes: Number(v.nodes),
+        gpusPerNode: Number(v.gpusPerNode),
+        options: {
+          ...(v.partition ? { partition: v.partition } : {}),
+          ...(v.time ? { time: v.time } : {}),
+          ...(v.account ? { account: v.account } : {}),
+          extra: [],
+        },
+      },
+      runLogPane,
+    );
   }
   return result.code;
 }

@@ -4,16 +4,13 @@
  * load (about 0.2-0.3 s); Ink then draws the same frame over it. Keys typed meanwhile wait in the
  * terminal (raw mode is on) and are handled as soon as Ink reads them.
  */
-import { clip, wrap } from '../common/text.js';
+import { clip } from '../../src/text.js';
+import { START_STACK, hintLines } from '../../src/wizard/keytable.js';
+import { DETECTING, bodyRows } from '../../src/wizard/layout.js';
 import { PALETTE, COLOR_ENABLED } from '../common/theme.js';
-import { footerKeys } from './keymap.js';
 
 /** The start screen's question. */
 export const START_PROMPT = 'zerowiz: accelerate + DeepSpeed ZeRO, explained. What do you want to do?';
-/** The header's detection part until detection answers. */
-export const DETECTING = 'detecting GPUs…';
-/** Rows kept free below the frame, so Ink never has to clear the whole screen. */
-export const SPARE_ROWS = 1;
 
 /** The start menu's entries. */
 export function startItems(p: {
@@ -40,16 +37,6 @@ export function startItems(p: {
   ];
 }
 
-/** The footer's lines (at most two) for a key list. */
-export function footerLines(keys: string, columns: number): string[] {
-  return wrap(keys, columns).slice(0, 2);
-}
-
-/** Rows of the body between the header and the footer. */
-export function bodyRows(rows: number, footerCount: number): number {
-  return Math.max(4, rows - 1 - footerCount - SPARE_ROWS);
-}
-
 /** One row of the first frame: its text and how it is styled. */
 interface Row {
   text: string;
@@ -63,9 +50,10 @@ function frameRows(
   columns: number,
   rows: number,
   p: { defaultConfigExists: boolean; defaultConfigPath: string },
+  selected = 0,
 ): Row[] | null {
   if (START_PROMPT.length > columns || columns < 20) return null;
-  const footer = footerLines(footerKeys({ textInput: false, screen: 'start' }), columns);
+  const footer = hintLines(START_STACK, columns);
   const body = bodyRows(rows, footer.length);
   const items = startItems({ presetCount: 0, ...p, width: columns });
   if (items.length + 1 > body || items.some((i) => i.label.length + 2 > columns)) return null;
@@ -74,7 +62,7 @@ function frameRows(
     { text: START_PROMPT, bold: true },
   ];
   for (const [i, it] of items.entries())
-    out.push({ text: `${i === 0 ? '❯ ' : '  '}${it.label}`, marker: true, bold: i === 0 });
+    out.push({ text: `${i === selected ? '❯ ' : '  '}${it.label}`, marker: true, bold: i === selected });
   while (out.length < 1 + body) out.push({ text: '' });
   for (const l of footer) out.push({ text: l, color: 'dim' });
   return out;
@@ -88,20 +76,25 @@ export function startFrameLines(
   columns: number,
   rows: number,
   p: { defaultConfigExists: boolean; defaultConfigPath: string },
+  selected = 0,
 ): string[] | null {
-  return frameRows(columns, rows, p)?.map((r) => r.text) ?? null;
+  return frameRows(columns, rows, p, selected)?.map((r) => r.text) ?? null;
 }
 
 const SGR: Record<string, string> = { cyan: '36', gray: '90', green: '32', red: '31', yellow: '33', magenta: '35' };
 
-/** The first frame as terminal output: each row at its place, the cursor hidden and left at the top. */
+/**
+ * The first frame as terminal output: each row at its place (cleared first, so it can be painted again over
+ * itself with another entry highlighted), the cursor hidden and left at the top.
+ */
 export function paintStartFrame(
   columns: number,
   rows: number,
   p: { defaultConfigExists: boolean; defaultConfigPath: string },
   color = COLOR_ENABLED,
+  selected = 0,
 ): string | null {
-  const frame = frameRows(columns, rows, p);
+  const frame = frameRows(columns, rows, p, selected);
   if (!frame) return null;
   const fg = (role: keyof typeof PALETTE | undefined, s: string) =>
     color && role ? `\x1b[${SGR[PALETTE[role]] ?? '39'}m${s}\x1b[39m` : s;
@@ -115,7 +108,60 @@ export function paintStartFrame(
       const label = r.text.slice(2);
       t = (r.bold ? fg('accent', mark) : mark) + (r.bold ? bold(label) : label);
     } else t = fg(r.color, r.bold ? bold(r.text) : r.text);
-    out += `\x1b[${i + 1};1H${t}`;
+    out += `\x1b[${i + 1};1H\x1b[2K${t}`;
   });
   return `${out}\x1b[H`;
+}
+
+/** The number of entries of the start menu (the painted list wraps around them as the Ink list does). */
+export const START_ITEM_COUNT = 5;
+
+/** What the early keys did: the highlighted entry, and the input they left for the wizard (null: none). */
+export interface EarlyKeys {
+  index: number;
+  rest: Buffer | null;
+}
+
+const UP = ['\x1b[A', '\x1bOA', 'k'];
+const DOWN = ['\x1b[B', '\x1bOB', 'j'];
+
+/**
+ * The start menu's ↑/↓ (and k/j) answered while Ink loads, on the painted frame: the highlight moves at once
+ * instead of after Ink's ~150 ms. The first key of any other kind (Enter, a digit, Ctrl+C) ends it: that
+ * key and everything after it wait, unread, for the wizard, which starts with the list on `index`.
+ */
+export function earlyStartKeys(stdin: NodeJS.ReadStream, paint: (index: number) => void): { stop(): EarlyKeys } {
+  let index = 0;
+  let rest: Buffer | null = null;
+  const take = (buf: Buffer) => {
+    if (rest) {
+      rest = Buffer.concat([rest, buf]);
+      return;
+    }
+    let text = buf.toString('latin1');
+    let moved = false;
+    for (;;) {
+      const up = UP.find((k) => text.startsWith(k));
+      const down = DOWN.find((k) => text.startsWith(k));
+      if (!up && !down) break;
+      index = (index + (up ? -1 : 1) + START_ITEM_COUNT) % START_ITEM_COUNT;
+      text = text.slice((up ?? down)!.length);
+      moved = true;
+    }
+    if (text !== '') rest = Buffer.from(text, 'latin1');
+    if (moved) paint(index);
+  };
+  // Read in paused mode ('readable'), as Ink does: when this listener goes, the terminal stays read (the
+  // process stays alive) and whatever arrives meanwhile waits in the stream for Ink's own listener.
+  const onReadable = () => {
+    for (let chunk = stdin.read(); chunk !== null; chunk = stdin.read())
+      take(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  };
+  stdin.on('readable', onReadable);
+  return {
+    stop() {
+      stdin.off('readable', onReadable);
+      return { index, rest };
+    },
+  };
 }

@@ -1,4 +1,5 @@
 /** `zerowiz estimate`'s work, loaded only when the command runs (the model catalog needs yaml and zod). */
+import { expandPath, processContext } from '../expand.js';
 import type { EstimateFlags } from './estimate.js';
 import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
@@ -135,6 +136,12 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
   let gpusPerNode = gpusPerNodeFlag;
   if (flags.nvmePath !== undefined && flags.nvme === false)
     notes.push('--nvme-path is not used with --no-nvme (no NVMe rows are shown).');
+  if (flags.nvmePath !== undefined) {
+    // As a shell would read it: `~`, `$VAR`, relative to the launch directory.
+    const x = expandPath(flags.nvmePath, processContext());
+    if (!x.ok) throw new UsageError(`--nvme-path: ${x.error}`, x.hint);
+    flags = { ...flags, nvmePath: x.value };
+  }
   if (flags.detect || flags.nvmePath !== undefined) {
     detection = await detectHost({ nvmePath: flags.nvmePath ?? null, topology: flags.detect === true });
     if (flags.nvmePath !== undefined) {

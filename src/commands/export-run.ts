@@ -11,6 +11,7 @@ import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '..
 import { formatChange, parseShapeFlag, shapeOfSetup, slurmFindings, slurmSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
 import { formatFinding } from '../validate.js';
+import { pathFlag } from './setup-from-flags.js';
 import { configTexts, formatWrite, setupInDir, writeFilesTogether, type FileToWrite } from '../write.js';
 import type { ExportFlags } from './export.js';
 
@@ -48,7 +49,7 @@ export async function exportCommand(
 ): Promise<number> {
   if (flags.out === undefined || flags.out === '')
     throw new UsageError('export needs --out DIR', `e.g. zerowiz export ${kind} ${ref} --out ./${kind}`);
-  const out = resolve(flags.out);
+  const out = pathFlag('--out', flags.out);
   const setup: Setup = await loadPreset(ref);
   const hosts = kind === 'slurm' ? null : await hostNames(flags);
   if (kind !== 'slurm' && hosts === null)

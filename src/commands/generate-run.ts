@@ -5,7 +5,10 @@ import { toAccelerateYaml, toDeepSpeedJson } from '../emit.js';
 import { answerFindings, fileFindings, formatFinding, validate } from '../validate.js';
 import { formatWrite, setupInDir, writeConfigFiles } from '../write.js';
 import { launchLines } from '../setup.js';
-import { setupFromOptions } from './setup-from-flags.js';
+import { whichSync } from '../launch/preflight.js';
+import { envFromDetection, processPlan } from '../processes.js';
+import type { DetectedEnv } from '../questions.js';
+import { pathFlag, setupFromOptions } from './setup-from-flags.js';
 import { reportFindings } from './report.js';
 
 /** Validates, then prints or writes; resolves with the exit code. */
@@ -20,12 +23,28 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
     throw new UsageError('--out and --print cannot be used together', 'pick one');
   if (typeof opts.out === 'string' && opts.out.trim() === '')
     throw new UsageError('--out is empty', 'give a directory, e.g. --out . or --out ./configs');
-  let { setup, flagged } = setupFromOptions(opts);
-  if (typeof opts.out === 'string') setup = setupInDir(setup, opts.out);
+  const out = typeof opts.out === 'string' ? pathFlag('--out', opts.out) : undefined;
+  let { setup, flagged, given } = setupFromOptions(opts);
+  // The process count: the flag, the preset's or the imported file's; else the GPUs detected here x the
+  // machines (as the wizard's default), and a flag is checked against them.
+  let env: DetectedEnv | null = null;
+  // Without nvidia-smi on PATH there is nothing to detect (and its spawner never loads).
+  if ((!('num_processes' in given) || flagged.includes('num_processes')) && whichSync('nvidia-smi') !== null) {
+    const { detectHost } = await import('../detect.js');
+    env = envFromDetection(await detectHost({}));
+    ({ setup, flagged, given } = setupFromOptions(opts, env));
+  }
+  if (out !== undefined) setup = setupInDir(setup, out);
+  const plan = env ? processPlan(given, env) : null;
+  if (plan?.source === 'detected')
+    process.stderr.write(
+      `zerowiz: num_processes ${plan.numProcesses}: the ${env!.gpuCount} GPU(s) nvidia-smi found here x ${setup.answers.num_machines} machine(s) (--num-processes overrides it)\n`,
+    );
   const findings = [
     ...validate(setup),
     ...answerFindings(setup.answers, flagged, 'flag'),
     ...fileFindings(setup, 'flag'),
+    ...(plan?.findings ?? []),
   ];
   const firstError = reportFindings(findings);
   if (firstError && !opts.force) {

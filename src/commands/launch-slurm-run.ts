@@ -5,6 +5,7 @@
  * exit codes.
  */
 import type { CommandContext } from './context.js';
+import type { UiLoaders } from '../ui.js';
 import { RunError, UsageError } from '../errors.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { writeErr } from '../terminal.js';
@@ -98,6 +99,31 @@ export async function slurmLaunchCommand(
   ctx: CommandContext,
 ): Promise<number> {
   const { setup, source, req } = await resolveRequest(ref, flags);
+  return submitAndFollow(setup, source, req, flags, ctx);
+}
+
+/**
+ * The wizard's "Submit to Slurm": the same plan, checks, submission and following as `zerowiz launch NAME
+ * --slurm` (submitAndFollow), for the wizard's setup; resolves with the exit code.
+ */
+export async function slurmLaunchSetup(
+  setup: Setup,
+  source: string,
+  req: SlurmRequest,
+  runLogPane: UiLoaders['runLogPane'],
+): Promise<number> {
+  const ctx: CommandContext = { ui: { runWizard: async () => 2, runLogPane }, setExitCode: () => undefined };
+  return submitAndFollow(setup, source, req, {}, ctx);
+}
+
+/** Plans, checks, submits and follows a setup as a Slurm job (a dry run prints the script instead). */
+async function submitAndFollow(
+  setup: Setup,
+  source: string,
+  req: SlurmRequest,
+  flags: LaunchFlags & SlurmFlags,
+  ctx: CommandContext,
+): Promise<number> {
   const plan = planSlurmLaunch(setup, req, { source, accelerate: flags.accelerate, dryRun: flags.dryRun });
   for (const l of formatFindings(plan.findings)) err(l);
   for (const l of changeLines(plan)) err(`slurm: ${l}`);

@@ -12,6 +12,7 @@ import {
 import { printableLines } from '../printable.js';
 import type { QuestionId } from '../questions.js';
 import { formatCount } from '../units.js';
+import { noStepsNote } from '../setup.js';
 import { answerFindings, fileFindings, validate } from '../validate.js';
 import { UsageError } from '../errors.js';
 import { setupFromOptions } from './setup-from-flags.js';
@@ -106,10 +107,8 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
     process.stdout.write(
       `note: this user preset hides the built-in '${name}' of the same name (delete it to get the built-in back)\n`,
     );
-  if (setup.steps.length === 0)
-    process.stdout.write(
-      `note: it has no launch steps, so \`zerowiz launch ${name}\` has nothing to run; start from a preset with steps (--preset) or add steps to the file\n`,
-    );
+  const noSteps = noStepsNote(setup, name);
+  if (noSteps) process.stdout.write(`note: ${noSteps}\n`);
 }
 
 /** `preset delete NAME`. */

@@ -1,5 +1,6 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
 import { UsageError } from '../errors.js';
+import { expandPath, expandPathAnswer, processContext, type ExpandContext } from '../expand.js';
 import { findPreset } from '../presets.js';
 import {
   flagName,
@@ -7,6 +8,7 @@ import {
   question,
   withDefaults,
   type Answers,
+  type DetectedEnv,
   type Question,
   type QuestionId,
 } from '../questions.js';
@@ -14,8 +16,23 @@ import { importAccelerateConfig } from '../import.js';
 import { DEFAULT_FILES, dropKeptFor, type Setup } from '../setup.js';
 import { answersFromOptions } from './answer-flags.js';
 
-/** Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. */
-export function setupFromOptions(opts: Record<string, unknown>): {
+/** A path flag as the user meant it (`~`, `$VAR`, relative to the launch directory); UsageError naming the flag. */
+export function pathFlag(flag: string, value: string, ctx: ExpandContext = processContext()): string {
+  const x = expandPath(value, ctx);
+  if (!x.ok) throw new UsageError(`${flag}: ${x.error}`, x.hint);
+  return x.value;
+}
+
+/**
+ * Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. Path
+ * flags (--from and the path answers) expand `~` and `$VAR` and resolve against the launch directory; `env`
+ * is what detection found (the defaults of the answers not given, as in the wizard).
+ */
+export function setupFromOptions(
+  opts: Record<string, unknown>,
+  env?: DetectedEnv,
+  ctx: ExpandContext = processContext(),
+): {
   setup: Setup;
   given: Partial<Answers>;
   /** The answers given as flags (for the findings about flags that do not apply). */
@@ -30,11 +47,17 @@ export function setupFromOptions(opts: Record<string, unknown>): {
     base = p.setup;
     baseGiven = p.given;
   } else if (typeof opts.from === 'string') {
-    const r = importAccelerateConfig(opts.from);
+    const r = importAccelerateConfig(pathFlag('--from', opts.from, ctx), ctx.cwd);
     base = r.setup;
     baseGiven = r.given;
   }
   const raw = answersFromOptions(opts);
+  for (const id of Object.keys(raw) as QuestionId[]) {
+    if (!(question(id) as Question).path || typeof raw[id] !== 'string') continue;
+    const x = expandPathAnswer(raw[id] as string, ctx);
+    if (!x.ok) throw new UsageError(`--${flagName(id)}: ${x.error}`, x.hint);
+    raw[id] = x.value;
+  }
   let given: Partial<Answers>;
   try {
     given = parseAnswers(raw, baseGiven);
@@ -44,7 +67,7 @@ export function setupFromOptions(opts: Record<string, unknown>): {
     const hint = key ? hintFor(key) : 'see --help';
     throw new UsageError(`${name}: ${(e as Error).message}`, hint);
   }
-  const answers = withDefaults(given);
+  const answers = withDefaults(given, env);
   const setup: Setup = base
     ? { ...base, answers, extra: dropKeptFor(base.extra, Object.keys(raw) as QuestionId[]) }
     : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };

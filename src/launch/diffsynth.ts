@@ -102,3 +102,58 @@ export function planCsvLog(args: readonly string[], cwd: string, read?: (path: s
   }
   return { kind: 'offer', args: [...args, CSV_LOG_FLAG], csvPath, outputPath, certain: supported === true };
 }
+
+/** The loss-log offer for a whole setup: which steps get `--enable_csv_log`, and what to tell the user. */
+export interface CsvLogOffer {
+  /**
+   * The steps to add the flag to, with their new args (empty: nothing to offer); `certain` when the checkout
+   * in the launch directory is known to have the flag.
+   */
+  steps: { index: number; name: string; args: string[]; certain: boolean }[];
+  /** One line when a step cannot have it (an older checkout), else null. */
+  note: string | null;
+}
+
+/** What planCsvLog says for each step of a setup, gathered: the offers and the first reason one is not possible. */
+export function csvLogOffer(
+  steps: readonly { name: string; args: readonly string[] }[],
+  cwd: string,
+  read?: (path: string) => string,
+): CsvLogOffer {
+  const out: CsvLogOffer = { steps: [], note: null };
+  steps.forEach((s, index) => {
+    const plan = planCsvLog(s.args, cwd, read);
+    if (plan.kind === 'offer') out.steps.push({ index, name: s.name, args: plan.args, certain: plan.certain });
+    else if (plan.kind === 'unsupported' && out.note === null) out.note = `step ${s.name}: ${plan.reason}`;
+  });
+  return out;
+}
+
+/**
+ * Whether the loss log is on: what the user chose, else (`auto`) on where the checkout is known to have the
+ * flag (an older DiffSynth stops at once on an unknown flag, so an unsure offer waits for a yes).
+ */
+export type CsvLogChoice = boolean | 'auto';
+
+/** The steps the flag goes to under `choice`. */
+export function csvLogSteps(offer: CsvLogOffer, choice: CsvLogChoice): CsvLogOffer['steps'] {
+  if (choice === false) return [];
+  return choice === true ? offer.steps : offer.steps.filter((s) => s.certain);
+}
+
+/** The steps with the offered flag added (for this run only: the setup itself is left as it is). */
+export function withCsvLog<S extends { steps: { name: string; args: string[]; usesConfig: boolean }[] }>(
+  setup: S,
+  offer: CsvLogOffer,
+  choice: CsvLogChoice = true,
+): S {
+  const chosen = csvLogSteps(offer, choice);
+  if (chosen.length === 0) return setup;
+  return {
+    ...setup,
+    steps: setup.steps.map((s, i) => {
+      const o = chosen.find((x) => x.index === i);
+      return o ? { ...s, args: [...o.args] } : s;
+    }),
+  };
+}

@@ -24,6 +24,7 @@ import * as z from 'zod/mini';
 import '../zod.js';
 import { QUESTIONS, parseAnswers, withDefaults } from '../questions.js';
 import type { Setup } from '../setup.js';
+import { extraConfigFiles } from '../accelerate-config.js';
 import { timestamp } from '../write.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';
@@ -183,16 +184,19 @@ export class RecordError extends Error {
 
 function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof createRunRecord>[0]): RunRecord {
   const configFiles: (RunJson['configFiles'][number] & { abs: string })[] = [];
-  if (opts.commands.some((c) => c.usesConfig)) {
-    const used = new Set<string>();
-    for (const p of [opts.setup.files.accelerateConfig, opts.setup.files.dsConfig]) {
-      const abs = isAbsolute(p) ? p : join(opts.cwd, p);
-      if (!existsSync(abs)) continue;
-      let copy = basename(p);
-      while (used.has(copy)) copy = `_${copy}`;
-      used.add(copy);
-      configFiles.push({ path: p, copy, abs });
-    }
+  // The files the run used: the setup's YAML and JSON when a step uses them, and a pinned config without
+  // DeepSpeed (accelerate-config.ts), so that commands.sh puts every one of them back.
+  const used = new Set<string>();
+  const setupConfigs = opts.commands.some((c) => c.usesConfig)
+    ? [opts.setup.files.accelerateConfig, opts.setup.files.dsConfig]
+    : [];
+  for (const p of [...setupConfigs, ...extraConfigFiles(opts.setup).map((f) => f.path)]) {
+    const abs = isAbsolute(p) ? p : join(opts.cwd, p);
+    if (!existsSync(abs)) continue;
+    let copy = basename(p);
+    while (used.has(copy)) copy = `_${copy}`;
+    used.add(copy);
+    configFiles.push({ path: p, copy, abs });
   }
   const steps: RunStepJson[] = opts.commands.map(pendingStepJson);
   const json: RunJson = {

@@ -4,11 +4,13 @@
  * record with its watchdog, the run with its subscribers (pane model, record keeper), the stop signals and
  * the summary after it ends.
  */
+import { isAbsolute, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Setup } from '../setup.js';
 import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
-import { writeConfigFiles, type WriteResult } from '../write.js';
+import { extraConfigFiles } from '../accelerate-config.js';
+import { writeConfigFiles, writeFilesTogether, type WriteResult } from '../write.js';
 import { gracePeriods } from './group.js';
 import { RunModel } from './model.js';
 import {
@@ -215,7 +217,15 @@ export interface StartOptions {
 
 /** Writes the config files the steps use (backups, atomic); [] when no step uses them. */
 export async function writeLaunchConfigs(prepared: PreparedLaunch): Promise<WriteResult[]> {
-  return prepared.commands.some((c) => c.usesConfig) ? writeConfigFiles(prepared.setup, prepared.cwd) : [];
+  const { setup, cwd } = prepared;
+  // The setup's YAML and JSON (and a pinned config without DeepSpeed) when a step uses them; else only
+  // the pinned config, which a step without the setup's config may still name.
+  if (prepared.commands.some((c) => c.usesConfig)) return writeConfigFiles(setup, cwd);
+  const extra = extraConfigFiles(setup).map((f) => ({
+    path: isAbsolute(f.path) ? f.path : join(cwd, f.path),
+    text: f.text,
+  }));
+  return extra.length > 0 ? writeFilesTogether(extra) : [];
 }
 
 /**

@@ -7,13 +7,35 @@ import { question, type Answers, type Parsed, type QuestionId } from '../questio
 import { formatBytesShort, formatCount } from '../units.js';
 
 /** Answers that are parameter counts, and answers that are memory sizes. */
-const COUNTS: ReadonlySet<QuestionId> = new Set<QuestionId>(['model_params', 'largest_layer_params']);
+const COUNTS: ReadonlySet<QuestionId> = new Set<QuestionId>([
+  'model_params',
+  'largest_layer_params',
+  'trainable_params',
+  'extra_gpu_params',
+]);
 const SIZES: ReadonlySet<QuestionId> = new Set<QuestionId>(['gpu_memory', 'cpu_memory']);
+/** Answers whose number needs its unit to be read: what it counts. */
+const UNITS: Partial<Record<QuestionId, string>> = {
+  headroom: '% of each GPU',
+  micro_batch: ' sample(s) per GPU per step',
+  seq_len: ' tokens',
+  max_pixels: ' pixels',
+};
 
-/** The review's text for an answer: `20.43B`, `56.64M`, `79.65 GiB`, `1 TiB`; the catalog's text otherwise. */
+/**
+ * The review's text for an answer: `20.43B`, `56.64M`, `79.65 GiB`, `1 TiB`, `10% of each GPU`; the catalog's
+ * text otherwise.
+ */
 export function humanAnswer(id: QuestionId, a: Answers): string {
   const v = a[id];
-  if (typeof v === 'number' && COUNTS.has(id)) return formatCount(v);
+  const text = fieldText(id, a);
+  return typeof v === 'number' && UNITS[id] !== undefined ? `${text}${UNITS[id]}` : text;
+}
+
+/** An answer as a field shows it (and the catalog parses it back): counts and sizes short, no unit words. */
+function fieldText(id: QuestionId, a: Answers): string {
+  const v = a[id];
+  if (typeof v === 'number' && COUNTS.has(id)) return v === 0 ? '0' : formatCount(v);
   if (typeof v === 'number' && SIZES.has(id)) return formatBytesShort(v, 2);
   return question(id).format(v as never);
 }
@@ -26,7 +48,7 @@ export interface FieldStart {
 
 /** The start of the field for question `id`: the human text, standing for the exact current answer. */
 export function fieldStart(id: QuestionId, a: Answers): FieldStart {
-  return { text: humanAnswer(id, a), value: a[id] };
+  return { text: fieldText(id, a), value: a[id] };
 }
 
 /**
@@ -36,4 +58,30 @@ export function fieldStart(id: QuestionId, a: Answers): FieldStart {
 export function fieldValue(id: QuestionId, text: string, start: FieldStart, a: Answers): Parsed<unknown> {
   if (text.trim() === start.text.trim()) return { ok: true, value: start.value };
   return question(id).parse(text, a) as Parsed<unknown>;
+}
+
+/** What the help needs to say what Enter chooses on a list question whose highlight is not the answer. */
+export interface EnterContext {
+  /** The ZeRO table's recommended row, as labelled (the mode question starts on it until a mode is given). */
+  recommendedLabel?: string | null;
+  /** The label of the row the answers select (ZeRO-3 offload NVMe, the split row). */
+  selectedLabel?: string | null;
+  /** The first model of the catalog (the model question starts on it while no size is given). */
+  firstModel?: string | null;
+}
+
+/**
+ * What Enter chooses on this question right now, in the words the screen uses: the answer given (Enter
+ * keeps it), else what the list starts on (the ZeRO table's recommendation, the catalog's first model), else
+ * the default. The help's "Default" line shows this, so it never names a value Enter would not give.
+ */
+export function enterChoice(id: QuestionId, a: Answers, given: Partial<Answers>, ctx: EnterContext = {}): string {
+  if (id === 'mode') {
+    if ('mode' in given || !ctx.recommendedLabel) return ctx.selectedLabel ?? question('mode').format(a.mode);
+    return `${ctx.recommendedLabel} (the recommendation for your model)`;
+  }
+  if (id === 'model_params' && a.model_params === null && !('model_params' in given) && ctx.firstModel)
+    return `${ctx.firstModel} (the catalog's first model)`;
+  const text = humanAnswer(id, a);
+  return text === '' ? '(empty)' : text;
 }

@@ -2,12 +2,15 @@
  * The finish step as plain async functions: where the files go, what would change (a diff against files
  * that exist), and the write itself (backup of differing content, atomic rename; never a partial file).
  */
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
+import { withFiles } from '../accelerate-config.js';
+import { UsageError } from '../errors.js';
+import { expandPath } from '../expand.js';
 import { accelerateDefaultConfig } from '../paths.js';
 import { readUserFile } from '../read.js';
 import { launchLines, type Setup } from '../setup.js';
-import { configTexts, formatWrite, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
+import { formatWrite, setupFiles, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
 
 /** Where to write: accelerate's default config location, or a directory. */
 export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string };
@@ -29,6 +32,16 @@ export interface WritePlan {
   changesExisting: boolean;
 }
 
+/**
+ * The directory a typed target stands for, as a shell would read it (`~`, `$VAR`; relative to `cwd`), or a
+ * UsageError saying what is wrong (an unset variable, an unknown user).
+ */
+export function targetDir(dir: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const x = expandPath(dir, { env, cwd });
+  if (!x.ok) throw new UsageError(x.error, x.hint);
+  return x.value;
+}
+
 /** The setup re-pointed at the target: accelerate's default_config.yaml (JSON beside it) or DIR/. */
 export function setupForTarget(
   setup: Setup,
@@ -38,9 +51,9 @@ export function setupForTarget(
 ): Setup {
   if (target.kind === 'default') {
     const yaml = accelerateDefaultConfig(env);
-    return { ...setup, files: { accelerateConfig: yaml, dsConfig: join(dirname(yaml), 'ds_config.json') } };
+    return withFiles(setup, { accelerateConfig: yaml, dsConfig: join(dirname(yaml), 'ds_config.json') });
   }
-  return setupInDir(setup, isAbsolute(target.dir) ? target.dir : resolve(cwd, target.dir));
+  return setupInDir(setup, targetDir(target.dir, env, cwd));
 }
 
 /** The current content of a target, for the diff; null when absent or not a readable regular file (the write then says why). */
@@ -52,7 +65,7 @@ function readOrNull(path: string): string | null {
   }
 }
 
-/** Plans the write: the texts, and diffs against files that exist. */
+/** Plans the write: the texts of every file the setup writes (setupFiles), and diffs against files that exist. */
 export function planWrite(
   setup: Setup,
   target: WriteTarget,
@@ -60,18 +73,19 @@ export function planWrite(
   cwd = process.cwd(),
 ): WritePlan {
   const s = setupForTarget(setup, target, env, cwd);
-  const { yaml, json } = configTexts(s);
-  const files = [
-    { path: s.files.accelerateConfig, text: yaml },
-    { path: s.files.dsConfig, text: json },
-  ].map(({ path, text }): PlannedFile => {
-    const old = readOrNull(path);
-    const patch =
-      old === null || old === text
-        ? ''
-        : createTwoFilesPatch(path, path, old, text, 'on disk', 'zerowiz', { context: 2 });
-    return { path, old, text, patch };
-  });
+  const all = setupFiles(s, cwd);
+  // Shown YAML first, then the JSON, then the rest (they are written together all the same).
+  const order = { accelerate: 0, deepspeed: 1, noDeepSpeed: 2 } as const;
+  const files = [...all]
+    .sort((a, b) => order[a.role] - order[b.role])
+    .map(({ path, text }): PlannedFile => {
+      const old = readOrNull(path);
+      const patch =
+        old === null || old === text
+          ? ''
+          : createTwoFilesPatch(path, path, old, text, 'on disk', 'zerowiz', { context: 2 });
+      return { path, old, text, patch };
+    });
   return { setup: s, files, changesExisting: files.some((f) => f.old !== null && f.old !== f.text) };
 }
 
@@ -104,9 +118,9 @@ export function diffLines(files: readonly PlannedFile[]): DiffLine[] {
   return out;
 }
 
-/** Carries out a plan (backups + atomic writes, JSON first). */
-export async function carryOut(plan: WritePlan): Promise<WriteResult[]> {
-  return writeConfigFiles(plan.setup);
+/** Carries out a plan: every file of the setup in one transaction (backups, atomic renames, JSON first). */
+export async function carryOut(plan: WritePlan, cwd = process.cwd()): Promise<WriteResult[]> {
+  return writeConfigFiles(plan.setup, cwd);
 }
 
 /** What to print after writing: one line per file and the exact launch command(s). */

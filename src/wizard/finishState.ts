@@ -8,6 +8,18 @@
 import type { Setup } from '../setup.js';
 import type { WritePlan, WriteTarget } from './finish.js';
 
+/** The Slurm form's fields, in the order asked. */
+export const SLURM_FIELDS = ['partition', 'nodes', 'gpusPerNode', 'time', 'account'] as const;
+/** One field of the Slurm form. */
+export type SlurmField = (typeof SLURM_FIELDS)[number];
+/** The Slurm form's answers as typed. */
+export type SlurmValues = Record<SlurmField, string>;
+/** A partition as the form lists it (sinfo's name, and whether it is the cluster's default). */
+export interface SlurmPartition {
+  name: string;
+  isDefault: boolean;
+}
+
 /** Where the finish screen is. */
 export type FinishStep =
   | { step: 'menu' }
@@ -17,7 +29,16 @@ export type FinishStep =
   | { step: 'writing'; plan: WritePlan }
   | { step: 'written' }
   | { step: 'presetName'; text: string; after: 'menu' | 'written' }
-  | { step: 'saving'; name: string; after: 'menu' | 'written' };
+  | { step: 'saving'; name: string; after: 'menu' | 'written' }
+  /** Submitting to Slurm: the partitions are being listed (sinfo). */
+  | { step: 'slurmLoading'; defaults: SlurmValues }
+  /**
+   * The Slurm form: one field at a time (`field` indexes SLURM_FIELDS), each starting from its default;
+   * `partitions` lists what sinfo knows (empty when it could not tell).
+   */
+  | { step: 'slurm'; field: number; values: SlurmValues; partitions: SlurmPartition[]; listError: string | null }
+  /** The form is complete: the wizard ends and submits (shell.ts reads it). */
+  | { step: 'slurmSubmit'; values: SlurmValues };
 
 /** The finish screen's state. */
 export interface FinishState {
@@ -29,11 +50,18 @@ export interface FinishState {
 }
 
 /** The entries of the finish menu. */
-export type FinishItem = 'dir' | 'default' | 'preset' | 'launch' | 'back' | 'quit' | 'exit';
+export type FinishItem = 'dir' | 'default' | 'preset' | 'launch' | 'slurm' | 'csvLog' | 'back' | 'quit' | 'exit';
 
 /** What the finish screen can be told. */
 export type FinishAction =
-  | { type: 'choose'; item: FinishItem; presetName?: string }
+  | {
+      type: 'choose';
+      item: FinishItem;
+      presetName?: string;
+      slurmDefaults?: Pick<SlurmValues, 'nodes' | 'gpusPerNode'>;
+      /** The loss-log toggle's state as shown when it was chosen (the choice turns it around). */
+      csvLogOn?: boolean;
+    }
   | { type: 'text'; text: string }
   | { type: 'submit' }
   | { type: 'cancel' }
@@ -44,13 +72,17 @@ export type FinishAction =
   | { type: 'wrote'; lines: string[]; setup: Setup }
   | { type: 'writeFailed'; error: string }
   | { type: 'saved'; name: string; path: string; warning?: string | null }
-  | { type: 'saveFailed'; error: string };
+  | { type: 'saveFailed'; error: string }
+  | { type: 'partitions'; partitions: SlurmPartition[]; error?: string | null }
+  /** A Slurm field was refused: why (the field stays). */
+  | { type: 'slurmRefused'; error: string };
 
 /** The slow part to run now, if any. */
 export type FinishEffect =
   | { kind: 'plan'; target: WriteTarget }
   | { kind: 'write'; plan: WritePlan }
   | { kind: 'save'; name: string }
+  | { kind: 'partitions' }
   | null;
 
 /** The finish screen as it opens. */
@@ -73,10 +105,22 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
         return { ...s, step: { step: 'planning', target: { kind: 'default' } }, note: null };
       if (a.item === 'preset')
         return { ...s, step: { step: 'presetName', text: a.presetName ?? 'my-setup', after: st.step }, note: null };
+      if (a.item === 'slurm') {
+        const d = a.slurmDefaults ?? { nodes: '1', gpusPerNode: '1' };
+        return {
+          ...s,
+          step: { step: 'slurmLoading', defaults: { partition: '', time: '', account: '', ...d } },
+          note: null,
+        };
+      }
       return s; // back, quit, launch and exit leave the screen: the wizard handles them
     }
     case 'text':
       if (st.step === 'dir' || st.step === 'presetName') return { ...s, step: { ...st, text: a.text } };
+      if (st.step === 'slurm') {
+        const field = SLURM_FIELDS[st.field]!;
+        return { ...s, step: { ...st, values: { ...st.values, [field]: a.text } }, note: null };
+      }
       return s;
     case 'submit':
       if (st.step === 'dir') {
@@ -88,10 +132,20 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
         if (name === '') return { ...s, note: 'type a name for the preset' };
         return { ...s, step: { step: 'saving', name, after: st.after }, note: null };
       }
+      if (st.step === 'slurm') {
+        const next = st.field + 1;
+        if (next < SLURM_FIELDS.length) return { ...s, step: { ...st, field: next }, note: null };
+        return { ...s, step: { step: 'slurmSubmit', values: trimmed(st.values) }, note: null };
+      }
       return s;
     case 'cancel':
       if (st.step === 'dir' || st.step === 'confirm') return { ...s, step: { step: 'menu' } };
       if (st.step === 'presetName') return { ...s, step: back(st.after) };
+      if (st.step === 'slurmLoading') return { ...s, step: back(s.written ? 'written' : 'menu') };
+      if (st.step === 'slurm')
+        return st.field > 0
+          ? { ...s, step: { ...st, field: st.field - 1 }, note: null }
+          : { ...s, step: back(s.written ? 'written' : 'menu'), note: null };
       return s;
     case 'confirm':
       return st.step === 'confirm' ? { ...s, step: { step: 'writing', plan: st.plan } } : s;
@@ -122,7 +176,23 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
     case 'saveFailed':
       if (st.step !== 'saving') return s;
       return { ...s, step: { step: 'presetName', text: st.name, after: st.after }, note: `not saved: ${a.error}` };
+    case 'partitions': {
+      if (st.step !== 'slurmLoading') return s;
+      const values = { ...st.defaults };
+      // The cluster's default partition first, as sbatch would pick it.
+      values.partition = a.partitions.find((p) => p.isDefault)?.name ?? a.partitions[0]?.name ?? '';
+      return {
+        ...s,
+        step: { step: 'slurm', field: 0, values, partitions: a.partitions, listError: a.error ?? null },
+      };
+    }
+    case 'slurmRefused':
+      return st.step === 'slurm' ? { ...s, note: a.error } : s;
   }
+}
+
+function trimmed(v: SlurmValues): SlurmValues {
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, x.trim()])) as SlurmValues;
 }
 
 /** The effect the view runs for this state (once per state it enters), or null. */
@@ -131,14 +201,25 @@ export function finishEffect(s: FinishState): FinishEffect {
   if (st.step === 'planning') return { kind: 'plan', target: st.target };
   if (st.step === 'writing') return { kind: 'write', plan: st.plan };
   if (st.step === 'saving') return { kind: 'save', name: st.name };
+  if (st.step === 'slurmLoading') return { kind: 'partitions' };
   return null;
 }
 
+/** What the finish menu offers besides writing and saving. */
+export interface FinishContext {
+  steps: number;
+  defaultConfigPath: string;
+  /** Slurm's sbatch is on PATH: offer to submit the steps as a job. */
+  slurm?: boolean;
+  /**
+   * The loss-log offer for a DiffSynth training step (`--enable_csv_log`): its label, or null when no step
+   * gets one.
+   */
+  csvLog?: string | null;
+}
+
 /** The menu entries for the step: before writing, or after it. */
-export function finishItems(
-  s: FinishState,
-  ctx: { steps: number; defaultConfigPath: string },
-): { id: FinishItem; label: string }[] {
+export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishItem; label: string }[] {
   const launch =
     ctx.steps > 0
       ? [
@@ -146,22 +227,36 @@ export function finishItems(
             id: 'launch' as const,
             label:
               s.step.step === 'written'
-                ? `Launch the ${ctx.steps} step${ctx.steps === 1 ? '' : 's'} now in the log pane`
-                : `Launch the ${ctx.steps} step${ctx.steps === 1 ? '' : 's'} in the log pane (writes the setup's config files first)`,
+                ? `Launch the ${ctx.steps} step(s) now in the log pane`
+                : `Launch the ${ctx.steps} step(s) in the log pane (writes the setup's config files first)`,
           },
         ]
       : [];
+  const slurm =
+    ctx.steps > 0 && ctx.slurm
+      ? [
+          {
+            id: 'slurm' as const,
+            label: `Submit the ${ctx.steps} step(s) to Slurm (partition, nodes, time)…`,
+          },
+        ]
+      : [];
+  const csv = ctx.steps > 0 && ctx.csvLog ? [{ id: 'csvLog' as const, label: ctx.csvLog }] : [];
   if (s.step.step === 'written')
     return [
       { id: 'exit', label: 'Done: exit (the paths and the commands are printed)' },
       { id: 'preset', label: 'Save these answers and steps as a user preset…' },
       ...launch,
+      ...slurm,
+      ...csv,
     ];
   return [
     { id: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
     { id: 'default', label: `Write as accelerate's default config: ${ctx.defaultConfigPath}` },
     { id: 'preset', label: 'Save the answers and steps as a user preset…' },
     ...launch,
+    ...slurm,
+    ...csv,
     { id: 'back', label: 'Back to the review' },
     { id: 'quit', label: 'Quit without writing' },
   ];
@@ -169,5 +264,5 @@ export function finishItems(
 
 /** True while a text field of the finish screen has the keys. */
 export function finishTyping(s: FinishState): boolean {
-  return s.step.step === 'dir' || s.step.step === 'presetName';
+  return s.step.step === 'dir' || s.step.step === 'presetName' || s.step.step === 'slurm';
 }

@@ -54,6 +54,7 @@ export interface FlowState {
 /** What the views can ask the flow to do. */
 export type FlowAction =
   | { type: 'start'; origin: Origin; given?: Partial<Answers>; base?: SetupBase; to?: 'questions' | 'review' }
+  /** `also`: more answers the same choice gives (undefined: back to its default). */
   | { type: 'answer'; id: QuestionId; value: unknown; also?: Partial<Answers> }
   | { type: 'back' }
   | { type: 'jump'; id: QuestionId }
@@ -164,6 +165,9 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
         ...(action.also ?? {}),
         [action.id]: action.value,
       } as Partial<Answers>;
+      // An `also` entry of undefined takes that answer back to its default (a ZeRO row that ends a split).
+      for (const [k, v] of Object.entries(action.also ?? {}))
+        if (v === undefined) delete (given as Record<string, unknown>)[k];
       const after = withDefaults(given, s.env);
       const extra = dropKeptFor(s.base.extra, [action.id]);
       const keptDropped = extra !== s.base.extra;

@@ -44,33 +44,34 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
     id: 'model-states',
     term: 'Model states',
     text: 'What training keeps for each parameter besides activations: its 16-bit weight (2 bytes), its 16-bit gradient (2 bytes) and the optimizer states (12 bytes with Adam): 16 bytes per parameter.',
-    changes: (c) => `GPU each and CPU/node count model states${forModel(c)}; the modes differ in where they keep them.`,
+    changes: (c) => `GPU peak and CPU/node count model states${forModel(c)}; the modes differ in where they keep them.`,
   },
   {
     id: 'optimizer-states',
     term: 'Optimizer states',
     text: "Adam's fp32 master copy of the weights, its momentum and its variance: 4 + 4 + 4 = 12 bytes per parameter, three quarters of the model states. ZeRO-1 shards these first.",
-    changes: () => 'GPU each: sharding them (ZeRO-1) or moving them to the CPU (offload) removes the largest part.',
+    changes: () => 'GPU peak: sharding them (ZeRO-1) or moving them to the CPU (offload) removes the largest part.',
   },
   {
     id: 'sharding',
     term: 'Sharding',
     text: 'Splitting a tensor into N slices, one per GPU: each GPU keeps 1/N and gets the rest from the others when it needs it. ZeRO-1 shards the optimizer states, ZeRO-2 the gradients too, ZeRO-3 the parameters too.',
     changes: (c) =>
-      `GPU each shrinks as GPUs are added${c.gpus ? ` (here 1/${c.gpus} of each sharded piece)` : ''}; press p on the ZeRO question to see the slices.`,
+      `GPU peak shrinks as GPUs are added${c.gpus ? ` (here 1/${c.gpus} of each sharded piece)` : ''}; press p on the ZeRO question to see the slices.`,
   },
   {
     id: 'offload',
     term: 'Offload (CPU or NVMe)',
     text: 'Keeping the optimizer states (and at ZeRO-3 the parameters) in CPU memory or on an NVMe drive instead of the GPU; the CPU then runs the Adam step. It trades GPU memory for PCIe traffic and CPU time.',
     changes: () =>
-      'moves bytes from GPU each to CPU/node, and fills the GPU↔CPU column: bytes over PCIe per GPU per step.',
+      "moves bytes from GPU peak to CPU/node, and adds the panel's GPU<->CPU bytes (over PCIe, per GPU per step) and their time to +s/step.",
   },
   {
     id: 'collectives',
     term: 'All-gather, reduce-scatter',
     text: "All-gather: every GPU sends its slice to all the others, so each ends with the whole tensor. Reduce-scatter: the GPUs add up their gradients and each keeps only its slice of the sum. DDP's all-reduce is one reduce-scatter plus one all-gather.",
-    changes: () => 'comm: the bytes these move per GPU per step.',
+    changes: (c) =>
+      `comm: the bytes these move per GPU per step, as a multiple of DDP's${c.ddpPerStep ? ` (1x = ${c.ddpPerStep} per step here)` : ''}.`,
   },
   {
     id: '1.5x',
@@ -83,7 +84,7 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
     term: 'Headroom',
     text: 'Memory left free for what the estimate does not count: the CUDA context, NCCL buffers and the allocator on the GPU; the OS and data loaders on the CPU.',
     changes: (c) =>
-      `fit: ✓ only when GPU each fits what is left after the headroom${c.headroom ? ` (${c.headroom})` : ''}.`,
+      `fit: ✓ only when GPU peak fits what is left after the headroom${c.headroom ? ` (${c.headroom})` : ''}.`,
   },
   {
     id: 'micro-batch',

@@ -48,7 +48,9 @@ export type Surface =
   | 'steps'
   | 'editing'
   | 'offer'
-  | 'templates';
+  | 'templates'
+  | 'start'
+  | 'startSub';
 
 /** What a key means. */
 export type Command =
@@ -220,7 +222,13 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     SWALLOW,
   ],
   templates: [b('back', 'Esc', 'back', 3, (_i, k) => k.escape)],
+  // The start screen: no preview yet, so only quitting; its sub-views (the preset list) go back with Esc or ←.
+  start: [b('quit', 'q', 'quit', 2, (i, k) => plain(i, k, 'q'))],
+  startSub: [b('back', 'Esc/←', 'back', 3, (_i, k) => k.escape || k.leftArrow)],
 };
+
+/** The start menu's key surfaces (also what the first frame, painted before Ink loads, shows as hints). */
+export const START_STACK: readonly Surface[] = ['list', 'start'];
 
 /** Surfaces that take every key (besides Ctrl+C): nothing outside them is reachable, nor hinted. */
 const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'dialog', 'glossary', 'offer']);
@@ -397,4 +405,78 @@ function packHints(items: readonly string[], width: number): string[] {
   }
   if (line !== '') lines.push(line);
   return lines;
+}
+
+/** Where each surface's keys work, in the words of the README's key table. */
+const SURFACE_TITLES: Partial<Record<Surface, string>> = {
+  start: 'start screen',
+  list: 'any list',
+  question: 'a question',
+  modeQuestion: 'the ZeRO question',
+  answerField: "a question's text field",
+  textField: 'other text fields',
+  editing: 'a field being edited',
+  help: 'help (`?`)',
+  picture: 'the ZeRO picture (`p`)',
+  glossary: 'the glossary',
+  steps: 'the steps screen',
+  offer: 'the "change everywhere?" offer',
+  templates: 'the step templates',
+  review: 'the review',
+  finish: 'the finish menu',
+  diff: 'the overwrite diff',
+  dialog: 'the quit dialog',
+  app: 'everywhere but the start screen',
+};
+
+/** What a key does, in more words than the hint row has room for (the README's table); else the hint's label. */
+const LONG_LABELS: Partial<Record<Command, string>> = {
+  quit: 'quit (asks first when answers changed; Ctrl+C never asks)',
+  pick: 'choose the n-th entry shown',
+  help: "help: what the question does, accelerate's wording, the YAML and JSON keys, what Enter chooses",
+  review: 'go to the review',
+  picture: 'the picture of the highlighted mode: what each GPU and the CPU (or NVMe) hold, and the traffic',
+  submit: 'accept (refused while the text is invalid)',
+  glossary: "the glossary, with your model's numbers",
+  nextTab: 'preview: YAML → JSON → commands',
+  templates: 'start the steps again from a template',
+  config:
+    "which accelerate config the step runs with: this setup's, pinned to one without DeepSpeed, or accelerate's default",
+};
+
+/** Long labels that hold on one surface only (the same command does something else elsewhere). */
+const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, string>>>> = {
+  list: { up: 'move the highlight (also k/j); on the ZeRO question the panel, the preview and the picture follow' },
+  app: { scrollUp: 'scroll the preview' },
+  glossary: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
+  steps: { up: 'move between the rows (also k/j)' },
+  diff: { up: 'scroll the diff' },
+};
+
+/** What Ctrl+C does, for the README's first row. */
+const ABORT_LONG_LABEL =
+  'abort at once (exit 130): nothing more is written; files the finish step already wrote are listed';
+
+/**
+ * The README's key table, from the tables themselves: one row per binding the hint rows show (and the
+ * list's 1-9), Ctrl+C first. A test keeps the README equal to it.
+ */
+export function keysMarkdown(): string {
+  const cell = (t: string) => t.replace(/\|/g, '\\|');
+  const rows = [
+    '| where | key | what it does |',
+    '|---|---|---|',
+    `| anywhere | \`${ALWAYS[0]!.keys}\` | ${ABORT_LONG_LABEL} |`,
+  ];
+  for (const [surface, title] of Object.entries(SURFACE_TITLES) as [Surface, string][]) {
+    const seen = new Set<Command>();
+    for (const x of KEY_TABLES[surface]) {
+      const shown = x.label !== '' && x.priority > 0;
+      if ((!shown && x.command !== 'pick') || seen.has(x.command)) continue;
+      seen.add(x.command);
+      const label = SURFACE_LONG_LABELS[surface]?.[x.command] ?? LONG_LABELS[x.command] ?? x.label;
+      rows.push(`| ${title} | \`${cell(x.keys)}\` | ${cell(label)} |`);
+    }
+  }
+  return rows.join('\n');
 }

@@ -5,6 +5,9 @@
  * diff) take the whole body. Every height is counted so nothing is cut at 80x24.
  */
 
+/** The header's detection part until detection answers. */
+export const DETECTING = 'detecting GPUs…';
+
 /** Rows kept free below the frame, so Ink never has to clear the whole screen. */
 export const SPARE_ROWS = 1;
 /** The header row. */

@@ -55,6 +55,8 @@ export interface ZeroBreakdown {
   gpuBufferBytes?: number;
   /** Communication of plain DDP per GPU per step: what "1x" is in the table's comm column. */
   ddpBytesPerStep?: number;
+  /** The table's GPU peak for this mode (the states and buffers plus the CUDA context, activations, margin). */
+  gpuPeakBytes?: number;
 }
 
 /** The colour role of a run of text (null: plain). */
@@ -69,7 +71,7 @@ export interface Segment {
 /** A figure the picture shows, with the bytes it stands for (tests compare them with the input). */
 export interface PictureFigure {
   row: 'gpu' | 'cpu' | 'nvme' | 'traffic';
-  kind: StateKind | 'total' | TrafficKind;
+  kind: StateKind | 'total' | 'peak' | TrafficKind;
   bytes: number;
   text: string;
 }
@@ -95,6 +97,21 @@ const TITLES: Record<StateKind, [string, string]> = {
   momentum: ['momentum', 'Adam momentum'],
   variance: ['variance', 'Adam variance'],
 };
+
+/**
+ * DeepSpeed's fp32 gradients (4 bytes per parameter, where the optimizer is) come as a second `grads`
+ * piece: drawn after the optimizer states they are used with, and named apart from the 16-bit gradients.
+ */
+function isFp32Grads(p: Pick<StatePiece, 'kind' | 'bytesPerParam'>): boolean {
+  return p.kind === 'grads' && p.bytesPerParam === 4;
+}
+function titleOf(p: StatePiece, wide: boolean): string {
+  if (isFp32Grads(p)) return wide ? 'fp32 gradients' : 'fp32grad';
+  return TITLES[p.kind][wide ? 1 : 0];
+}
+function orderOf(p: StatePiece): number {
+  return isFp32Grads(p) ? ORDER.length : ORDER.indexOf(p.kind);
+}
 const LABEL_W = 10;
 const TOTAL_W = 10;
 const MIN_COL_W = 8;
@@ -153,7 +170,8 @@ function strip(
   color: boolean,
 ): Segment[] {
   const role = (r: PictureRole) => (color ? r : null);
-  if (ranks === 'none') return [{ text: ' '.repeat(w), role: null }];
+  // Nothing held (DeepSpeed keeps no 16-bit gradient partition when the optimizer is offloaded at stage 2).
+  if (ranks === 'none' || piece.bytes === 0) return [{ text: ' '.repeat(w), role: null }];
   if (ranks === 'all' || !piece.sharded) return [{ text: HELD.repeat(w), role: role(piece.kind) }];
   const held = new Array<boolean>(w).fill(false);
   for (const g of ranks) {
@@ -195,7 +213,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   const n = Math.max(1, b.gpusPerNode * b.nodes);
   const color = opts.color;
   const role = (r: PictureRole) => (color ? r : null);
-  const pieces = ORDER.flatMap((k) => b.pieces.filter((p) => p.kind === k));
+  const pieces = [...b.pieces].sort((x, y) => orderOf(x) - orderOf(y));
   const figures: PictureFigure[] = [];
   const wide = width >= 140;
 
@@ -223,7 +241,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
       role: role('title'),
     },
   ];
-  const names = row('', textCells(pieces.map((p) => TITLES[p.kind][wide ? 1 : 0])), 'total');
+  const names = row('', textCells(pieces.map((p) => titleOf(p, wide))), 'total');
   const perParam = row(
     '',
     textCells(pieces.map((p) => `${p.bytesPerParam} B${wide ? '/param' : ''}${p.sharded ? ` 1/${n}` : ''}`)),
@@ -238,6 +256,8 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
     if (p.home === 'gpu') figures.push({ row: 'gpu', kind: p.kind, bytes: p.bytes, text: gpuNumbers[i]! });
   });
   figures.push({ row: 'gpu', kind: 'total', bytes: gpuTotal, text: pictureBytes(gpuTotal) });
+  if (b.gpuPeakBytes !== undefined && b.gpuPeakBytes > gpuTotal)
+    figures.push({ row: 'gpu', kind: 'peak', bytes: b.gpuPeakBytes, text: pictureBytes(b.gpuPeakBytes) });
   const gpuNumberRow = row('each GPU', textCells(gpuNumbers), pictureBytes(gpuTotal), role('title'));
 
   const hostBlock = (home: 'cpu' | 'nvme'): Segment[][] => {
@@ -284,7 +304,13 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   const legendText = `${HELD} held here · ${OTHER} another GPU's slice · blank: elsewhere${wide ? '' : ' · B: bytes per parameter'}${
     buffers > 0 ? ` · each GPU's total has ${pictureBytes(buffers)} of working buffers` : ''
   }`;
-  const legend = wrap(legendText, width).map((l) => [{ text: l, role: role('dim') }]);
+  const dimLines = (text: string) => wrap(text, width).map((l) => [{ text: l, role: role('dim') }]);
+  // Optional blocks, given up whole (never a sentence cut short) from the last when rows are short.
+  const blocks: Segment[][][] = [[perParam], dimLines(legendText)];
+  if (b.gpuPeakBytes !== undefined && b.gpuPeakBytes > gpuTotal)
+    blocks.push(
+      dimLines(`The table's GPU peak, ${pictureBytes(b.gpuPeakBytes)}, adds the CUDA context, activations and margin.`),
+    );
 
   // GPU rows get what is left after the fixed rows; optional rows give way first so that up to 8 GPUs
   // show whole; past that, the first GPUs, a line for the rest, and the last.
@@ -294,9 +320,9 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
     return row(`GPU ${g}${node}`, cells, pictureBytes(gpuTotal));
   };
   const fixed = 2 + 1 + cpu.length + nvme.length + traffic.length;
-  let optional = [perParam, ...legend];
   const want = Math.min(n, 8);
-  while (optional.length > 0 && opts.height - fixed - optional.length < want) optional = optional.slice(0, -1);
+  while (blocks.length > 0 && opts.height - fixed - blocks.flat().length < want) blocks.pop();
+  const optional = blocks.flat();
   const keepPerParam = optional[0] === perParam;
   const legendRows = optional.slice(keepPerParam ? 1 : 0);
   const gpuRoom = Math.max(1, opts.height - fixed - optional.length);

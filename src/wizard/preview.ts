@@ -3,9 +3,11 @@
  * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
 import { effectiveLines } from '../effective.js';
+import { processFindings } from '../processes.js';
 import { launchLines, type Setup } from '../setup.js';
+import { stepFindings, type StepCheckContext, type StepFinding } from '../step-findings.js';
 import { fileFindings, validate, type Finding } from '../validate.js';
-import { configTexts } from '../write.js';
+import { configTexts, setupFiles } from '../write.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
 
@@ -14,30 +16,35 @@ export interface Preview {
   yaml: string;
   json: string;
   commands: string;
-  findings: Finding[];
+  /** validate's findings, then the steps' (those carry the step and, when zerowiz can make it, the fix). */
+  findings: (Finding | StepFinding)[];
 }
 
 /** How many previews are kept: moving a highlight back and forth costs a lookup, not an emit + validate. */
 export const PREVIEW_CACHE_SIZE = 32;
 const cache = new Map<string, Preview>();
 
-/** The preview of a setup, memoised on its content. */
-export function previewOf(setup: Setup): Preview {
-  const key = JSON.stringify(setup);
+/**
+ * The preview of a setup, memoised on its content. With `steps` (where the steps run, accelerate's default
+ * config, the GPUs detected) the findings include the steps' and the process count's.
+ */
+export function previewOf(setup: Setup, steps?: StepCheckContext): Preview {
+  const key = `${JSON.stringify(setup)}\n${steps ? `${steps.cwd}\n${steps.gpuCount}\n${JSON.stringify(steps.defaultConfig)}` : ''}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);
     cache.set(key, hit);
     return hit;
   }
-  const p = computePreview(setup);
+  const p = computePreview(setup, steps);
   cache.set(key, p);
   if (cache.size > PREVIEW_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   return p;
 }
 
-function computePreview(setup: Setup): Preview {
+function computePreview(setup: Setup, steps?: StepCheckContext): Preview {
   const { yaml, json } = configTexts(setup);
+  const files = setupFiles(setup, steps?.cwd).filter((f) => f.role === 'noDeepSpeed');
   const lines = launchLines(setup);
   let atLaunch: string[];
   try {
@@ -45,16 +52,23 @@ function computePreview(setup: Setup): Preview {
   } catch (e) {
     atLaunch = [`# (what accelerate fills at launch could not be worked out: ${(e as Error).message})`];
   }
+  // The commands first: on a small terminal they are what the finish screen's few rows must show.
   const commands = [
-    `# files: ${setup.files.accelerateConfig}, ${setup.files.dsConfig}`,
     setup.steps.length === 0 ? '# run your training script with:' : `# ${setup.steps.length} step(s):`,
     ...lines,
+    `# files: ${[setup.files.accelerateConfig, setup.files.dsConfig, ...files.map((f) => f.path)].join(', ')}`,
     '',
     ...atLaunch,
   ].join('\n');
-  let findings: Finding[];
+  let findings: (Finding | StepFinding)[];
   try {
     findings = [...validate(setup), ...fileFindings(setup, 'answer')];
+    if (steps) {
+      findings.push(
+        ...processFindings(setup.answers.num_processes, setup.answers.num_machines, steps.gpuCount),
+        ...stepFindings(setup, steps),
+      );
+    }
   } catch (e) {
     findings = [
       { level: 'error', rule: 'internal', message: `validation failed: ${(e as Error).message}`, fix: 'report this' },

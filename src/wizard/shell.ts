@@ -26,10 +26,19 @@ import {
   type FinishAction,
   type FinishItem,
   type FinishState,
+  type SlurmValues,
 } from './finishState.js';
-import type { Surface } from './keytable.js';
+import { START_STACK, type Surface } from './keytable.js';
+import { DETECTING } from './layout.js';
 import { initialStepsEditor, stepsReducer, type StepsAction, type StepsEditorState } from './steps.js';
 import { nextTab, type PreviewTab } from './tabs.js';
+import type { CsvLogChoice } from '../launch/diffsynth.js';
+
+/** The Slurm job the user asked for on the finish screen: the setup and what to submit it with. */
+export interface SlurmChoice {
+  setup: Setup;
+  values: SlurmValues;
+}
 
 /** How the wizard ends. */
 export interface WizardResult {
@@ -38,6 +47,13 @@ export interface WizardResult {
   summary: string[];
   /** Set when the user chose to launch: the setup to run. */
   launch?: Setup;
+  /** Set when the user chose to submit the steps to Slurm. */
+  slurm?: SlurmChoice;
+  /**
+   * With a launch or a Slurm job: add `--enable_csv_log` to the DiffSynth training steps that take it, for
+   * this run only (src/launch/diffsynth.ts csvLogOffer / withCsvLog), so the pane shows their loss.
+   */
+  csvLog?: CsvLogChoice;
 }
 
 /** What an import kept and moved, listed on the review. */
@@ -89,15 +105,17 @@ export interface WizardState {
   imported: ImportNotes | null;
   /** The user chose to type a parameter count instead of picking a catalog model. */
   modelTyped: boolean;
+  /**
+   * A DiffSynth training step's loss log (`--enable_csv_log`, see src/launch/diffsynth.ts planCsvLog): on,
+   * the Launch and Slurm actions add the flag to that step's argv for this run. Never saved into a preset.
+   */
+  csvLog: CsvLogChoice;
   /** Set when the wizard ends. */
   result: WizardResult | null;
 }
 
 /** The key of the review's row that opens the steps screen. */
 export const STEPS_ROW = 'steps';
-
-/** The header's detection part until detection answers. */
-export const DETECTING = 'detecting GPUs…';
 
 /** The state the wizard opens with. */
 export function initialWizard(
@@ -119,6 +137,7 @@ export function initialWizard(
     detection: DETECTING,
     imported: null,
     modelTyped: false,
+    csvLog: 'auto',
     result: null,
   };
 }
@@ -200,7 +219,15 @@ function withFlow(s: WizardState, action: FlowAction): WizardState {
 
 function openSteps(s: WizardState, from: 'walk' | 'review'): WizardState {
   const pick = s.flow.base.steps.length === 0 && s.flow.origin.kind === 'new';
-  return { ...s, steps: initialStepsEditor(s.flow.base.steps, pick), stepsFrom: from, stepsSeen: true, overlay: null };
+  return {
+    ...s,
+    steps: initialStepsEditor(s.flow.base.steps, pick),
+    stepsFrom: from,
+    stepsSeen: true,
+    overlay: null,
+    // The commands as they will run follow every edit of the steps.
+    preview: { tab: 'commands', scroll: 0 },
+  };
 }
 
 /** The steps changed in the editor: the flow's setup follows, so the preview and the findings do. */
@@ -332,7 +359,9 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
     case 'applyFix': {
       const steps = applyFix(s.flow.base.steps, a.fix);
       const flow = flowReducer(s.flow, { type: 'steps', steps });
-      return { ...s, flow, steps: s.steps ? { ...s.steps, steps } : null };
+      // The finding is gone with the fix: the cursor goes to the steps it changed.
+      const reviewCursor = screenOf(s) === 'review' ? { key: STEPS_ROW, fallback: 'finish' } : s.reviewCursor;
+      return { ...s, flow, reviewCursor, steps: s.steps ? { ...s.steps, steps } : null };
     }
     case 'finish': {
       const act = a.action;
@@ -341,7 +370,22 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
         (act.item === 'back' || act.item === 'quit' || act.item === 'launch' || act.item === 'exit')
       )
         return leaveFinish(s, act.item);
+      // The toggle turns what is shown now (auto: on where the checkout is known to have the flag) around.
+      if (act.type === 'choose' && act.item === 'csvLog') return { ...s, csvLog: !(act.csvLogOn ?? s.csvLog === true) };
       const finish = finishReducer(s.finish, act);
+      if (finish.step.step === 'slurmSubmit') {
+        // The form is complete: the wizard ends, and the job is submitted the way `zerowiz launch --slurm` does.
+        const setup = s.finish.written?.setup ?? setupOfWizard(s);
+        return ended(
+          { ...s, finish },
+          {
+            code: 0,
+            summary: s.finish.written?.lines ?? [],
+            slurm: { setup, values: finish.step.values },
+            csvLog: s.csvLog,
+          },
+        );
+      }
       let next: WizardState = { ...s, finish };
       if (act.type === 'wrote' && s.finish.step.step === 'writing') {
         // From now on the preview (and a later preset or launch) shows the setup as written.
@@ -376,7 +420,7 @@ function leaveFinish(s: WizardState, item: Extract<FinishItem, 'back' | 'quit' |
   if (item === 'exit') return ended(s, { code: 0, summary: s.finish.written?.lines ?? [NOTHING_WRITTEN] });
   // Launch: the setup as written, or as it stands (the launch writes its files first).
   const setup = s.finish.written?.setup ?? setupOfWizard(s);
-  return ended(s, { code: 0, summary: s.finish.written?.lines ?? [], launch: setup });
+  return ended(s, { code: 0, summary: s.finish.written?.lines ?? [], launch: setup, csvLog: s.csvLog });
 }
 
 /** The review row to highlight: the remembered row if it is still listed, else its question's row. */
@@ -401,8 +445,9 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   if (s.overlay?.kind === 'glossary') return ['glossary', 'app'];
   const screen = screenOf(s);
   if (screen === 'start') {
-    if (s.start.view === 'path') return ['textField', 'editing', 'app'];
-    return s.start.view === 'presets' ? ['list', 'templates', 'app'] : ['list', 'app'];
+    // No preview yet: Tab and the paging keys mean nothing here.
+    if (s.start.view === 'path') return ['textField', 'editing', 'start'];
+    return s.start.view === 'presets' ? ['list', 'startSub', 'start'] : [...START_STACK];
   }
   if (screen === 'question') {
     const outer: Surface[] = s.flow.current === 'mode' ? ['modeQuestion', 'question', 'app'] : ['question', 'app'];

@@ -5,8 +5,16 @@
  * pass writes and the training pass reads, model ids, LoRA options) offers to change it everywhere: the
  * offer and its acceptance are state here, so the view only renders them.
  */
-import type { LaunchStep } from '../setup.js';
-import { flattenArgs, groupArgs, isFlag, withStepConfig, type StepArg, type StepConfig } from '../step-args.js';
+import { SAFE_NAME_RE, type LaunchStep } from '../setup.js';
+import {
+  flattenArgs,
+  groupArgs,
+  isFlag,
+  stepConfig,
+  withStepConfig,
+  type StepArg,
+  type StepConfig,
+} from '../step-args.js';
 
 // ---------------------------------------------------------------------------------------------
 // Templates
@@ -175,7 +183,7 @@ function setGroupValue(steps: readonly LaunchStep[], ref: ArgRef, value: string)
 // The editor
 
 /** A step name: letters, digits, `.`, `_`, `-` (it names the step's log file); the preset schema's rule. */
-export const STEP_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const STEP_NAME_RE = SAFE_NAME_RE;
 
 /** One row of a step in the editor. */
 export type StepRow = { kind: 'name' } | { kind: 'config' } | { kind: 'arg'; group: number; arg: StepArg };
@@ -264,6 +272,18 @@ function replaceStep(s: StepsEditorState, step: LaunchStep): LaunchStep[] {
 function currentRow(s: StepsEditorState): StepRow | null {
   const step = s.steps[s.step];
   return step ? (stepRows(step)[s.row] ?? null) : null;
+}
+
+/**
+ * The config a step's `c` key (or Enter on its config row) moves to: the setup's config -> pinned to the
+ * setup's config without DeepSpeed (`pinned`, written with the setup) -> accelerate's default (no
+ * --config_file) -> the setup's.
+ */
+export function nextStepConfig(step: LaunchStep, pinned: string): StepConfig {
+  const c = stepConfig(step);
+  if (c.kind === 'setup') return { kind: 'pinned', path: pinned };
+  if (c.kind === 'pinned') return { kind: 'default' };
+  return { kind: 'setup' };
 }
 
 /** The reducer. Refusals leave the steps as they were and say why in `message`. */

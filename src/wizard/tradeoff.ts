@@ -4,13 +4,13 @@
  * highlighted mode (its peak line items beside DeepSpeed's figure). Pure; the estimator does the maths,
  * on the same input as the fit finding and `zerowiz estimate` (src/estimate-input.ts).
  */
-import { EstimateInputError, estimateModes, formatStepSeconds } from '../estimate.js';
+import { EstimateInputError, estimateModes, estimatePlacement, formatStepSeconds } from '../estimate.js';
 import type { EstimateReport, ModeEstimate } from '../estimate.js';
-import { estimateInputFromSetup, topology } from '../estimate-input.js';
+import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate-input.js';
 import type { ModelEntry } from '../models.js';
-import { MODE_INFO, modeDevice, rowFromKey, rowKey, rowLabel } from '../modes.js';
-import type { Mode, OffloadDevice } from '../modes.js';
-import type { Interconnect } from '../peak.js';
+import { MODE_INFO, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../modes.js';
+import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../modes.js';
+import { pictureBreakdown, type Interconnect, type PictureBreakdown } from '../peak.js';
 import type { Answers } from '../questions.js';
 import { formatCount } from '../units.js';
 
@@ -34,6 +34,8 @@ export interface TradeoffRow {
   gpuBar: number;
   cpuBar: number;
   fits: boolean | null;
+  /** What does not fit (empty when it fits or is not known): the GPU bar is red only when `GPU` is here. */
+  failsOn: ('GPU' | 'CPU' | 'NVMe')[];
   recommended: boolean;
   estimate: ModeEstimate;
 }
@@ -51,6 +53,30 @@ export interface Tradeoff {
   /** What the estimate assumes or leaves out (e.g. activations not estimated). */
   notes: string[];
   report: EstimateReport | null;
+  /** What the comm column's 1x is: plain DDP's traffic per GPU per step (ZeRO-1's), in bytes; 0 with one GPU. */
+  ddpBytesPerStep: number;
+}
+
+/** The key of the row for answers whose offload devices are split (a placement that is no mode's own). */
+export const SPLIT_ROW_KEY = 'split';
+/** That row's label (as wide as the table's label column). */
+export const SPLIT_ROW_LABEL = 'ZeRO-3 your split';
+
+/**
+ * The placement the answers choose when it is not their mode's own (accelerate's two offload questions
+ * answered apart: offload_param_device), else null.
+ */
+export function splitPlacement(a: Pick<Answers, 'mode' | 'offload_device' | 'offload_param_device'>): Placement | null {
+  const own = placementOf(a.mode, modeDevice(a.mode, a.offload_device));
+  const chosen = placementOfAnswers(a);
+  return chosen.optimizer === own.optimizer && chosen.param === own.param ? null : chosen;
+}
+
+const WHERE: Record<OffloadTarget, string> = { none: 'on the GPUs', cpu: 'in CPU memory', nvme: 'on NVMe' };
+
+/** What a placement keeps where, in words: `optimizer states in CPU memory, parameters on the GPUs`. */
+export function placementWords(p: Placement): string {
+  return `ZeRO-${p.stage}: optimizer states ${WHERE[p.optimizer]}, parameters ${WHERE[p.stage === 3 ? p.param : 'none']}`;
 }
 
 /** What the wizard knows beyond the answers: the model catalog and the GPU links. */
@@ -83,8 +109,11 @@ function gibShort(bytes: number): string {
   return v >= 10 ? String(Math.round(v)) : v >= 0.1 ? String(Number(v.toFixed(1))) : String(Number(v.toFixed(2)));
 }
 
-/** The row key the answers select now. */
-export function selectedKey(a: Pick<Answers, 'mode' | 'offload_device'>): string {
+/** The row key the answers select now (the split row when their offload devices are split). */
+export function selectedKey(
+  a: Pick<Answers, 'mode' | 'offload_device'> & Partial<Pick<Answers, 'offload_param_device'>>,
+): string {
+  if (a.offload_param_device !== undefined && splitPlacement(a as Answers) !== null) return SPLIT_ROW_KEY;
   return rowKey(a.mode, modeDevice(a.mode, a.offload_device));
 }
 
@@ -117,6 +146,7 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
     reason,
     notes,
     report: null,
+    ddpBytesPerStep: 0,
   });
   if (a.model_params === null)
     return plain(
@@ -142,14 +172,17 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
   const cpuScale = report.input.cpuMemoryBytes ?? maxCpu;
   const recommendedKey =
     report.recommended === null ? null : rowKey(report.recommended, report.recommendedOffloadDevice);
-  const rows = report.modes.map((m): TradeoffRow => {
-    const key = rowKey(m.mode, m.offloadDevice);
+  const row = (m: ModeEstimate, key: string, label: string): TradeoffRow => {
     const extra = m.peak.time.extraSeconds;
+    const failsOn: TradeoffRow['failsOn'] = [];
+    if (m.gpuFits === false) failsOn.push('GPU');
+    if (m.cpuFits === false) failsOn.push('CPU');
+    if (m.nvmeFits === false) failsOn.push('NVMe');
     return {
       key,
       mode: m.mode,
       offloadDevice: m.offloadDevice,
-      label: rowLabel(m.mode, m.offloadDevice),
+      label,
       gpu: compactBytes(m.peak.gpuBytes),
       cpu: compactBytes(m.peak.cpuBytes),
       comm: ddp === 0 ? '-' : `${Number((m.commBytesPerStep / ddp).toFixed(2))}x`,
@@ -157,10 +190,19 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
       gpuBar: Math.min(1, m.peak.gpuBytes / gpuScale),
       cpuBar: Math.min(1, m.peak.cpuBytes / cpuScale),
       fits: m.fits,
+      failsOn,
       recommended: key === recommendedKey,
       estimate: m,
     };
-  });
+  };
+  const rows = report.modes.map((m) => row(m, rowKey(m.mode, m.offloadDevice), rowLabel(m.mode, m.offloadDevice)));
+  // Answers that split the offload devices get a row of their own, after their mode's.
+  const split = splitPlacement(a);
+  if (split) {
+    const device = modeDevice(a.mode, a.offload_device);
+    const at = rows.findIndex((r) => r.key === rowKey(a.mode, device));
+    rows.splice(at + 1, 0, row(estimatePlacement(split, report.input, a.mode, device), SPLIT_ROW_KEY, SPLIT_ROW_LABEL));
+  }
   parts.push(workloadText(report));
   return {
     available: true,
@@ -170,10 +212,22 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
     reason: report.reason,
     notes,
     report,
+    ddpBytesPerStep: ddp,
   };
 }
 
-/** The line items of a row's peak, short: `GiB: ctx 2.4, params 1.9, ..., margin 0.9`. */
+/**
+ * The ZeRO picture's numbers for a row of the table: the peak model's split (pictureBreakdown) of that
+ * row's placement, on the same input as the table, so the picture and the table agree. Null without an
+ * estimate.
+ */
+export function pictureOf(t: Tradeoff, key: string): (PictureBreakdown & { gpuPeakBytes: number }) | null {
+  const r = t.rows.find((x) => x.key === key);
+  if (!r || !t.report) return null;
+  return { ...pictureBreakdown(r.label, r.estimate.placement, t.report.input), gpuPeakBytes: r.estimate.peak.gpuBytes };
+}
+
+/** The line items of a row's peak per GPU, short: `GiB/GPU: ctx 2.4, params 1.9, ..., margin 0.9`. */
 export function itemsText(m: ModeEstimate): string {
   const i = m.peak.items;
   const parts = [
@@ -186,7 +240,7 @@ export function itemsText(m: ModeEstimate): string {
   ];
   if (i.extraModels > 0) parts.push(`extra ${gibShort(i.extraModels)}`);
   parts.push(`margin ${gibShort(i.margin)}`);
-  return `GiB: ${parts.join(', ')}`;
+  return `GiB/GPU: ${parts.join(', ')}`;
 }
 
 /**
@@ -203,14 +257,26 @@ export function explainRow(t: Tradeoff, key: string): string[] {
     row?.device === 'nvme' ? info.shards.replace('to the CPU', 'to NVMe (through CPU buffers)') : info.shards;
   if (!r) return [shards, info.cost];
   const m = r.estimate;
-  const fit = r.fits === null ? '' : r.fits ? ': fits' : ': does not fit';
+  const fit =
+    r.fits === null
+      ? ''
+      : r.fits
+        ? ': fits'
+        : `: does not fit${r.failsOn.length > 0 ? ` (${r.failsOn.join(', ')})` : ''}`;
   const line1 = `peak ${r.gpu}/GPU, ${r.cpu} CPU/node${m.nvmeBytes > 0 ? `, ${compactBytes(m.nvmeBytes)} NVMe` : ''}${fit}. DeepSpeed's estimator: ${compactBytes(m.gpuBytes)}.`;
-  const traffic = [`${compactBytes(m.commBytesPerStep)} network (${r.comm} DDP)`];
+  const traffic = [
+    t.ddpBytesPerStep > 0
+      ? `${compactBytes(m.commBytesPerStep)} network (${r.comm} DDP; 1x = ${compactBytes(t.ddpBytesPerStep)}/step)`
+      : `${compactBytes(m.commBytesPerStep)} network`,
+  ];
   if (m.offloadBytesPerStep > 0) traffic.push(`${compactBytes(m.offloadBytesPerStep)} GPU<->CPU`);
   if (m.nvmeBytesPerStep > 0) traffic.push(`${compactBytes(m.nvmeBytesPerStep)} CPU<->NVMe`);
   const time =
     m.peak.time.extraSeconds > 0
       ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
       : '';
-  return [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
+  const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
+  // The split row says what it keeps where (its label cannot).
+  if (key === SPLIT_ROW_KEY) lines.push(`${placementWords(m.placement)} (your offload_param_device answer).`);
+  return lines;
 }

@@ -1,0 +1,189 @@
+/**
+ * The steps screen: the `accelerate launch` passes of the setup, from a template, edited in place. It renders
+ * the steps editor's state (src/wizard/steps.ts) and sends its text fields' changes back; every other key is
+ * the wizard's (surface `steps` in src/wizard/keytable.ts). The preview below shows the commands as they
+ * will run, so an edit shows in both passes at once.
+ */
+import type React from 'react';
+import { Box, Text } from 'ink';
+import { List } from '../common/List.js';
+import { TextField } from '../common/TextField.js';
+import { tint } from '../common/theme.js';
+import { noDeepSpeedConfigPath } from '../../src/accelerate-config.js';
+import type { SetupFiles } from '../../src/setup.js';
+import { stepConfig, type StepArg } from '../../src/step-args.js';
+import type { Finding } from '../../src/validate.js';
+import { KEY_TABLES } from '../../src/wizard/keytable.js';
+import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/steps.js';
+import { clip, padEnd, wrap } from '../../src/text.js';
+import { Indicator, PlainItem } from './parts.js';
+
+const LABEL_W = 22;
+
+/** What a step's config row says: which accelerate config the step runs with. */
+export function configText(e: StepsEditorState, files: SetupFiles): string {
+  const step = e.steps[e.step];
+  if (!step) return '';
+  const c = stepConfig(step);
+  if (c.kind === 'setup') return `this setup's (--config_file ${files.accelerateConfig}: DeepSpeed)`;
+  if (c.kind === 'default') return "none: accelerate's default config, if there is one (see the findings)";
+  const own = c.path === noDeepSpeedConfigPath({ files });
+  return `pinned: ${c.path}${own ? ' (no DeepSpeed; written with the setup)' : ''}`;
+}
+
+function argText(a: StepArg): [string, string] {
+  if (a.role === 'script') return ['script', a.value ?? ''];
+  const label = a.flag ?? '(word)';
+  return [a.role === 'launch' ? `${label} (accelerate)` : label, a.value ?? (a.flag ? '(no value)' : '')];
+}
+
+function rowText(e: StepsEditorState, r: StepRow, files: SetupFiles): [string, string] {
+  const step = e.steps[e.step]!;
+  if (r.kind === 'name') return ['name', step.name];
+  if (r.kind === 'config') return ['config', configText(e, files)];
+  return argText(r.arg);
+}
+
+/** The steps as tabs: `data_process ▸ [train]`. */
+export function stepTabs(e: StepsEditorState): string {
+  if (e.steps.length === 0) return 'no steps (N: add one · t: a template)';
+  return e.steps.map((s, i) => (i === e.step ? `[${s.name}]` : s.name)).join(' ▸ ');
+}
+
+/** Rows the editor shows above its rows and below them, besides the rows themselves. */
+export function stepsChromeRows(e: StepsEditorState, findings: number): number {
+  return 2 + (e.message ? 1 : 0) + findings;
+}
+
+/** The steps screen's lines for the steps' key help (`?`). */
+export function stepsHelpLines(width: number): string[] {
+  return [
+    'Keys of the steps screen:',
+    // One row each (wrap would fold the padding): key, what it does.
+    ...KEY_TABLES.steps.filter((b) => b.label !== '').map((b) => clip(`  ${padEnd(b.keys, 8)} ${b.label}`, width)),
+    ...wrap(
+      'Editing a value that other steps share (the cache path, a model id, LoRA options) offers to change it everywhere. `~` and $VARS in a value are expanded when you accept it, as a shell would. (? closes this · g: glossary)',
+      width,
+    ),
+  ];
+}
+
+/** Props of the steps screen. */
+export interface StepsScreenProps {
+  editor: StepsEditorState;
+  files: SetupFiles;
+  /** Findings about the shown step (the preview's step findings), one line each. */
+  findings: Finding[];
+  width: number;
+  height: number;
+  isActive: boolean;
+  onTemplate: (id: (typeof STEP_TEMPLATES)[number]['id']) => void;
+  onEditText: (text: string) => void;
+  onCommit: () => void;
+}
+
+/** The steps screen. */
+export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
+  const e = p.editor;
+  const w = p.width;
+  if (e.picking) {
+    const items = STEP_TEMPLATES.map((t) => ({ key: t.id, value: t.id, label: clip(t.label, w - 2) }));
+    return (
+      <Box flexDirection="column">
+        <Text bold wrap="truncate">
+          {clip('What does this setup run? Pick the steps to start from (you edit them next):', w)}
+        </Text>
+        <List
+          items={items}
+          isFocused={p.isActive}
+          renderIndicator={Indicator}
+          renderItem={PlainItem}
+          onSelect={(item) => p.onTemplate(item.value as (typeof STEP_TEMPLATES)[number]['id'])}
+        />
+        {STEP_TEMPLATES.flatMap((t) => wrap(`${t.label}: ${t.description}`, w)).map((l, i) => (
+          <Text key={i} color={tint('dim')} wrap="truncate">
+            {l}
+          </Text>
+        ))}
+      </Box>
+    );
+  }
+  if (e.offer) {
+    const o = e.offer;
+    return (
+      <Box flexDirection="column">
+        <Text bold wrap="truncate">
+          {clip(`Changed ${o.before} → ${o.after}. The same value is used ${o.changes.length} more time(s):`, w)}
+        </Text>
+        {o.changes.slice(0, Math.max(1, p.height - 3)).map((c, i) => (
+          <Text key={i} wrap="truncate">
+            {clip(`  ${c.stepName} ${c.what}: ${c.before} → ${c.after}`, w)}
+          </Text>
+        ))}
+        <Text bold color={tint('accent')}>
+          Change it everywhere? y: yes, every step · n/Esc: only here
+        </Text>
+      </Box>
+    );
+  }
+  const step = e.steps[e.step];
+  const findingLines = p.findings.slice(0, 2).map((f) => clip(`${f.level === 'error' ? '✗' : '!'} ${f.message}`, w));
+  // A new argument's flag is typed before it is in the step: a row of its own at the cursor.
+  const real: (StepRow | null)[] = step ? stepRows(step) : [];
+  const rows = e.edit?.adding && e.edit.part === 'flag' ? [...real.slice(0, e.row), null, ...real.slice(e.row)] : real;
+  const room = Math.max(1, p.height - stepsChromeRows(e, findingLines.length));
+  const top = Math.max(0, Math.min(e.row - Math.floor(room / 2), rows.length - room));
+  const shown = rows.slice(top, top + room);
+  return (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate">
+        {clip(`Steps (the accelerate launch passes, in order): ${stepTabs(e)}`, w)}
+      </Text>
+      <Text color={tint('dim')} wrap="truncate">
+        {clip(
+          step
+            ? `step ${e.step + 1}/${e.steps.length} · rows ${top + 1}-${top + shown.length} of ${rows.length} · Enter edits · r: review`
+            : 'N adds a step, t picks a template, r goes on to the review',
+          w,
+        )}
+      </Text>
+      {shown.map((r, i) => {
+        const index = top + i;
+        const selected = index === e.row;
+        const [label, value] = r === null ? ['new argument', ''] : rowText(e, r, p.files);
+        const editing = selected && e.edit !== null;
+        const valueW = Math.max(8, w - 2 - LABEL_W - 1);
+        return (
+          <Box key={index}>
+            {Indicator({ isSelected: selected })}
+            <Text bold={selected}>
+              {padEnd(clip(editing && e.edit!.part === 'flag' ? 'flag' : label, LABEL_W), LABEL_W)}{' '}
+            </Text>
+            {editing ? (
+              <TextField
+                value={e.edit!.text}
+                focus={p.isActive}
+                onChange={p.onEditText}
+                onSubmit={() => p.onCommit()}
+              />
+            ) : (
+              <Text wrap="truncate" color={r?.kind === 'config' ? tint('accent') : undefined}>
+                {clip(value, valueW)}
+              </Text>
+            )}
+          </Box>
+        );
+      })}
+      {e.message ? (
+        <Text color={tint('warn')} wrap="truncate">
+          {clip(e.message, w)}
+        </Text>
+      ) : null}
+      {findingLines.map((l, i) => (
+        <Text key={`f${i}`} color={p.findings[i]?.level === 'error' ? tint('bad') : tint('warn')} wrap="truncate">
+          {l}
+        </Text>
+      ))}
+    </Box>
+  );
+}
