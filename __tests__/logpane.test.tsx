@@ -6,6 +6,7 @@ import { parseKeys } from '../components/launch/keys.js';
 import { RowBuilder, textWidth } from '../components/launch/view.js';
 import { commandFor, initialPaneState, paneReducer, visibleRows, type LinesView } from '../components/launch/state.js';
 import { parseProgress } from '../src/launch/logparse.js';
+import { RunWatch } from '../src/launch/watch.js';
 
 function view(lines: string[], height: number, first = 0): LinesView {
   return { first, end: first + lines.length, at: (abs) => lines[abs - first], height };
@@ -106,21 +107,25 @@ function runningModel(): RunModel {
 }
 
 describe('the pane (drawn into a headless terminal)', () => {
-  it('shows steps, the log, the progress bar with rate/ETA and the loss sparkline', async () => {
+  it('shows steps, the log, the progress bar with rate/ETA and the loss row with its sparkline', async () => {
     const model = runningModel();
+    const watch = new RunWatch({ steps: [{ name: 'data_process' }, { name: 'train' }] });
     model.line(0, '[INFO] Setting ds_accelerator to cuda');
     model.line(0, '\u001b[31mred\u001b[0m is never printed raw'.replace(/\u001b\[\d+m/g, ''));
     model.partial(0, '  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]');
     model.progress(0, parseProgress('  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]')!);
-    for (const v of [0.9, 0.7, 0.5, 0.3]) model.loss(0, v);
-    const m = mount(model);
+    for (const v of [0.9, 0.7, 0.5, 0.3, 0.4]) watch.steps[0]!.metrics.loss(v, 'tqdm');
+    const m = mount(model, undefined, {
+      live: { watch, telemetry: null, noTelemetry: 'not here', estimateBytes: null },
+    });
     m.pane.draw();
     const frame = await m.screen();
     expect(frame).toMatch(/▶ 1\. data_process +running +3\.\ds/);
     expect(frame).toMatch(/· 2\. train +pending/);
     expect(frame).toContain('Setting ds_accelerator to cuda');
     expect(frame).toMatch(/3% 30\/1000 6\.00it\/s ETA 02:41/);
-    expect(frame).toMatch(/loss 0\.3000 █▆▃▁/);
+    expect(frame).toMatch(/loss 0\.4000 · min 0\.3000 · tqdm █▆▃▁▂ recent/);
+    expect(frame).toContain('no GPU telemetry: not here');
     expect(frame).toContain('follow on · wrap off');
     // The last row stays free.
     expect((await m.lines())[19]).toBe('');

@@ -9,6 +9,7 @@ import { launch } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
 import { formatDuration } from '../launch/stream.js';
 
+import { offerCsvLog } from './csv-log.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch.js';
 
 /** Names the records that were skipped because their run.json is damaged. */
@@ -123,8 +124,13 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
       '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
       'add --slurm to submit the steps as a Slurm job',
     );
-  const { setup, source } = await resolveSetup(ref, flags);
+  const resolved = await resolveSetup(ref, flags);
+  const { source } = resolved;
   const tui = flags.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;
+  const setup = await offerCsvLog(resolved.setup, flags, {
+    cwd: process.cwd(),
+    interactive: process.stdout.isTTY === true && process.stdin.isTTY === true,
+  });
   return launch({
     setup,
     source,

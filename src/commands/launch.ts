@@ -37,6 +37,8 @@ export interface LaunchFlags extends SlurmFlags {
   tui?: boolean;
   accelerate?: string;
   last?: boolean;
+  /** --csv-log / --no-csv-log: add --enable_csv_log to DiffSynth training steps for this run, or not. */
+  csvLog?: boolean;
 }
 
 /** Registers `launch` and `runs`. */
@@ -54,6 +56,11 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       ),
     )
     .option('--last', 'run the newest run record of this directory again')
+    .option(
+      '--csv-log',
+      'add --enable_csv_log to DiffSynth-Studio training steps that lack it, for this run only (their loss then shows); asked on a terminal',
+    )
+    .option('--no-csv-log', 'do not add --enable_csv_log (and do not ask)')
     // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
     .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
     .option('--partition <name>', 'Slurm partition (default: the cluster default)')

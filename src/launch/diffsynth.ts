@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import type { Setup } from '../setup.js';
 import { trainingScript } from './preflight.js';
 
 /** The flag that turns DiffSynth's CSV loss log on. */
@@ -101,4 +102,37 @@ export function planCsvLog(args: readonly string[], cwd: string, read?: (path: s
     };
   }
   return { kind: 'offer', args: [...args, CSV_LOG_FLAG], csvPath, outputPath, certain: supported === true };
+}
+
+/** A step's plan, for every step of a setup that would gain from the flag or cannot take it. */
+export interface CsvLogStep {
+  index: number;
+  name: string;
+  plan: Extract<CsvLogPlan, { kind: 'offer' } | { kind: 'unsupported' }>;
+}
+
+/** The steps of a setup whose loss log zerowiz can offer to turn on (or must say it cannot). */
+export function csvLogSteps(setup: Setup, cwd: string): CsvLogStep[] {
+  const out: CsvLogStep[] = [];
+  setup.steps.forEach((s, index) => {
+    const plan = planCsvLog(s.args, cwd);
+    if (plan.kind === 'offer' || plan.kind === 'unsupported') out.push({ index, name: s.name, plan });
+  });
+  return out;
+}
+
+/**
+ * The setup with --enable_csv_log added to the given steps (offers only), for one run: its argv, its
+ * commands.sh and its run.json carry the flag; the preset it came from is not touched.
+ */
+export function withCsvLog(setup: Setup, steps: readonly CsvLogStep[]): Setup {
+  const add = new Map(steps.filter((s) => s.plan.kind === 'offer').map((s) => [s.index, s.plan]));
+  if (add.size === 0) return setup;
+  return {
+    ...setup,
+    steps: setup.steps.map((s, i) => {
+      const plan = add.get(i);
+      return plan?.kind === 'offer' ? { ...s, args: plan.args } : s;
+    }),
+  };
 }

@@ -251,6 +251,13 @@ export function formatRate(ratePerS: number | null): string {
   return ratePerS >= 1 ? `${ratePerS.toFixed(2)}it/s` : `${(1 / ratePerS).toFixed(2)}s/it`;
 }
 
+/** A loss as the pane and stream mode show it: 4 decimals, exponent form for tiny or huge values, `nan`. */
+export function formatLoss(v: number): string {
+  if (Number.isNaN(v)) return 'nan';
+  if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+  return Math.abs(v) >= 1000 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4);
+}
+
 const SPARK = '▁▂▃▄▅▆▇█';
 
 /** A one-line sparkline of the last `width` values (NaN/infinite values show as a gap). */

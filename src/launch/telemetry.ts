@@ -83,6 +83,13 @@ export function visibleGpuIndices(env: NodeJS.ProcessEnv = process.env): number[
   return parts.map(Number);
 }
 
+/** Who hears about nvidia-smi's process group (see TelemetryOptions.track). */
+export interface TelemetryTracking {
+  willSpawn?(): void;
+  add(pgid: number): void;
+  remove(pgid: number): void;
+}
+
 /** Options of telemetry. */
 export interface TelemetryOptions {
   /** Environment of nvidia-smi (PATH finds it). */
@@ -92,8 +99,11 @@ export interface TelemetryOptions {
   gpus?: readonly number[] | null;
   /** Called after each batch of output that changed anything, and on every state change. */
   onUpdate?: (t: GpuTelemetry) => void;
-  /** Group tracking, so zerowiz's exit kills nvidia-smi too (default: the launch's own, ./group.ts). */
-  track?: { add(pgid: number): void; remove(pgid: number): void };
+  /**
+   * Group tracking, so zerowiz's exit (and its watchdog, after a kill -9) ends nvidia-smi too (default: the
+   * exit hook of ./group.ts). `willSpawn` is told just before the spawn.
+   */
+  track?: TelemetryTracking;
   now?: () => number;
 }
 
@@ -108,6 +118,8 @@ export class GpuTelemetry {
   samples = 0;
   /** The process group of nvidia-smi while it runs (its pid), else null. */
   pgid: number | null = null;
+  /** Bumped whenever a sample or the state changed (a view redraws when it differs from what it drew). */
+  version = 0;
   private buf = '';
   private firstOutput = '';
   private stderr = '';
@@ -118,7 +130,7 @@ export class GpuTelemetry {
   private exited: Promise<void> = Promise.resolve();
   private readonly gpuFilter: Set<number> | null;
   private readonly now: () => number;
-  private readonly track: { add(pgid: number): void; remove(pgid: number): void };
+  private readonly track: TelemetryTracking;
 
   constructor(private readonly opts: TelemetryOptions = {}) {
     this.gpuFilter = opts.gpus ? new Set(opts.gpus) : null;
@@ -136,6 +148,7 @@ export class GpuTelemetry {
     if (this.state !== 'idle') return;
     this.state = 'starting';
     let child: ChildProcess;
+    this.track.willSpawn?.();
     try {
       child = spawn('nvidia-smi', this.args, {
         env: this.opts.env ?? process.env,
@@ -231,6 +244,7 @@ export class GpuTelemetry {
     this.buf = text.length > TELEMETRY_MAX_LINE_CHARS ? '' : text;
     if (changed) {
       if (this.state === 'starting') this.state = 'running';
+      this.version++;
       this.opts.onUpdate?.(this);
     }
   }
@@ -260,6 +274,7 @@ export class GpuTelemetry {
       this.buf = '';
       this.ingest(rest);
     }
+    this.version++;
     if (this.stopping) {
       this.state = 'stopped';
       this.opts.onUpdate?.(this);
@@ -283,6 +298,7 @@ export class GpuTelemetry {
   private unavailable(reason: string): void {
     this.state = 'unavailable';
     this.reason = reason;
+    this.version++;
     this.opts.onUpdate?.(this);
   }
 }

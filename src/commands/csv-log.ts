@@ -1,0 +1,62 @@
+/**
+ * The command line's `--enable_csv_log` offer (the wizard has its own toggle): a DiffSynth-Studio training
+ * step prints no loss, so before a launch zerowiz offers to add the flag for that run. On a terminal it asks
+ * (y/n per step); otherwise `--csv-log` / `--no-csv-log` decide and a hint line says so. The flag goes into
+ * the run's argv, commands.sh and run.json (the setup the run keeps), never into the preset.
+ */
+import { CSV_LOG_FLAG, csvLogSteps, withCsvLog, type CsvLogStep } from '../launch/diffsynth.js';
+import type { Setup } from '../setup.js';
+import { askLine, writeErr } from '../terminal.js';
+
+/** The flags that decide the offer. */
+export interface CsvLogFlags {
+  /** --csv-log (true), --no-csv-log (false), neither (undefined). */
+  csvLog?: boolean;
+  dryRun?: boolean;
+}
+
+const say = (line: string) => writeErr(`zerowiz: ${line}\n`);
+
+/** Where DiffSynth will write the loss, as the user wrote the path. */
+function where(s: CsvLogStep): string {
+  return s.plan.kind === 'offer' ? `${s.plan.outputPath.replace(/\/+$/, '')}/loss.csv` : '';
+}
+
+/**
+ * The setup to launch: with --enable_csv_log added to the DiffSynth training steps that lack it when the
+ * user says so (`--csv-log`, or y at the question on a terminal); unchanged otherwise. Says what it did not
+ * add and why (an older checkout, or a hint without a terminal).
+ */
+export async function offerCsvLog(
+  setup: Setup,
+  flags: CsvLogFlags,
+  opts: { cwd: string; interactive: boolean },
+): Promise<Setup> {
+  const steps = csvLogSteps(setup, opts.cwd);
+  const accepted: CsvLogStep[] = [];
+  for (const s of steps) {
+    if (s.plan.kind === 'unsupported') {
+      say(`note: step ${s.name}: ${s.plan.reason}`);
+      continue;
+    }
+    if (flags.csvLog === true) accepted.push(s);
+    if (flags.csvLog !== undefined) continue;
+    const unsure = s.plan.certain
+      ? ''
+      : `; zerowiz could not read diffsynth/diffusion/parsers.py to check this checkout has it (one without it stops with "unrecognized arguments")`;
+    if (!opts.interactive || flags.dryRun) {
+      say(
+        `hint: step ${s.name} (DiffSynth-Studio) prints no loss${unsure}; --csv-log adds ${CSV_LOG_FLAG} for this run (DiffSynth then writes ${where(s)}), --no-csv-log leaves it out`,
+      );
+      continue;
+    }
+    const q = askLine(
+      `zerowiz: step ${s.name} (DiffSynth-Studio) prints no loss; add ${CSV_LOG_FLAG} for this run so zerowiz can show it (DiffSynth writes ${where(s)}; the preset stays as it is)${unsure}? ${s.plan.certain ? '[Y/n]' : '[y/N]'} `,
+    );
+    const a = (await q.answer)?.toLowerCase() ?? null;
+    const yes = a === null ? false : a === '' ? s.plan.certain : a === 'y' || a === 'yes';
+    if (yes) accepted.push(s);
+  }
+  if (accepted.length > 0) say(`adding ${CSV_LOG_FLAG} to ${accepted.map((s) => s.name).join(', ')} for this run`);
+  return withCsvLog(setup, accepted);
+}
