@@ -1,7 +1,8 @@
 /**
  * The command line's `--enable_csv_log` offer (the wizard has its own toggle): a DiffSynth-Studio training
  * step prints no loss, so before a launch zerowiz offers to add the flag for that run. On a terminal it asks
- * (y/n per step); otherwise `--csv-log` / `--no-csv-log` decide and a hint line says so. The flag goes into
+ * (y/n per step) when the checkout is known to take the flag (its parsers.py declares it); otherwise
+ * `--csv-log` / `--no-csv-log` decide and a hint line says so. The flag goes into
  * the run's argv, commands.sh and run.json (the setup the run keeps), never into the preset.
  */
 import { CSV_LOG_FLAG, csvLogSteps, withCsvLog, type CsvLogStep } from '../launch/diffsynth.js';
@@ -44,17 +45,18 @@ export async function offerCsvLog(
     const unsure = s.plan.certain
       ? ''
       : `; zerowiz could not read diffsynth/diffusion/parsers.py to check this checkout has it (one without it stops with "unrecognized arguments")`;
-    if (!opts.interactive || flags.dryRun) {
+    // Asked only when the checkout is known to take the flag: an unsure yes would stop the step.
+    if (!opts.interactive || flags.dryRun || !s.plan.certain) {
       say(
         `hint: step ${s.name} (DiffSynth-Studio) prints no loss${unsure}; --csv-log adds ${CSV_LOG_FLAG} for this run (DiffSynth then writes ${where(s)}), --no-csv-log leaves it out`,
       );
       continue;
     }
     const q = askLine(
-      `zerowiz: step ${s.name} (DiffSynth-Studio) prints no loss; add ${CSV_LOG_FLAG} for this run so zerowiz can show it (DiffSynth writes ${where(s)}; the preset stays as it is)${unsure}? ${s.plan.certain ? '[Y/n]' : '[y/N]'} `,
+      `zerowiz: step ${s.name} (DiffSynth-Studio) prints no loss; add ${CSV_LOG_FLAG} for this run so zerowiz can show it (DiffSynth writes ${where(s)}; the preset stays as it is)? [Y/n] `,
     );
     const a = (await q.answer)?.toLowerCase() ?? null;
-    const yes = a === null ? false : a === '' ? s.plan.certain : a === 'y' || a === 'yes';
+    const yes = a !== null && (a === '' || a === 'y' || a === 'yes');
     if (yes) accepted.push(s);
   }
   if (accepted.length > 0) say(`adding ${CSV_LOG_FLAG} to ${accepted.map((s) => s.name).join(', ')} for this run`);
