@@ -7,7 +7,7 @@
 import type { Alert } from '../../src/launch/alerts.js';
 import type { RunModel, StepState } from '../../src/launch/model.js';
 import { formatClock, formatCount, formatLoss, formatRate, sparkline } from '../../src/launch/logparse.js';
-import type { LossSource } from '../../src/launch/metrics/step-metrics.js';
+import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
 import type { GpuTelemetry } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
@@ -453,7 +453,7 @@ function metricsRow(live: PaneLive, i: number, state: PaneState, cols: number, w
   } else {
     b.add('loss ').add(formatLoss(m.lastLoss), Number.isFinite(m.lastLoss) ? SGR.bold : SGR.red + SGR.bold);
     if (m.minLoss !== null) b.add(` · min ${formatLoss(m.minLoss)}`);
-    b.add(` · ${LOSS_SOURCE_WORD[m.lossSource ?? 'log']}`, SGR.dim);
+    b.add(` · ${LOSS_SOURCE_NAMES[m.lossSource ?? 'log']}`, SGR.dim);
     const width = Math.max(8, Math.min(60, Math.floor(cols / 4)));
     const values = state.sparkAll ? m.series.overview() : m.series.recent(width);
     const spark = sparkline(values, width);
@@ -469,14 +469,6 @@ function metricsRow(live: PaneLive, i: number, state: PaneState, cols: number, w
   return b.toString();
 }
 
-/** How the metrics row names a loss source. */
-const LOSS_SOURCE_WORD: Record<LossSource, string> = {
-  csv: 'loss.csv',
-  hf: 'Trainer log',
-  tqdm: 'tqdm',
-  log: 'log line',
-};
-
 /** A number in a few characters: `1.0e-4`, `0.52`, `1024`. */
 function formatNumber(v: number): string {
   if (v === 0) return '0';
@@ -485,13 +477,15 @@ function formatNumber(v: number): string {
   return String(Number(v.toPrecision(3)));
 }
 
-/** The alert row: the newest alert of the shown step, highlighted (red when it explains a failure). */
+/**
+ * The alert row: the newest alert of the shown step, highlighted (red when it explains a failure), with its
+ * fix as far as the row goes (`a` lists them all in full; the key hints say so).
+ */
 function alertRow(a: Alert, total: number, cols: number): string {
   const style = SGR.inverse + (a.fatal ? SGR.red : SGR.yellow);
   return new RowBuilder(cols)
-    .add(` ALERT ${a.title} `, style + SGR.bold)
+    .add(` ALERT${total > 1 ? ` (${total})` : ''} ${a.title} `, style + SGR.bold)
     .add(` fix: ${a.fix}`, a.fatal ? SGR.red : SGR.yellow)
-    .add(total > 1 ? `  (a: all ${total})` : '  (a: details)', SGR.dim)
     .toString();
 }
 
@@ -664,7 +658,7 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
   else {
     row(
       'loss',
-      `${formatLoss(m.lastLoss)} (${LOSS_SOURCE_WORD[m.lossSource ?? 'log']})`,
+      `${formatLoss(m.lastLoss)} (${LOSS_SOURCE_NAMES[m.lossSource ?? 'log']})`,
       Number.isFinite(m.lastLoss) ? SGR.bold : SGR.red,
     );
     if (m.minLoss !== null) row('min', `${formatLoss(m.minLoss)} at value #${m.minLossAt}`);

@@ -8,6 +8,9 @@ import { writeErr, writeOut } from '../terminal.js';
 import { launch } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
 import { formatDuration } from '../launch/stream.js';
+import { peaksFromJson } from '../launch/live-record.js';
+import { formatLoss } from '../launch/logparse.js';
+import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 
 import { offerCsvLog } from './csv-log.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch.js';
@@ -43,8 +46,35 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     const steps = j.steps.map((s) => `${s.name}:${s.status}`).join(' ');
     const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : '';
     text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
+    for (const l of liveLines(r)) text += `  ${l}\n`;
   }
   writeOut(text);
+}
+
+/**
+ * What a record's steps emitted, one line per step that has something to say: the GPU peak against the
+ * estimate (only for steps that train with the config: that is what the estimate describes), the reason of
+ * a failure or the alerts, the last loss.
+ */
+function liveLines(r: RunRecord): string[] {
+  const est = r.json.estimate?.gpuBytesPerGpu ?? null;
+  const out: string[] = [];
+  for (const s of r.json.steps) {
+    if (!s.live) continue;
+    const parts: string[] = [];
+    const peak = formatPeakVsEstimate(peaksFromJson(s.live), s.usesConfig ? est : null);
+    if (peak) parts.push(peak);
+    const m = s.live.metrics;
+    if (m.lastLoss !== null) {
+      const last = typeof m.lastLoss === 'number' ? formatLoss(m.lastLoss) : m.lastLoss;
+      parts.push(`loss ${last}${m.minLoss !== null ? ` (min ${formatLoss(m.minLoss)})` : ''}`);
+    }
+    const alerts = s.live.alerts;
+    const first = alerts.find((a) => a.fatal) ?? alerts[0];
+    if (first) parts.push(`alert: ${first.title}${alerts.length > 1 ? ` (+${alerts.length - 1} more)` : ''}`);
+    if (parts.length > 0) out.push(`${s.name}: ${parts.join(' · ')}`);
+  }
+  return out;
 }
 
 function recordSummary(r: RunRecord) {
@@ -58,13 +88,22 @@ function recordSummary(r: RunRecord) {
     endedAt: j.endedAt,
     ended: j.ended,
     exitCode: j.exitCode,
-    steps: j.steps.map((s) => ({
-      name: s.name,
-      status: s.status,
-      exitCode: s.exitCode,
-      durationMs: s.durationMs,
-      log: s.log,
-    })),
+    estimate: j.estimate ?? null,
+    steps: j.steps.map((s) => {
+      const top = s.live ? highestPeak(peaksFromJson(s.live)) : null;
+      return {
+        name: s.name,
+        status: s.status,
+        exitCode: s.exitCode,
+        durationMs: s.durationMs,
+        log: s.log,
+        gpuPeak: top ? { gpu: top.index, usedBytes: top.usedBytes, totalBytes: top.totalBytes } : null,
+        loss: s.live
+          ? { last: s.live.metrics.lastLoss, min: s.live.metrics.minLoss, source: s.live.metrics.lossSource }
+          : null,
+        alerts: (s.live?.alerts ?? []).map((a) => ({ id: a.id, title: a.title, fatal: a.fatal })),
+      };
+    }),
     ...(j.slurm
       ? {
           slurm: {

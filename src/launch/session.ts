@@ -39,7 +39,7 @@ import {
 } from './record.js';
 import { Pipeline, type PipelineOutcome, type RunControl, type StepSpec } from './runner.js';
 import { formatDuration, type TextSink } from './stream.js';
-import { GpuTelemetry, visibleGpuIndices } from './telemetry.js';
+import { GpuTelemetry, telemetryIntervalMs, visibleGpuIndices } from './telemetry.js';
 import { RunWatch, type WatchStepConfig } from './watch.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, type ProcessGuard, type Watchdog } from './watchdog.js';
 
@@ -342,8 +342,17 @@ export function runGpus(prepared: PreparedLaunch): number[] {
   return visible ? visible.slice(0, n) : Array.from({ length: n }, (_, i) => i);
 }
 
-/** How often run.json takes the running step's metrics and peaks, so a killed multi-day run keeps them. */
+/**
+ * How often run.json takes the running step's metrics and peaks, so a killed multi-day run keeps them
+ * (override: ZEROWIZ_LIVE_SAVE_MS, at least 100).
+ */
 export const LIVE_SAVE_INTERVAL_MS = 60_000;
+
+/** The live save interval in effect for an environment. */
+export function liveSaveMs(env: NodeJS.ProcessEnv): number {
+  const n = Number(env.ZEROWIZ_LIVE_SAVE_MS);
+  return Number.isFinite(n) && n >= 100 ? n : LIVE_SAVE_INTERVAL_MS;
+}
 
 /** The loss.csv a step's watch follows, and what to say when a DiffSynth step logs no loss at all. */
 function watchStepOf(prepared: PreparedLaunch, i: number): WatchStepConfig {
@@ -385,6 +394,7 @@ export function startSession(
     ? new GpuTelemetry({
         env: { ...prepared.env, [HELPER_OF_ENV]: record.dir },
         gpus: runGpus(prepared),
+        intervalMs: telemetryIntervalMs(prepared.env),
         track: {
           willSpawn: () => guard?.helperWillSpawn(),
           add: (pgid) => {
@@ -471,7 +481,7 @@ export function startSession(
         if (s.status === 'running' && takeLive(i)) changed = true;
       });
       if (changed) save();
-    }, LIVE_SAVE_INTERVAL_MS);
+    }, liveSaveMs(prepared.env));
     periodic.unref();
     try {
       const o = await pipeline.run();

@@ -12,7 +12,7 @@ import { type LiveStepJson, liveStepJson } from './live-record.js';
 import { type Progress, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
-import { StepMetrics } from './metrics/step-metrics.js';
+import { LOSS_SOURCE_NAMES, StepMetrics } from './metrics/step-metrics.js';
 import type { PipelineListener, StepResult } from './runner.js';
 import type { GpuTelemetry } from './telemetry.js';
 
@@ -85,7 +85,8 @@ export class RunWatch implements PipelineListener {
       noLossHint: s.noLossHint ?? null,
       metrics: new StepMetrics({
         onSignal: (sig) => {
-          if (sig.kind === 'loss') this.alerts.loss(i, sig.value, sig.source, this.currentLine || undefined);
+          if (sig.kind === 'loss')
+            this.alerts.loss(i, sig.value, LOSS_SOURCE_NAMES[sig.source], this.currentLine || undefined);
           else this.alerts.overflow(i, sig, this.currentLine);
         },
       }),
