@@ -28,6 +28,9 @@ export const SGR = {
   magenta: '\x1b[35m',
   cyan: '\x1b[36m',
   gray: '\x1b[90m',
+  bgRed: '\x1b[41m',
+  bgGreen: '\x1b[42m',
+  bgYellow: '\x1b[43m',
 } as const;
 
 const STATUS_ICON: Record<StepState['status'], string> = {
@@ -455,7 +458,7 @@ function metricsRow(live: PaneLive, i: number, state: PaneState, cols: number, w
     if (m.minLoss !== null) b.add(` · min ${formatLoss(m.minLoss)}`);
     b.add(` · ${LOSS_SOURCE_NAMES[m.lossSource ?? 'log']}`, SGR.dim);
     const width = Math.max(8, Math.min(60, Math.floor(cols / 4)));
-    const values = state.sparkAll ? m.series.overview() : m.series.recent(width);
+    const values = state.sparkAll ? m.series.overview(width) : m.series.recent(width);
     const spark = sparkline(values, width);
     if (spark !== '')
       b.add(' ')
@@ -533,10 +536,13 @@ function gpuBar(used: number | null, total: number | null, estimate: number | nu
   if (used === null || total === null || total <= 0) return [['?'.padEnd(width, ' '), SGR.dim]];
   const filled = Math.max(0, Math.min(width, Math.round((used / total) * width)));
   const marker = estimate !== null && estimate > 0 ? Math.min(width - 1, Math.floor((estimate / total) * width)) : -1;
-  const color = used > 0.95 * total ? SGR.red : estimate !== null && used > estimate ? SGR.yellow : SGR.green;
+  const level = used > 0.95 * total ? 2 : estimate !== null && used > estimate ? 1 : 0;
+  const color = [SGR.green, SGR.yellow, SGR.red][level]!;
   const out: [string, string][] = [];
   for (let k = 0; k < width; k++) {
-    if (k === marker) out.push(['┃', SGR.bold + SGR.magenta]);
+    // The marker inside the filled part keeps the fill's colour behind it.
+    if (k === marker)
+      out.push(['┃', SGR.bold + SGR.magenta + (k < filled ? [SGR.bgGreen, SGR.bgYellow, SGR.bgRed][level]! : '')]);
     else if (k < filled) out.push(['█', color]);
     else out.push(['░', SGR.dim]);
   }
@@ -662,7 +668,7 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
       Number.isFinite(m.lastLoss) ? SGR.bold : SGR.red,
     );
     if (m.minLoss !== null) row('min', `${formatLoss(m.minLoss)} at value #${m.minLossAt}`);
-    const values = state.sparkAll ? m.series.overview() : m.series.recent(width - 10);
+    const values = state.sparkAll ? m.series.overview(width - 10) : m.series.recent(width - 10);
     row(state.sparkAll ? 'all' : 'recent', sparkline(values, width - 10), SGR.magenta);
   }
   if (m.ratePerS !== null) row('speed', m.rateText ?? formatRate(m.ratePerS));
