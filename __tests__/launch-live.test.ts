@@ -1,15 +1,12 @@
 /**
  * The live parts of a launch on their own: the estimate a run is compared with and the fixes it names, the
- * GPUs a run's bars show, stream mode's spacing for a bar without a total, and run.json's `estimate` and
- * `live` blocks read back through the record schema.
+ * GPUs a run's bars show, and stream mode's spacing for a bar without a total (run.json's `estimate` and
+ * `live` blocks read back: record-read.test.ts).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchEstimate } from '../src/launch/fit.js';
 import { parseProgress } from '../src/launch/logparse.js';
-import { readRunRecord } from '../src/launch/record.js';
 import { runGpus, type PreparedLaunch } from '../src/launch/session.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
 import { loadPreset } from '../src/presets.js';
@@ -106,78 +103,5 @@ describe('stream mode, a bar without a total', () => {
     expect(lines.length).toBeLessThan(3 * 1440 + 400);
     const last = lines.slice(-2).map((l) => Number(/Steps: (\d+)it/.exec(l)?.[1]));
     expect((last[1]! - last[0]!) * 1000).toBe(PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS);
-  });
-});
-
-describe("run.json's estimate and live blocks, read back", () => {
-  const base = {
-    version: 1,
-    id: '20261130-120000-x',
-    name: 'x',
-    source: 'x',
-    cwd: '/tmp',
-    accelerate: { path: '/usr/bin/accelerate', display: 'accelerate' },
-    startedAt: '2026-11-30T12:00:00.000Z',
-    endedAt: null,
-    ended: 'running',
-    exitCode: null,
-    configFiles: [],
-    setup: {},
-  };
-  const step = {
-    name: 'train',
-    argv: [],
-    usesConfig: true,
-    command: 'accelerate launch train.py',
-    log: '01-train.log',
-    status: 'done',
-    exitCode: 0,
-    signal: null,
-    startedAt: null,
-    endedAt: null,
-    durationMs: null,
-  };
-  const live = {
-    metrics: {
-      lossSource: 'csv',
-      lastLoss: 'nan',
-      minLoss: 0.0101,
-      lossCount: 4000,
-      nonFiniteLosses: 1,
-      learningRate: 0.0001,
-      ratePerS: 0.52,
-      skippedSteps: 0,
-      lossScale: null,
-      dsPeakAllocatedBytes: null,
-    },
-    gpu: {
-      telemetry: 'ok',
-      reason: null,
-      peaks: [{ index: 3, usedBytes: 65712160768, totalBytes: 85520809984, at: '2026-11-30T12:00:01.000Z' }],
-    },
-    alerts: [],
-  };
-  function read(json: Record<string, unknown>) {
-    const dir = join(mkdtempSync(join(tmpdir(), 'zw-live-')), 'run');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'run.json'), JSON.stringify(json));
-    return readRunRecord(dir);
-  }
-
-  it('keeps them as written', () => {
-    const r = read({
-      ...base,
-      estimate: { mode: '3-offload', gpuBytesPerGpu: 62277025792 },
-      steps: [{ ...step, live }],
-    });
-    expect('record' in r && r.record.json.estimate).toEqual({ mode: '3-offload', gpuBytesPerGpu: 62277025792 });
-    expect('record' in r && r.record.json.steps[0]!.live).toEqual(live);
-  });
-
-  it('names a record whose live block is damaged, instead of reading it', () => {
-    const r = read({ ...base, steps: [{ ...step, live: { ...live, gpu: { ...live.gpu, telemetry: 'maybe' } } }] });
-    expect('damaged' in r && r.damaged.problem).toMatch(/^steps\.0\.live\.gpu\.telemetry: /);
-    const e = read({ ...base, estimate: { mode: '1', gpuBytesPerGpu: -1 }, steps: [] });
-    expect('damaged' in e && e.damaged.problem).toMatch(/^estimate\.gpuBytesPerGpu: /);
   });
 });

@@ -73,6 +73,11 @@ function runJson(d: string): RunJson {
   return JSON.parse(readFileSync(join(d, '.zerowiz', 'runs', id!, 'run.json'), 'utf8')) as RunJson;
 }
 
+/** `zerowiz launch HF_EIGHT` with `trainer` as accelerate, in the pane of a `cols` x `rows` terminal. */
+function paneLaunch(d: string, trainer: string, cols: number, rows: number, e: Record<string, string>) {
+  return spawnPty({ args: ['launch', HF_EIGHT, '--accelerate', trainer], cwd: d, cols, rows, env: e });
+}
+
 /** The bin as a subprocess (no terminal: stream mode). */
 function zerowiz(
   args: string[],
@@ -89,13 +94,7 @@ function zerowiz(
 describe('the log pane with GPU telemetry, in a real terminal', () => {
   it('80x24: GPU bars with the estimate and utilisation, the loss row from the Trainer log; the summary, run.json and `runs` keep the peaks against the estimate', async () => {
     const d = workDir();
-    const s = spawnPty({
-      args: ['launch', HF_EIGHT, '--accelerate', HF],
-      cwd: d,
-      cols: 80,
-      rows: 24,
-      env: env({ FAKE_DS_MEMORY: '1' }),
-    });
+    const s = paneLaunch(d, HF, 80, 24, env({ FAKE_DS_MEMORY: '1' }));
     // Eight GPUs, four per row: index, bar (with the estimate's ┃), memory used, utilisation.
     const gpuRow = /^0 \S*┃\S* +43G +97% 1 \S+ +76G +97% 2 \S+ +29G +97% 3 \S+ +29G +97%$/m;
     const screen = await s.waitFor(
@@ -144,13 +143,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
 
   it('160 columns: a side panel beside the log, one GPU per row with its peak, and the step metrics in full', async () => {
     const d = workDir();
-    const s = spawnPty({
-      args: ['launch', HF_EIGHT, '--accelerate', HF],
-      cwd: d,
-      cols: 160,
-      rows: 30,
-      env: env({ FAKE_DS_MEMORY: '1' }),
-    });
+    const s = paneLaunch(d, HF, 160, 30, env({ FAKE_DS_MEMORY: '1' }));
     const screen = await s.waitFor(
       (x) => /│ 7 \S+ +29\.3\/79\.6G +97% pk 29\.3/.test(x) && /│ Max_MA +\d/.test(x) && /│ lr +\d/.test(x),
       20_000,
@@ -165,13 +158,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
 
   it('nvidia-smi dying mid-run: a dim row says why, and the record keeps the peaks seen before', async () => {
     const d = workDir();
-    const s = spawnPty({
-      args: ['launch', HF_EIGHT, '--accelerate', HF],
-      cwd: d,
-      cols: 80,
-      rows: 24,
-      env: env({ ZW_FAKE_NVIDIA_SMI_LOOPS: '3', ZW_FAKE_NVIDIA_SMI_END: 'lost' }),
-    });
+    const s = paneLaunch(d, HF, 80, 24, env({ ZW_FAKE_NVIDIA_SMI_LOOPS: '3', ZW_FAKE_NVIDIA_SMI_END: 'lost' }));
     await s.waitFor(/GPU telemetry lost: nvidia-smi exited with code 15 after 24 samples/, 20_000);
     expect(await s.exited).toBe(0);
     await s.waitFor('train: peak 76.2 GiB on GPU 1 vs estimated 42.9 GiB');
@@ -183,13 +170,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
 
   it('nvidia-smi absent: the GPU row says so, the summary too; the run is unaffected', async () => {
     const d = workDir();
-    const s = spawnPty({
-      args: ['launch', HF_EIGHT, '--accelerate', HF],
-      cwd: d,
-      cols: 80,
-      rows: 24,
-      env: env({}, 'bin-empty'),
-    });
+    const s = paneLaunch(d, HF, 80, 24, env({}, 'bin-empty'));
     await s.waitFor(/^no GPU telemetry: nvidia-smi not found on PATH$/m, 20_000);
     expect(await s.exited).toBe(0);
     await s.waitFor('zerowiz: no GPU telemetry: nvidia-smi not found on PATH');
@@ -202,13 +183,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
 
   it('a CUDA OOM: the alert row with the mode that fits by the estimate, `a` lists it, the summary gives it as the reason', async () => {
     const d = workDir();
-    const s = spawnPty({
-      args: ['launch', HF_EIGHT, '--accelerate', FAIL],
-      cwd: d,
-      cols: 100,
-      rows: 24,
-      env: env({ FAKE_FAIL: 'cuda-oom', FAKE_TRAIN_STEPS: '3' }),
-    });
+    const s = paneLaunch(d, FAIL, 100, 24, env({ FAKE_FAIL: 'cuda-oom', FAKE_TRAIN_STEPS: '3' }));
     await s.waitFor(/\[failed: q to close\]/, 20_000);
     const screen = await s.waitFor(
       /^ ALERT CUDA out of memory on GPU 3 trying to allocate 1\.5 GiB +fix: switch to ZeRO-2/m,

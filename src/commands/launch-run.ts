@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { loadPreset } from '../presets.js';
 import type { Setup } from '../setup.js';
 import { writeErr, writeOut } from '../terminal.js';
-import { launch } from '../launch/lifecycle.js';
+import { launch, type LaunchRequest } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
 import { formatDuration } from '../launch/stream.js';
 import { peaksFromJson } from '../launch/live-record.js';
@@ -163,18 +163,37 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
       '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
       'add --slurm to submit the steps as a Slurm job',
     );
-  const resolved = await resolveSetup(ref, flags);
-  const { source } = resolved;
-  const tui = flags.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;
-  const setup = await offerCsvLog(resolved.setup, flags, {
-    cwd: process.cwd(),
-    interactive: process.stdout.isTTY === true && process.stdin.isTTY === true,
-  });
+  const { setup, source } = await resolveSetup(ref, flags);
+  return launchFromCli(setup, source, flags, ctx);
+}
+
+/** Whether the terminal can hold the pane: both stdin and stdout are one. */
+function onTerminal(): boolean {
+  return process.stdout.isTTY === true && process.stdin.isTTY === true;
+}
+
+/** The pane when asked for (not --no-tui) and the terminal can hold it; else stream mode. */
+export function paneFor(flags: { tui?: boolean }, ctx: CommandContext): LaunchRequest['pane'] {
+  return flags.tui !== false && onTerminal() ? ctx.ui.runLogPane : undefined;
+}
+
+/**
+ * A launch as the command line starts it (local, or another kind such as a Slurm job): the --enable_csv_log
+ * offer first, then the lifecycle with the pane or stream mode.
+ */
+export async function launchFromCli(
+  setup: Setup,
+  source: string,
+  flags: LaunchFlags,
+  ctx: CommandContext,
+  more: Pick<LaunchRequest, 'kind' | 'closeOnEnd'> = {},
+): Promise<number> {
   return launch({
-    setup,
+    setup: await offerCsvLog(setup, flags, { cwd: process.cwd(), interactive: onTerminal() }),
     source,
     accelerate: flags.accelerate,
     dryRun: flags.dryRun,
-    pane: tui ? ctx.ui.runLogPane : undefined,
+    pane: paneFor(flags, ctx),
+    ...more,
   });
 }

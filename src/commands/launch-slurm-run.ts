@@ -14,7 +14,7 @@ import type { Setup } from '../setup.js';
 import { describeJob, queryJob } from '../slurm/job.js';
 import { recordJobSetup, slurmAttachKind, slurmLaunchKind } from '../slurm/kind.js';
 import type { SlurmRequest } from '../slurm/launch.js';
-import { offerCsvLog } from './csv-log.js';
+import { launchFromCli, paneFor } from './launch-run.js';
 import { findRunRecord, settleRecord, slurmRunOpen } from '../slurm/record.js';
 import { sbatchOptionsOf, type SbatchOptions } from '../slurm/script.js';
 import { parseShapeFlag } from '../slurm/shape.js';
@@ -84,25 +84,8 @@ export async function slurmLaunchCommand(
   flags: LaunchFlags & SlurmFlags,
   ctx: CommandContext,
 ): Promise<number> {
-  const { source, req, ...resolved } = await resolveRequest(ref, flags);
-  const setup = await offerCsvLog(resolved.setup, flags, {
-    cwd: process.cwd(),
-    interactive: process.stdout.isTTY === true && process.stdin.isTTY === true,
-  });
-  return launch({
-    setup,
-    source,
-    accelerate: flags.accelerate,
-    dryRun: flags.dryRun,
-    kind: slurmLaunchKind(req, ctxOf()),
-    pane: wantsPane(flags) ? ctx.ui.runLogPane : undefined,
-    closeOnEnd: true,
-  });
-}
-
-/** The pane when asked for (not --no-tui) and both stdin and stdout are a terminal. */
-function wantsPane(flags: { tui?: boolean }): boolean {
-  return flags.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;
+  const { setup, source, req } = await resolveRequest(ref, flags);
+  return launchFromCli(setup, source, flags, ctx, { kind: slurmLaunchKind(req, ctxOf()), closeOnEnd: true });
 }
 
 /** `zerowiz attach [RUN]`: follows a running or finished Slurm job of a record. */
@@ -148,7 +131,7 @@ export async function attachCommand(
     setup: recordJobSetup(rec),
     source: rec.json.source,
     kind: slurmAttachKind(rec, sctx),
-    pane: wantsPane(flags) ? ctx.ui.runLogPane : undefined,
+    pane: paneFor(flags, ctx),
     closeOnEnd: !alreadyOver,
   });
 }

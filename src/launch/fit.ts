@@ -12,7 +12,7 @@ import {
   type EstimateInput,
   type ModeEstimate,
 } from '../estimate.js';
-import { loadModelCatalog, type ModelEntry } from '../models.js';
+import { modelCatalogOrNone, type ModelEntry } from '../models.js';
 import { modeDevice, rowLabel, type Mode } from '../modes.js';
 import type { Placement } from '../modes.js';
 import type { Setup } from '../setup.js';
@@ -44,15 +44,7 @@ export function launchEstimate(setup: Setup, models?: readonly ModelEntry[]): La
   let row: ModeEstimate;
   const device = modeDevice(a.mode, a.offload_device);
   try {
-    let catalog = models;
-    if (!catalog) {
-      try {
-        catalog = loadModelCatalog();
-      } catch {
-        catalog = [];
-      }
-    }
-    const est = estimateInputFromSetup(a, { models: catalog });
+    const est = estimateInputFromSetup(a, { models: models ?? modelCatalogOrNone() });
     if (!est.input) return null;
     input = est.input;
     placement = est.placement;
