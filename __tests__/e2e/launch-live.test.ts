@@ -277,10 +277,15 @@ describe('stream mode (--no-tui)', () => {
     );
     const dir = join(d, '.zerowiz', 'runs', records(d)[0]!);
     // Once it hangs (its last loop written), nothing it writes can end it.
+    const cmdline = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        return ''; // gone meanwhile (one of its loop's short sleeps)
+      }
+    };
     const hung = () =>
-      processesWithEnv('ZEROWIZ_HELPER_OF', dir).filter((p) =>
-        readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/bin/sleep\x003600'),
-      );
+      processesWithEnv('ZEROWIZ_HELPER_OF', dir).filter((p) => cmdline(p).startsWith('/bin/sleep\x003600'));
     await until(() => hung().length === 1, 'nvidia-smi to hang', 20_000);
     const smi = hung();
     child.kill('SIGKILL');
