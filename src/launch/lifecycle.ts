@@ -10,6 +10,7 @@
  */
 import { stdin } from 'node:process';
 import { askLine, drainOutput, endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
+import { capYoungGeneration } from '../heap.js';
 import type { Setup } from '../setup.js';
 import { binPath } from './entry.js';
 import { gracePeriods, handOffAtExit } from './group.js';
@@ -85,6 +86,8 @@ export async function launch(req: LaunchRequest): Promise<number> {
   // From here on a signal (or the terminal going away) is a stop request, never the end of zerowiz: during
   // the writes and the record it is kept for later, so no file is left half made.
   const stops = new LaunchStops();
+  // A flood of output must not grow the young generation to its maximum (src/heap.ts).
+  const uncapYoung = capYoungGeneration();
   const ctx: { -readonly [K in keyof OpenContext]: OpenContext[K] } = {
     say,
     stopRequested: () => stops.requested,
@@ -111,6 +114,7 @@ export async function launch(req: LaunchRequest): Promise<number> {
       code = await follow(session, req, stops, out, say);
     }
   } finally {
+    uncapYoung();
     stops.close();
     // Nothing is left to watch, unless a run is still going (an exception mid-run: the watchdog stops it).
     const stillRunning = session !== null && (session as LaunchSession).pipeline.result === null;

@@ -20,7 +20,7 @@ import {
   type StopSignal,
 } from './group.js';
 import { LineSplitter, cleanLine, type LineSink } from './lines.js';
-import { parseProgress, type Progress } from './logparse.js';
+import { mayBeProgress, parseProgress, type Progress } from './logparse.js';
 import type { ProcessGuard } from './watchdog.js';
 
 /** One command of a pipeline. */
@@ -246,8 +246,9 @@ export class StepOutput {
     const i = this.index;
     return {
       line: (text) => {
-        const p = text.includes('[') ? parseProgress(text) : null;
-        for (const l of this.listeners()) l.line?.(i, text, p);
+        const p = mayBeProgress(text) ? parseProgress(text) : null;
+        const ls = this.listeners();
+        for (let n = 0; n < ls.length; n++) ls[n]!.line?.(i, text, p);
         if (p) this.progress(p);
       },
       partial: (text) => {

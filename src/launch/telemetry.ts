@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { signalGroup, stopGroup, trackGroup, untrackGroup } from './group.js';
+import { whichSync } from './preflight.js';
 
 /** The query, as nvidia-smi takes it (memory in MiB, utilisation in %). */
 export const TELEMETRY_QUERY_ARGS = [
@@ -155,6 +156,12 @@ export class GpuTelemetry {
   start(): void {
     if (this.state !== 'idle') return;
     this.state = 'starting';
+    // Not there at all (a machine without GPUs): said at once, without a process (a fork costs zerowiz
+    // milliseconds at every launch).
+    if (whichSync('nvidia-smi', this.opts.env ?? process.env) === null) {
+      this.unavailable('nvidia-smi not found on PATH');
+      return;
+    }
     let child: ChildProcess;
     this.track.willSpawn?.();
     try {

@@ -9,7 +9,7 @@
  */
 import { ALERT_NEEDLES, type Alert, type AlertContext, AlertEngine, needleRegExp } from './alerts.js';
 import { type LiveStepJson, liveStepJson } from './live-record.js';
-import { type Progress, parseLoss, parseProgress } from './logparse.js';
+import { type Progress, mayBeProgress, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
 import { LOSS_SOURCE_NAMES, StepMetrics } from './metrics/step-metrics.js';
@@ -125,7 +125,7 @@ export class RunWatch implements PipelineListener {
 
   /** A finished line, with the runner's tqdm parse of it (parsed here only when not given). */
   line(i: number, text: string, progress?: Progress | null): void {
-    this.lineParsed(i, text, progress === undefined ? (text.includes('[') ? parseProgress(text) : null) : progress);
+    this.lineParsed(i, text, progress === undefined ? (mayBeProgress(text) ? parseProgress(text) : null) : progress);
   }
 
   /**
