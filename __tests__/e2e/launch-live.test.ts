@@ -238,7 +238,7 @@ describe('stream mode (--no-tui)', () => {
     expect(runJson(d).steps[0]!.live!.alerts.map((a) => a.id)).toEqual(['nan-loss']);
   }, 60_000);
 
-  it('port in use: the alert names a free port, the summary gives it as the reason, the record keeps it', async () => {
+  it('port in use and a CUDA OOM: the alert as it happens (a free port, the mode that fits), the reason in the summary, the record keeps it', async () => {
     const d = workDir();
     const r = await zerowiz(
       ['launch', HF_EIGHT, '--no-tui', '--accelerate', FAIL],
@@ -254,6 +254,22 @@ describe('stream mode (--no-tui)', () => {
     expect(r.stdout).toMatch(/^\[zerowiz\] {3}reason: port 29500 is already in use/m);
     expect(r.stderr).toMatch(/zerowiz: the run failed; logs in \.zerowiz\/runs\//);
     expect(runJson(d).steps[0]!.live!.alerts.map((a) => a.id)).toEqual(['port-in-use']);
+
+    // A CUDA OOM in stream mode: the alert as it happens, then the same reason and fix in the summary.
+    rmSync(join(d, '.zerowiz'), { recursive: true });
+    const oom = await zerowiz(
+      ['launch', HF_EIGHT, '--no-tui', '--accelerate', FAIL],
+      d,
+      env({ FAKE_FAIL: 'cuda-oom', FAKE_TRAIN_STEPS: '3' }),
+    );
+    expect(oom.code).toBe(1);
+    const fix =
+      /^\[zerowiz\] ALERT in train: CUDA out of memory on GPU 3 trying to allocate 1\.5 GiB; fix: (switch to ZeRO-2 .*)$/m.exec(
+        oom.stdout,
+      )?.[1];
+    expect(fix).toBeDefined();
+    expect(oom.stdout).toContain(`[zerowiz]   fix: ${fix}`);
+    expect(runJson(d).steps[0]!.live!.alerts.map((a) => a.id)).toEqual(['cuda-oom']);
   }, 60_000);
 
   it('kill -9 of zerowiz mid-run: run.json keeps the peaks saved so far, and the watchdog ends nvidia-smi too', async () => {
