@@ -408,7 +408,7 @@ export function startSession(
         },
       })
     : null;
-  const noTelemetry = kind.runsHere ? null : (kind.noTelemetry ?? 'no GPU telemetry for this kind of run');
+  const noTelemetry = kind.runsHere ? null : (kind.noTelemetry ?? "the run's GPUs are not on this machine");
   const alertContext: AlertContext = {
     precision: prepared.setup.answers?.mixed_precision ?? null,
     whatFits: estimate?.whatFits,
