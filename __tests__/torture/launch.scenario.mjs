@@ -253,11 +253,16 @@ export async function iteration(ctx) {
 
 function readLog(dir) {
   try {
-    return readFileSync(join(dir, 'argv.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    return (
+      readFileSync(join(dir, 'argv.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        // The invocations only: a worker that gets SIGTERM (the ladder's second rung) appends
+        // {event: 'worker-sigterm'}, which has no argv.
+        .filter((e) => Array.isArray(e.argv))
+    );
   } catch {
     return [];
   }
