@@ -3,9 +3,11 @@ import xterm from '@xterm/headless';
 import { RunModel } from '../src/launch/model.js';
 import { Pane, type PaneOptions } from '../components/launch/pane.js';
 import { parseKeys } from '../components/launch/keys.js';
-import { RowBuilder, textWidth } from '../components/launch/view.js';
+import { RowBuilder, keyHints, textWidth } from '../components/launch/view.js';
 import { commandFor, initialPaneState, paneReducer, visibleRows, type LinesView } from '../components/launch/state.js';
 import { parseProgress } from '../src/launch/logparse.js';
+import { RunWatch } from '../src/launch/watch.js';
+import { GpuTelemetry } from '../src/launch/telemetry.js';
 
 function view(lines: string[], height: number, first = 0): LinesView {
   return { first, end: first + lines.length, at: (abs) => lines[abs - first], height };
@@ -106,21 +108,25 @@ function runningModel(): RunModel {
 }
 
 describe('the pane (drawn into a headless terminal)', () => {
-  it('shows steps, the log, the progress bar with rate/ETA and the loss sparkline', async () => {
+  it('shows steps, the log, the progress bar with rate/ETA and the loss row with its sparkline', async () => {
     const model = runningModel();
+    const watch = new RunWatch({ steps: [{ name: 'data_process' }, { name: 'train' }] });
     model.line(0, '[INFO] Setting ds_accelerator to cuda');
     model.line(0, '\u001b[31mred\u001b[0m is never printed raw'.replace(/\u001b\[\d+m/g, ''));
     model.partial(0, '  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]');
     model.progress(0, parseProgress('  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]')!);
-    for (const v of [0.9, 0.7, 0.5, 0.3]) model.loss(0, v);
-    const m = mount(model);
+    for (const v of [0.9, 0.7, 0.5, 0.3, 0.4]) watch.steps[0]!.metrics.loss(v, 'tqdm');
+    const m = mount(model, undefined, {
+      live: { watch, telemetry: null, noTelemetry: 'not here', estimateBytes: null },
+    });
     m.pane.draw();
     const frame = await m.screen();
     expect(frame).toMatch(/▶ 1\. data_process +running +3\.\ds/);
     expect(frame).toMatch(/· 2\. train +pending/);
     expect(frame).toContain('Setting ds_accelerator to cuda');
     expect(frame).toMatch(/3% 30\/1000 6\.00it\/s ETA 02:41/);
-    expect(frame).toMatch(/loss 0\.3000 █▆▃▁/);
+    expect(frame).toMatch(/loss 0\.4000 · min 0\.3000 · tqdm █▆▃▁▂ recent/);
+    expect(frame).toContain('no GPU telemetry: not here');
     expect(frame).toContain('follow on · wrap off');
     // The last row stays free.
     expect((await m.lines())[19]).toBe('');
@@ -351,5 +357,134 @@ describe('the pane over a run that outlives it (a Slurm job)', () => {
     expect(m.calls.detach).toBe(0);
     m.pane.input('q');
     expect(m.calls.exit).toEqual([0]);
+  });
+});
+
+describe('the live rows: metrics, alerts, GPU bars', () => {
+  const GIB = 2 ** 30;
+  /** Telemetry as nvidia-smi left it: the samples of eight 80 GiB GPUs (no process). */
+  function gpus(usedGiB: number[]): GpuTelemetry {
+    const t = new GpuTelemetry();
+    t.state = 'running';
+    for (const [index, u] of usedGiB.entries()) {
+      t.latest.set(index, { index, usedBytes: u * GIB, totalBytes: 80 * GIB, utilPercent: index === 7 ? 0 : 97 });
+    }
+    return t;
+  }
+  function liveModel() {
+    const model = runningModel();
+    const watch = new RunWatch({ steps: [{ name: 'data_process' }, { name: 'train' }] });
+    return { model, watch };
+  }
+
+  it('80x24: four GPUs a row, the estimate as ┃, green under it, yellow over it, red above 95%; utilisation', async () => {
+    const { model, watch } = liveModel();
+    const live = {
+      watch,
+      telemetry: gpus([20, 50, 77, 20, 20, 20, 20, 20]),
+      noTelemetry: null,
+      estimateBytes: 40 * GIB,
+    };
+    const m = mount(model, { columns: 80, rows: 24 }, { live });
+    m.pane.draw();
+    const rows = await m.lines();
+    const r0 = rows.findIndex((l) => l.startsWith('0 '));
+    // 7-cell bars: 20 GiB fills 2 cells, 50 GiB 4 (the 4th behind the marker), 77 GiB all 7.
+    expect(rows[r0]).toBe('0 ██░┃░░░  20G  97% 1 ███┃░░░  50G  97% 2 ███┃███  77G  97% 3 ██░┃░░░  20G  97%');
+    expect(rows[r0 + 1]).toBe('4 ██░┃░░░  20G  97% 5 ██░┃░░░  20G  97% 6 ██░┃░░░  20G  97% 7 ██░┃░░░  20G   0%');
+    expect((await m.cell(r0, 2)).getFgColor()).toBe(2); // green: under the estimate
+    expect((await m.cell(r0, 5)).getFgColor()).toBe(5); // the estimate's marker ...
+    expect((await m.cell(r0, 5)).isBgDefault()).toBeTruthy(); // ... past the filled part
+    expect((await m.cell(r0, 22)).getFgColor()).toBe(3); // yellow: over the estimate
+    expect((await m.cell(r0, 25)).getBgColor()).toBe(3); // the marker inside the filled part
+    expect((await m.cell(r0, 42)).getFgColor()).toBe(1); // red: above 95% of the GPU
+    // Every row is used, the last one kept free.
+    expect(rows[23]).toBe('');
+    expect(rows[22]).toMatch(/q stop$/);
+  });
+
+  it('one dim row instead of the bars when there is no telemetry, with the reason', async () => {
+    const { model, watch } = liveModel();
+    const t = new GpuTelemetry();
+    t.state = 'lost';
+    t.reason = 'nvidia-smi exited with code 15 after 3 samples: GPU is lost';
+    const m = mount(model, undefined, { live: { watch, telemetry: t, noTelemetry: null, estimateBytes: null } });
+    m.pane.draw();
+    const rows = await m.lines();
+    const k = rows.findIndex((l) => l.startsWith('GPU telemetry lost: '));
+    expect(rows[k]).toBe('GPU telemetry lost: nvidia-smi exited with code 15 after 3 samples: GPU is lost');
+    expect((await m.cell(k, 0)).isDim()).toBeTruthy();
+    const slurm = mount(liveModel().model, undefined, {
+      live: { watch, telemetry: null, noTelemetry: "the GPUs are on the job's nodes", estimateBytes: null },
+    });
+    slurm.pane.draw();
+    expect(await slurm.screen()).toContain("no GPU telemetry: the GPUs are on the job's nodes");
+  });
+
+  it('the newest alert of the step in inverse red (yellow for a warning); a lists every alert; Esc goes back', async () => {
+    const { model, watch } = liveModel();
+    const m = mount(
+      model,
+      { columns: 100, rows: 24 },
+      { live: { watch, telemetry: null, noTelemetry: 'x', estimateBytes: null } },
+    );
+    watch.steps[0]!.metrics.loss(Number.NaN, 'tqdm');
+    m.pane.draw();
+    let rows = await m.lines();
+    let k = rows.findIndex((l) => l.startsWith(' ALERT '));
+    expect(rows[k]).toMatch(/^ ALERT loss is NaN \(tqdm\) +fix: lower the learning rate/);
+    expect((await m.cell(k, 1)).isInverse()).toBeTruthy();
+    expect((await m.cell(k, 1)).getFgColor()).toBe(3);
+    watch.line(
+      0,
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.',
+    );
+    m.pane.draw();
+    rows = await m.lines();
+    k = rows.findIndex((l) => l.startsWith(' ALERT '));
+    expect(rows[k]).toMatch(/^ ALERT \(2\) CUDA out of memory on GPU 0 trying to allocate 2 GiB +fix: /);
+    expect((await m.cell(k, 1)).getFgColor()).toBe(1);
+    expect(rows.at(-2)).toContain('a alerts');
+    m.pane.input('a');
+    const list = await m.screen();
+    expect(list).toContain('alerts of this run (2) · a or Esc: back to the log');
+    expect(list).toMatch(/\d\d:\d\d:\d\d data_process: loss is NaN \(tqdm\)\n {2}fix: lower the learning rate/);
+    expect(list).toMatch(/data_process: CUDA out of memory on GPU 0 trying to allocate 2 GiB\n {2}fix: /);
+    m.pane.input('\x1b');
+    expect(await m.screen()).toMatch(/── data_process · 0 lines/);
+  });
+
+  it('s switches the sparkline between the recent values and the whole step', async () => {
+    const { model, watch } = liveModel();
+    const metrics = watch.steps[0]!.metrics;
+    // 2,000 values: falling, then a late bump that only the recent view shows at full height.
+    for (let i = 0; i < 2000; i++) metrics.loss(i < 1990 ? 2 - i / 1000 : 1.5, 'tqdm');
+    const m = mount(model, undefined, { live: { watch, telemetry: null, noTelemetry: 'x', estimateBytes: null } });
+    m.pane.draw();
+    const row = async () => (await m.lines()).find((l) => l.startsWith('loss '))!;
+    const recent = await row();
+    expect(recent).toMatch(/^loss 1\.5000 · min 0\.0110 · tqdm (\S+) recent/);
+    m.pane.input('s');
+    const all = await row();
+    expect(all).toMatch(/^loss 1\.5000 · min 0\.0110 · tqdm (\S+) whole step/);
+    // The whole step starts high (2.0) and falls: its first cell is the top one.
+    expect(/tqdm (\S)/.exec(all)?.[1]).toBe('█');
+    expect(/tqdm (\S)/.exec(recent)?.[1]).not.toBe('█');
+  });
+});
+
+describe('key hints', () => {
+  it('leave out the least important hints first, never q', () => {
+    const items = [
+      ['↑↓ PgUp/PgDn g/G scroll', 6],
+      ['f follow', 5],
+      ['w wrap', 7],
+      ['q stop', 1],
+    ] as const;
+    expect(keyHints(items, 80)).toBe('↑↓ PgUp/PgDn g/G scroll · f follow · w wrap · q stop');
+    expect(keyHints(items, 45)).toBe('↑↓ PgUp/PgDn g/G scroll · f follow · q stop');
+    expect(keyHints(items, 40)).toBe('f follow · q stop');
+    expect(keyHints(items, 30)).toBe('f follow · q stop');
+    expect(keyHints(items, 5)).toBe('q stop');
   });
 });

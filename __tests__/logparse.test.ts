@@ -200,3 +200,77 @@ describe('lines', () => {
     expect(r.slice(1, 3)).toEqual([8, 9]);
   });
 });
+
+describe('parseLoss, scanned by hand', () => {
+  // The pattern the scanner replaced, kept as its specification.
+  const SPEC = /loss['"]?\s*[=:]\s*['"]?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf))(?![\w.])/iy;
+  function bySpec(line: string): number | null {
+    for (let j = line.indexOf('oss'); j !== -1; j = line.indexOf('oss', j + 3)) {
+      const at = j - 1;
+      if (at < 0 || (line[at] !== 'l' && line[at] !== 'L')) continue;
+      const before = line.slice(Math.max(0, at - 6), at);
+      if (
+        at > 0 &&
+        /\w/.test(line[at - 1]!) &&
+        !/(?:^|\W)train[_ ]$/i.test(before) &&
+        !/(?:^|\W)av[rg]_$/i.test(before)
+      )
+        continue;
+      SPEC.lastIndex = at;
+      const m = SPEC.exec(line);
+      if (!m) continue;
+      const t = m[1]!.toLowerCase();
+      if (t.endsWith('nan')) return Number.NaN;
+      if (t.endsWith('inf')) return t.startsWith('-') ? -Infinity : Infinity;
+      return Number(t);
+    }
+    return null;
+  }
+
+  it('agrees with the regex it replaced on 20,000 generated lines', () => {
+    const parts = ['loss', 'Loss', 'train_loss', 'val_loss', 'avr_loss', 'loss_scale', "'loss'", '"loss"', 'xloss'];
+    const seps = ['=', ':', ' = ', ': ', "': ", '":"', ' ', '==', ''];
+    const values = [
+      '0.1234',
+      '.5',
+      '1.',
+      '2.5e-3',
+      '1e5',
+      '3E+2',
+      '1e+5x',
+      '-0.25',
+      '+3',
+      'nan',
+      'NaN',
+      '-inf',
+      'inf',
+      'infinity',
+      '1e',
+      '1.2.3',
+      '7x',
+      '',
+      'abc',
+      '12,',
+      '0.5]',
+    ];
+    const tails = ['', ',', ' ', ']', '}', '.', 'x', "'", ', lr=1e-4'];
+    let seed = 42;
+    const pick = <T>(xs: readonly T[]): T => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return xs[seed % xs.length]!;
+    };
+    let disagreements = 0;
+    const examples: string[] = [];
+    for (let k = 0; k < 20_000; k++) {
+      const line = `${pick(['', 'step=3 ', '[INFO] ', '{'])}${pick(parts)}${pick(seps)}${pick(values)}${pick(tails)}`;
+      const a = parseLoss(line);
+      const b = bySpec(line);
+      if (!Object.is(a, b)) {
+        disagreements++;
+        if (examples.length < 5) examples.push(`${line} -> ${a} vs ${b}`);
+      }
+    }
+    expect(examples).toEqual([]);
+    expect(disagreements).toBe(0);
+  });
+});

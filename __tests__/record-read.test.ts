@@ -60,3 +60,57 @@ describe('reading a run record back', () => {
     expect('damaged' in r && r.damaged.problem).toMatch(/^slurm\.shape\.nodes: /);
   });
 });
+
+describe("run.json's estimate and live blocks", () => {
+  const step = {
+    name: 'train',
+    argv: [],
+    usesConfig: true,
+    command: 'accelerate launch train.py',
+    log: '01-train.log',
+    status: 'done',
+    exitCode: 0,
+    signal: null,
+    startedAt: null,
+    endedAt: null,
+    durationMs: null,
+  };
+  const live = {
+    metrics: {
+      lossSource: 'csv',
+      lastLoss: 'nan',
+      minLoss: 0.0101,
+      lossCount: 4000,
+      nonFiniteLosses: 1,
+      learningRate: 0.0001,
+      ratePerS: 0.52,
+      skippedSteps: 0,
+      lossScale: null,
+      dsPeakAllocatedBytes: null,
+    },
+    gpu: {
+      telemetry: 'ok',
+      reason: null,
+      peaks: [{ index: 3, usedBytes: 65712160768, totalBytes: 85520809984, at: '2026-11-30T12:00:01.000Z' }],
+    },
+    alerts: [],
+  };
+  const read = (json: Record<string, unknown>) => readRunRecord(recordDir(json));
+
+  it('keeps them as written', () => {
+    const r = read({
+      ...base,
+      estimate: { mode: '3-offload', gpuBytesPerGpu: 62277025792 },
+      steps: [{ ...step, live }],
+    });
+    expect('record' in r && r.record.json.estimate).toEqual({ mode: '3-offload', gpuBytesPerGpu: 62277025792 });
+    expect('record' in r && r.record.json.steps[0]!.live).toEqual(live);
+  });
+
+  it('names a record whose live block is damaged, instead of reading it', () => {
+    const r = read({ ...base, steps: [{ ...step, live: { ...live, gpu: { ...live.gpu, telemetry: 'maybe' } } }] });
+    expect('damaged' in r && r.damaged.problem).toMatch(/^steps\.0\.live\.gpu\.telemetry: /);
+    const e = read({ ...base, estimate: { mode: '1', gpuBytesPerGpu: -1 }, steps: [] });
+    expect('damaged' in e && e.damaged.problem).toMatch(/^estimate\.gpuBytesPerGpu: /);
+  });
+});

@@ -6,6 +6,8 @@ import { Pipeline, type StepSpec } from '../src/launch/runner.js';
 import { RunModel } from '../src/launch/model.js';
 import { groupAlive, trackedGroups } from '../src/launch/group.js';
 import { StreamPrinter } from '../src/launch/stream.js';
+import type { Progress } from '../src/launch/logparse.js';
+import { RunWatch } from '../src/launch/watch.js';
 import { ROOT } from './helpers/pty.js';
 import { running, until } from './helpers/proc.js';
 
@@ -48,17 +50,26 @@ describe('the pipeline', () => {
     const dir = tmp();
     const p = new Pipeline(steps(dir, { FAKE_ACCELERATE_STEPS: '50' }));
     const model = new RunModel(p.steps.map((s) => ({ name: s.name, logPath: s.logPath, command: '' })));
+    const watch = new RunWatch({ steps: p.steps.map((s) => ({ name: s.name })) });
+    p.subscribe(watch);
     p.subscribe(model);
+    // Every finished line comes with the runner's own tqdm parse: subscribers never parse it again.
+    const bars: (Progress | null)[] = [];
+    p.subscribe({ line: (_i, text, progress) => void (text.includes('%|') && bars.push(progress)) });
     const o = await p.run();
     expect(o).toMatchObject({ outcome: 'succeeded', exitCode: 0, failedStep: null });
     expect(invocations(dir).map((x) => x.argv[3])).toEqual(['sft:data_process', 'sft:train']);
     expect(model.steps.map((s) => s.status)).toEqual(['done', 'done']);
     // 51 tqdm redraws became one line in the pane, but all of them are in the raw log on disk.
-    const bars = model.steps[1]!.lines.tail(100).filter((l) => l.includes('%|'));
-    expect(bars).toEqual([expect.stringContaining('100%|██████████| 50/50')]);
+    const shown = model.steps[1]!.lines.tail(100).filter((l) => l.includes('%|'));
+    expect(shown).toEqual([expect.stringContaining('100%|██████████| 50/50')]);
     expect(readFileSync(p.steps[1]!.logPath!, 'utf8').split('\r').length).toBeGreaterThan(50);
     expect(model.steps[1]!.progress).toMatchObject({ percent: 100, n: 50, total: 50 });
-    expect(model.steps[1]!.losses.length).toBe(50);
+    // The loss of each of the 50 distinct tqdm states (the postfix), once each: the watch is the one loss source.
+    expect(watch.steps[1]!.metrics.lossCount).toBe(50);
+    expect(watch.steps[1]!.metrics.lossSource).toBe('tqdm');
+    expect(bars.length).toBeGreaterThan(0);
+    expect(bars.every((b) => b !== null && b.percent === 100)).toBe(true);
   });
 
   it('never starts the second step when the first fails, and ends with exit code 1', async () => {

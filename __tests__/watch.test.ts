@@ -109,7 +109,7 @@ describe('DiffSynth: the loss comes only from loss.csv', () => {
       watch,
     );
     expect(alerts.map((a) => [a.id, a.title, a.line])).toEqual([
-      ['nan-loss', 'loss is NaN (csv)', 'loss.csv: 9,loss,NaN'],
+      ['nan-loss', 'loss is NaN (loss.csv)', 'loss.csv: 9,loss,NaN'],
     ]);
     expect(alerts[0]!.fix).toContain('bf16');
     const live = parseLiveStep(JSON.parse(JSON.stringify(watch.stepJson(0))));

@@ -537,7 +537,8 @@ function preference(row: ModeEstimate): [number, number, number, number] {
   ];
 }
 
-function compareRows(a: ModeEstimate, b: ModeEstimate): number {
+/** Orders rows by the recommendation's preference (see preference): the first fitting row is the recommended one. */
+export function compareRows(a: ModeEstimate, b: ModeEstimate): number {
   const pa = preference(a);
   const pb = preference(b);
   for (let i = 0; i < pa.length; i++) {

@@ -141,6 +141,15 @@ export function loadModelCatalog(file: string = join(presetsDir(), 'models.yaml'
   return models;
 }
 
+/** The built-in catalog, or none when it cannot be read (for checks that do without it). */
+export function modelCatalogOrNone(): ModelEntry[] {
+  try {
+    return loadModelCatalog();
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The catalog entry a name stands for: its id, its name, or its name without the parenthesised class
  * (`Qwen-Image DiT` for `Qwen-Image DiT (QwenImageTransformer2DModel)`), case-insensitive; null if none.

@@ -172,6 +172,32 @@ export function onTerminalSignals(handler: (sig: TerminalSignal, count: number) 
   };
 }
 
+/**
+ * Writes `question` to stderr and reads the line typed on stdin (a terminal in its usual line mode): the
+ * answer, trimmed; null when stdin ends first or the question is withdrawn. stdin is read only while the
+ * question is open.
+ */
+export function askLine(question: string): { answer: Promise<string | null>; withdraw(): void } {
+  const stdin = process.stdin;
+  let settle: (a: string | null) => void = () => undefined;
+  const answer = new Promise<string | null>((res) => {
+    settle = res;
+  });
+  const onData = (d: Buffer | string) => done(String(d).trim());
+  const onEnd = () => done(null);
+  const done = (a: string | null) => {
+    stdin.off('data', onData);
+    stdin.off('end', onEnd);
+    stdin.pause();
+    settle(a);
+  };
+  writeErr(question);
+  stdin.on('data', onData);
+  stdin.on('end', onEnd);
+  stdin.resume();
+  return { answer, withdraw: () => done(null) };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The full-screen session
 

@@ -12,7 +12,7 @@ import { MODE_INFO, modeDevice, rowLabel } from './modes.js';
 import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from './estimate.js';
 import type { ModeEstimate } from './estimate.js';
 import { estimateInputFromSetup } from './estimate-input.js';
-import { loadModelCatalog } from './models.js';
+import { modelCatalogOrNone } from './models.js';
 import type { ModelEntry } from './models.js';
 import { formatBytes, formatCount } from './units.js';
 import {
@@ -920,14 +920,7 @@ export function validate(setup: Setup): Finding[] {
 export function fitFindings(setup: Setup, models?: readonly ModelEntry[]): Finding[] {
   const a = setup.answers;
   if (a.model_params === null || a.gpu_memory === null) return [];
-  let catalog = models;
-  if (!catalog) {
-    try {
-      catalog = loadModelCatalog();
-    } catch {
-      catalog = [];
-    }
-  }
+  const catalog = models ?? modelCatalogOrNone();
   let row: ModeEstimate;
   let report: ReturnType<typeof estimateModes> | null = null;
   try {

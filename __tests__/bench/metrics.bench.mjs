@@ -1,10 +1,9 @@
 // The cost of reading what a run emits (issue 10): metric sources and alerts per line, and GPU telemetry.
 // In-process, bundled by esbuild into a temp dir:
 // - the 1M-line flood of the launch bench (half log lines with `loss=`, half tqdm redraws, plus one
-//   DeepSpeed report, HF dict and alert-looking line per thousand), each line through the runner's current
-//   parse (parseProgress when '[' is in it, else parseLoss) and through RunWatch.lineParsed (metrics +
-//   alerts); the added time is shown against the flood child alone, whose 1.5x stream/pane goal leaves
-//   zerowiz 0.5x of it for everything.
+//   DeepSpeed report, HF dict and alert-looking line per thousand): its finished lines through RunWatch
+//   (metrics + alerts), against the flood child alone, whose 1.5x stream/pane goal leaves zerowiz 0.5x of
+//   it for everything.
 // - telemetry: zerowiz's own CPU while GpuTelemetry reads the stand-in nvidia-smi (8 GPUs, -lms 1000) for
 //   ZEROWIZ_BENCH_TELEMETRY_S seconds, against the same idle window without it. nvidia-smi's own CPU on a
 //   real GPU is not measurable here (see the README).
@@ -85,8 +84,7 @@ export async function bench({ root }) {
       stdin: {
         contents: [
           `export { RunWatch } from ${JSON.stringify(join(root, 'src', 'launch', 'watch.ts'))};`,
-          `export { parseLoss, parseProgress } from ${JSON.stringify(join(root, 'src', 'launch', 'logparse.ts'))};`,
-          `export { RunModel } from ${JSON.stringify(join(root, 'src', 'launch', 'model.ts'))};`,
+          `export { mayBeProgress, parseProgress } from ${JSON.stringify(join(root, 'src', 'launch', 'logparse.ts'))};`,
           `export { GpuTelemetry, parseTelemetryLine } from ${JSON.stringify(join(root, 'src', 'launch', 'telemetry.ts'))};`,
         ].join('\n'),
         resolveDir: root,
@@ -99,51 +97,27 @@ export async function bench({ root }) {
       target: 'node20',
       logLevel: 'warning',
     });
-    const { RunWatch, RunModel, parseLoss, parseProgress, GpuTelemetry, parseTelemetryLine } = await import(
+    const { RunWatch, mayBeProgress, parseProgress, GpuTelemetry, parseTelemetryLine } = await import(
       pathToFileURL(outfile).href
     );
     const lines = floodLines(FLOOD_LINES);
-    // What the runner does per finished line today: the tqdm test (kept, and passed to the watch), the loss
-    // parse and the pane model's loss series (both of which the watch replaces).
-    const progress = lines.map((text) => (text.includes('[') ? parseProgress(text) : null));
+    // The runner's tqdm test, done once per line and handed to every subscriber.
+    const progress = lines.map((text) => (mayBeProgress(text) ? parseProgress(text) : null));
     let sink = 0;
-    const [current, withWatch] = interleavedMedians([
-      () => {
-        const model = new RunModel([{ name: 'train', logPath: null, command: '' }]);
-        for (let k = 0; k < lines.length; k++) {
-          if (progress[k] !== null) continue;
-          const v = parseLoss(lines[k]);
-          if (v !== null) model.loss(0, v);
-        }
-        sink += model.steps[0].losses.length;
-      },
-      () => {
-        const watch = new RunWatch({ steps: [{ name: 'train' }] });
-        for (let k = 0; k < lines.length; k++) watch.lineParsed(0, lines[k], progress[k]);
-        sink += watch.steps[0].metrics.lossCount;
-      },
-    ]);
+    const perLine = medianMs(() => {
+      const watch = new RunWatch({ steps: [{ name: 'train' }] });
+      for (let k = 0; k < lines.length; k++) watch.line(0, lines[k], progress[k]);
+      sink += watch.steps[0].metrics.lossCount;
+    });
     const child = await childAloneMs(root);
     const label = FLOOD_LINES === 1_000_000 ? '1M lines' : `${FLOOD_LINES} lines`;
     const rows = [
       { name: `flood child alone (${label}, to /dev/null)`, value: child, unit: 'ms' },
       {
-        name: `loss parse + pane loss series per finished line today (${lines.length} lines)`,
-        value: current,
+        name: `metrics + alerts per finished line (RunWatch, ${lines.length} lines)`,
+        value: perLine,
         unit: 'ms',
-        ratio: current / child,
-      },
-      {
-        name: 'metrics + alerts per finished line (RunWatch.lineParsed)',
-        value: withWatch,
-        unit: 'ms',
-        ratio: withWatch / child,
-      },
-      {
-        name: 'added by metrics + alerts, against the child alone',
-        value: withWatch - current,
-        unit: 'ms',
-        ratio: (withWatch - current) / child,
+        ratio: perLine / child,
         goal: 'a small part of the 0.5x zerowiz may add',
       },
     ];

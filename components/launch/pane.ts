@@ -1,6 +1,7 @@
 /**
  * The launch log pane: a step list (status, elapsed), the selected step's log (follow, scroll, search
- * with highlights, wrap), a tqdm progress bar with a loss sparkline, and key hints.
+ * with highlights, wrap), a tqdm progress bar, the step's metrics (loss last · min · source and a
+ * sparkline), its newest alert, the GPUs' memory against the estimate, and key hints.
  *
  * Drawn without Ink: under a flood of output an Ink frame of this screen cost 20-40 ms of the main
  * thread (React, yoga, then a styled cell for every character of the screen), which is also the thread
@@ -12,8 +13,16 @@ import type { RunModel } from '../../src/launch/model.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/launch/group.js';
 import { LOG_FRAME_INTERVAL_MS, type FrameStats } from './frames.js';
 import { parseKeys } from './keys.js';
-import { commandFor, initialPaneState, paneReducer, type KeyInfo, type PaneAction, type PaneState } from './state.js';
-import { paneLayout, paneLines, type PaneLayout } from './view.js';
+import {
+  commandFor,
+  initialPaneState,
+  paneReducer,
+  type KeyInfo,
+  type PaneAction,
+  type PaneCommand,
+  type PaneState,
+} from './state.js';
+import { alertListLength, paneLayout, paneLines, type PaneLayout, type PaneLive } from './view.js';
 
 /** How often the pane looks at the model's version (a redraw happens only when one is due). */
 export const FRAME_TICK_MS = 50;
@@ -35,6 +44,8 @@ export interface PaneControls {
 /** Options of the pane. */
 export interface PaneOptions {
   model: RunModel;
+  /** The run's watch, GPUs and estimate (the metrics, alert and GPU rows); absent: the log alone. */
+  live?: PaneLive | null;
   controls: PaneControls;
   /** Called once with the exit code when the pane is done (after the run ended). */
   onExit(code: number): void;
@@ -61,7 +72,7 @@ export class Pane {
   /** Frames written (tests wait on it). */
   framesDrawn = 0;
   private shown: string[] = [];
-  private drawnVersion = -1;
+  private drawnVersion = Number.NaN;
   private lastDraw = 0;
   private lastClock = 0;
   private exited = false;
@@ -91,13 +102,20 @@ export class Pane {
     this.offMilestone = null;
   }
 
+  /** Changes whenever anything shown changed: the model, the watch (a loss.csv row), the GPUs. */
+  private version(): number {
+    const { model, live } = this.opts;
+    return model.version + (live ? live.watch.version + (live.telemetry?.version ?? 0) : 0);
+  }
+
   /** One frame tick: redraws if output arrived and a frame is due, or the clock should move. */
   tick(): void {
     const now = this.now();
     const { model, frames } = this.opts;
     const running = model.steps.some((s) => s.status === 'running');
     const due = now - this.lastDraw >= (frames ? frames.interval() : LOG_FRAME_INTERVAL_MS);
-    if ((model.version !== this.drawnVersion && due) || (running && now - this.lastClock >= CLOCK_TICK_MS)) this.draw();
+    if ((this.version() !== this.drawnVersion && due) || (running && now - this.lastClock >= CLOCK_TICK_MS))
+      this.draw();
   }
 
   /** Input read from the terminal: each key in it is handled, then one frame shows the result. */
@@ -126,7 +144,7 @@ export class Pane {
   }
 
   private layout(): PaneLayout {
-    return paneLayout(this.opts.model, this.state, this.opts.size());
+    return paneLayout(this.opts.model, this.state, this.opts.size(), this.opts.live);
   }
 
   /** Builds the frame and writes the rows that changed. */
@@ -135,7 +153,7 @@ export class Pane {
     const { model } = this.opts;
     this.dispatch({ type: 'autoStep', index: model.activeStep });
     const now = this.now();
-    this.drawnVersion = model.version;
+    this.drawnVersion = this.version();
     this.lastDraw = now;
     this.lastClock = now;
     const lines = paneLines(model, this.state, this.layout(), {
@@ -144,6 +162,7 @@ export class Pane {
       grace: this.opts.grace ?? { sigintMs: SIGINT_GRACE_MS, sigtermMs: SIGTERM_GRACE_MS },
       stopPrompt: this.opts.stopPrompt,
       canDetach: this.opts.controls.detach !== undefined,
+      live: this.opts.live,
     });
     let out = '';
     const n = Math.max(lines.length, this.shown.length);
@@ -177,7 +196,8 @@ export class Pane {
   key(input: string, key: KeyInfo & { meta?: boolean }): void {
     const { model, controls } = this.opts;
     const state = this.state;
-    const { view, logHeight, selected } = this.layout();
+    const layout = this.layout();
+    const { view, logHeight } = layout;
     const dispatch = (a: PaneAction) => this.dispatch(a);
     if (state.search.mode === 'input') {
       if (key.escape) dispatch({ type: 'searchCancel' });
@@ -187,7 +207,6 @@ export class Pane {
       else if (input && !key.ctrl && !key.meta) dispatch({ type: 'searchInput', text: input });
       return;
     }
-    const ended = model.outcome !== null;
     if (state.confirmStop) {
       dispatch({ type: 'confirmStop', on: false });
       if (input === 'y' || input === 'Y' || input === 'q' || (key.ctrl && input === 'c')) controls.stop();
@@ -198,7 +217,38 @@ export class Pane {
       dispatch({ type: 'searchCancel' });
       return;
     }
-    switch (commandFor(input, key)) {
+    const command = commandFor(input, key);
+    if (state.alertsOpen && this.opts.live) {
+      // The alert list has the scroll keys; Esc or a closes it.
+      const rows = alertListLength(this.opts.live, model, layout.logCols);
+      const scroll = (delta: number) => dispatch({ type: 'scrollAlerts', delta, rows, height: logHeight });
+      if (key.escape || command === 'alerts') dispatch({ type: 'toggleAlerts' });
+      else if (command === 'up') scroll(-1);
+      else if (command === 'down') scroll(1);
+      else if (command === 'pageUp') scroll(-(logHeight - 1));
+      else if (command === 'pageDown') scroll(logHeight - 1);
+      else if (command === 'top') scroll(-rows);
+      else if (command === 'bottom') scroll(rows);
+      else if (
+        command === 'quit' ||
+        command === 'detach' ||
+        command === 'spark' ||
+        command === 'nextStep' ||
+        command === 'prevStep'
+      )
+        this.command(command, input, key, layout);
+      return;
+    }
+    this.command(command, input, key, layout);
+  }
+
+  /** A named command outside search input and the alert list. */
+  private command(command: PaneCommand | null, input: string, key: KeyInfo, layout: PaneLayout): void {
+    const { model, controls } = this.opts;
+    const { view, logHeight, selected } = layout;
+    const ended = model.outcome !== null;
+    const dispatch = (a: PaneAction) => this.dispatch(a);
+    switch (command) {
       case 'quit':
         if (ended) {
           if (!this.exited) {
@@ -250,6 +300,12 @@ export class Pane {
         return;
       case 'searchPrev':
         dispatch({ type: 'searchMove', dir: -1, view });
+        return;
+      case 'spark':
+        dispatch({ type: 'toggleSpark' });
+        return;
+      case 'alerts':
+        if (this.opts.live) dispatch({ type: 'toggleAlerts' });
         return;
       default:
         return;

@@ -33,6 +33,12 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
     });
     pane = new Pane({
       model: session.model,
+      live: {
+        watch: session.watch,
+        telemetry: session.telemetry,
+        noTelemetry: session.noTelemetry,
+        estimateBytes: session.estimate?.json.gpuBytesPerGpu ?? null,
+      },
       controls: { stop: () => void session.stop(), killNow: () => session.killNow(), detach: opts.detach },
       stopPrompt: opts.stopPrompt,
       closeOnEnd: opts.closeOnEnd,

@@ -1,6 +1,7 @@
 /**
  * The log pane's view state and its pure reducer (no rendering): which step is shown, where the view is
- * scrolled, follow/wrap, search, the stop confirmation. Key bindings are named commands in one keymap.
+ * scrolled, follow/wrap, search, the sparkline's span, the alert list, the stop confirmation. Key bindings
+ * are named commands in one keymap.
  */
 
 /** Search state: typing a query, or a committed query with its current match. */
@@ -25,6 +26,11 @@ export interface PaneState {
   wrap: boolean;
   search: SearchState;
   confirmStop: boolean;
+  /** The sparkline shows the whole step (its overview) instead of the recent values. */
+  sparkAll: boolean;
+  /** The alert list is shown in place of the log; `alertsTop` is its first row. */
+  alertsOpen: boolean;
+  alertsTop: number;
 }
 
 /** The lines of the shown step, as far as the reducer needs to know them. */
@@ -56,6 +62,8 @@ export type PaneCommand =
   | 'searchPrev'
   | 'quit'
   | 'detach'
+  | 'spark'
+  | 'alerts'
   | 'kill';
 
 /** The keymap: one place that says which key does what (shown in the key hints too). */
@@ -73,6 +81,8 @@ export const KEYMAP: readonly { keys: string; command: PaneCommand; help: string
   { keys: '/', command: 'searchStart', help: 'search' },
   { keys: 'n', command: 'searchNext', help: 'next match' },
   { keys: 'N', command: 'searchPrev', help: 'previous match' },
+  { keys: 's', command: 'spark', help: 'sparkline: recent values / the whole step' },
+  { keys: 'a', command: 'alerts', help: 'list every alert of the run (again, or Esc: back to the log)' },
   { keys: 'q/Ctrl+C', command: 'quit', help: 'stop the run (asks first) / close' },
   { keys: 'd', command: 'detach', help: 'leave the pane, the run goes on (Slurm jobs)' },
 ];
@@ -119,6 +129,10 @@ export function commandFor(input: string, key: KeyInfo): PaneCommand | null {
       return 'quit';
     case 'd':
       return 'detach';
+    case 's':
+      return 'spark';
+    case 'a':
+      return 'alerts';
     default:
       return null;
   }
@@ -134,6 +148,9 @@ export function initialPaneState(): PaneState {
     wrap: false,
     search: { mode: 'off', draft: '', query: '', match: null, note: '' },
     confirmStop: false,
+    sparkAll: false,
+    alertsOpen: false,
+    alertsTop: 0,
   };
 }
 
@@ -152,7 +169,11 @@ export type PaneAction =
   | { type: 'searchCancel' }
   | { type: 'searchCommit'; view: LinesView }
   | { type: 'searchMove'; dir: 1 | -1; view: LinesView }
-  | { type: 'confirmStop'; on: boolean };
+  | { type: 'confirmStop'; on: boolean }
+  | { type: 'toggleSpark' }
+  | { type: 'toggleAlerts' }
+  /** Scrolls the alert list; `rows` is how many rows it has, `height` how many show. */
+  | { type: 'scrollAlerts'; delta: number; rows: number; height: number };
 
 /** The first visible line's absolute index for a view (following = the last page). */
 export function topLine(s: PaneState, v: LinesView): number {
@@ -279,6 +300,12 @@ export function paneReducer(s: PaneState, a: PaneAction): PaneState {
     }
     case 'confirmStop':
       return { ...s, confirmStop: a.on };
+    case 'toggleSpark':
+      return { ...s, sparkAll: !s.sparkAll };
+    case 'toggleAlerts':
+      return { ...s, alertsOpen: !s.alertsOpen, alertsTop: 0 };
+    case 'scrollAlerts':
+      return { ...s, alertsTop: Math.max(0, Math.min(s.alertsTop + a.delta, Math.max(0, a.rows - a.height))) };
   }
 }
 

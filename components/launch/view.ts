@@ -4,8 +4,12 @@
  * a few dozen string concatenations (well under a millisecond), and nothing here is cached across
  * frames (Ink kept every distinct line it ever measured in module-level caches).
  */
+import type { Alert } from '../../src/launch/alerts.js';
 import type { RunModel, StepState } from '../../src/launch/model.js';
-import { formatClock, formatCount, formatRate, sparkline } from '../../src/launch/logparse.js';
+import { formatClock, formatCount, formatLoss, formatRate, sparkline } from '../../src/launch/logparse.js';
+import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
+import type { GpuTelemetry } from '../../src/launch/telemetry.js';
+import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
 import { highlightParts, visibleRows, type LinesView, type PaneState } from './state.js';
 
@@ -24,6 +28,9 @@ export const SGR = {
   magenta: '\x1b[35m',
   cyan: '\x1b[36m',
   gray: '\x1b[90m',
+  bgRed: '\x1b[41m',
+  bgGreen: '\x1b[42m',
+  bgYellow: '\x1b[43m',
 } as const;
 
 const STATUS_ICON: Record<StepState['status'], string> = {
@@ -136,12 +143,39 @@ export class RowBuilder {
   }
 }
 
+/** What the pane shows besides the log: the run's watch, its GPUs and the estimate (absent in bare tests). */
+export interface PaneLive {
+  watch: RunWatch;
+  telemetry: GpuTelemetry | null;
+  /** Why there is no telemetry at all (a Slurm job's GPUs are on its nodes), else null. */
+  noTelemetry: string | null;
+  /** The estimate's peak per GPU (the marker on each GPU bar), or null. */
+  estimateBytes: number | null;
+}
+
+/** From this width on, the GPUs and the metrics go into a side panel right of the log. */
+export const WIDE_LAYOUT_MIN_COLS = 140;
+/** The side panel's width (with its left border). */
+export const SIDE_PANEL_COLS = 45;
+/** Rows the GPU bars take at most below the log (narrow layout); more GPUs are summed up in the last cell. */
+export const GPU_ROWS_MAX = 2;
+/** Columns one GPU takes in the narrow layout's rows. */
+const GPU_CELL_MIN_COLS = 20;
+
 /** Where things go for a terminal size: what the keys and the frame both need. */
 export interface PaneLayout {
   cols: number;
   stepRows: number;
   firstStepRow: number;
   logHeight: number;
+  /** Columns of the log area (less than `cols` when the side panel is shown). */
+  logCols: number;
+  /** The side panel is shown (wide terminals). */
+  wide: boolean;
+  /** Rows below the progress row: the metrics row, the alert row, the GPU rows. */
+  metricsRows: number;
+  alertRows: number;
+  gpuRows: number;
   /** The shown step. */
   selected: number;
   step: StepState;
@@ -153,16 +187,58 @@ function linesView(step: StepState, height: number): LinesView {
   return { first: ring.dropped, end: ring.total, at: (abs) => ring.at(abs - ring.dropped), height };
 }
 
-/** The layout: header, steps, rule, log, progress, rule, status, keys; one row spare at the bottom. */
-export function paneLayout(model: RunModel, state: PaneState, size: { columns: number; rows: number }): PaneLayout {
+/** Whether the GPU bars can be drawn (samples, and telemetry neither failed nor lost). */
+function gpuBarsShown(t: GpuTelemetry | null): t is GpuTelemetry {
+  return t !== null && t.latest.size > 0 && t.state !== 'lost' && t.state !== 'unavailable';
+}
+
+/** GPUs per row in the narrow layout. */
+function gpusPerRow(cols: number, n: number): number {
+  return Math.max(1, Math.min(n, Math.floor(cols / GPU_CELL_MIN_COLS)));
+}
+
+/**
+ * The layout: header, (headline), steps, rule, log (with the side panel on wide terminals), progress, the
+ * metrics row, the alert row (while the step has alerts), the GPU rows (narrow), rule, status, keys; one
+ * row spare at the bottom.
+ */
+export function paneLayout(
+  model: RunModel,
+  state: PaneState,
+  size: { columns: number; rows: number },
+  live?: PaneLive | null,
+): PaneLayout {
   const cols = Math.max(20, size.columns);
   const stepRows = Math.min(model.steps.length, MAX_STEP_ROWS);
   const headline = model.headline ? 1 : 0;
-  const logHeight = Math.max(3, size.rows - 1 - (1 + headline + stepRows + 1 + 2 + 1 + 1));
   const selected = Math.min(state.selected, model.steps.length - 1);
   const step = model.steps[selected]!;
+  const wide = live != null && cols >= WIDE_LAYOUT_MIN_COLS;
+  const metricsRows = live ? 1 : 0;
+  const alertRows = live?.watch.alerts.alerts.some((a) => a.step === selected) ? 1 : 0;
+  let gpuRows = 0;
+  if (live && !wide) {
+    const t = live.telemetry;
+    gpuRows = gpuBarsShown(t) ? Math.min(GPU_ROWS_MAX, Math.ceil(t.latest.size / gpusPerRow(cols, t.latest.size))) : 1;
+  }
+  const fixed = 1 + headline + stepRows + 1 + 1 + metricsRows + alertRows + gpuRows + 1 + 1 + 1 + 1;
+  const logHeight = Math.max(3, size.rows - fixed);
+  const logCols = wide ? cols - SIDE_PANEL_COLS : cols;
   const firstStepRow = Math.max(0, Math.min(selected - Math.floor(MAX_STEP_ROWS / 2), model.steps.length - stepRows));
-  return { cols, stepRows, firstStepRow, logHeight, selected, step, view: linesView(step, logHeight) };
+  return {
+    cols,
+    stepRows,
+    firstStepRow,
+    logHeight,
+    logCols,
+    wide,
+    metricsRows,
+    alertRows,
+    gpuRows,
+    selected,
+    step,
+    view: linesView(step, logHeight),
+  };
 }
 
 /** What the frame shows besides the model and the view state. */
@@ -174,11 +250,13 @@ export interface FrameInfo {
   stopPrompt?: string;
   /** Whether `d` leaves the pane with the run going on (the key hints say so). */
   canDetach?: boolean;
+  live?: PaneLive | null;
 }
 
 /** The frame: one string per row, top to bottom (exactly the layout's rows). */
 export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout, info: FrameInfo): string[] {
-  const { cols, step, view, logHeight } = layout;
+  const { cols, step, view, logHeight, logCols } = layout;
+  const live = info.live ?? null;
   const out: string[] = [headerRow(model, info.title, cols)];
   if (model.headline) out.push(new RowBuilder(cols).add(model.headline.text, TONE[model.headline.tone]).toString());
   for (let k = 0; k < layout.stepRows; k++) {
@@ -189,20 +267,42 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
     new RowBuilder(cols)
       .add(
         ruleText(
-          `${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''} · log ${step.logPath ?? '-'}`,
+          state.alertsOpen && live
+            ? `alerts of this run (${live.watch.alerts.alerts.length}) · a or Esc: back to the log`
+            : `${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''} · log ${step.logPath ?? '-'}`,
           cols,
         ),
         SGR.dim,
       )
       .toString(),
   );
-  const rows = visibleRows(state, view, step.open, cols);
-  const query = state.search.query;
-  for (let k = 0; k < logHeight; k++) {
-    const r = rows[k];
-    out.push(r ? logRow(r.text, query, state.search.match === r.abs, r.abs === view.end, cols) : '');
+  const area: string[] = [];
+  if (state.alertsOpen && live) {
+    const rows = alertListRows(live, model, logCols);
+    for (let k = 0; k < logHeight; k++) area.push(rows[state.alertsTop + k] ?? '');
+  } else {
+    const rows = visibleRows(state, view, step.open, logCols);
+    const query = state.search.query;
+    for (let k = 0; k < logHeight; k++) {
+      const r = rows[k];
+      area.push(r ? logRow(r.text, query, state.search.match === r.abs, r.abs === view.end, logCols) : '');
+    }
   }
+  if (layout.wide && live) {
+    const side = sidePanel(live, layout, state, SIDE_PANEL_COLS - 2);
+    for (let k = 0; k < logHeight; k++) {
+      const left = area[k]!;
+      const pad = Math.max(0, logCols - visibleWidth(left));
+      out.push(`${left}${' '.repeat(pad)}${SGR.dim}│${SGR.reset} ${side[k] ?? ''}`);
+    }
+  } else out.push(...area);
   out.push(progressRow(step, cols));
+  if (live) {
+    out.push(metricsRow(live, layout.selected, state, cols, !layout.wide));
+    const alert = layout.alertRows > 0 ? newestAlert(live, layout.selected) : null;
+    if (alert) out.push(alertRow(alert, live.watch.alerts.alerts.length, cols));
+    if (layout.gpuRows > 0) out.push(...gpuRows(live, layout, cols));
+  }
   out.push(SGR.dim + '─'.repeat(cols) + SGR.reset);
   out.push(statusRow(state, model, step.status, cols, info.grace, info.stopPrompt));
   out.push(
@@ -210,13 +310,42 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
       .add(
         state.search.mode === 'input'
           ? 'Enter search · Esc cancel'
-          : '↑↓ PgUp/PgDn g/G scroll · f follow · / search n/N · w wrap · Tab step · q ' +
-              (model.outcome ? 'close' : info.canDetach ? 'stop · d leave running' : 'stop'),
+          : keyHints(
+              [
+                ['↑↓ PgUp/PgDn g/G scroll', 6],
+                ['f follow', 5],
+                ['/ search n/N', 4],
+                ['w wrap', 7],
+                ...(live ? ([['s sparkline', 8]] as const) : []),
+                ...(live && live.watch.alerts.alerts.length > 0 ? ([['a alerts', 3]] as const) : []),
+                ['Tab step', 2],
+                [`q ${model.outcome ? 'close' : 'stop'}`, 1],
+                ...(info.canDetach && !model.outcome ? ([['d leave running', 1]] as const) : []),
+              ],
+              cols,
+            ),
         SGR.dim,
       )
       .toString(),
   );
   return out;
+}
+
+/** Key hints that fit `cols`: the least important ones are left out first (`rank`: 1 is kept longest). */
+export function keyHints(items: readonly (readonly [string, number])[], cols: number): string {
+  const kept = [...items];
+  const text = () => kept.map(([t]) => t).join(' · ');
+  while (textWidth(text()) > cols && kept.length > 1) {
+    let worst = 0;
+    for (let k = 1; k < kept.length; k++) if (kept[k]![1] >= kept[worst]![1]) worst = k;
+    kept.splice(worst, 1);
+  }
+  return text();
+}
+
+/** Columns a styled row takes (its SGR sequences take none). */
+function visibleWidth(row: string): number {
+  return textWidth(row.includes('\x1b') ? row.replace(/\x1b\[[0-9;]*m/g, '') : row);
 }
 
 const TONE: Record<NonNullable<RunModel['headline']>['tone'], string> = {
@@ -288,37 +417,273 @@ export function logRow(text: string, query: string, current: boolean, open: bool
 
 function progressRow(step: StepState, cols: number): string {
   const p = step.progress;
-  const lossNow = step.losses.length > 0 ? step.losses[step.losses.length - 1]! : null;
-  const lossText = lossNow === null ? '' : `loss ${formatLoss(lossNow)} `;
   const b = new RowBuilder(cols);
-  if (!p) {
-    return b
-      .add(step.status === 'running' ? `no progress bar yet${lossText ? ` · ${lossText}` : ''}` : lossText, SGR.dim)
-      .toString();
-  }
+  if (!p) return b.add(step.status === 'running' ? 'no progress bar yet' : '', SGR.dim).toString();
   const desc = p.desc ? `${p.desc} ` : '';
   const tail =
     p.percent !== null
       ? ` ${String(p.percent).padStart(3)}% ${formatCount(p.n)}/${formatCount(p.total ?? 0)} ${formatRate(p.ratePerS)} ETA ${formatClock(p.remainingS)}`
       : ` ${formatCount(p.n)}it ${formatRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}`;
-  const sparkWidth = Math.max(0, Math.min(40, Math.floor(cols / 4)));
-  const spark = sparkline(step.losses, sparkWidth);
   b.add(desc);
   if (p.percent !== null) {
-    const barWidth = Math.max(5, Math.min(40, cols - desc.length - tail.length - lossText.length - spark.length - 6));
+    const barWidth = Math.max(5, Math.min(60, cols - desc.length - tail.length - 1));
     const filled = Math.round((Math.min(100, p.percent) / 100) * barWidth);
     b.add('█'.repeat(filled), SGR.cyan).add('░'.repeat(barWidth - filled), SGR.dim);
   }
-  return b
-    .add(tail)
-    .add(lossText ? `  ${lossText}` : '')
-    .add(spark, SGR.magenta)
+  return b.add(tail).toString();
+}
+
+/** The newest alert of step `i`, or null. */
+function newestAlert(live: PaneLive, i: number): Alert | null {
+  const all = live.watch.alerts.alerts;
+  for (let k = all.length - 1; k >= 0; k--) if (all[k]!.step === i) return all[k]!;
+  return null;
+}
+
+/**
+ * The metrics row: `loss 0.0871 · min 0.0801 · csv ▁▂▃▅▂▁ recent`, then (narrow layout, where no side
+ * panel has them) the learning rate and skipped steps; while there is no loss, why (a DiffSynth step
+ * without its loss log says how to get it).
+ */
+function metricsRow(live: PaneLive, i: number, state: PaneState, cols: number, withDetails: boolean): string {
+  const w = live.watch.steps[i];
+  const b = new RowBuilder(cols);
+  if (!w) return '';
+  const m = w.metrics;
+  if (m.lastLoss === null) {
+    const hint = w.noLossHint ?? 'no loss seen yet (loss.csv, Trainer logs, tqdm postfix or a `loss=` line)';
+    b.add(`loss: ${hint}`, SGR.dim);
+  } else {
+    b.add('loss ').add(formatLoss(m.lastLoss), Number.isFinite(m.lastLoss) ? SGR.bold : SGR.red + SGR.bold);
+    if (m.minLoss !== null) b.add(` · min ${formatLoss(m.minLoss)}`);
+    b.add(` · ${LOSS_SOURCE_NAMES[m.lossSource ?? 'log']}`, SGR.dim);
+    const width = Math.max(8, Math.min(60, Math.floor(cols / 4)));
+    const values = state.sparkAll ? m.series.overview(width) : m.series.recent(width);
+    const spark = sparkline(values, width);
+    if (spark !== '')
+      b.add(' ')
+        .add(spark, SGR.magenta)
+        .add(state.sparkAll ? ' whole step' : ' recent', SGR.dim);
+  }
+  if (withDetails) {
+    if (m.learningRate !== null) b.add(` · lr ${formatNumber(m.learningRate)}`);
+    if (m.skippedSteps > 0) b.add(` · skipped ${m.skippedSteps}`, SGR.yellow);
+  }
+  return b.toString();
+}
+
+/** A number in a few characters: `1.0e-4`, `0.52`, `1024`. */
+function formatNumber(v: number): string {
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a < 1e-2 || a >= 1e5) return v.toExponential(1);
+  return String(Number(v.toPrecision(3)));
+}
+
+/**
+ * The alert row: the newest alert of the shown step, highlighted (red when it explains a failure), with its
+ * fix as far as the row goes (`a` lists them all in full; the key hints say so).
+ */
+function alertRow(a: Alert, total: number, cols: number): string {
+  const style = SGR.inverse + (a.fatal ? SGR.red : SGR.yellow);
+  return new RowBuilder(cols)
+    .add(` ALERT${total > 1 ? ` (${total})` : ''} ${a.title} `, style + SGR.bold)
+    .add(` fix: ${a.fix}`, a.fatal ? SGR.red : SGR.yellow)
     .toString();
 }
 
-function formatLoss(v: number): string {
-  if (!Number.isFinite(v)) return String(v);
-  return Math.abs(v) >= 1000 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4);
+/** Every alert of the run, oldest first: title, fix and the line that raised it, wrapped to `cols`. */
+function alertListRows(live: PaneLive, model: RunModel, cols: number): string[] {
+  const all = live.watch.alerts.alerts;
+  if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim).toString()];
+  const out: string[] = [];
+  const wrap = (text: string, indent: string, sgr: string) => {
+    const width = Math.max(10, cols - indent.length);
+    for (let k = 0; k < text.length; k += width) {
+      out.push(
+        new RowBuilder(cols)
+          .add(indent)
+          .add(text.slice(k, k + width), sgr)
+          .toString(),
+      );
+    }
+  };
+  for (const a of all) {
+    const at = new Date(a.at).toTimeString().slice(0, 8);
+    out.push(
+      new RowBuilder(cols)
+        .add(`${at} ${model.steps[a.step]?.name ?? a.step + 1}: `, SGR.dim)
+        .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold)
+        .toString(),
+    );
+    wrap(`fix: ${a.fix}`, '  ', '');
+    wrap(a.line, '  ', SGR.dim);
+  }
+  return out;
+}
+
+/** How many rows the alert list has (the reducer bounds its scrolling with it). */
+export function alertListLength(live: PaneLive, model: RunModel, cols: number): number {
+  return alertListRows(live, model, cols).length;
+}
+
+/**
+ * One GPU's bar, `width` cells: filled to memory used of total, the estimate's peak as `┃`; green under the
+ * estimate, yellow above it, red above 95% of the GPU.
+ */
+function gpuBar(used: number | null, total: number | null, estimate: number | null, width: number): [string, string][] {
+  if (width <= 0) return [];
+  if (used === null || total === null || total <= 0) return [['?'.padEnd(width, ' '), SGR.dim]];
+  const filled = Math.max(0, Math.min(width, Math.round((used / total) * width)));
+  const marker = estimate !== null && estimate > 0 ? Math.min(width - 1, Math.floor((estimate / total) * width)) : -1;
+  const level = used > 0.95 * total ? 2 : estimate !== null && used > estimate ? 1 : 0;
+  const color = [SGR.green, SGR.yellow, SGR.red][level]!;
+  const out: [string, string][] = [];
+  for (let k = 0; k < width; k++) {
+    // The marker inside the filled part keeps the fill's colour behind it.
+    if (k === marker)
+      out.push(['┃', SGR.bold + SGR.magenta + (k < filled ? [SGR.bgGreen, SGR.bgYellow, SGR.bgRed][level]! : '')]);
+    else if (k < filled) out.push(['█', color]);
+    else out.push(['░', SGR.dim]);
+  }
+  // Neighbouring cells of one style as one piece.
+  const merged: [string, string][] = [];
+  for (const [t, st] of out) {
+    const last = merged.at(-1);
+    if (last && last[1] === st) last[0] += t;
+    else merged.push([t, st]);
+  }
+  return merged;
+}
+
+/** `61.2` GiB with one decimal (the unit is said once per row). */
+function gib(bytes: number | null): string {
+  return bytes === null ? '?' : (bytes / 2 ** 30).toFixed(1);
+}
+
+/** Why there are no GPU bars (a dim row), or null when there are. */
+function noGpuReason(live: PaneLive): string | null {
+  const t = live.telemetry;
+  if (!t) return `no GPU telemetry: ${live.noTelemetry ?? 'not watched'}`;
+  if (t.state === 'unavailable') return `no GPU telemetry: ${t.reason}`;
+  if (t.state === 'lost') return `GPU telemetry lost: ${t.reason}`;
+  if (t.latest.size === 0)
+    return t.state === 'stopped'
+      ? 'no GPU telemetry: nvidia-smi gave no sample'
+      : 'GPU telemetry: waiting for nvidia-smi…';
+  return null;
+}
+
+/** The narrow layout's GPU rows: several GPUs per row (index, bar with the estimate, GiB used, utilisation). */
+function gpuRows(live: PaneLive, layout: PaneLayout, cols: number): string[] {
+  const why = noGpuReason(live);
+  if (why !== null) return [new RowBuilder(cols).add(why, SGR.dim).toString()];
+  const gpus = live.telemetry!.latestList;
+  const perRow = gpusPerRow(cols, gpus.length);
+  const cell = Math.floor(cols / perRow);
+  const idxW = String(Math.max(...gpus.map((g) => g.index))).length;
+  const room = perRow * layout.gpuRows;
+  const shown = gpus.length > room ? gpus.slice(0, room - 1) : gpus;
+  const rows: string[] = [];
+  for (let r = 0; r < layout.gpuRows; r++) {
+    const b = new RowBuilder(cols);
+    for (let k = 0; k < perRow; k++) {
+      const at = r * perRow + k;
+      const g = shown[at];
+      const start = b.width;
+      if (g) {
+        const util = (g.utilPercent === null ? '?%' : `${Math.round(g.utilPercent)}%`).padStart(4);
+        // Wide cells say used/total; narrow ones only what is used (whole GiB from 10 on).
+        const used =
+          cell >= 40
+            ? `${gib(g.usedBytes)}/${gib(g.totalBytes)} GiB`
+            : g.usedBytes !== null && g.usedBytes >= 9.95 * 2 ** 30
+              ? `${Math.round(g.usedBytes / 2 ** 30)}G`.padStart(4)
+              : `${gib(g.usedBytes)}G`;
+        const barW = Math.max(3, Math.min(40, cell - (idxW + 1 + 1 + used.length + 1 + util.length + 1)));
+        b.add(`${String(g.index).padStart(idxW)} `, SGR.dim);
+        for (const [t, st] of gpuBar(g.usedBytes, g.totalBytes, live.estimateBytes, barW)) b.add(t, st);
+        b.add(` ${used} ${util}`);
+      } else if (at === shown.length && gpus.length > shown.length) {
+        const rest = gpus.slice(shown.length);
+        const top = Math.max(...rest.map((x) => x.usedBytes ?? 0));
+        b.add(`+${rest.length} GPUs, max ${gib(top)}G`, SGR.dim);
+      } else break;
+      const pad = cell - (b.width - start);
+      if (k < perRow - 1 && pad > 0) b.add(' '.repeat(pad));
+    }
+    rows.push(b.toString());
+  }
+  return rows;
+}
+
+/**
+ * The side panel of wide terminals (`width` columns): one row per GPU with its peak in this step, then the
+ * step's metrics in full.
+ */
+function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: number): string[] {
+  const out: string[] = [];
+  const est = live.estimateBytes;
+  out.push(
+    new RowBuilder(width)
+      .add('GPU memory', SGR.bold)
+      .add(est !== null ? ` · ┃ estimate ${gib(est)} GiB` : ' · no estimate', SGR.dim)
+      .toString(),
+  );
+  const why = noGpuReason(live);
+  if (why !== null) {
+    for (let k = 0; k < why.length && out.length < 4; k += width)
+      out.push(`${SGR.dim}${why.slice(k, k + width)}${SGR.reset}`);
+  } else {
+    const t = live.telemetry!;
+    const gpus = t.latestList;
+    const peaks = new Map(t.peaksOf(layout.selected).map((p) => [p.index, p.usedBytes]));
+    const idxW = String(Math.max(...gpus.map((g) => g.index))).length;
+    const maxRows = Math.max(1, layout.logHeight - 8);
+    const shown = gpus.length > maxRows ? gpus.slice(0, maxRows - 1) : gpus;
+    for (const g of shown) {
+      const util = g.utilPercent === null ? '  ?%' : `${String(Math.round(g.utilPercent)).padStart(3)}%`;
+      const used = `${gib(g.usedBytes).padStart(5)}/${gib(g.totalBytes)}G`;
+      const peak = peaks.get(g.index);
+      const pk = ` pk ${peak === undefined ? '-' : gib(peak)}`;
+      const barW = Math.max(4, width - (idxW + 1 + 1 + used.length + 1 + util.length + pk.length));
+      const b = new RowBuilder(width).add(`${String(g.index).padStart(idxW)} `, SGR.dim);
+      for (const [tx, st] of gpuBar(g.usedBytes, g.totalBytes, est, barW)) b.add(tx, st);
+      b.add(` ${used} ${util}`).add(pk, SGR.dim);
+      out.push(b.toString());
+    }
+    if (shown.length < gpus.length) out.push(`${SGR.dim}+${gpus.length - shown.length} more GPUs${SGR.reset}`);
+  }
+  out.push('');
+  const w = live.watch.steps[layout.selected];
+  if (!w) return out;
+  const m = w.metrics;
+  const row = (label: string, value: string, sgr = '') =>
+    out.push(new RowBuilder(width).add(label.padEnd(10), SGR.dim).add(value, sgr).toString());
+  if (m.lastLoss === null) row('loss', w.noLossHint ?? 'none yet', SGR.dim);
+  else {
+    row(
+      'loss',
+      `${formatLoss(m.lastLoss)} (${LOSS_SOURCE_NAMES[m.lossSource ?? 'log']})`,
+      Number.isFinite(m.lastLoss) ? SGR.bold : SGR.red,
+    );
+    if (m.minLoss !== null) row('min', `${formatLoss(m.minLoss)} at value #${m.minLossAt}`);
+    const values = state.sparkAll ? m.series.overview(width - 10) : m.series.recent(width - 10);
+    row(state.sparkAll ? 'all' : 'recent', sparkline(values, width - 10), SGR.magenta);
+  }
+  if (m.ratePerS !== null) row('speed', m.rateText ?? formatRate(m.ratePerS));
+  if (m.learningRate !== null) row('lr', formatNumber(m.learningRate));
+  if (m.optimizerStep !== null) row('step', String(m.optimizerStep));
+  if (m.epoch !== null) row('epoch', formatNumber(m.epoch));
+  if (m.gradNorm !== null) row('grad norm', formatNumber(m.gradNorm));
+  if (m.skippedSteps > 0 || m.lossScale !== null)
+    row(
+      'skipped',
+      `${m.skippedSteps}${m.lossScale !== null ? ` · loss scale ${m.lossScale}` : ''}`,
+      m.skippedSteps > 0 ? SGR.yellow : '',
+    );
+  if (m.dsPeakAllocatedBytes !== null) row('Max_MA', `${gib(m.dsPeakAllocatedBytes)} GiB (DeepSpeed)`);
+  return out;
 }
 
 function statusRow(

@@ -6,8 +6,6 @@
  * `zerowiz launch` (src/launch/lifecycle.ts).
  */
 import { existsSync } from 'node:fs';
-import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
-import v8 from 'node:v8';
 import {
   SIGNAL_EXIT_CODES,
   Screen,
@@ -18,6 +16,7 @@ import {
   writeErr,
   writeOut,
 } from '../../src/terminal.js';
+import { capYoungGeneration } from '../../src/heap.js';
 import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
@@ -137,51 +136,6 @@ export async function withoutFetch<T>(load: () => Promise<T>): Promise<T> {
   } finally {
     Object.defineProperty(globalThis, 'fetch', desc);
   }
-}
-
-/**
- * How far the young generation may grow while the wizard runs: semi-spaces of 8 MiB (V8's default
- * lets them grow to 16 MiB). Ink builds every frame cell by cell, so each frame allocates megabytes of
- * short-lived objects (about 6 MB at 100x30), and V8 answers that rate by growing the young
- * generation to its maximum: 32 MB of semi-spaces, which is what took the wizard's peak memory from
- * about 90 MB to 113 MB during a few dozen key presses. At 8 MiB a frame still dies young; at 4 MiB
- * its live objects are promoted mid-frame and the old space fills with them (median lower, but some
- * runs peaked at 111 MB); 1-2 MiB slows keypresses. A power of two, so that doubling lands on it.
- */
-export const YOUNG_SEMI_SPACE_CAP = 8 * 2 ** 20;
-
-/**
- * Caps the young generation's semi-spaces at `cap` bytes from now on: after each scavenge, growth is
- * turned off (`--semi-space-growth-factor=1`) once the new space has reached the cap, and back on if V8
- * has shrunk it below. `--max-semi-space-size` would do this but is read only when the heap is set
- * up; the growth factor is read at each growth, so it works at run time. Returns the undo.
- */
-export function capYoungGeneration(cap = YOUNG_SEMI_SPACE_CAP): () => void {
-  let growing = true;
-  const setGrowth = (grow: boolean) => {
-    if (grow === growing) return;
-    growing = grow;
-    v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
-  };
-  const check = () => {
-    const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-    // new_space's size counts both semi-spaces.
-    if (space) setGrowth(space.space_size / 2 < cap);
-  };
-  const observer = new PerformanceObserver((list) => {
-    if (
-      list
-        .getEntries()
-        .some((e) => (e as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR)
-    )
-      check();
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  check();
-  return () => {
-    observer.disconnect();
-    setGrowth(true);
-  };
 }
 
 /** The setup as this run launches it: with the DiffSynth loss log (`--enable_csv_log`) when the user left it on. */

@@ -5,10 +5,14 @@ import { UsageError } from '../errors.js';
 import { loadPreset } from '../presets.js';
 import type { Setup } from '../setup.js';
 import { writeErr, writeOut } from '../terminal.js';
-import { launch } from '../launch/lifecycle.js';
+import { launch, type LaunchRequest } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
 import { formatDuration } from '../launch/stream.js';
+import { peaksFromJson } from '../launch/live-record.js';
+import { formatLoss } from '../launch/logparse.js';
+import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 
+import { offerCsvLog } from './csv-log.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch.js';
 
 /** Names the records that were skipped because their run.json is damaged. */
@@ -42,8 +46,35 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     const steps = j.steps.map((s) => `${s.name}:${s.status}`).join(' ');
     const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : '';
     text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
+    for (const l of liveLines(r)) text += `  ${l}\n`;
   }
   writeOut(text);
+}
+
+/**
+ * What a record's steps emitted, one line per step that has something to say: the GPU peak against the
+ * estimate (only for steps that train with the config: that is what the estimate describes), the reason of
+ * a failure or the alerts, the last loss.
+ */
+function liveLines(r: RunRecord): string[] {
+  const est = r.json.estimate?.gpuBytesPerGpu ?? null;
+  const out: string[] = [];
+  for (const s of r.json.steps) {
+    if (!s.live) continue;
+    const parts: string[] = [];
+    const peak = formatPeakVsEstimate(peaksFromJson(s.live), s.usesConfig ? est : null);
+    if (peak) parts.push(peak);
+    const m = s.live.metrics;
+    if (m.lastLoss !== null) {
+      const last = typeof m.lastLoss === 'number' ? formatLoss(m.lastLoss) : m.lastLoss;
+      parts.push(`loss ${last}${m.minLoss !== null ? ` (min ${formatLoss(m.minLoss)})` : ''}`);
+    }
+    const alerts = s.live.alerts;
+    const first = alerts.find((a) => a.fatal) ?? alerts[0];
+    if (first) parts.push(`alert: ${first.title}${alerts.length > 1 ? ` (+${alerts.length - 1} more)` : ''}`);
+    if (parts.length > 0) out.push(`${s.name}: ${parts.join(' · ')}`);
+  }
+  return out;
 }
 
 function recordSummary(r: RunRecord) {
@@ -57,13 +88,22 @@ function recordSummary(r: RunRecord) {
     endedAt: j.endedAt,
     ended: j.ended,
     exitCode: j.exitCode,
-    steps: j.steps.map((s) => ({
-      name: s.name,
-      status: s.status,
-      exitCode: s.exitCode,
-      durationMs: s.durationMs,
-      log: s.log,
-    })),
+    estimate: j.estimate ?? null,
+    steps: j.steps.map((s) => {
+      const top = s.live ? highestPeak(peaksFromJson(s.live)) : null;
+      return {
+        name: s.name,
+        status: s.status,
+        exitCode: s.exitCode,
+        durationMs: s.durationMs,
+        log: s.log,
+        gpuPeak: top ? { gpu: top.index, usedBytes: top.usedBytes, totalBytes: top.totalBytes } : null,
+        loss: s.live
+          ? { last: s.live.metrics.lastLoss, min: s.live.metrics.minLoss, source: s.live.metrics.lossSource }
+          : null,
+        alerts: (s.live?.alerts ?? []).map((a) => ({ id: a.id, title: a.title, fatal: a.fatal })),
+      };
+    }),
     ...(j.slurm
       ? {
           slurm: {
@@ -124,12 +164,36 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
       'add --slurm to submit the steps as a Slurm job',
     );
   const { setup, source } = await resolveSetup(ref, flags);
-  const tui = flags.tui !== false && process.stdout.isTTY === true && process.stdin.isTTY === true;
+  return launchFromCli(setup, source, flags, ctx);
+}
+
+/** Whether the terminal can hold the pane: both stdin and stdout are one. */
+function onTerminal(): boolean {
+  return process.stdout.isTTY === true && process.stdin.isTTY === true;
+}
+
+/** The pane when asked for (not --no-tui) and the terminal can hold it; else stream mode. */
+export function paneFor(flags: { tui?: boolean }, ctx: CommandContext): LaunchRequest['pane'] {
+  return flags.tui !== false && onTerminal() ? ctx.ui.runLogPane : undefined;
+}
+
+/**
+ * A launch as the command line starts it (local, or another kind such as a Slurm job): the --enable_csv_log
+ * offer first, then the lifecycle with the pane or stream mode.
+ */
+export async function launchFromCli(
+  setup: Setup,
+  source: string,
+  flags: LaunchFlags,
+  ctx: CommandContext,
+  more: Pick<LaunchRequest, 'kind' | 'closeOnEnd'> = {},
+): Promise<number> {
   return launch({
-    setup,
+    setup: await offerCsvLog(setup, flags, { cwd: process.cwd(), interactive: onTerminal() }),
     source,
     accelerate: flags.accelerate,
     dryRun: flags.dryRun,
-    pane: tui ? ctx.ui.runLogPane : undefined,
+    pane: paneFor(flags, ctx),
+    ...more,
   });
 }

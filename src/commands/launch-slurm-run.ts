@@ -1,40 +1,26 @@
 /**
  * The work of `zerowiz launch --slurm`, `zerowiz attach` and the Slurm part of `zerowiz runs`. The Slurm
- * logic lives in src/slurm/; this file turns it into commands: what is printed, the pane or stream mode,
- * signals (a Slurm job outlives the terminal: leaving never cancels it, only a confirmed stop does), and
- * exit codes.
+ * logic lives in src/slurm/; a job is run and followed by the one launch lifecycle (src/launch/lifecycle.ts)
+ * as a Slurm run kind (src/slurm/kind.ts): the pane or stream mode, the signals (a Slurm job outlives the
+ * terminal: leaving never cancels it, only a confirmed stop does), the summary and the exit codes.
  */
 import type { CommandContext } from './context.js';
-import type { UiLoaders } from '../ui.js';
-import { RunError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
+import { launch, type LaunchRequest } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { writeErr } from '../terminal.js';
-import { formatFindings, summaryLines } from '../launch/session.js';
-import { StreamPrinter } from '../launch/stream.js';
 import { loadPreset } from '../presets.js';
 import type { Setup } from '../setup.js';
-import { describeJob, pendingHint, queryJob } from '../slurm/job.js';
-import {
-  changeLines,
-  checkCluster,
-  dryRunRecordDir,
-  dryRunStepLogs,
-  followSession,
-  planSlurmLaunch,
-  slurmScript,
-  submitSlurm,
-  type SlurmRequest,
-  type SlurmSession,
-} from '../slurm/launch.js';
+import { describeJob, queryJob } from '../slurm/job.js';
+import { recordJobSetup, slurmAttachKind, slurmLaunchKind } from '../slurm/kind.js';
+import type { SlurmRequest } from '../slurm/launch.js';
+import { launchFromCli, paneFor } from './launch-run.js';
 import { findRunRecord, settleRecord, slurmRunOpen } from '../slurm/record.js';
 import { sbatchOptionsOf, type SbatchOptions } from '../slurm/script.js';
 import { parseShapeFlag } from '../slurm/shape.js';
 import { NO_SLURM_HINT, type SlurmContext } from '../slurm/tools.js';
 import { whichSync } from '../launch/preflight.js';
 import type { LaunchFlags, SlurmFlags } from './launch.js';
-
-/** Lines the pane model keeps in stream mode (only for the failure tail). */
-const STREAM_TAIL_RING_LINES = 200;
 
 function ctxOf(): SlurmContext {
   return { env: process.env, cwd: process.cwd() };
@@ -99,64 +85,17 @@ export async function slurmLaunchCommand(
   ctx: CommandContext,
 ): Promise<number> {
   const { setup, source, req } = await resolveRequest(ref, flags);
-  return submitAndFollow(setup, source, req, flags, ctx);
+  return launchFromCli(setup, source, flags, ctx, { kind: slurmLaunchKind(req, ctxOf()), closeOnEnd: true });
 }
 
-/**
- * The wizard's "Submit to Slurm": the same plan, checks, submission and following as `zerowiz launch NAME
- * --slurm` (submitAndFollow), for the wizard's setup; resolves with the exit code.
- */
-export async function slurmLaunchSetup(
+/** The wizard's "Submit to Slurm": the same run kind and lifecycle as `zerowiz launch --slurm`. */
+export function slurmLaunchSetup(
   setup: Setup,
   source: string,
   req: SlurmRequest,
-  runLogPane: UiLoaders['runLogPane'],
+  pane: LaunchRequest['pane'],
 ): Promise<number> {
-  const ctx: CommandContext = { ui: { runWizard: async () => 2, runLogPane }, setExitCode: () => undefined };
-  return submitAndFollow(setup, source, req, {}, ctx);
-}
-
-/** Plans, checks, submits and follows a setup as a Slurm job (a dry run prints the script instead). */
-async function submitAndFollow(
-  setup: Setup,
-  source: string,
-  req: SlurmRequest,
-  flags: LaunchFlags & SlurmFlags,
-  ctx: CommandContext,
-): Promise<number> {
-  const plan = planSlurmLaunch(setup, req, { source, accelerate: flags.accelerate, dryRun: flags.dryRun });
-  for (const l of formatFindings(plan.findings)) err(l);
-  for (const l of changeLines(plan)) err(`slurm: ${l}`);
-  for (const l of formatFindings(plan.fit))
-    err(`for ${plan.shape.nodes} node(s) x ${plan.shape.gpusPerNode} GPU(s): ${l}`);
-  for (const w of plan.storage) err(`warning: ${w}`);
-
-  const sctx = ctxOf();
-  if (flags.dryRun) {
-    const slurmHere = whichSync('sbatch', sctx.env) !== null;
-    if (!slurmHere) plan.problems.push(`Slurm's sbatch is not on PATH`);
-    else {
-      try {
-        await checkCluster(plan, sctx);
-      } catch (e) {
-        plan.problems.push((e as Error).message);
-      }
-    }
-    for (const p of plan.problems) err(`note: ${p} (a real launch would stop here)`);
-    const dir = dryRunRecordDir(plan);
-    process.stdout.write(`# the sbatch script a real launch writes to ${displayDir(dir)}/job.sbatch and submits\n`);
-    process.stdout.write(slurmScript(plan, dir, dryRunStepLogs(plan)));
-    return 0;
-  }
-
-  await checkCluster(plan, sctx);
-  const sub = await submitSlurm(plan, sctx);
-  for (const n of sub.sbatchNotes) err(n);
-  for (const w of sub.writes) if (w.status !== 'unchanged') err(`wrote ${displayDir(w.path)}`);
-  err(
-    `submitted Slurm job ${sub.jobId} (${plan.shape.nodes} node(s) x ${plan.shape.gpusPerNode} GPU(s)); record ${displayDir(sub.record.dir)}`,
-  );
-  return follow(sub.record, ctx, flags.tui !== false, { closeOnEnd: true, writes: sub.writes });
+  return launch({ setup, source, kind: slurmLaunchKind(req, ctxOf()), pane, closeOnEnd: true });
 }
 
 /** `zerowiz attach [RUN]`: follows a running or finished Slurm job of a record. */
@@ -198,165 +137,13 @@ export async function attachCommand(
     alreadyOver = !slurmRunOpen(rec);
   }
   err(`attaching to Slurm job ${s.jobId} (run ${rec.json.id})${alreadyOver ? ', which has ended' : ''}`);
-  return follow(rec, ctx, flags.tui !== false, { closeOnEnd: !alreadyOver });
-}
-
-/** Follows a record's job in the pane or in stream mode, then prints the summary; resolves with the exit code. */
-async function follow(
-  rec: RunRecord,
-  ctx: CommandContext,
-  wantTui: boolean,
-  opts: { closeOnEnd: boolean; writes?: import('../write.js').WriteResult[] },
-): Promise<number> {
-  const tui = wantTui && process.stdout.isTTY === true && process.stdin.isTTY === true;
-  const session = followSession(rec, ctxOf(), {
-    writes: opts.writes,
-    ringLines: tui ? undefined : STREAM_TAIL_RING_LINES,
+  return launch({
+    setup: recordJobSetup(rec),
+    source: rec.json.source,
+    kind: slurmAttachKind(rec, sctx),
+    pane: paneFor(flags, ctx),
+    closeOnEnd: !alreadyOver,
   });
-  if (tui) {
-    await leaveOnSignals(session, () =>
-      ctx.ui.runLogPane({
-        session,
-        detach: () => session.follower.detach(),
-        stopPrompt: `Cancel Slurm job ${session.jobId}? y: scancel · d: leave it running · any other key: keep watching`,
-        closeOnEnd: opts.closeOnEnd,
-      }),
-    );
-  } else {
-    await streamJob(session);
-  }
-  return finish(session, tui);
-}
-
-/**
- * While the pane is up, SIGINT/SIGTERM/SIGHUP to zerowiz (a closed terminal, `kill`) leave the job
- * running and close the pane: only a confirmed stop in the pane cancels a job.
- */
-async function leaveOnSignals<T>(session: SlurmSession, fn: () => Promise<T>): Promise<T> {
-  const handler = () => session.follower.detach();
-  const sigs: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of sigs) process.on(s, handler);
-  try {
-    return await fn();
-  } finally {
-    for (const s of sigs) process.off(s, handler);
-  }
-}
-
-/**
- * Stream mode: plain lines prefixed with the pass name, the job's state as it changes. Ctrl+C asks (when
- * stdin is a terminal): y cancels the job, d leaves it running, anything else keeps following; a second
- * Ctrl+C at the question cancels. Without a terminal to ask, SIGINT, SIGTERM and SIGHUP leave the job
- * running.
- */
-async function streamJob(session: SlurmSession): Promise<void> {
-  const out = process.stdout;
-  let closed = false;
-  const onOutError = () => {
-    closed = true;
-  };
-  out.on('error', onOutError);
-  const f = session.follower;
-  const printer = new StreamPrinter(
-    { write: (s) => (closed ? undefined : out.write(s)) },
-    session.model.steps.map((s) => s.name),
-  );
-  const n = session.model.steps.length;
-  printer.note(
-    `run ${session.record.json.id}: Slurm job ${session.jobId}, ${n} pass(es); record in ${displayDir(session.record.dir)}`,
-  );
-  f.onJob((j) => {
-    const hint = j.phase === 'pending' ? pendingHint(j.reason) : null;
-    printer.note(`job ${session.jobId}: ${describeJob(j)}${hint ? `: ${hint}` : ''}`);
-  });
-  f.subscribe({
-    stepStart: (i) => {
-      printer.stepStart(i);
-      printer.note(`pass ${i + 1}/${n} ${session.model.steps[i]!.name} started on every node`);
-    },
-    line: (i, t) => printer.line(i, t),
-    progress: (i, p) => printer.progress(i, p),
-    stepEnd: (i, r) => printer.stepEnd(i, r),
-    stopping: () => printer.note(`cancelling Slurm job ${session.jobId} (scancel)`),
-  });
-
-  let asking = false;
-  const stdin = process.stdin;
-  const onAnswer = (d: Buffer | string) => {
-    if (!asking) return;
-    asking = false;
-    stdin.off('data', onAnswer);
-    stdin.pause();
-    const a = String(d).trim().toLowerCase();
-    if (a === 'y' || a === 'yes') void f.stop();
-    else if (a === 'd') f.detach();
-    else printer.note('still following');
-  };
-  const onInt = () => {
-    if (f.stopping) {
-      f.killNow();
-      return;
-    }
-    if (asking) {
-      asking = false;
-      stdin.off('data', onAnswer);
-      stdin.pause();
-      void f.stop();
-      return;
-    }
-    if (stdin.isTTY !== true) {
-      f.detach();
-      return;
-    }
-    asking = true;
-    printer.flush();
-    process.stderr.write(
-      `\nzerowiz: cancel Slurm job ${session.jobId}? y + Enter: scancel · d + Enter: stop following, the job keeps running · Enter: keep following (Ctrl+C again: cancel) `,
-    );
-    // stdin is read only while the question is open.
-    stdin.on('data', onAnswer);
-    stdin.resume();
-  };
-  const onLeave = () => f.detach();
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onLeave);
-  process.on('SIGHUP', onLeave);
-  try {
-    await session.run();
-  } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onLeave);
-    process.off('SIGHUP', onLeave);
-    stdin.off('data', onAnswer);
-    stdin.pause();
-    printer.flush();
-    out.off('error', onOutError);
-  }
-}
-
-/** The lines after following ends, and the exit code. */
-function finish(session: SlurmSession, tui: boolean): number {
-  const f = session.follower;
-  const dir = displayDir(session.record.dir);
-  if (f.detached) {
-    const state = f.job ? describeJob(f.job) : 'submitted';
-    err(`Slurm job ${session.jobId} keeps running (${state}); zerowiz no longer follows it`);
-    err(`  follow it again: zerowiz attach ${session.record.json.id}`);
-    err('  list the runs:    zerowiz runs');
-    err(`  cancel it:        scancel ${session.jobId}`);
-    return 0;
-  }
-  const o = f.result;
-  if (tui) for (const l of summaryLines(session, { tail: true })) err(l);
-  else for (const l of summaryLines(session, { tail: false, stepLine: false })) err(l);
-  if (f.lost) err(f.lost);
-  const state = f.job ? describeJob(f.job) : 'unknown';
-  if (!o || o.exitCode === 0) {
-    err(`Slurm job ${session.jobId}: ${state}`);
-    return 0;
-  }
-  if (o.outcome === 'interrupted') throw new RunError(`Slurm job ${session.jobId} ${state}; logs in ${dir}`, 130);
-  throw new RunError(`Slurm job ${session.jobId} ${state}; logs in ${dir}`, 1);
 }
 
 /** Refreshes the open Slurm runs among `records` from Slurm; returns a note when Slurm cannot be asked. */

@@ -37,6 +37,8 @@ export interface LaunchFlags extends SlurmFlags {
   tui?: boolean;
   accelerate?: string;
   last?: boolean;
+  /** --csv-log / --no-csv-log: add --enable_csv_log to DiffSynth training steps for this run, or not. */
+  csvLog?: boolean;
 }
 
 /** Registers `launch` and `runs`. */
@@ -54,6 +56,11 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       ),
     )
     .option('--last', 'run the newest run record of this directory again')
+    .option(
+      '--csv-log',
+      'add --enable_csv_log to DiffSynth-Studio training steps that lack it, for this run only (their loss then shows); asked on a terminal',
+    )
+    .option('--no-csv-log', 'do not add --enable_csv_log (and do not ask)')
     // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
     .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
     .option('--partition <name>', 'Slurm partition (default: the cluster default)')
@@ -99,7 +106,7 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, steps: [{name, status, exitCode, durationMs, log}], slurm?: {jobId, state, phase, reason, nodeList}}]',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./launch-run.js')).runsCommand(opts));
 }

@@ -113,6 +113,8 @@ export interface AlertPattern {
 export const ALERT_LINE_MAX_CHARS = 300;
 /** Alerts kept per step (distinct causes); more are counted, not kept. */
 export const MAX_ALERTS_PER_STEP = 16;
+/** Distinct causes remembered per step (to fire each once); beyond it a cause may fire again, never kept. */
+export const MAX_CAUSES_REMEMBERED_PER_STEP = 256;
 /** fp16 overflow skips in a row that count as a collapsing loss scale (start-up settles in fewer). */
 export const OVERFLOW_STREAK_ALERT = 8;
 
@@ -649,7 +651,8 @@ export class AlertEngine {
       this.seen.set(step, seen);
     }
     if (seen.has(key)) return null;
-    seen.add(key);
+    // Causes are remembered up to a bound (distinct ports or ops are few; a flood of them is not kept).
+    if (seen.size < MAX_CAUSES_REMEMBERED_PER_STEP) seen.add(key);
     const count = this.perStep.get(step) ?? 0;
     if (count >= MAX_ALERTS_PER_STEP) {
       this.dropped++;

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import type { Setup } from '../setup.js';
 import { trainingScript } from './preflight.js';
 
 /** The flag that turns DiffSynth's CSV loss log on. */
@@ -107,9 +108,9 @@ export function planCsvLog(args: readonly string[], cwd: string, read?: (path: s
 export interface CsvLogOffer {
   /**
    * The steps to add the flag to, with their new args (empty: nothing to offer); `certain` when the checkout
-   * in the launch directory is known to have the flag.
+   * in the launch directory is known to have the flag; `outputPath` as the step gives it (loss.csv goes there).
    */
-  steps: { index: number; name: string; args: string[]; certain: boolean }[];
+  steps: { index: number; name: string; args: string[]; certain: boolean; outputPath: string }[];
   /** One line when a step cannot have it (an older checkout), else null. */
   note: string | null;
 }
@@ -123,7 +124,8 @@ export function csvLogOffer(
   const out: CsvLogOffer = { steps: [], note: null };
   steps.forEach((s, index) => {
     const plan = planCsvLog(s.args, cwd, read);
-    if (plan.kind === 'offer') out.steps.push({ index, name: s.name, args: plan.args, certain: plan.certain });
+    if (plan.kind === 'offer')
+      out.steps.push({ index, name: s.name, args: plan.args, certain: plan.certain, outputPath: plan.outputPath });
     else if (plan.kind === 'unsupported' && out.note === null) out.note = `step ${s.name}: ${plan.reason}`;
   });
   return out;

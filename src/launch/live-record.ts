@@ -1,7 +1,8 @@
 /**
- * The run.json additions for live metrics (proposed; phase 2 adds them to record.ts): per step a `live`
- * block with the metrics at the end, the per-GPU memory peaks of that step and its alerts; per run the
- * estimate the peaks are compared with. Only additions, all optional, so a version-1 reader is unaffected:
+ * The run.json additions for live metrics (read back through record.ts's schema): per step a `live` block
+ * with the metrics, the per-GPU memory peaks of that step and its alerts (saved at the step's end and every
+ * LIVE_SAVE_INTERVAL_MS while it runs); per run the estimate the peaks are compared with. Only additions,
+ * all optional, so a version-1 reader is unaffected:
  *
  *   "estimate": {"mode": "3-offload", "gpuBytesPerGpu": 62277025792} | null,
  *   "steps": [{ ..., "live": {

@@ -80,10 +80,6 @@ export function parseRate(text: string): number | null {
   return null;
 }
 
-// What follows `loss` (at the sticky position): optional quote, `=` or `:`, optional quote, the value (Python
-// prints non-finite floats as `nan`, `inf`, `-inf`).
-const LOSS_VALUE_RE =
-  /loss['"]?\s*[=:]\s*['"]?([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf))(?![\w.])/iy;
 const TRAIN_PREFIX_RE = /train[_ ]/iy;
 // kohya's sd-scripts and musubi-tuner put the moving average in the tqdm postfix as `avr_loss=`.
 const AVERAGE_PREFIX_RE = /av[rg]_/iy;
@@ -107,16 +103,77 @@ export function parseLoss(line: string): number | null {
     if (at > 0 && isWordChar(line.charCodeAt(at - 1)) && !prefixedBy(line, at, TRAIN_PREFIX_RE, 6)) {
       if (!prefixedBy(line, at, AVERAGE_PREFIX_RE, 4)) continue;
     }
-    LOSS_VALUE_RE.lastIndex = at;
-    const m = LOSS_VALUE_RE.exec(line);
-    if (!m) continue;
-    const text = m[1]!;
-    const lower = text.toLowerCase();
-    if (lower.endsWith('nan')) return Number.NaN;
-    if (lower.endsWith('inf')) return lower.charCodeAt(0) === 0x2d ? -Infinity : Infinity;
-    return decimal(text);
+    const v = lossValueAt(line, at + 4);
+    if (v !== null) return v;
   }
   return null;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0;
+}
+
+/** Whether `line` has `word` (lower case) at `i`, in any case. */
+function wordAt(line: string, i: number, word: string): boolean {
+  for (let k = 0; k < word.length; k++) if ((line.charCodeAt(i + k) | 0x20) !== word.charCodeAt(k)) return false;
+  return true;
+}
+
+/**
+ * What follows `loss` at `i`: an optional quote, `=` or `:` (spaces around it), an optional quote, then the
+ * value, not followed by a word character or a dot: a decimal (`0.1`, `.5`, `1.`, `2.5e-3`, signed) or Python's
+ * non-finite floats (`nan`, `inf`, `-inf`, any case); null when it is not that. Scanned by hand: it runs for
+ * every log line that says `loss`.
+ */
+function lossValueAt(line: string, start: number): number | null {
+  let i = start;
+  const n = line.length;
+  let c = line.charCodeAt(i);
+  if (c === 0x27 || c === 0x22) c = line.charCodeAt(++i);
+  while (isSpace(c)) c = line.charCodeAt(++i);
+  if (c !== 0x3d && c !== 0x3a) return null; // = or :
+  c = line.charCodeAt(++i);
+  while (isSpace(c)) c = line.charCodeAt(++i);
+  if (c === 0x27 || c === 0x22) c = line.charCodeAt(++i);
+  const from = i;
+  let neg = false;
+  if (c === 0x2d || c === 0x2b) {
+    neg = c === 0x2d;
+    c = line.charCodeAt(++i);
+  }
+  let value: number;
+  if (wordAt(line, i, 'nan') || wordAt(line, i, 'inf')) {
+    value = (line.charCodeAt(i) | 0x20) === 0x6e ? Number.NaN : neg ? -Infinity : Infinity;
+    i += 3;
+  } else {
+    let digits = 0;
+    while (c >= 0x30 && c <= 0x39) {
+      digits++;
+      c = line.charCodeAt(++i);
+    }
+    if (c === 0x2e) {
+      c = line.charCodeAt(++i);
+      while (c >= 0x30 && c <= 0x39) {
+        digits++;
+        c = line.charCodeAt(++i);
+      }
+    }
+    if (digits === 0) return null;
+    if (c === 0x65 || c === 0x45) {
+      let k = i + 1;
+      let e = line.charCodeAt(k);
+      if (e === 0x2d || e === 0x2b) e = line.charCodeAt(++k);
+      if (!(e >= 0x30 && e <= 0x39)) return null; // `1e` then a word character: not a number
+      while (e >= 0x30 && e <= 0x39) e = line.charCodeAt(++k);
+      i = k;
+    }
+    value = decimal(line.slice(from, i));
+  }
+  if (i < n) {
+    const next = line.charCodeAt(i);
+    if (isWordChar(next) || next === 0x2e) return null;
+  }
+  return value;
 }
 
 /** Whether the `len` characters before `at` are the word `re` matches (itself not the end of a longer word). */
@@ -173,6 +230,16 @@ export function decimal(text: string): number {
   if (digits > 15 || p < -22 || p > 22) return Number(text);
   const v = p >= 0 ? mant * POW10[p]! : mant / POW10[-p]!;
   return neg ? -v : v;
+}
+
+/**
+ * Whether a finished line can be a tqdm bar at all: both shapes end with `]` (a log line that starts with a
+ * `[timestamp]` does not). A test of its last characters, before any parse.
+ */
+export function mayBeProgress(text: string): boolean {
+  let k = text.length - 1;
+  while (k >= 0 && text.charCodeAt(k) === 0x20) k--;
+  return k > 0 && text.charCodeAt(k) === 0x5d;
 }
 
 /** Parses one tqdm update (one `\r` segment, ANSI already stripped); null if the text is not a bar. */
@@ -249,6 +316,13 @@ export function formatCount(n: number): string {
 export function formatRate(ratePerS: number | null): string {
   if (ratePerS === null || !Number.isFinite(ratePerS) || ratePerS <= 0) return '?it/s';
   return ratePerS >= 1 ? `${ratePerS.toFixed(2)}it/s` : `${(1 / ratePerS).toFixed(2)}s/it`;
+}
+
+/** A loss as the pane and stream mode show it: 4 decimals, exponent form for tiny or huge values, `nan`. */
+export function formatLoss(v: number): string {
+  if (Number.isNaN(v)) return 'nan';
+  if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+  return Math.abs(v) >= 1000 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4);
 }
 
 const SPARK = '▁▂▃▄▅▆▇█';

@@ -1,14 +1,12 @@
 /**
- * What the log pane shows, kept up to date from pipeline events: per step its status, times, the last
- * PANE_RING_LINES lines, the open `\r` line, the latest tqdm state and a bounded loss series. Plain
- * TypeScript; the view reads it at a capped frame rate (a `version` counter says whether anything changed).
+ * What the log pane shows of the run's output, kept up to date from pipeline events: per step its status,
+ * times, the last PANE_RING_LINES lines, the open `\r` line and the latest tqdm state. The metrics, alerts
+ * and GPU figures are the run's watch and telemetry (./watch.ts, ./telemetry.ts). Plain TypeScript; the
+ * view reads it at a capped frame rate (a `version` counter says whether anything changed).
  */
 import { PANE_RING_LINES, RingBuffer } from './lines.js';
 import type { Progress } from './logparse.js';
-import type { PipelineListener, PipelineOutcome, StepResult, StepStatus } from './runner.js';
-
-/** Loss values kept per step for the sparkline. */
-export const LOSS_SERIES_MAX = 512;
+import type { PipelineListener, PipelineOutcome, RunStatus, StepResult, StepStatus } from './runner.js';
 
 /** One step as the pane sees it. */
 export interface StepState {
@@ -22,7 +20,6 @@ export interface StepState {
   /** The unfinished line (a tqdm bar being redrawn), '' if none. */
   open: string;
   progress: Progress | null;
-  losses: number[];
   result: StepResult | null;
   /** The step's full log file. */
   logPath: string | null;
@@ -59,7 +56,6 @@ export class RunModel implements PipelineListener {
       lines: new RingBuffer<string>(ringLines),
       open: '',
       progress: null,
-      losses: [],
       result: null,
       logPath: s.logPath,
       command: s.command,
@@ -124,12 +120,14 @@ export class RunModel implements PipelineListener {
     this.version++;
   }
 
-  loss(i: number, v: number): void {
-    const s = this.steps[i];
-    if (!s) return;
-    s.losses.push(v);
-    if (s.losses.length > LOSS_SERIES_MAX * 2) s.losses.splice(0, s.losses.length - LOSS_SERIES_MAX);
-    this.version++;
+  /** The run's state beyond its steps changed (a Slurm job's): the headline. */
+  status(s: RunStatus): void {
+    this.setHeadline({ text: s.text, tone: s.tone, tag: s.tag });
+  }
+
+  /** Something the view should show at once that is not a pipeline event (an alert fired). */
+  notice(): void {
+    this.milestone();
   }
 
   stepEnd(i: number, r: StepResult): void {

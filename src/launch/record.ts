@@ -29,6 +29,7 @@ import { timestamp } from '../write.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';
 import { slurmRunJsonSchema, type SlurmRunJson } from '../slurm/schema.js';
+import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from './live-record.js';
 import { describeWriteError, type PipelineOutcome, type StepResult, type StepStatus } from './runner.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
@@ -57,6 +58,8 @@ export interface RunStepJson {
   error?: string;
   /** Something the user should know about how the step ended (e.g. a process outside it held its output). */
   warning?: string;
+  /** What the run emitted in this step: metrics, GPU peaks, alerts (saved at its end and every minute). */
+  live?: LiveStepJson;
 }
 
 /** The shape of run.json. */
@@ -84,6 +87,8 @@ export interface RunJson {
   setup: Setup;
   /** A run submitted to Slurm (`launch --slurm`): the job, its options and its last known state. */
   slurm?: SlurmRunJson;
+  /** What zerowiz estimated for the setup's mode (the peak per GPU), or null when it could not. */
+  estimate?: RunEstimateJson;
 }
 
 /** A record on disk. */
@@ -361,6 +366,7 @@ const stepJsonSchema = z.object({
   stopSignal: z.optional(z.string()),
   error: z.optional(z.string()),
   warning: z.optional(z.string()),
+  live: z.optional(liveStepSchema),
 });
 /**
  * run.json as read back (the setup is checked on its own, by readRecordSetup, when it is rerun). Loose: keys
@@ -383,6 +389,7 @@ const runJsonSchema = z.looseObject({
   steps: z.array(stepJsonSchema),
   setup: z.unknown(),
   slurm: z.optional(slurmRunJsonSchema),
+  estimate: z.optional(runEstimateSchema),
 });
 
 /** A record that could not be read: its run.json and what is wrong with it. */

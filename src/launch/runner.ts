@@ -1,8 +1,8 @@
 /**
  * The pipeline runner: runs steps in order, each as the leader of its own process group, streams their
- * output as lines (and progress/loss parsed from them) to subscribers, writes the raw output to one log
- * file per step, and stops the whole group on request. No ink, no react: the pane and stream mode only
- * subscribe.
+ * output as lines (and tqdm progress parsed from them) to subscribers, writes the raw output to one log
+ * file per step, and stops the whole group on request. No ink, no react: the pane, stream mode and the
+ * run's watch (metrics, alerts: ./watch.ts) only subscribe.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
@@ -20,7 +20,7 @@ import {
   type StopSignal,
 } from './group.js';
 import { LineSplitter, cleanLine, type LineSink } from './lines.js';
-import { parseLoss, parseProgress, type Progress } from './logparse.js';
+import { mayBeProgress, parseProgress, type Progress } from './logparse.js';
 import type { ProcessGuard } from './watchdog.js';
 
 /** One command of a pipeline. */
@@ -62,22 +62,37 @@ export interface PipelineOutcome {
   results: (StepResult | null)[];
 }
 
+/**
+ * Where a run stands beyond its steps (a Slurm job's state): a line under the pane's title, and a note in
+ * stream mode ('' for none).
+ */
+export interface RunStatus {
+  text: string;
+  tone: 'info' | 'warn' | 'ok' | 'error';
+  /** Replaces the title's `[running]` tag while the run has no outcome (e.g. `pending`). */
+  tag?: string;
+  note: string;
+}
+
 /** What subscribers hear. Every method is optional. */
 export interface PipelineListener {
   stepStart?(index: number, info: { pid: number | null; startedAt: number }): void;
-  /** A finished line (collapsed, cleaned). */
-  line?(index: number, text: string): void;
+  /**
+   * A finished line (collapsed, cleaned), with its tqdm parse: `progress` is the bar the line is (a bar's
+   * last state, ended by a newline), null when it is not one. Parsed once, here, for every subscriber.
+   */
+  line?(index: number, text: string, progress: Progress | null): void;
   /** The open (unfinished) line changed, e.g. a tqdm bar redraw. '' clears it. */
   partial?(index: number, text: string): void;
   /** A tqdm update (one per distinct update; `\r` redraws of the same state are dropped). */
   progress?(index: number, p: Progress): void;
-  /** A loss value, from a tqdm postfix or a log line. */
-  loss?(index: number, value: number): void;
   stepEnd?(index: number, result: StepResult): void;
   /** The logs stopped (a write error such as a full disk) while step `index` ran; the run goes on. */
   logError?(index: number, why: string): void;
   /** A stop was requested (the pane shows "stopping..."). */
   stopping?(): void;
+  /** The run's state beyond its steps changed (a Slurm job's state). */
+  status?(s: RunStatus): void;
   end?(outcome: PipelineOutcome): void;
 }
 
@@ -193,6 +208,60 @@ export class SegmentThinner {
       this.at = t;
     }
     this.parse(cleanLine(bytes.toString('utf8', start, end)));
+  }
+}
+
+/**
+ * One step's output as events, the same for a local step (its stdout and stderr) and a followed one (a
+ * Slurm pass's log): finished lines with their tqdm parse, the open `\r` line, and one progress event per
+ * distinct tqdm state. Each line is parsed once here; subscribers (the pane model, stream mode, the watch)
+ * share the result. `listeners` is read at each event (subscriptions may change while a step runs).
+ */
+export class StepOutput {
+  private readonly open = new OpenLines();
+  private lastN = Number.NaN;
+  private lastDesc = '';
+  private readonly thin: SegmentThinner;
+
+  constructor(
+    private readonly index: number,
+    private readonly listeners: () => readonly PipelineListener[],
+  ) {
+    this.thin = new SegmentThinner((text) => {
+      const p = parseProgress(text);
+      if (p) this.progress(p);
+    });
+  }
+
+  private progress(p: Progress): void {
+    if (p.n === this.lastN && p.desc === this.lastDesc) return;
+    this.lastN = p.n;
+    this.lastDesc = p.desc;
+    const i = this.index;
+    for (const l of this.listeners()) l.progress?.(i, p);
+  }
+
+  /** The sink of stream `k` (0 stdout, 1 stderr; a single stream is 0). */
+  sink(k: 0 | 1): LineSink {
+    const i = this.index;
+    return {
+      line: (text) => {
+        const p = mayBeProgress(text) ? parseProgress(text) : null;
+        const ls = this.listeners();
+        for (let n = 0; n < ls.length; n++) ls[n]!.line?.(i, text, p);
+        if (p) this.progress(p);
+      },
+      partial: (text) => {
+        const shown = this.open.set(k, text);
+        for (const l of this.listeners()) l.partial?.(i, shown);
+        // The latest redraw of each read is parsed in full (pane: bar, rate, ETA, loss) ...
+        const p = text.includes('[') ? parseProgress(text) : null;
+        if (p) this.progress(p);
+      },
+      // ... and the redraws in between only when the percent moves (stream mode prints one per percent):
+      // a byte scan each, decoded and parsed only then.
+      segment: (bytes, start, end) => this.thin.segment(bytes, start, end),
+    };
   }
 }
 
@@ -443,31 +512,7 @@ export class Pipeline implements RunControl {
       }
       this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt }));
 
-      const lastProgress: { n: number; desc: string } = { n: Number.NaN, desc: '' };
-      const onProgress = (p: Progress) => {
-        if (p.n === lastProgress.n && p.desc === lastProgress.desc) return;
-        lastProgress.n = p.n;
-        lastProgress.desc = p.desc;
-        this.emit((l) => l.progress?.(i, p));
-        if (p.loss !== null) {
-          const v = p.loss;
-          this.emit((l) => l.loss?.(i, v));
-        }
-      };
-      const onLine = (text: string) => {
-        for (const l of this.listeners) l.line?.(i, text);
-        const p = text.includes('[') ? parseProgress(text) : null;
-        if (p) onProgress(p);
-        else {
-          const v = parseLoss(text);
-          if (v !== null) for (const l of this.listeners) l.loss?.(i, v);
-        }
-      };
-      const open = new OpenLines();
-      const thin = new SegmentThinner((text) => {
-        const p = parseProgress(text);
-        if (p) onProgress(p);
-      });
+      const output = new StepOutput(i, () => this.listeners);
       const streams = [child.stdout!, child.stderr!];
       // libuv reads a pipe up to 32 times (2 MB) per wakeup: under a flood that is tens of ms without a
       // turn of the event loop, so keys and frames wait. After READ_SLICE_MS of output work the streams
@@ -494,19 +539,7 @@ export class Pipeline implements RunControl {
       };
       const pumps = streams.map((stream, k) => {
         const splitter = new LineSplitter();
-        const sink: LineSink = {
-          line: onLine,
-          partial: (text) => {
-            const shown = open.set(k, text);
-            for (const l of this.listeners) l.partial?.(i, shown);
-            // The latest redraw of each read is parsed in full (pane: bar, rate, ETA, loss) ...
-            const p = text.includes('[') ? parseProgress(text) : null;
-            if (p) onProgress(p);
-          },
-          // ... and the redraws in between only when the percent moves (stream mode prints one per
-          // percent): a byte scan each, decoded and parsed only then.
-          segment: (bytes, start, end) => thin.segment(bytes, start, end),
-        };
+        const sink = output.sink(k === 0 ? 0 : 1);
         stream.on('data', (chunk: Buffer) => {
           if (sliceStart === -1) {
             sliceStart = performance.now();

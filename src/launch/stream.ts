@@ -1,14 +1,20 @@
 /**
  * Stream mode (`--no-tui`, or stdout not a terminal): plain lines prefixed with the step name, fit for
- * nohup, tmux and batch schedulers. tqdm's `\r` redraws are thinned to one line per percent (one per
- * PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS when the total is unknown). Output is batched into large writes.
+ * nohup, tmux and batch schedulers. tqdm's `\r` redraws are thinned to one line per percent (when the
+ * total is unknown, one per PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS, spaced further as the step goes on), each
+ * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
 import { cleanLine } from './lines.js';
 import type { Progress } from './logparse.js';
 import type { PipelineListener, PipelineOutcome, StepResult } from './runner.js';
 
-/** With no total (no percent), a progress line at most this often. */
+/** With no total (no percent), a progress line at most this often ... */
 export const PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS = 1_000;
+/**
+ * ... and, as the step goes on, at most once per hundredth of its time so far, up to this: a multi-day run
+ * without a total prints about 70 lines per doubling of its time, then one a minute (not 86,400 a day).
+ */
+export const PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS = 60_000;
 /** Output is flushed when this much is buffered, and at the latest on the next turn of the event loop. */
 const STREAM_FLUSH_BYTES = 64 * 1024;
 
@@ -27,6 +33,13 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
+/** Options of the printer. */
+export interface StreamPrinterOptions {
+  /** What to add to step `i`'s progress line (the loss, GPU memory), '' for nothing. */
+  extra?: (i: number) => string;
+  now?: () => number;
+}
+
 /** Prints pipeline events as prefixed lines. */
 export class StreamPrinter implements PipelineListener {
   private buf = '';
@@ -35,17 +48,23 @@ export class StreamPrinter implements PipelineListener {
   private readonly lastPct: (number | null)[];
   private readonly lastProgressAt: number[];
   private readonly lastProgressText: string[];
+  private readonly startedAt: number[];
+  private readonly now: () => number;
+  private readonly extra: ((i: number) => string) | null;
 
   constructor(
     private readonly out: TextSink,
     private readonly stepNames: string[],
-    private readonly now: () => number = Date.now,
+    opts: StreamPrinterOptions = {},
   ) {
+    this.now = opts.now ?? Date.now;
+    this.extra = opts.extra ?? null;
     const width = Math.max(...stepNames.map((n) => n.length), 7);
     this.prefixes = stepNames.map((n) => `${`[${n}]`.padEnd(width + 2)} `);
     this.lastPct = stepNames.map(() => null);
     this.lastProgressAt = stepNames.map(() => 0);
     this.lastProgressText = stepNames.map(() => '');
+    this.startedAt = stepNames.map(() => this.now());
   }
 
   /** A zerowiz message, prefixed `[zerowiz]`. */
@@ -63,14 +82,22 @@ export class StreamPrinter implements PipelineListener {
     if (p.percent !== null) {
       if (p.percent === this.lastPct[i]) return;
       this.lastPct[i] = p.percent;
-    } else if (t - this.lastProgressAt[i]! < PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS) return;
+    } else {
+      const every = Math.min(
+        PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS,
+        Math.max(PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS, (t - this.startedAt[i]!) / 100),
+      );
+      if (t - this.lastProgressAt[i]! < every) return;
+    }
     this.lastProgressAt[i] = t;
     const text = cleanLine(p.text).trim();
     this.lastProgressText[i] = text;
-    this.push(`${this.prefixes[i] + text}\n`);
+    const extra = this.extra?.(i) ?? '';
+    this.push(`${this.prefixes[i] + text}${extra === '' ? '' : `  | ${extra}`}\n`);
   }
 
   stepStart(i: number): void {
+    this.startedAt[i] = this.now();
     this.lastPct[i] = null;
     this.lastProgressText[i] = '';
   }
@@ -94,10 +121,6 @@ export class StreamPrinter implements PipelineListener {
     this.note(
       `logging stopped at step ${this.stepNames[i] ?? i + 1}: ${why}; the run goes on (the logs keep what came before)`,
     );
-  }
-
-  stopping(): void {
-    this.note("stopping: SIGINT to the step's process group (Ctrl+C again to kill at once)");
   }
 
   end(_o: PipelineOutcome): void {

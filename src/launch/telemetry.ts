@@ -10,14 +10,23 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { signalGroup, stopGroup, trackGroup, untrackGroup } from './group.js';
+import { whichSync } from './preflight.js';
 
 /** The query, as nvidia-smi takes it (memory in MiB, utilisation in %). */
 export const TELEMETRY_QUERY_ARGS = [
   '--query-gpu=index,memory.used,memory.total,utilization.gpu',
   '--format=csv,noheader,nounits',
 ] as const;
-/** nvidia-smi's loop interval. */
+/** nvidia-smi's loop interval (override: ZEROWIZ_TELEMETRY_MS, at least TELEMETRY_MIN_INTERVAL_MS). */
 export const TELEMETRY_INTERVAL_MS = 1000;
+/** The shortest loop interval ZEROWIZ_TELEMETRY_MS may ask for. */
+export const TELEMETRY_MIN_INTERVAL_MS = 100;
+
+/** The loop interval in effect for an environment. */
+export function telemetryIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.ZEROWIZ_TELEMETRY_MS);
+  return Number.isFinite(n) && n >= TELEMETRY_MIN_INTERVAL_MS ? Math.round(n) : TELEMETRY_INTERVAL_MS;
+}
 /** How long stop() waits after SIGTERM before SIGKILL. */
 const TELEMETRY_STOP_GRACE_MS = 1000;
 /** Longest output line kept while waiting for its newline. */
@@ -83,6 +92,13 @@ export function visibleGpuIndices(env: NodeJS.ProcessEnv = process.env): number[
   return parts.map(Number);
 }
 
+/** Who hears about nvidia-smi's process group (see TelemetryOptions.track). */
+export interface TelemetryTracking {
+  willSpawn?(): void;
+  add(pgid: number): void;
+  remove(pgid: number): void;
+}
+
 /** Options of telemetry. */
 export interface TelemetryOptions {
   /** Environment of nvidia-smi (PATH finds it). */
@@ -92,8 +108,11 @@ export interface TelemetryOptions {
   gpus?: readonly number[] | null;
   /** Called after each batch of output that changed anything, and on every state change. */
   onUpdate?: (t: GpuTelemetry) => void;
-  /** Group tracking, so zerowiz's exit kills nvidia-smi too (default: the launch's own, ./group.ts). */
-  track?: { add(pgid: number): void; remove(pgid: number): void };
+  /**
+   * Group tracking, so zerowiz's exit (and its watchdog, after a kill -9) ends nvidia-smi too (default: the
+   * exit hook of ./group.ts). `willSpawn` is told just before the spawn.
+   */
+  track?: TelemetryTracking;
   now?: () => number;
 }
 
@@ -108,6 +127,8 @@ export class GpuTelemetry {
   samples = 0;
   /** The process group of nvidia-smi while it runs (its pid), else null. */
   pgid: number | null = null;
+  /** Bumped whenever a sample or the state changed (a view redraws when it differs from what it drew). */
+  version = 0;
   private buf = '';
   private firstOutput = '';
   private stderr = '';
@@ -118,7 +139,7 @@ export class GpuTelemetry {
   private exited: Promise<void> = Promise.resolve();
   private readonly gpuFilter: Set<number> | null;
   private readonly now: () => number;
-  private readonly track: { add(pgid: number): void; remove(pgid: number): void };
+  private readonly track: TelemetryTracking;
 
   constructor(private readonly opts: TelemetryOptions = {}) {
     this.gpuFilter = opts.gpus ? new Set(opts.gpus) : null;
@@ -135,7 +156,14 @@ export class GpuTelemetry {
   start(): void {
     if (this.state !== 'idle') return;
     this.state = 'starting';
+    // Not there at all (a machine without GPUs): said at once, without a process (a fork costs zerowiz
+    // milliseconds at every launch).
+    if (whichSync('nvidia-smi', this.opts.env ?? process.env) === null) {
+      this.unavailable('nvidia-smi not found on PATH');
+      return;
+    }
     let child: ChildProcess;
+    this.track.willSpawn?.();
     try {
       child = spawn('nvidia-smi', this.args, {
         env: this.opts.env ?? process.env,
@@ -231,6 +259,7 @@ export class GpuTelemetry {
     this.buf = text.length > TELEMETRY_MAX_LINE_CHARS ? '' : text;
     if (changed) {
       if (this.state === 'starting') this.state = 'running';
+      this.version++;
       this.opts.onUpdate?.(this);
     }
   }
@@ -260,6 +289,7 @@ export class GpuTelemetry {
       this.buf = '';
       this.ingest(rest);
     }
+    this.version++;
     if (this.stopping) {
       this.state = 'stopped';
       this.opts.onUpdate?.(this);
@@ -283,6 +313,7 @@ export class GpuTelemetry {
   private unavailable(reason: string): void {
     this.state = 'unavailable';
     this.reason = reason;
+    this.version++;
     this.opts.onUpdate?.(this);
   }
 }

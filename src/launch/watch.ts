@@ -9,10 +9,10 @@
  */
 import { ALERT_NEEDLES, type Alert, type AlertContext, AlertEngine, needleRegExp } from './alerts.js';
 import { type LiveStepJson, liveStepJson } from './live-record.js';
-import { type Progress, parseLoss, parseProgress } from './logparse.js';
+import { type Progress, mayBeProgress, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
-import { StepMetrics } from './metrics/step-metrics.js';
+import { LOSS_SOURCE_NAMES, StepMetrics } from './metrics/step-metrics.js';
 import type { PipelineListener, StepResult } from './runner.js';
 import type { GpuTelemetry } from './telemetry.js';
 
@@ -27,6 +27,8 @@ export interface WatchStepConfig {
   name: string;
   /** DiffSynth's loss.csv to follow while the step runs (planCsvLog's csvPath), or null. */
   csvPath?: string | null;
+  /** What to say while the step has no loss (a DiffSynth step without --enable_csv_log), or null. */
+  noLossHint?: string | null;
 }
 
 /** Options of a run's watch. */
@@ -34,8 +36,10 @@ export interface RunWatchOptions {
   steps: readonly WatchStepConfig[];
   /** What zerowiz knows, for the fixes (a live object: set freePort when a step starts). */
   alertContext?: AlertContext;
-  /** The run's GPU telemetry (already started by the lifecycle), or null. */
+  /** The run's GPU telemetry (started by the session), or null. */
   telemetry?: GpuTelemetry | null;
+  /** Why there is no telemetry at all (the GPUs are elsewhere), for the record. */
+  noTelemetry?: string;
   /** Overflow skips in a row that raise an alert (default OVERFLOW_STREAK_ALERT). */
   overflowStreak?: number;
   csvPollMs?: number;
@@ -50,6 +54,7 @@ export interface WatchedStep {
   metrics: StepMetrics;
   csvPath: string | null;
   csv: LossCsvFollower | null;
+  noLossHint: string | null;
 }
 
 /** Watches one run. */
@@ -58,6 +63,7 @@ export class RunWatch implements PipelineListener {
   readonly alerts: AlertEngine;
   private readonly telemetry: GpuTelemetry | null;
   private readonly pending: Promise<void>[] = [];
+  private readonly alertListeners = new Set<(a: Alert) => void>();
   /** The line being handled (for the alert raised by a metric of that line). */
   private currentLine = '';
 
@@ -65,7 +71,10 @@ export class RunWatch implements PipelineListener {
     this.telemetry = opts.telemetry ?? null;
     this.alerts = new AlertEngine({
       ctx: opts.alertContext,
-      onAlert: opts.onAlert,
+      onAlert: (a) => {
+        opts.onAlert?.(a);
+        for (const f of this.alertListeners) f(a);
+      },
       now: opts.now,
       overflowStreak: opts.overflowStreak,
     });
@@ -73,13 +82,21 @@ export class RunWatch implements PipelineListener {
       name: s.name,
       csvPath: s.csvPath ?? null,
       csv: null,
+      noLossHint: s.noLossHint ?? null,
       metrics: new StepMetrics({
         onSignal: (sig) => {
-          if (sig.kind === 'loss') this.alerts.loss(i, sig.value, sig.source, this.currentLine || undefined);
+          if (sig.kind === 'loss')
+            this.alerts.loss(i, sig.value, LOSS_SOURCE_NAMES[sig.source], this.currentLine || undefined);
           else this.alerts.overflow(i, sig, this.currentLine);
         },
       }),
     }));
+  }
+
+  /** Calls `f` with every alert from now on (stream mode prints them); returns the unsubscribe. */
+  onAlert(f: (a: Alert) => void): () => void {
+    this.alertListeners.add(f);
+    return () => this.alertListeners.delete(f);
   }
 
   /** Sum of the steps' versions and the alert count: changes whenever anything shown changed. */
@@ -106,10 +123,9 @@ export class RunWatch implements PipelineListener {
     }
   }
 
-  /** A finished line (as the runner emits it). */
-  line(i: number, text: string): void {
-    const p = text.includes('[') ? parseProgress(text) : null;
-    this.lineParsed(i, text, p);
+  /** A finished line, with the runner's tqdm parse of it (parsed here only when not given). */
+  line(i: number, text: string, progress?: Progress | null): void {
+    this.lineParsed(i, text, progress === undefined ? (mayBeProgress(text) ? parseProgress(text) : null) : progress);
   }
 
   /**
@@ -182,7 +198,7 @@ export class RunWatch implements PipelineListener {
       metrics: s.metrics,
       peaks: this.telemetry?.peaksOf(i) ?? [],
       telemetry: this.telemetry?.state ?? null,
-      telemetryReason: this.telemetry?.reason ?? null,
+      telemetryReason: this.telemetry?.reason ?? this.opts.noTelemetry ?? null,
       alerts: this.alerts.forStep(i),
     });
   }

@@ -30,6 +30,11 @@ import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord 
 
 /** The environment variable every step gets: its run's record directory (absolute). */
 export const RUN_DIR_ENV = 'ZEROWIZ_RUN_DIR';
+/**
+ * The variable a run's helper processes get (the GPU telemetry's nvidia-smi): the record directory, under
+ * another name than the steps', so the finisher never counts a helper as a step.
+ */
+export const HELPER_OF_ENV = 'ZEROWIZ_HELPER_OF';
 
 // $1 node, $2 the bin, $3 the grace periods; then lines from zerowiz on stdin. 'e' (nothing left to
 // watch) ends the watchdog; end of file without it runs the finisher with every line it was told.
@@ -49,6 +54,10 @@ export interface ProcessGuard {
   spawned(index: number, pgid: number): void;
   /** Group `pgid` is gone. */
   gone(pgid: number): void;
+  /** A helper of the run (not a step: the GPU telemetry) is about to be spawned, with HELPER_OF_ENV set. */
+  helperWillSpawn?(): void;
+  /** A helper runs as process group `pgid` (stopped with the steps; its end is `gone`). */
+  helperSpawned?(pgid: number): void;
 }
 
 /** A started watchdog, as zerowiz holds it. */
@@ -130,6 +139,14 @@ export class Watchdog implements ProcessGuard {
     this.tell(`x ${pgid}`);
   }
 
+  helperWillSpawn(): void {
+    this.tell('t');
+  }
+
+  helperSpawned(pgid: number): void {
+    this.tell(`h ${pgid}`);
+  }
+
   /** Nothing is left to watch (the run is over and recorded, or it never started): the watchdog exits. */
   finished(): void {
     this.tell('e');
@@ -152,6 +169,8 @@ export async function finishAfterZerowiz(args: string[]): Promise<void> {
   const grace = { sigintMs: sigintMs ?? 10_000, sigtermMs: sigtermMs ?? 5_000 };
   let dir: string | null = null;
   const groups = new Map<number, number>(); // pgid -> step index
+  const helpers = new Set<number>();
+  let helperAnnounced = false;
   const gone = new Set<number>();
   const announced = new Set<number>();
   for (const l of lines) {
@@ -165,21 +184,35 @@ export async function finishAfterZerowiz(args: string[]): Promise<void> {
       groups.set(Number(b), Number(a));
       announced.delete(Number(a));
     } else if (op === 'x') gone.add(Number(a));
+    else if (op === 't') helperAnnounced = true;
+    else if (op === 'h') {
+      helpers.add(Number(a));
+      helperAnnounced = false;
+    }
   }
-  for (const pgid of gone) groups.delete(pgid);
+  for (const pgid of gone) {
+    groups.delete(pgid);
+    helpers.delete(pgid);
+  }
+  // A helper spawned but not registered: found by its own variable.
+  if (helperAnnounced && dir !== null) {
+    for (const p of processesWithEnv(HELPER_OF_ENV, dir)) if (!gone.has(p.pgid)) helpers.add(p.pgid);
+  }
   // A step spawned but not registered: its processes carry the run's directory in their environment.
   if (announced.size > 0 && dir !== null) {
     const step = Math.max(...announced);
     for (const p of processesWithEnv(RUN_DIR_ENV, dir)) if (!gone.has(p.pgid)) groups.set(p.pgid, step);
   }
   const stopped = new Map<number, StopSignal>(); // step index -> signal
-  await Promise.all(
-    [...groups].map(async ([pgid, step]) => {
+  await Promise.all([
+    ...[...groups].map(async ([pgid, step]) => {
       const sig = await stopGroup(pgid, grace);
       const prev = stopped.get(step);
       if (prev === undefined || rank(sig) > rank(prev)) stopped.set(step, sig);
     }),
-  );
+    // Helpers (nvidia-smi) end on SIGTERM; they keep nothing worth a grace period.
+    ...[...helpers].map((pgid) => stopGroup(pgid, { sigintMs: 0, sigtermMs: grace.sigtermMs }, 'SIGTERM')),
+  ]);
   if (dir !== null)
     endRecord(
       dir,

@@ -2,22 +2,22 @@
  * Following a Slurm job from its files: the job's output (the batch shell's lines and the `zerowiz-step`
  * marks) and one log per pass, read as they grow (they live on shared storage, so polling, not inotify),
  * and the job's state from Slurm every few seconds. To the pane and stream mode it looks like the local
- * pipeline (the same listener events, src/launch/runner.ts): steps start and end, lines, progress, loss.
+ * pipeline (the same listener events, src/launch/runner.ts): steps start and end, lines, progress.
  * It keeps the run record current. Stopping is `scancel`; detaching stops following and leaves the job.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { LineSplitter, type LineSink } from '../launch/lines.js';
-import { parseLoss, parseProgress, type Progress } from '../launch/logparse.js';
 import { recordStepEnd, recordStepStart, type RunRecord } from '../launch/record.js';
 import {
-  SegmentThinner,
+  StepOutput,
   type PipelineListener,
   type PipelineOutcome,
   type RunControl,
+  type RunStatus,
   type StepResult,
 } from '../launch/runner.js';
-import { queryJob, type JobInfo } from './job.js';
+import { describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';
 import { slurm, type SlurmContext } from './tools.js';
@@ -32,6 +32,37 @@ const READ_CHUNK_BYTES = 1024 * 1024;
 const POLL_READ_LIMIT_BYTES = 16 * 1024 * 1024;
 /** Prefix of the batch shell's own lines (not a pass's output) in the pane. */
 export const JOB_LINE_PREFIX = '[job] ';
+
+/**
+ * A job state as the run's status: the pane's headline (`Slurm job 12 · pending (Resources): waiting for
+ * ...`) and stream mode's note (`job 12: pending (Resources): waiting for ...`). Before the first state
+ * (`j` null) only the pane says anything.
+ */
+export function jobStatus(jobId: string, j: JobInfo | null, lost: string | null): RunStatus {
+  if (!j)
+    return {
+      text: `Slurm job ${jobId} · ${lost ?? 'submitted, waiting for its state'}`,
+      tone: lost ? 'warn' : 'info',
+      tag: 'submitted',
+      note: '',
+    };
+  const hint = j.phase === 'pending' ? pendingHint(j.reason) : null;
+  const said = `${describeJob(j)}${hint ? `: ${hint}` : ''}`;
+  const tone =
+    j.phase === 'done'
+      ? 'ok'
+      : j.phase === 'failed' || j.phase === 'timeout'
+        ? 'error'
+        : j.phase === 'running'
+          ? 'info'
+          : 'warn';
+  return {
+    text: `Slurm job ${jobId} · ${said}`,
+    tone,
+    tag: j.final ? undefined : j.phase,
+    note: `job ${jobId}: ${said}`,
+  };
+}
 
 /** The state poll interval in effect. */
 export function statePollMs(env: NodeJS.ProcessEnv): number {
@@ -100,7 +131,6 @@ export class SlurmFollower implements RunControl {
   /** True once detach() was called: the job goes on without zerowiz. */
   detached = false;
   private listeners: PipelineListener[] = [];
-  private jobListeners: ((j: JobInfo) => void)[] = [];
   private outcome: PipelineOutcome | null = null;
   private stopRequested = false;
   private running: Promise<PipelineOutcome> | null = null;
@@ -149,9 +179,9 @@ export class SlurmFollower implements RunControl {
     };
   }
 
-  /** Called with every new state of the job. */
-  onJob(f: (j: JobInfo) => void): void {
-    this.jobListeners.push(f);
+  /** The job's id. */
+  get jobId(): string {
+    return this.opts.record.json.slurm?.jobId ?? '?';
   }
 
   /** Whether a stop (scancel) was asked for. */
@@ -211,37 +241,7 @@ export class SlurmFollower implements RunControl {
   }
 
   private sinkFor(i: number): LineSink {
-    let last: { n: number; desc: string } = { n: Number.NaN, desc: '' };
-    const onProgress = (p: Progress) => {
-      if (p.n === last.n && p.desc === last.desc) return;
-      last = { n: p.n, desc: p.desc };
-      this.emit((l) => l.progress?.(i, p));
-      if (p.loss !== null) {
-        const v = p.loss;
-        this.emit((l) => l.loss?.(i, v));
-      }
-    };
-    const thin = new SegmentThinner((text) => {
-      const p = parseProgress(text);
-      if (p) onProgress(p);
-    });
-    return {
-      line: (text) => {
-        this.emit((l) => l.line?.(i, text));
-        const p = text.includes('[') ? parseProgress(text) : null;
-        if (p) onProgress(p);
-        else {
-          const v = parseLoss(text);
-          if (v !== null) this.emit((l) => l.loss?.(i, v));
-        }
-      },
-      partial: (text) => {
-        this.emit((l) => l.partial?.(i, text));
-        const p = text.includes('[') ? parseProgress(text) : null;
-        if (p) onProgress(p);
-      },
-      segment: (bytes, start, end) => thin.segment(bytes, start, end),
-    };
+    return new StepOutput(i, () => this.listeners).sink(0);
   }
 
   /** The step the batch shell's own lines go with: the running one, else the last that ran, else the first. */
@@ -253,7 +253,7 @@ export class SlurmFollower implements RunControl {
 
   private jobLine(text: string): void {
     const i = this.currentStep();
-    this.emit((l) => l.line?.(i, JOB_LINE_PREFIX + text));
+    this.emit((l) => l.line?.(i, JOB_LINE_PREFIX + text, null));
   }
 
   private startStep(i: number, at: number): void {
@@ -331,7 +331,8 @@ export class SlurmFollower implements RunControl {
     this.job = j;
     if (changed) {
       recordJobState(this.opts.record, j);
-      for (const f of this.jobListeners) f(j);
+      const st = jobStatus(this.jobId, j, null);
+      this.emit((l) => l.status?.(st));
     }
     return j.final;
   }
@@ -349,6 +350,8 @@ export class SlurmFollower implements RunControl {
   }
 
   private async loop(): Promise<PipelineOutcome> {
+    const first = jobStatus(this.jobId, null, null);
+    this.emit((l) => l.status?.(first));
     let over = false;
     while (!this.detached) {
       this.readFiles();

@@ -3,20 +3,17 @@
  *   planSlurmLaunch  the setup for the job's shape, what changed, findings, fit, storage warnings;
  *   slurmScript      the sbatch script for a record directory;
  *   checkCluster     sbatch on PATH and the partition known to sinfo;
- *   submitSlurm      the run record (configs for the shape, the script), `sbatch --parsable`, the job id;
- *   followSession    a LaunchSession over the job (the log pane and stream mode take it as they are).
+ *   submitSlurm      the run record (configs for the shape, the script), `sbatch --parsable`, the job id.
+ * Following the job is the launch lifecycle's (src/launch/lifecycle.ts) with the Slurm run kind (./kind.ts).
  */
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { RunModel } from '../launch/model.js';
-import type { AccelerateExe, PreparedCommand } from '../launch/preflight.js';
-import { RUNS_DIR, stepLogPath, type RunRecord } from '../launch/record.js';
-import { checkRunnable, type LaunchSession } from '../launch/session.js';
+import type { AccelerateExe } from '../launch/preflight.js';
+import { RUNS_DIR, type RunRecord } from '../launch/record.js';
+import { checkRunnable } from '../launch/session.js';
 import { toLaunchCommands, type Setup } from '../setup.js';
 import type { Finding } from '../validate.js';
 import { setupInDir, timestamp, writeConfigFiles, writeFileSafely, type WriteResult } from '../write.js';
-import { SlurmFollower } from './follow.js';
-import { describeJob, pendingHint, type JobInfo } from './job.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
 import {
   createSlurmRecord,
@@ -292,84 +289,4 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     record = pre;
     throw err;
   }
-}
-
-/** The pane's headline for a job state: `Slurm job 12 · pending (Resources): waiting for ...`. */
-export function jobHeadline(
-  jobId: string,
-  j: JobInfo | null,
-  lost: string | null,
-): {
-  text: string;
-  tone: 'info' | 'warn' | 'ok' | 'error';
-  tag?: string;
-} {
-  if (!j)
-    return {
-      text: `Slurm job ${jobId} · ${lost ?? 'submitted, waiting for its state'}`,
-      tone: lost ? 'warn' : 'info',
-      tag: 'submitted',
-    };
-  const hint = j.phase === 'pending' ? pendingHint(j.reason) : null;
-  const text = `Slurm job ${jobId} · ${describeJob(j)}${hint ? `: ${hint}` : ''}`;
-  const tone =
-    j.phase === 'done'
-      ? 'ok'
-      : j.phase === 'failed' || j.phase === 'timeout'
-        ? 'error'
-        : j.phase === 'running'
-          ? 'info'
-          : 'warn';
-  return { text, tone, tag: j.final ? undefined : j.phase };
-}
-
-/** The commands of a record as the launch summary and stream mode show them. */
-function preparedCommands(record: RunRecord): PreparedCommand[] {
-  return record.json.steps.map((s) => ({ step: s.name, argv: s.argv, usesConfig: s.usesConfig, text: s.command }));
-}
-
-/** A followed Slurm run, in the shape the pane and stream mode take. */
-export interface SlurmSession extends LaunchSession {
-  follower: SlurmFollower;
-  jobId: string;
-}
-
-/** Builds the session that follows a record's job (not yet following: call run()). */
-export function followSession(
-  record: RunRecord,
-  ctx: SlurmContext,
-  opts: { source?: string; writes?: WriteResult[]; ringLines?: number } = {},
-): SlurmSession {
-  const jobId = record.json.slurm?.jobId;
-  if (!jobId) throw new UsageError(`run ${record.json.id} has no Slurm job`, 'see `zerowiz runs`');
-  const follower = new SlurmFollower({ record, ctx });
-  const model = new RunModel(
-    record.json.steps.map((s, i) => ({ name: s.name, logPath: stepLogPath(record, i), command: s.command })),
-    opts.ringLines,
-  );
-  follower.subscribe(model);
-  model.setHeadline(jobHeadline(jobId, null, null));
-  follower.onJob((j) => model.setHeadline(jobHeadline(jobId, j, null)));
-  const setup = record.json.setup;
-  return {
-    prepared: {
-      setup,
-      source: opts.source ?? record.json.source,
-      cwd: record.json.cwd,
-      env: ctx.env,
-      exe: { path: record.json.accelerate.path, display: record.json.accelerate.display, from: 'path' },
-      commands: preparedCommands(record),
-      findings: [],
-      problems: [],
-    },
-    record,
-    pipeline: follower,
-    model,
-    writes: opts.writes ?? [],
-    run: () => follower.run(),
-    stop: () => follower.stop(),
-    killNow: () => follower.killNow(),
-    follower,
-    jobId,
-  };
 }

@@ -69,13 +69,34 @@ export class LossSeries {
     return out;
   }
 
-  /** The whole step, at most `overviewCapacity + 1` points (bucket means; the last may be partial). */
-  overview(): number[] {
-    const out: number[] = [];
+  /**
+   * The whole step, at most `overviewCapacity + 1` points (bucket means; the last may be partial), or at most
+   * `points` points (neighbouring buckets merged, each the mean of their finite values): a sparkline `points`
+   * cells wide.
+   */
+  overview(points?: number): number[] {
+    const sums: number[] = [];
+    const counts: number[] = [];
     for (let i = 0; i < this.buckets; i++) {
-      out.push(this.finite[i]! > 0 ? this.sums[i]! / this.finite[i]! : Number.NaN);
+      sums.push(this.sums[i]!);
+      counts.push(this.finite[i]!);
     }
-    if (this.openTotal > 0) out.push(this.openFinite > 0 ? this.openSum / this.openFinite : Number.NaN);
+    if (this.openTotal > 0) {
+      sums.push(this.openSum);
+      counts.push(this.openFinite);
+    }
+    const n = sums.length;
+    const cells = points === undefined || points >= n ? n : Math.max(1, Math.floor(points));
+    const out: number[] = [];
+    for (let c = 0; c < cells; c++) {
+      let sum = 0;
+      let count = 0;
+      for (let i = Math.floor((c * n) / cells); i < Math.floor(((c + 1) * n) / cells); i++) {
+        sum += sums[i]!;
+        count += counts[i]!;
+      }
+      out.push(count > 0 ? sum / count : Number.NaN);
+    }
     return out;
   }
 

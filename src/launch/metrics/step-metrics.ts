@@ -15,6 +15,14 @@ import type { DsMemory, DsOverflow, DsStepReport, HfLog } from './sources.js';
 /** Where a loss value came from. */
 export type LossSource = 'csv' | 'hf' | 'tqdm' | 'log';
 
+/** How a loss source is named to people (the pane, the alerts). */
+export const LOSS_SOURCE_NAMES: Readonly<Record<LossSource, string>> = {
+  csv: 'loss.csv',
+  hf: 'Trainer log',
+  tqdm: 'tqdm',
+  log: 'log line',
+};
+
 /** Higher wins (see the module comment). */
 export const LOSS_SOURCE_RANK: Readonly<Record<LossSource, number>> = { log: 0, tqdm: 1, hf: 2, csv: 3 };
 

@@ -1,0 +1,107 @@
+/**
+ * The live parts of a launch on their own: the estimate a run is compared with and the fixes it names, the
+ * GPUs a run's bars show, and stream mode's spacing for a bar without a total (run.json's `estimate` and
+ * `live` blocks read back: record-read.test.ts).
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { launchEstimate } from '../src/launch/fit.js';
+import { parseProgress } from '../src/launch/logparse.js';
+import { runGpus, type PreparedLaunch } from '../src/launch/session.js';
+import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
+import { loadPreset } from '../src/presets.js';
+import { ROOT } from './helpers/paths.js';
+
+const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
+const GIB = 2 ** 30;
+
+describe('the estimate a launch is compared with', () => {
+  it("is the setup's own mode through the peak model; after an OOM it names the next mode that fits, on the GPU's real size", async () => {
+    const setup = await loadPreset(HF_EIGHT);
+    const est = launchEstimate(setup)!;
+    expect(est.json.mode).toBe('1');
+    expect(est.json.gpuBytesPerGpu / GIB).toBeCloseTo(42.89, 1);
+    expect(est.label).toBe('ZeRO-1');
+    // An 80 GiB GPU: ZeRO-2 is the fastest mode with a lower peak that fits.
+    const fix = est.whatFits({
+      gpu: 3,
+      triedBytes: 1.5 * GIB,
+      totalBytes: 79.19 * GIB,
+      freeBytes: null,
+      reservedUnallocatedBytes: null,
+    });
+    expect(fix).toBe(
+      'switch to ZeRO-2 (--mode 2): it fits by the estimate, 30.2 GiB per GPU against 42.9 GiB for ZeRO-1',
+    );
+    // A 24 GiB GPU (the message says so, whatever the setup assumed): ZeRO-1 and 2 do not fit, ZeRO-3 does.
+    const small = est.whatFits({
+      gpu: 0,
+      triedBytes: null,
+      totalBytes: 24 * GIB,
+      freeBytes: null,
+      reservedUnallocatedBytes: null,
+    });
+    expect(small).toMatch(/^switch to ZeRO-3 \(--mode 3\): it fits by the estimate, 19 GiB per GPU against 42\.9 GiB/);
+    // A 12 GiB GPU: only offloading fits.
+    const tiny = est.whatFits({
+      gpu: 0,
+      triedBytes: null,
+      totalBytes: 12 * GIB,
+      freeBytes: null,
+      reservedUnallocatedBytes: null,
+    });
+    expect(tiny).toMatch(/^switch to ZeRO-3 offload \(--mode 3-offload\): it fits by the estimate, 2\.7 GiB per GPU/);
+    // Host memory: ZeRO-1 loads the whole model on each node's CPU, as every mode does without zero.Init:
+    // no mode needs less (the alert then gives the general advice) ...
+    expect(est.hostWhatFits()).toBeNull();
+    // ... while ZeRO-3 offload with zero.Init has one: ZeRO-3 keeps nothing on the CPU.
+    const offload = launchEstimate({ ...setup, answers: { ...setup.answers, mode: '3-offload', zero3_init: true } })!;
+    expect(offload.hostWhatFits()).toBe(
+      'ZeRO-3 (--mode 3) needs 0 B of CPU memory per node against 117.3 GiB for ZeRO-3 offload, and fits the GPU by the estimate',
+    );
+  });
+
+  it('is absent without a model size, and never throws on answers it cannot estimate', async () => {
+    const setup = await loadPreset(HF_EIGHT);
+    expect(launchEstimate({ ...setup, answers: { ...setup.answers, model_params: null } })).toBeNull();
+    expect(
+      launchEstimate({ ...setup, answers: { ...setup.answers, fine_tuning: 'lora', lora_targets: 'no_such_module' } }),
+    ).toBeNull();
+  });
+});
+
+describe('the GPUs a run uses', () => {
+  it('the first of CUDA_VISIBLE_DEVICES (or of all GPUs), one per process of the node', async () => {
+    const setup = await loadPreset(HF_EIGHT);
+    const prepared = (env: NodeJS.ProcessEnv, processes: number) =>
+      ({ setup: { ...setup, answers: { ...setup.answers, num_processes: processes } }, env }) as PreparedLaunch;
+    expect(runGpus(prepared({}, 8))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(runGpus(prepared({}, 2))).toEqual([0, 1]);
+    expect(runGpus(prepared({ CUDA_VISIBLE_DEVICES: '4,5,6,7' }, 2))).toEqual([4, 5]);
+  });
+});
+
+describe('stream mode, a bar without a total', () => {
+  it('prints once a second at first, then ever further apart, at most a minute: a multi-day run does not spam', () => {
+    const t0 = 1_700_000_000_000;
+    let now = t0;
+    let out = '';
+    const printer = new StreamPrinter({ write: (s) => (out += s) }, ['train'], { now: () => now });
+    printer.stepStart(0);
+    const bar = (n: number) => parseProgress(`Steps: ${n}it [00:01, 1.00it/s]`)!;
+    // One update per second for three days.
+    for (let t = 0; t <= 3 * 86_400; t++) {
+      now = t0 + t * 1000;
+      printer.progress(0, bar(t));
+    }
+    printer.flush();
+    const lines = out.trimEnd().split('\n');
+    // The first 100 s: every second.
+    expect(lines.slice(0, 5).map((l) => /Steps: (\d+)it/.exec(l)?.[1])).toEqual(['0', '1', '2', '3', '4']);
+    // Then 1% of the time so far, up to a minute: about 4,500 lines in three days instead of 259,200.
+    expect(lines.length).toBeGreaterThan(3 * 1440);
+    expect(lines.length).toBeLessThan(3 * 1440 + 400);
+    const last = lines.slice(-2).map((l) => Number(/Steps: (\d+)it/.exec(l)?.[1]));
+    expect((last[1]! - last[0]!) * 1000).toBe(PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS);
+  });
+});

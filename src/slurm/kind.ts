@@ -1,0 +1,213 @@
+/**
+ * A Slurm job as a kind of run of the launch lifecycle (src/launch/lifecycle.ts): `zerowiz launch --slurm`
+ * plans and submits the job (./launch.ts), `zerowiz attach` takes a record's job; both are then followed
+ * through its files (./follow.ts) by the same lifecycle as a local run: the pane or stream mode, the watch
+ * (metrics and alerts from the job's output), the signals, the summary. What differs is said here: the job
+ * outlives zerowiz (signals leave it, only a confirmed stop cancels it), its GPUs are on its nodes (no
+ * telemetry here), and its end is said with the job's state.
+ */
+import { prepareCommands, type PreparedCommand } from '../launch/preflight.js';
+import { displayDir, readRecordSetup, type RunRecord } from '../launch/record.js';
+import {
+  formatFindings,
+  type Detachable,
+  type LaunchSession,
+  type PreparedLaunch,
+  type RunKind,
+} from '../launch/session.js';
+import { parseAnswers, withDefaults } from '../questions.js';
+import type { Setup } from '../setup.js';
+import { whichSync } from '../launch/preflight.js';
+import { SlurmFollower } from './follow.js';
+import { describeJob } from './job.js';
+import {
+  changeLines,
+  checkCluster,
+  dryRunRecordDir,
+  dryRunStepLogs,
+  planSlurmLaunch,
+  slurmScript,
+  submitSlurm,
+  type SlurmPlan,
+  type SlurmRequest,
+} from './launch.js';
+import { slurmSetup } from './shape.js';
+import type { SlurmContext } from './tools.js';
+
+/** What the summary says instead of GPU figures: nvidia-smi here sees none of the job's GPUs. */
+export const SLURM_NO_TELEMETRY = "the GPUs are on the job's nodes";
+
+/** The commands of a record as the summary and stream mode show them (what each node runs). */
+function recordCommands(record: RunRecord): PreparedCommand[] {
+  return record.json.steps.map((s) => ({ step: s.name, argv: s.argv, usesConfig: s.usesConfig, text: s.command }));
+}
+
+/** The kind's parts that follow a job, shared by launch --slurm and attach. */
+function followingKind(ctx: SlurmContext): RunKind & { follower(): SlurmFollower } {
+  let follower: SlurmFollower | null = null;
+  const f = () => {
+    if (!follower) throw new Error('the Slurm follower is made by create()');
+    return follower;
+  };
+  const jobOf = (s: LaunchSession) => s.record.json.slurm?.jobId ?? '?';
+  return {
+    runsHere: false,
+    noTelemetry: SLURM_NO_TELEMETRY,
+    keepsRecord: true,
+    follower: f,
+    create(_prepared, record) {
+      follower = new SlurmFollower({ record, ctx });
+      return follower;
+    },
+    detachable(): Detachable {
+      const jobId = f().jobId;
+      return {
+        detach: () => f().detach(),
+        get detached() {
+          return f().detached;
+        },
+        panePrompt: `Cancel Slurm job ${jobId}? y: scancel · d: leave it running · any other key: keep watching`,
+        streamQuestion: `cancel Slurm job ${jobId}? y + Enter: scancel · d + Enter: stop following, the job keeps running · Enter: keep following (Ctrl+C again: cancel)`,
+      };
+    },
+    streamIntro: (s) =>
+      `run ${s.record.json.id}: Slurm job ${jobOf(s)}, ${s.model.steps.length} pass(es); record in ${displayDir(s.record.dir, s.prepared.cwd)}`,
+    stepIntro: (s, i) => `pass ${i + 1}/${s.model.steps.length} ${s.model.steps[i]?.name} started on every node`,
+    stoppingNote: (s) => `cancelling Slurm job ${jobOf(s)} (scancel)`,
+    endLines(s) {
+      const fl = f();
+      const jobId = jobOf(s);
+      if (fl.detached) {
+        return [
+          `Slurm job ${jobId} keeps running (${fl.job ? describeJob(fl.job) : 'submitted'}); zerowiz no longer follows it`,
+          `  follow it again: zerowiz attach ${s.record.json.id}`,
+          '  list the runs:    zerowiz runs',
+          `  cancel it:        scancel ${jobId}`,
+        ];
+      }
+      const out: string[] = [];
+      if (fl.lost) out.push(fl.lost);
+      const state = fl.job ? describeJob(fl.job) : 'unknown';
+      const o = fl.result;
+      if (!o || o.exitCode === 0) out.push(`Slurm job ${jobId}: ${state}`);
+      else out.push(`Slurm job ${jobId} ${state}; logs in ${displayDir(s.record.dir, s.prepared.cwd)}`);
+      return out;
+    },
+  };
+}
+
+/** `zerowiz launch --slurm`: plan the job for its shape, submit it, follow it. */
+export function slurmLaunchKind(request: SlurmRequest, ctx: SlurmContext): RunKind {
+  let plan: SlurmPlan | null = null;
+  const planned = () => {
+    if (!plan) throw new Error('the Slurm plan is made by prepare()');
+    return plan;
+  };
+  return {
+    ...followingKind(ctx),
+    prepare(setup, opts) {
+      const p = planSlurmLaunch(setup, request, {
+        source: opts.source,
+        accelerate: opts.accelerate,
+        dryRun: opts.dryRun,
+        env: opts.env ?? ctx.env,
+        cwd: opts.cwd ?? ctx.cwd,
+      });
+      plan = p;
+      const lines = [
+        ...formatFindings(p.findings),
+        ...changeLines(p).map((l) => `slurm: ${l}`),
+        ...formatFindings(p.fit).map((l) => `for ${p.shape.nodes} node(s) x ${p.shape.gpusPerNode} GPU(s): ${l}`),
+        ...p.storage.map((w) => `warning: ${w}`),
+      ];
+      const prepared: PreparedLaunch = {
+        // The setup as the job runs it: the estimate and the fixes are for the job's shape.
+        setup: p.slurm,
+        source: p.source,
+        cwd: p.cwd,
+        env: p.env,
+        exe: p.exe,
+        commands: prepareCommands(p.slurm, p.exe ?? { display: opts.accelerate ?? 'accelerate' }),
+        findings: p.findings,
+        problems: p.problems,
+      };
+      return { prepared, lines };
+    },
+    async dryRun(prepared, out, say) {
+      const p = planned();
+      if (whichSync('sbatch', prepared.env) === null) p.problems.push(`Slurm's sbatch is not on PATH`);
+      else {
+        try {
+          await checkCluster(p, ctx);
+        } catch (e) {
+          p.problems.push((e as Error).message);
+        }
+      }
+      for (const x of p.problems) say(`note: ${x} (a real launch would stop here)`);
+      const dir = dryRunRecordDir(p);
+      out.write(
+        `# the sbatch script a real launch writes to ${displayDir(dir, prepared.cwd)}/job.sbatch and submits\n`,
+      );
+      out.write(slurmScript(p, dir, dryRunStepLogs(p)));
+    },
+    async open(prepared, octx) {
+      const p = planned();
+      await checkCluster(p, ctx);
+      if (octx.stopRequested()) return null;
+      const sub = await submitSlurm(p, ctx);
+      for (const n of sub.sbatchNotes) octx.say(n);
+      for (const w of sub.writes) if (w.status !== 'unchanged') octx.say(`wrote ${displayDir(w.path, prepared.cwd)}`);
+      octx.say(
+        `submitted Slurm job ${sub.jobId} (${p.shape.nodes} node(s) x ${p.shape.gpusPerNode} GPU(s)); record ${displayDir(sub.record.dir, prepared.cwd)}`,
+      );
+      return {
+        record: sub.record,
+        writes: sub.writes,
+        prepared: { ...prepared, commands: recordCommands(sub.record) },
+      };
+    },
+  };
+}
+
+/**
+ * The setup a Slurm record's job runs (its shape applied), for the estimate and the fixes; a setup that can
+ * no longer be read (a damaged record) leaves them out, and following still works.
+ */
+export function recordJobSetup(record: RunRecord): Setup {
+  try {
+    const setup = readRecordSetup(record);
+    const shape = record.json.slurm?.shape;
+    return shape ? slurmSetup(setup, shape).setup : setup;
+  } catch {
+    return {
+      name: record.json.name,
+      answers: withDefaults(parseAnswers({})),
+      files: { accelerateConfig: 'accelerate_config.yaml', dsConfig: 'ds_config.json' },
+      steps: [],
+    };
+  }
+}
+
+/** `zerowiz attach`: follow the job of an existing record (running or finished). */
+export function slurmAttachKind(record: RunRecord, ctx: SlurmContext): RunKind {
+  return {
+    ...followingKind(ctx),
+    prepare(setup, opts) {
+      const j = record.json;
+      const prepared: PreparedLaunch = {
+        setup,
+        source: opts.source,
+        cwd: j.cwd,
+        env: ctx.env,
+        exe: { path: j.accelerate.path, display: j.accelerate.display, from: 'path' },
+        commands: recordCommands(record),
+        findings: [],
+        problems: [],
+      };
+      return { prepared, lines: [] };
+    },
+    async open() {
+      return { record, writes: [] };
+    },
+  };
+}
