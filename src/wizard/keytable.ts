@@ -449,7 +449,7 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
   list: { up: 'move the highlight (also k/j); on the ZeRO question the panel, the preview and the picture follow' },
   app: { scrollUp: 'scroll the preview' },
   glossary: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
-  steps: { up: 'move between the rows (also k/j)' },
+  steps: { up: 'move between the rows (also k/j)', help: "this screen's keys, with what each does" },
   diff: { up: 'scroll the diff' },
 };
 
