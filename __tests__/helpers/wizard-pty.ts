@@ -90,13 +90,27 @@ export async function walkToMode(s: PtySession) {
   await s.waitFor('Which ZeRO mode');
 }
 
-/** Moves the mode highlight down (the list wraps) until the panel explains `label`. */
+/** The screen once it has not changed for SETTLE_MS: a frame can reach the pty in pieces (the list's row before the panel). */
+export async function still(s: PtySession) {
+  let last = s.screen();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const now = s.screen();
+    if (now === last) return now;
+    last = now;
+  }
+}
+
+/**
+ * Moves the mode highlight down (the list wraps) until the panel explains `label`. Each look is at a still screen:
+ * judging a half-drawn frame pressed one key too many (the highlight one row past, then Enter on the wrong mode).
+ */
 export async function highlight(s: PtySession, label: string) {
   for (let i = 0; i < 8; i++) {
-    if (s.screen().includes(`▸ ${label}:`)) return;
-    const before = s.screen();
+    const now = await still(s);
+    if (now.includes(`▸ ${label}:`)) return;
     s.write(KEYS.down);
-    await s.waitFor((x) => x !== before);
+    await s.waitFor((x) => x !== now);
   }
   await s.waitFor(`▸ ${label}:`, 1000);
 }
@@ -107,6 +121,7 @@ export const marked = (s: PtySession) => s.lines().find((l) => l.startsWith('❯
 /** Presses `key` until the highlighted line matches `line` (lists wrap, so it gets there), one key per move. */
 export async function moveTo(s: PtySession, line: RegExp, key: string = KEYS.down, max = 60) {
   for (let i = 0; i < max; i++) {
+    await still(s);
     const now = marked(s);
     if (line.test(now)) return;
     s.write(key);
