@@ -19,8 +19,8 @@ import {
   type ProcessInfo,
   type StopSignal,
 } from './group.js';
-import { LineSplitter, cleanLine, type LineSink } from './lines.js';
-import { mayBeProgress, parseProgress, type Progress } from './logparse.js';
+import { LineSplitter, cleanLine, forEachLine, type LineSink } from './lines.js';
+import { mayBeProgress, mayHoldProgress, parseProgress, type Progress } from './logparse.js';
 import type { ProcessGuard } from './watchdog.js';
 
 /** One command of a pipeline. */
@@ -82,6 +82,17 @@ export interface PipelineListener {
    * last state, ended by a newline), null when it is not one. Parsed once, here, for every subscriber.
    */
   line?(index: number, text: string, progress: Progress | null): void;
+  /**
+   * Several finished lines at once (`text`: joined by `\n`, none at the end), none of them a tqdm bar: a
+   * subscriber that can take a run of lines in one go implements it; the others hear `line` for each.
+   */
+  lines?(index: number, text: string): void;
+  /**
+   * Whether a run of finished lines must be told line by line to every subscriber: it holds something this
+   * subscriber reacts to per line (an alert, a metric), so that the reaction keeps its place among the lines
+   * (stream mode prints an alert just before the line that raised it).
+   */
+  needsLines?(index: number, text: string): boolean;
   /** The open (unfinished) line changed, e.g. a tqdm bar redraw. '' clears it. */
   partial?(index: number, text: string): void;
   /** A tqdm update (one per distinct update; `\r` redraws of the same state are dropped). */
@@ -241,16 +252,41 @@ export class StepOutput {
     for (const l of this.listeners()) l.progress?.(i, p);
   }
 
+  /** A finished line to every subscriber, with its tqdm parse. */
+  private line(text: string): void {
+    const i = this.index;
+    const p = mayBeProgress(text) ? parseProgress(text) : null;
+    const ls = this.listeners();
+    for (let n = 0; n < ls.length; n++) ls[n]!.line?.(i, text, p);
+    if (p) this.progress(p);
+  }
+
+  /**
+   * A run of finished lines: in one go to the subscribers that take runs, unless one of them needs them line
+   * by line or a line may be a tqdm bar (each is parsed); then line by line to all, as \`line\` would.
+   */
+  private lines(text: string): void {
+    const i = this.index;
+    const ls = this.listeners();
+    let perLine = mayHoldProgress(text);
+    for (let n = 0; n < ls.length && !perLine; n++) perLine = ls[n]!.needsLines?.(i, text) === true;
+    if (perLine) {
+      forEachLine(text, (t) => this.line(t));
+      return;
+    }
+    for (let n = 0; n < ls.length; n++) {
+      const l = ls[n]!;
+      if (l.lines) l.lines(i, text);
+      else if (l.line) forEachLine(text, (t) => l.line!(i, t, null));
+    }
+  }
+
   /** The sink of stream `k` (0 stdout, 1 stderr; a single stream is 0). */
   sink(k: 0 | 1): LineSink {
     const i = this.index;
     return {
-      line: (text) => {
-        const p = mayBeProgress(text) ? parseProgress(text) : null;
-        const ls = this.listeners();
-        for (let n = 0; n < ls.length; n++) ls[n]!.line?.(i, text, p);
-        if (p) this.progress(p);
-      },
+      line: (text) => this.line(text),
+      lines: (text) => this.lines(text),
       partial: (text) => {
         const shown = this.open.set(k, text);
         for (const l of this.listeners()) l.partial?.(i, shown);
