@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineSplitter, MAX_DISPLAY_LINE_CHARS, type LineSink } from '../src/launch/lines.js';
 import { decimal, parseLoss } from '../src/launch/logparse.js';
-import { OpenLines, SegmentThinner, StepLog } from '../src/launch/runner.js';
+import { LOG_BATCH_BYTES, OpenLines, SegmentThinner, StepLog } from '../src/launch/runner.js';
+import { until } from './helpers/proc.js';
 import { FrameStats, LOG_FRAME_INTERVAL_MS, MAX_LOG_FRAME_INTERVAL_MS } from '../components/launch/frames.js';
 
 interface Seen {
@@ -271,6 +272,41 @@ describe('the step log file', () => {
       await log.close();
       expect(readFileSync(path)).toEqual(Buffer.concat([Buffer.from('before\n'), ...chunks]));
       expect(log.error).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gathers the chunks of one turn of the event loop into one write, made once LOG_BATCH_BYTES have come', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-steplog-'));
+    try {
+      const path = join(dir, 'step.log');
+      // A flush interval no test waits for: only the batch size can start the write.
+      const log = new StepLog(path, { flushMs: 3_600_000 });
+      const chunk = Buffer.alloc(20_000, 'a');
+      const n = Math.ceil(LOG_BATCH_BYTES / chunk.length) - 1;
+      for (let i = 0; i < n; i++) log.write(chunk);
+      // Below the batch size nothing was handed to the disk: the chunks wait for each other.
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(readFileSync(path).length).toBe(0);
+      log.write(chunk);
+      await until(() => readFileSync(path).length === (n + 1) * chunk.length, 'the batch on disk');
+      await log.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes a lone chunk within the flush interval, without a close', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-steplog-'));
+    try {
+      const path = join(dir, 'step.log');
+      const log = new StepLog(path, { flushMs: 5 });
+      log.write(Buffer.from('one line\n'));
+      await until(() => readFileSync(path, 'utf8') === 'one line\n', 'the line on disk');
+      await log.close();
+      expect(readFileSync(path, 'utf8')).toBe('one line\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

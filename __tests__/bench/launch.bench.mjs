@@ -158,13 +158,51 @@ async function withBusyNeighbour(f) {
   }
 }
 
-/** RUNS interleaved runs of the child alone, stream mode and the pane; their medians and ranges as rows. */
-async function floodSeries({ bin, fake, cwd, env, label, tag }) {
+/**
+ * The floor under the ratios, as reference rows (no goals): the same child piped into readers that do nothing
+ * with what they read, run in the same series. `cat` and `node` reading their stdin start beside the child (the
+ * shell starts both at once), so they show what a pipe reader costs the child on this machine; the Node
+ * launcher starts first and then the child, as zerowiz does, with its two pipes, and appends every raw chunk to
+ * a log file (the one thing zerowiz must do with each byte): Node's start plus the pipes plus the log.
+ */
+const FLOOR_READERS = [
+  { key: 'cat', name: 'child | cat > /dev/null' },
+  { key: 'nodeStdin', name: 'child | node reading its stdin (discards it)' },
+  {
+    key: 'launcher',
+    name: 'a Node launcher (spawns the child, reads its two pipes, appends every chunk to a log file)',
+  },
+];
+
+function runFloor(key, { fake, cwd, env, root }) {
+  const child = `"$0" launch train.py`;
+  if (key === 'cat') return runToDevNull('/bin/sh', ['-c', `${child} 2>&1 | cat > /dev/null`, fake], { cwd, env });
+  if (key === 'nodeStdin')
+    return runToDevNull('/bin/sh', ['-c', `${child} 2>&1 | "$1" -e 'process.stdin.resume()'`, fake, process.execPath], {
+      cwd,
+      env,
+    });
+  const reader = join(root, '__tests__', 'bench', 'floor-reader.mjs');
+  return runToDevNull(process.execPath, [reader, 'log', join(cwd, 'floor.log'), fake, 'launch', 'train.py'], {
+    cwd,
+    env,
+  });
+}
+
+/** RUNS interleaved runs of the child alone, the floor readers, stream mode and the pane; medians and ranges as rows. */
+async function floodSeries({ bin, fake, cwd, env, label, tag, root }) {
   const base = [];
   const stream = [];
   const pane = [];
+  const floors = Object.fromEntries(FLOOR_READERS.map((f) => [f.key, []]));
   for (let r = 0; r < RUNS; r++) {
     base.push(await runToDevNull(fake, ['launch', 'train.py'], { cwd, env }));
+    for (const f of FLOOR_READERS) {
+      const x = await runFloor(f.key, { fake, cwd, env, root });
+      if (x.code !== 0) throw new Error(`floor reader ${f.key} exited ${x.code}`);
+      floors[f.key].push(x);
+      rmSync(join(cwd, 'floor.log'), { force: true });
+    }
     const s = await runToDevNull(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], {
       cwd,
       env,
@@ -188,6 +226,15 @@ async function floodSeries({ bin, fake, cwd, env, label, tag }) {
   const latencies = pane.flatMap((x) => x.latencies);
   return [
     { name: `launch flood ${label}${tag}: child alone to /dev/null${runs}`, value: baseMs, unit: 'ms' },
+    ...FLOOR_READERS.map((f) => {
+      const ms = median(floors[f.key].map((x) => x.ms));
+      return {
+        name: `launch flood ${label}${tag}: floor (reference, no goal): ${f.name} (vs child to /dev/null)${runs}; each run ${range(ratios(floors[f.key]))}x`,
+        value: ms,
+        unit: 'ms',
+        ratio: ms / baseMs,
+      };
+    }),
     {
       name: `launch flood ${label}${tag}: stream mode (vs child to /dev/null)${runs}; each run ${range(ratios(stream))}x`,
       value: streamMs,
@@ -236,9 +283,11 @@ export async function bench({ root, bin }) {
   const label = FLOOD_LINES === 1_000_000 ? '1M lines' : `${FLOOD_LINES} lines`;
   const median = (xs) => pct(xs, 50);
   try {
-    rows.push(...(await floodSeries({ bin, fake, cwd, env, label, tag: '' })));
+    rows.push(...(await floodSeries({ bin, fake, cwd, env, label, tag: '', root })));
     rows.push(
-      ...(await withBusyNeighbour(() => floodSeries({ bin, fake, cwd, env, label, tag: ', busy CPU neighbour' }))),
+      ...(await withBusyNeighbour(() =>
+        floodSeries({ bin, fake, cwd, env, label, tag: ', busy CPU neighbour', root }),
+      )),
     );
     // The fixed part of every ratio: zerowiz starting (node, the CLI, pre-flight, config files, the run
     // record) before the child and finishing after it, measured on a 10-line run.

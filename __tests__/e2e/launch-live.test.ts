@@ -5,12 +5,14 @@
  * stream mode; then the summary, run.json and `zerowiz runs`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
+  closeSync,
   copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   readdirSync,
   rmSync,
@@ -273,6 +275,47 @@ describe('stream mode (--no-tui)', () => {
     expect(fix).toBeDefined();
     expect(oom.stdout).toContain(`[zerowiz]   fix: ${fix}`);
     expect(runJson(d).steps[0]!.live!.alerts.map((a) => a.id)).toEqual(['cuda-oom']);
+  }, 60_000);
+
+  it('into a file it prints what it prints into a pipe; onto a full disk (/dev/full) the run goes on and logs all', async () => {
+    const e = env({ FAKE_TRAIN_STEPS: '40', FAKE_TRAIN_STEP_MS: '5' });
+    const d = workDir();
+    const piped = await zerowiz(['launch', HF_EIGHT, '--no-tui', '--accelerate', HF], d, e);
+    expect(piped.code, piped.stderr).toBe(0);
+    /** A run with stdout on `path` (a regular file, or a device); resolves with its exit code and stderr. */
+    const into = (path: string, cwd: string) =>
+      new Promise<{ code: number | null; stderr: string }>((res) => {
+        const fd = openSync(path, 'w');
+        const c = spawn(process.execPath, [BIN, 'launch', HF_EIGHT, '--no-tui', '--accelerate', HF], {
+          cwd,
+          env: { ...process.env, ...e },
+          stdio: ['ignore', fd, 'pipe'],
+        });
+        closeSync(fd);
+        let stderr = '';
+        c.stderr!.on('data', (b) => (stderr += b));
+        c.on('close', (code) => res({ code, stderr }));
+      });
+    const d2 = workDir();
+    const file = join(d2, 'out.txt');
+    const f = await into(file, d2);
+    expect(f.code, f.stderr).toBe(0);
+    // Progress lines carry tqdm's rate and ETA, log lines their time: the rest must be the same, in order.
+    const steady = (t: string) =>
+      t
+        .split('\n')
+        .filter((l) => !/%\||\d+(\.\d+)?s\b|run \d{8}-\d{6}|record|log:/.test(l))
+        .map((l) => l.replace(/\[\d{4}-\d\d-\d\d [\d:,]+\]/, '[time]'))
+        .join('\n');
+    expect(steady(readFileSync(file, 'utf8'))).toBe(steady(piped.stdout));
+    expect(readFileSync(file, 'utf8')).toMatch(/^\[zerowiz\] all 1 steps done/m);
+
+    const d3 = workDir();
+    const full = await into('/dev/full', d3);
+    expect(full.code, full.stderr).toBe(0);
+    expect(full.stderr).not.toMatch(/ENOSPC|Error|\n\s+at /);
+    const log = readFileSync(join(d3, '.zerowiz', 'runs', records(d3)[0]!, runJson(d3).steps[0]!.log!), 'utf8');
+    expect(log).toContain("'train_runtime'");
   }, 60_000);
 
   it('kill -9 of zerowiz mid-run: run.json keeps the peaks saved so far, and the watchdog ends nvidia-smi too', async () => {

@@ -250,6 +250,7 @@ export async function runStream(session: LaunchSession, out: TextSink, stops?: L
       printer.note(kind.stepIntro?.(session, i) ?? `step ${i + 1}/${n} ${c?.step}: ${c?.text}`);
     },
     line: (i, t) => printer.line(i, t),
+    lines: (i, t) => printer.lines(i, t),
     progress: (i, p) => {
       tellTelemetry();
       printer.progress(i, p);

@@ -55,6 +55,12 @@ export interface LineSink {
   /** A finished line (ended by `\n`), already collapsed and cleaned. */
   line(text: string): void;
   /**
+   * Several finished lines at once (a run of them read together), joined by `\n` (none at the end): each is
+   * clean already (no control characters, no tabs) and at most MAX_DISPLAY_LINE_CHARS long, and none had a
+   * `\r`. Optional: without it, `line` is called for each. A flood of output costs per block, not per line.
+   */
+  lines?(text: string): void;
+  /**
    * The current unfinished line changed (a `\r` update such as a tqdm bar). Called at most once per
    * `feed`, with the latest state, already cleaned; '' once a line that was reported open has finished.
    */
@@ -73,6 +79,32 @@ const CR = 0x0d;
 const MAX_OPEN_BYTES = MAX_DISPLAY_LINE_CHARS * 4;
 // C0 controls other than tab and newline, DEL and C1 CSI: a block of lines without any is used as is.
 const BLOCK_NEEDS_CLEAN_RE = /[\x00-\x08\x0b-\x1f\x7f\x9b]/;
+
+/** Whether every line of `text` (lines joined by `\n`) is at most `max` characters long. */
+function linesWithin(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  let s = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', s);
+    if ((nl === -1 ? text.length : nl) - s > max) return false;
+    if (nl === -1) return true;
+    s = nl + 1;
+  }
+}
+
+/** Calls `f` with each line of `text` (lines joined by `\n`, as LineSink.lines gives them). */
+export function forEachLine(text: string, f: (line: string) => void): void {
+  let s = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', s);
+    if (nl === -1) {
+      f(s === 0 ? text : text.slice(s));
+      return;
+    }
+    f(text.slice(s, nl));
+    s = nl + 1;
+  }
+}
 
 /** `bytes` cut back to the last complete UTF-8 character (an unfinished line may end inside one). */
 function completeUtf8End(bytes: Buffer, start: number, end: number): number {
@@ -193,6 +225,10 @@ export class LineSplitter {
   private block(buf: Buffer, start: number, end: number, sink: LineSink): void {
     const text = buf.toString('utf8', start, end - 1); // without the final \n
     const clean = !BLOCK_NEEDS_CLEAN_RE.test(text) && !text.includes('\t');
+    if (clean && sink.lines && linesWithin(text, MAX_DISPLAY_LINE_CHARS)) {
+      sink.lines(text);
+      return;
+    }
     let s = 0;
     for (;;) {
       const nl = text.indexOf('\n', s);

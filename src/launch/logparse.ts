@@ -109,6 +109,17 @@ export function parseLoss(line: string): number | null {
   return null;
 }
 
+/**
+ * Whether `text` may hold a line whose parseLoss is NaN or infinite: what such a loss must look like (`oss`,
+ * then lossValueAt's quote, spaces, `=` or `:`, spaces, quote, sign and `nan` or `inf`), looser in case and
+ * spaces. One scan for a run of lines; only a run it matches needs parseLoss line by line (when another source
+ * gives the loss, a log line's finite loss is not taken, and its NaN still raises the alert).
+ */
+export function mayHoldNonFiniteLoss(text: string): boolean {
+  return NON_FINITE_LOSS_RE.test(text);
+}
+const NON_FINITE_LOSS_RE = /oss['"]?\s*[=:]\s*['"]?[-+]?(?:[nN][aA][nN]|[iI][nN][fF])/;
+
 function isSpace(c: number): boolean {
   return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0;
 }
@@ -240,6 +251,22 @@ export function mayBeProgress(text: string): boolean {
   let k = text.length - 1;
   while (k >= 0 && text.charCodeAt(k) === 0x20) k--;
   return k > 0 && text.charCodeAt(k) === 0x5d;
+}
+
+/**
+ * Whether any line of `text` (lines joined by `\n`) passes mayBeProgress: the end of each line is tested,
+ * found with indexOf, nothing sliced.
+ */
+export function mayHoldProgress(text: string): boolean {
+  let s = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', s);
+    let k = (nl === -1 ? text.length : nl) - 1;
+    while (k >= s && text.charCodeAt(k) === 0x20) k--;
+    if (k > s && text.charCodeAt(k) === 0x5d) return true;
+    if (nl === -1) return false;
+    s = nl + 1;
+  }
 }
 
 /** Parses one tqdm update (one `\r` segment, ANSI already stripped); null if the text is not a bar. */

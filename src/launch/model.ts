@@ -4,7 +4,7 @@
  * and GPU figures are the run's watch and telemetry (./watch.ts, ./telemetry.ts). Plain TypeScript; the
  * view reads it at a capped frame rate (a `version` counter says whether anything changed).
  */
-import { PANE_RING_LINES, RingBuffer } from './lines.js';
+import { PANE_RING_LINES, RingBuffer, forEachLine } from './lines.js';
 import type { Progress } from './logparse.js';
 import type { PipelineListener, PipelineOutcome, RunStatus, StepResult, StepStatus } from './runner.js';
 
@@ -103,6 +103,13 @@ export class RunModel implements PipelineListener {
     const s = this.steps[i];
     if (!s) return;
     s.lines.push(text);
+    this.version++;
+  }
+
+  lines(i: number, text: string): void {
+    const s = this.steps[i];
+    if (!s) return;
+    forEachLine(text, (t) => s.lines.push(t));
     this.version++;
   }
 

@@ -4,7 +4,7 @@
  * total is unknown, one per PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS, spaced further as the step goes on), each
  * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
-import { cleanLine } from './lines.js';
+import { cleanLine, forEachLine } from './lines.js';
 import type { Progress } from './logparse.js';
 import type { PipelineListener, PipelineOutcome, StepResult } from './runner.js';
 
@@ -75,6 +75,18 @@ export class StreamPrinter implements PipelineListener {
   line(i: number, text: string): void {
     if (this.lastProgressText[i] !== '' && text.trim() === this.lastProgressText[i]) return; // a bar's final state, already printed
     this.push(`${this.prefixes[i] + text}\n`);
+  }
+
+  /** Several finished lines (joined by `\n`), each printed as \`line\` would print it. */
+  lines(i: number, text: string): void {
+    const last = this.lastProgressText[i];
+    // A bar's final state may be among them: then line by line, to leave it out.
+    if (last !== '' && last !== undefined && text.includes(last)) {
+      forEachLine(text, (t) => this.line(i, t));
+      return;
+    }
+    const prefix = this.prefixes[i]!;
+    this.push(`${prefix}${text.replaceAll('\n', `\n${prefix}`)}\n`);
   }
 
   progress(i: number, p: Progress): void {

@@ -9,10 +9,10 @@
  */
 import { ALERT_NEEDLES, type Alert, type AlertContext, AlertEngine, needleRegExp } from './alerts.js';
 import { type LiveStepJson, liveStepJson } from './live-record.js';
-import { type Progress, mayBeProgress, parseLoss, parseProgress } from './logparse.js';
+import { type Progress, mayBeProgress, mayHoldNonFiniteLoss, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
-import { LOSS_SOURCE_NAMES, StepMetrics } from './metrics/step-metrics.js';
+import { LOSS_SOURCE_NAMES, LOSS_SOURCE_RANK, StepMetrics } from './metrics/step-metrics.js';
 import type { PipelineListener, StepResult } from './runner.js';
 import type { GpuTelemetry } from './telemetry.js';
 
@@ -157,6 +157,24 @@ export class RunWatch implements PipelineListener {
     }
     this.currentLine = '';
   }
+
+  /**
+   * Whether a run of lines must come line by line: it holds a needle (DeepSpeed's lines, the alerts), a Trainer
+   * dict, or a loss this step takes: `loss=` while no better source has spoken, else only a NaN or infinite
+   * one. A flood of other lines costs this one scan per run instead of the per-line parse.
+   */
+  needsLines(i: number, text: string): boolean {
+    const s = this.steps[i];
+    if (!s) return false;
+    if (LINE_TRIGGER_RE.test(text)) return true;
+    if (text.charCodeAt(0) === 0x7b || text.includes('\n{')) return true;
+    const source = s.metrics.lossSource;
+    if (source === null || LOSS_SOURCE_RANK[source] <= LOSS_SOURCE_RANK.log) return text.includes('oss');
+    return mayHoldNonFiniteLoss(text);
+  }
+
+  /** A run of lines that needsLines let through: nothing in it for the watch. */
+  lines(_i: number, _text: string): void {}
 
   /** A tqdm update (the runner emits one per distinct state). */
   progress(i: number, p: Progress): void {
