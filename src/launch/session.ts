@@ -376,7 +376,9 @@ function watchStepOf(prepared: PreparedLaunch, i: number): WatchStepConfig {
         ? `DiffSynth prints no loss: ${CSV_LOG_FLAG} (zerowiz launch --csv-log) writes it to loss.csv`
         : plan.kind === 'unsupported'
           ? plan.reason
-          : null,
+          : plan.kind === 'not-training'
+            ? `none: ${plan.task} trains nothing`
+            : null,
   };
 }
 
