@@ -54,6 +54,21 @@ describe('following loss.csv as DiffSynth writes it', () => {
     expect(f.bytesRead).toBe('1,loss,0.5\n2,loss,0.25\n'.length);
   });
 
+  it("takes where the file ends when start() is called: rows written before its promise settles are this step's", async () => {
+    const dir = tempDir('zw-csv-');
+    const path = join(dir, 'loss.csv');
+    writeFileSync(path, 'step,key,value\n1,loss,0.9\n');
+    const { f, rows } = follow(path);
+    const started = f.start();
+    // Fixed before start() returns: no stat left in flight for the step's first rows to race.
+    expect(f.state).toBe('following');
+    // The step writes at once (a fast step, or a slow event loop): these rows are its own.
+    appendFileSync(path, '1,loss,0.5\n2,loss,0.25\n');
+    await started;
+    await f.poll();
+    expect(rows.map((r) => r.value)).toEqual([0.5, 0.25]);
+  });
+
   it('waits for a file that appears late, and keeps an unfinished last row until its newline', async () => {
     const dir = tempDir('zw-csv-');
     const path = join(dir, 'out', 'loss.csv');
