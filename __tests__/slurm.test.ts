@@ -19,6 +19,9 @@ import {
   parseScontrolJob,
   pendingHint,
   phaseOf,
+  slurmSeconds,
+  slurmTime,
+  timeoutHint,
   type JobInfo,
 } from '../src/slurm/job.js';
 import {
@@ -71,6 +74,7 @@ describe('what Slurm says about a job', () => {
       nodeList: 'n[1-2]',
       exitCode: 0,
       signal: 0,
+      timeLimit: 'UNLIMITED',
       source: 'scontrol',
     });
     expect(parseScontrolJob(SCONTROL_PENDING)).toMatchObject({
@@ -92,6 +96,28 @@ describe('what Slurm says about a job', () => {
     const j = parseSacct('12|CANCELLED by 0|0:15|n[1-2]|None\n', '12');
     expect(j).toMatchObject({ state: 'CANCELLED', phase: 'cancelled', final: true, signal: 15, source: 'sacct' });
     expect(parseSacct('13|COMPLETED|0:0|n1|None\n', '12')).toBeNull();
+  });
+
+  it('a job that ran into its time limit: the limit is named, and the hint asks for twice the time', () => {
+    const timedOut = parseScontrolJob(
+      SCONTROL_DONE.replace('JobState=COMPLETED', 'JobState=TIMEOUT')
+        .replace('TimeLimit=UNLIMITED', 'TimeLimit=00:45:00')
+        .replace('ExitCode=0:0', 'ExitCode=0:15'),
+    )!;
+    expect(timedOut).toMatchObject({ phase: 'timeout', final: true, timeLimit: '00:45:00' });
+    expect(describeJob(timedOut)).toBe('timeout (time limit 00:45:00)');
+    expect(timeoutHint(timedOut)).toBe(
+      'it ran out of time: submit it again with more, e.g. `zerowiz launch --last --time 01:30:00` (resuming from the last checkpoint is up to the training script)',
+    );
+    const fromSacct = parseSacct('14|TIMEOUT|0:0|n[1-2]|TimeLimit|1-12:00:00\n', '14')!;
+    expect(fromSacct).toMatchObject({ phase: 'timeout', timeLimit: '1-12:00:00' });
+    expect(timeoutHint(fromSacct)).toContain('--time 3-00:00:00');
+    // A limit it cannot read: no made-up figure.
+    expect(timeoutHint({ ...fromSacct, timeLimit: 'UNLIMITED' })).toContain('--time HH:MM:SS');
+    expect(slurmSeconds('2-03:04:05')).toBe(2 * 86400 + 3 * 3600 + 4 * 60 + 5);
+    expect(slurmSeconds('UNLIMITED')).toBeNull();
+    expect(slurmTime(59)).toBe('00:01:00'); // Slurm counts whole minutes
+    expect(slurmTime(86400 + 61)).toBe('1-00:01:01');
   });
 
   it("names every phase the issue lists, Slurm's own state kept when it says more", () => {

@@ -444,6 +444,31 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     ]);
   });
 
+  // Slurm counts time limits in whole minutes and checks them every 30 s or so: this test takes 1-1.5 min.
+  it('a job that runs into its --time: timeout with the limit named, the running pass stopped, the next never started, and how to give it more', async () => {
+    const d = checkout();
+    const r = await zerowiz(
+      ['launch', SEED, '--slurm', '--nodes', '2', '--time', '1', '--accelerate', FAKE],
+      d,
+      env(d, { FAKE_ACCELERATE_STEPS: '5', FAKE_ACCELERATE_HANG: '1' }),
+    );
+    expect(r.code, r.stderr).toBe(1);
+    const jobId = /submitted Slurm job (\d+)/.exec(r.stderr)![1]!;
+    expect(jobState(jobId)).toBe('TIMEOUT');
+    expect(r.stderr).toContain(`zerowiz: Slurm job ${jobId} timeout (time limit 00:01:00); logs in .zerowiz/runs/`);
+    expect(r.stderr).toContain(
+      'it ran out of time: submit it again with more, e.g. `zerowiz launch --last --time 00:02:00`',
+    );
+    expect(starts(d).every((c) => task(c) === 'sft:data_process')).toBe(true);
+    const [id] = records(d);
+    expect(runJson(d, id!)).toMatchObject({
+      ended: 'failed',
+      exitCode: 1,
+      slurm: { state: 'TIMEOUT', phase: 'timeout' },
+    });
+    expect(runJson(d, id!).steps.map((x) => x.status)).toEqual(['stopped', 'pending']);
+  }, 180_000);
+
   it('bad input: an unknown partition, sbatch refusing the job, no Slurm on PATH, a job Slurm no longer knows', async () => {
     const d = checkout();
     const e = env(d);

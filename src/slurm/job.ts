@@ -23,6 +23,8 @@ export interface JobInfo {
   /** The batch script's exit code and the signal that ended it, once known. */
   exitCode: number | null;
   signal: number | null;
+  /** Slurm's time limit for the job (`00:30:00`, `1-00:00:00`, `UNLIMITED`), when it says. */
+  timeLimit?: string | null;
   /** Where the answer came from. */
   source: 'scontrol' | 'sacct';
 }
@@ -92,14 +94,15 @@ export function parseScontrolJob(text: string): JobInfo | null {
     reason: reason && reason !== 'None' && reason !== '(null)' ? reason : null,
     nodeList: nodes && nodes !== '(null)' && nodes !== '' ? nodes : null,
     ...exitPair(field(line, 'ExitCode')),
+    timeLimit: field(line, 'TimeLimit') ?? null,
     source: 'scontrol',
   };
 }
 
-/** Parses `sacct -n -P -X -j ID -o JobID,State,ExitCode,NodeList,Reason`; null when it lists no job. */
+/** Parses `sacct -n -P -X -j ID -o JobID,State,ExitCode,NodeList,Reason,Timelimit`; null when it lists no job. */
 export function parseSacct(text: string, jobId: string): JobInfo | null {
   for (const raw of text.split('\n')) {
-    const [id, state, exit, nodes, reason] = raw.trim().split('|');
+    const [id, state, exit, nodes, reason, limit] = raw.trim().split('|');
     if (id !== jobId || !state) continue;
     const phase = phaseOf(state);
     return {
@@ -110,6 +113,7 @@ export function parseSacct(text: string, jobId: string): JobInfo | null {
       reason: reason && reason !== 'None' ? reason : null,
       nodeList: nodes && nodes !== 'None assigned' ? nodes : null,
       ...exitPair(exit ?? null),
+      timeLimit: limit ? limit : null,
       source: 'sacct',
     };
   }
@@ -130,7 +134,11 @@ export async function queryJob(jobId: string, ctx: SlurmContext): Promise<JobLoo
   const fromScontrol = sc.code === 0 ? parseScontrolJob(sc.stdout) : null;
   if (fromScontrol) return { found: true, job: fromScontrol };
   const scGone = /invalid job id/i.test(sc.stderr + sc.stdout);
-  const sa = await slurm('sacct', ['-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Reason'], ctx);
+  const sa = await slurm(
+    'sacct',
+    ['-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Reason,Timelimit'],
+    ctx,
+  );
   const fromSacct = sa.code === 0 ? parseSacct(sa.stdout, jobId) : null;
   if (fromSacct) return { found: true, job: fromSacct };
   const noAccounting = /accounting storage is disabled/i.test(sa.stderr + sa.stdout) || sa.error !== null;
@@ -169,8 +177,32 @@ export function describeJob(j: JobInfo): string {
     // The exit code says what the reason NonZeroExitCode would; other reasons say more (e.g. OutOfMemory).
     const reason = j.reason && j.reason !== 'NonZeroExitCode' ? `: ${j.reason}` : '';
     detail = `${j.exitCode !== null && j.exitCode !== 0 ? ` (exit ${j.exitCode})` : ''}${reason}`;
-  }
+  } else if (j.phase === 'timeout' && j.timeLimit) detail = ` (time limit ${j.timeLimit})`;
   return `${j.phase}${own}${detail}`;
+}
+
+/** Seconds in a time limit as scontrol and sacct print it (`[D-]HH:MM:SS`); null for `UNLIMITED` or anything else. */
+export function slurmSeconds(text: string): number | null {
+  const m = /^(?:(\d+)-)?(\d+):(\d{2}):(\d{2})$/.exec(text.trim());
+  if (!m) return null;
+  return Number(m[1] ?? 0) * 86400 + Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4]);
+}
+
+/** A Slurm time for `seconds`: `HH:MM:SS`, or `D-HH:MM:SS` from a day on. */
+export function slurmTime(seconds: number): string {
+  const s = Math.max(60, Math.round(seconds));
+  const d = Math.floor(s / 86400);
+  const hms = [Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60), s % 60]
+    .map((n) => String(n).padStart(2, '0'))
+    .join(':');
+  return d > 0 ? `${d}-${hms}` : hms;
+}
+
+/** What to do after a job ran into its time limit: submit again with twice the time. */
+export function timeoutHint(j: JobInfo): string {
+  const limit = j.timeLimit ? slurmSeconds(j.timeLimit) : null;
+  const more = limit ? slurmTime(limit * 2) : 'HH:MM:SS';
+  return `it ran out of time: submit it again with more, e.g. \`zerowiz launch --last --time ${more}\` (resuming from the last checkpoint is up to the training script)`;
 }
 
 /** What a pending reason means and what to do about it, for the common ones; null otherwise. */

@@ -19,7 +19,7 @@ import { parseAnswers, withDefaults } from '../questions.js';
 import type { Setup } from '../setup.js';
 import { whichSync } from '../launch/preflight.js';
 import { SlurmFollower } from './follow.js';
-import { describeJob } from './job.js';
+import { describeJob, timeoutHint } from './job.js';
 import {
   changeLines,
   checkCluster,
@@ -91,6 +91,7 @@ function followingKind(ctx: SlurmContext): RunKind & { follower(): SlurmFollower
       const o = fl.result;
       if (!o || o.exitCode === 0) out.push(`Slurm job ${jobId}: ${state}`);
       else out.push(`Slurm job ${jobId} ${state}; logs in ${displayDir(s.record.dir, s.prepared.cwd)}`);
+      if (fl.job?.phase === 'timeout') out.push(`  ${timeoutHint(fl.job)}`);
       return out;
     },
   };
