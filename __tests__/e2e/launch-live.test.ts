@@ -5,6 +5,7 @@
  * stream mode; then the summary, run.json and `zerowiz runs`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import stripAnsi from 'strip-ansi';
 import { execFile, spawn } from 'node:child_process';
 import {
   closeSync,
@@ -397,8 +398,7 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
     await s.waitFor(/^loss 0\.\d{4} · min 0\.\d{4} · loss\.csv /m, 30_000);
     expect(await s.exited).toBe(0);
     // The data pass trains nothing: its row says so instead of waiting for a loss.
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's escape sequences
-    const drawn = s.raw().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    const drawn = stripAnsi(s.raw());
     expect(drawn).toContain('loss: none: sft:data_process trains nothing');
     const j = runJson(d);
     expect(j.steps[1]!.argv.at(-1)).toBe('--enable_csv_log');

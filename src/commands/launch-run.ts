@@ -118,53 +118,63 @@ function recordSummary(r: RunRecord) {
   };
 }
 
-async function resolveSetup(ref: string | undefined, flags: LaunchFlags): Promise<{ setup: Setup; source: string }> {
-  if (flags.last) {
-    if (ref !== undefined)
+/**
+ * What `zerowiz launch` runs: a preset (ref), or with --last the newest run record of this directory. The
+ * records are read once here, for the local run and for the Slurm one alike (the newest record decides
+ * which); damaged records newer than the one rerun are named, since the user may have meant one of them.
+ */
+export async function resolveLaunchSource(
+  ref: string | undefined,
+  flags: { last?: boolean; slurm?: boolean },
+): Promise<{ setup: Setup; source: string; record: RunRecord | null }> {
+  const start = `zerowiz launch${flags.slurm ? ' --slurm' : ''}`;
+  if (!flags.last) {
+    if (ref === undefined)
       throw new UsageError(
-        'give either a preset or --last, not both',
-        '`zerowiz launch --last` reruns the newest record of `zerowiz runs`',
+        'which preset? give a preset name or file',
+        'see `zerowiz preset list`, or `zerowiz launch --last` to run the newest run again',
       );
-    const { records, damaged } = listRunRecords();
-    const newest = records[0];
-    // Damaged records newer than the one rerun are named: the user may have meant one of them.
-    reportDamaged(newest ? damaged.filter((d) => dirname(d.path) > newest.dir) : damaged);
-    if (!newest)
-      throw new UsageError(
-        'no run recorded in this directory',
-        'start one with `zerowiz launch NAME` (records go to .zerowiz/runs/)',
-      );
-    let setup: Setup;
-    try {
-      setup = readRecordSetup(newest);
-    } catch (err) {
-      throw new UsageError(
-        `run record ${displayDir(newest.dir)} cannot be rerun: ${(err as Error).message}`,
-        'launch the preset by name instead',
-      );
-    }
-    return { setup, source: `--last (${newest.json.id})` };
+    return { setup: await loadPreset(ref), source: ref, record: null };
   }
-  if (ref === undefined)
+  if (ref !== undefined)
     throw new UsageError(
-      'which preset? give a preset name or file',
-      'see `zerowiz preset list`, or `zerowiz launch --last` to rerun the newest run',
+      'give either a preset or --last, not both',
+      '`zerowiz launch --last` runs the newest record of `zerowiz runs` again',
     );
-  return { setup: await loadPreset(ref), source: ref };
+  const { records, damaged } = listRunRecords();
+  const newest = records[0];
+  reportDamaged(newest ? damaged.filter((d) => dirname(d.path) > newest.dir) : damaged);
+  if (!newest)
+    throw new UsageError(
+      'no run recorded in this directory',
+      `start one with \`${start} NAME\` (records go to .zerowiz/runs/)`,
+    );
+  try {
+    return { setup: readRecordSetup(newest), source: `--last (${newest.json.id})`, record: newest };
+  } catch (err) {
+    throw new UsageError(
+      `run record ${displayDir(newest.dir)} cannot be rerun: ${(err as Error).message}`,
+      'launch the preset by name instead',
+    );
+  }
 }
 
 /** `zerowiz launch`: the launch lifecycle, with the pane when stdin and stdout are a terminal. */
 export async function launchCommand(ref: string | undefined, flags: LaunchFlags, ctx: CommandContext): Promise<number> {
+  if (!flags.slurm && !flags.last && slurmFlagsGiven(flags)) throw slurmFlagsAlone();
+  const from = await resolveLaunchSource(ref, flags);
   // Slurm (src/slurm/): --slurm, or --last when the newest run was a Slurm job.
-  if (flags.slurm || (flags.last && listRunRecords().records[0]?.json.slurm))
-    return (await import('./launch-slurm-run.js')).slurmLaunchCommand(ref, flags, ctx);
-  if (slurmFlagsGiven(flags))
-    throw new UsageError(
-      '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
-      'add --slurm to submit the steps as a Slurm job',
-    );
-  const { setup, source } = await resolveSetup(ref, flags);
-  return launchFromCli(setup, source, flags, ctx);
+  if (flags.slurm || from.record?.json.slurm)
+    return (await import('./launch-slurm-run.js')).slurmLaunchCommand(from, flags, ctx);
+  if (slurmFlagsGiven(flags)) throw slurmFlagsAlone();
+  return launchFromCli(from.setup, from.source, flags, ctx);
+}
+
+function slurmFlagsAlone(): UsageError {
+  return new UsageError(
+    '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
+    'add --slurm to submit the steps as a Slurm job',
+  );
 }
 
 /** Whether the terminal can hold the pane: both stdin and stdout are one. */

@@ -7,9 +7,7 @@
 import type { CommandContext } from './context.js';
 import { UsageError } from '../errors.js';
 import { launch, type LaunchRequest } from '../launch/lifecycle.js';
-import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
-import { writeErr } from '../terminal.js';
-import { loadPreset } from '../presets.js';
+import { displayDir, type RunRecord } from '../launch/record.js';
 import type { Setup } from '../setup.js';
 import { describeJob, queryJob } from '../slurm/job.js';
 import { recordJobSetup, slurmAttachKind, slurmLaunchKind } from '../slurm/kind.js';
@@ -28,64 +26,34 @@ function ctxOf(): SlurmContext {
 
 const err = (line: string) => process.stderr.write(`zerowiz: ${line}\n`);
 
-/** The setup and the request: from the preset and flags, or from the newest record (--last) and flags. */
-async function resolveRequest(
-  ref: string | undefined,
-  flags: LaunchFlags & SlurmFlags,
-): Promise<{ setup: Setup; source: string; req: SlurmRequest }> {
+/**
+ * The job's request: the flags, and for --last what the newest record's job asked for where a flag does not
+ * say (the setup itself comes from resolveLaunchSource, as for a local run).
+ */
+function requestOf(record: RunRecord | null, flags: LaunchFlags & SlurmFlags): SlurmRequest {
   const given = sbatchOptionsOf(flags);
   const nodes = flags.nodes !== undefined ? parseShapeFlag('--nodes', flags.nodes) : undefined;
   const gpus = flags.gpusPerNode !== undefined ? parseShapeFlag('--gpus-per-node', flags.gpusPerNode) : undefined;
-  if (!flags.last) {
-    if (ref === undefined)
-      throw new UsageError(
-        'which preset? give a preset name or file',
-        'see `zerowiz preset list`, or `zerowiz launch --last` to submit the newest run again',
-      );
-    return { setup: await loadPreset(ref), source: ref, req: { nodes, gpusPerNode: gpus, options: given } };
-  }
-  if (ref !== undefined)
-    throw new UsageError(
-      'give either a preset or --last, not both',
-      '`zerowiz launch --last` submits the newest record of `zerowiz runs` again',
-    );
-  const { records, damaged } = listRunRecords();
-  const newest = records[0];
-  for (const d of damaged) writeErr(`zerowiz: skipped a damaged run record: ${displayDir(d.path)}: ${d.problem}\n`);
-  if (!newest)
-    throw new UsageError('no run recorded in this directory', 'start one with `zerowiz launch NAME --slurm`');
-  let setup: Setup;
-  try {
-    setup = readRecordSetup(newest);
-  } catch (err) {
-    throw new UsageError(
-      `run record ${displayDir(newest.dir)} cannot be rerun: ${(err as Error).message}`,
-      'launch the preset by name instead',
-    );
-  }
-  const was = newest.json.slurm;
+  const was = record?.json.slurm;
+  if (!was) return { nodes, gpusPerNode: gpus, options: given };
   const options: SbatchOptions = {
-    partition: given.partition ?? was?.options.partition,
-    time: given.time ?? was?.options.time,
-    account: given.account ?? was?.options.account,
-    qos: given.qos ?? was?.options.qos,
-    extra: given.extra.length > 0 ? given.extra : (was?.options.extra ?? []),
+    partition: given.partition ?? was.options.partition,
+    time: given.time ?? was.options.time,
+    account: given.account ?? was.options.account,
+    qos: given.qos ?? was.options.qos,
+    extra: given.extra.length > 0 ? given.extra : was.options.extra,
   };
-  return {
-    setup,
-    source: `--last (${newest.json.id})`,
-    req: { nodes: nodes ?? was?.shape.nodes, gpusPerNode: gpus ?? was?.shape.gpusPerNode, options },
-  };
+  return { nodes: nodes ?? was.shape.nodes, gpusPerNode: gpus ?? was.shape.gpusPerNode, options };
 }
 
 /** `zerowiz launch NAME|FILE --slurm [...]` and `zerowiz launch --last` of a Slurm run. */
 export async function slurmLaunchCommand(
-  ref: string | undefined,
+  from: { setup: Setup; source: string; record: RunRecord | null },
   flags: LaunchFlags & SlurmFlags,
   ctx: CommandContext,
 ): Promise<number> {
-  const { setup, source, req } = await resolveRequest(ref, flags);
-  return launchFromCli(setup, source, flags, ctx, { kind: slurmLaunchKind(req, ctxOf()), closeOnEnd: true });
+  const req = requestOf(from.record, flags);
+  return launchFromCli(from.setup, from.source, flags, ctx, { kind: slurmLaunchKind(req, ctxOf()), closeOnEnd: true });
 }
 
 /** The wizard's "Submit to Slurm": the same run kind and lifecycle as `zerowiz launch --slurm`. */

@@ -9,7 +9,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { Setup } from '../setup.js';
 import { trainingScript } from './preflight.js';
 
 /** The flag that turns DiffSynth's CSV loss log on. */
