@@ -41,7 +41,8 @@ import {
   storageOf,
   storageWarnings,
 } from '../src/slurm/preflight.js';
-import { jobEnding } from '../src/slurm/record.js';
+import { createSlurmRecord, jobEnding, recordSubmitted } from '../src/slurm/record.js';
+import { SlurmFollower } from '../src/slurm/follow.js';
 import { checkOptions } from '../src/slurm/launch.js';
 import { UsageError } from '../src/errors.js';
 
@@ -525,6 +526,64 @@ describe("how a job's end settles its passes", () => {
     expect(t.steps.map((s) => s.status)).toEqual(['done', 'stopped']);
     expect(t.outcome).toBe('failed');
     expect(jobEnding(1, marks('zerowiz-step 1 start 1'), job('NODE_FAIL'), 9).steps[0]!.status).toBe('failed');
+  });
+
+  it('a pass whose shell wrote its exit mark as the time limit or scancel hit it was stopped, not failed', () => {
+    const t = jobEnding(2, marks('zerowiz-step 1 start 1', 'zerowiz-step 1 exit 143 5'), job('TIMEOUT'), 9);
+    expect(t.steps.map((s) => [s.status, s.exitCode, s.endedAt])).toEqual([
+      ['stopped', 143, 5],
+      ['pending', null, null],
+    ]);
+    expect(t).toMatchObject({ outcome: 'failed', exitCode: 1, failedStep: 0 });
+    const c = jobEnding(2, marks('zerowiz-step 1 start 1', 'zerowiz-step 1 exit 143 5'), job('CANCELLED'), 9);
+    expect(c.steps.map((s) => s.status)).toEqual(['stopped', 'pending']);
+    expect(c.outcome).toBe('interrupted');
+    // A pass that failed by itself before the job failed stays failed.
+    const f = jobEnding(2, marks('zerowiz-step 1 start 1', 'zerowiz-step 1 exit 143 5'), job('FAILED'), 9);
+    expect(f.steps[0]!.status).toBe('failed');
+  });
+
+  it('the follower: a pass whose exit mark came with the time limit ends stopped, in the outcome and the record', async () => {
+    const d = tmp();
+    const setup = await loadPreset('qwen-image-lora-lowvram');
+    const rec = createSlurmRecord({
+      cwd: d,
+      setup,
+      slurmSetup: setup,
+      source: 'test',
+      accelerate: { path: FAKE, display: 'accelerate' },
+      shape: { nodes: 1, gpusPerNode: 1 },
+      options: { extra: [] },
+      changes: [],
+      commandTexts: ['a', 'b'],
+    });
+    recordSubmitted(rec, '7', null);
+    // What the batch shell wrote before Slurm's SIGTERM reached it: pass 1 started, srun ended 143.
+    writeFileSync(
+      join(rec.dir, rec.json.slurm!.output.replace('%j', '7')),
+      'zerowiz-step 1 start 1000\nzerowiz: pass 1/2 data_process failed (exit 143)\nzerowiz-step 1 exit 143 5000\n',
+    );
+    const bin = join(d, 'bin');
+    mkdirSync(bin);
+    const line = SCONTROL_DONE.replace('JobId=1 ', 'JobId=7 ')
+      .replace('JobState=COMPLETED', 'JobState=TIMEOUT')
+      .replace('Reason=None', 'Reason=TimeLimit')
+      .replace('TimeLimit=UNLIMITED', 'TimeLimit=00:01:00')
+      .replace('ExitCode=0:0', 'ExitCode=0:15');
+    writeFileSync(join(bin, 'scontrol'), `#!/bin/sh\nprintf '%s' '${line.trim()}'\n`);
+    chmodSync(join(bin, 'scontrol'), 0o755);
+    const f = new SlurmFollower({
+      record: rec,
+      ctx: { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, cwd: d },
+      stateMs: 10,
+      tailMs: 10,
+    });
+    const o = await f.run();
+    expect(f.job?.phase).toBe('timeout');
+    expect(o).toMatchObject({ outcome: 'failed', exitCode: 1, failedStep: 0 });
+    expect(o.results.map((r) => r && [r.status, r.exitCode])).toEqual([['stopped', 143], null]);
+    const saved = JSON.parse(readFileSync(join(rec.dir, 'run.json'), 'utf8')) as { steps: { status: string }[] };
+    expect(saved.steps.map((s) => s.status)).toEqual(['stopped', 'pending']);
   });
 
   it('reads only well-formed marks', () => {

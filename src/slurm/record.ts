@@ -166,6 +166,11 @@ export function jobEnding(stepCount: number, marks: StepMark[], job: JobInfo | n
     s.status = stopped ? 'stopped' : 'failed';
     s.endedAt = endedAt;
   }
+  // Slurm signals the job's steps before the batch shell at a time limit or a scancel: the shell may live
+  // long enough to write the pass's exit mark (srun's 143, say). That pass was stopped by the job's end,
+  // not failed by itself; it keeps the code it wrote.
+  const last = steps.findLastIndex((s) => s.status !== 'pending');
+  if (stopped && last !== -1 && steps[last]!.status === 'failed') steps[last]!.status = 'stopped';
   const failedStep = steps.findIndex((s) => s.status === 'failed' || s.status === 'stopped');
   const allDone = steps.every((s) => s.status === 'done');
   const outcome: JobEnding['outcome'] =
