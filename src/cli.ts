@@ -1,6 +1,6 @@
 /** The command-line surface (commander). Each subcommand lives in src/commands/. */
 import { Command, Option } from 'commander';
-import { expandPath, processContext } from './expand.js';
+import { pathFlag } from './expand.js';
 import { UsageError } from './errors.js';
 import type { UiLoaders } from './ui.js';
 import type { CommandContext } from './commands/context.js';
@@ -60,12 +60,8 @@ export function buildProgram(ui: UiLoaders): Program {
         );
       }
       let configPath: string | undefined;
-      if (opts.config !== undefined) {
-        // As a shell would read it: `~`, `$VAR`, relative to the launch directory.
-        const x = expandPath(opts.config, processContext());
-        if (!x.ok) throw new UsageError(`--config: ${x.error}`, x.hint);
-        configPath = x.value;
-      }
+      // As a shell would read it: `~`, `$VAR`, relative to the launch directory.
+      if (opts.config !== undefined) configPath = pathFlag('--config', opts.config);
       ctx.setExitCode(await ui.runWizard({ configPath }));
     });
   for (const register of [

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
+import { UsageError } from './errors.js';
 
 /** What expansion reads: the environment, the launch directory, and how to find a user's home. */
 export interface ExpandContext {
@@ -113,6 +114,13 @@ export function expandPath(text: string, ctx: ExpandContext): Expanded {
   if (!w.ok) return w;
   const abs = isAbsolute(w.value) ? resolve(w.value) : resolve(ctx.cwd, w.value);
   return { ok: true, value: abs, changed: abs !== text };
+}
+
+/** A path flag as the user meant it (`~`, `$VAR`, relative to the launch directory); UsageError naming the flag. */
+export function pathFlag(flag: string, value: string, ctx: ExpandContext = processContext()): string {
+  const x = expandPath(value, ctx);
+  if (!x.ok) throw new UsageError(`${flag}: ${x.error}`, x.hint);
+  return x.value;
 }
 
 /** The home directory of `user` from /etc/passwd (what `~user` reads), or null when there is none. */

@@ -1,5 +1,5 @@
 /** `zerowiz estimate`'s work, loaded only when the command runs (the model catalog needs yaml and zod). */
-import { expandPath, processContext } from '../expand.js';
+import { pathFlag } from '../expand.js';
 import type { EstimateFlags } from './estimate.js';
 import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
@@ -138,9 +138,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     notes.push('--nvme-path is not used with --no-nvme (no NVMe rows are shown).');
   if (flags.nvmePath !== undefined) {
     // As a shell would read it: `~`, `$VAR`, relative to the launch directory.
-    const x = expandPath(flags.nvmePath, processContext());
-    if (!x.ok) throw new UsageError(`--nvme-path: ${x.error}`, x.hint);
-    flags = { ...flags, nvmePath: x.value };
+    flags = { ...flags, nvmePath: pathFlag('--nvme-path', flags.nvmePath) };
   }
   if (flags.detect || flags.nvmePath !== undefined) {
     detection = await detectHost({ nvmePath: flags.nvmePath ?? null, topology: flags.detect === true });

@@ -11,7 +11,7 @@ import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '..
 import { formatChange, parseShapeFlag, shapeOfSetup, slurmFindings, slurmSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
 import { formatFinding } from '../validate.js';
-import { pathFlag } from './setup-from-flags.js';
+import { pathFlag } from '../expand.js';
 import { configTexts, formatWrite, setupInDir, writeFilesTogether, type FileToWrite } from '../write.js';
 import type { ExportFlags } from './export.js';
 

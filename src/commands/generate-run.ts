@@ -7,8 +7,9 @@ import { formatWrite, setupInDir, writeConfigFiles } from '../write.js';
 import { launchLines } from '../setup.js';
 import { whichSync } from '../launch/preflight.js';
 import { envFromDetection, processPlan } from '../processes.js';
-import type { DetectedEnv } from '../questions.js';
-import { pathFlag, setupFromOptions } from './setup-from-flags.js';
+import { withDefaults, type DetectedEnv } from '../questions.js';
+import { pathFlag } from '../expand.js';
+import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings } from './report.js';
 
 /** Validates, then prints or writes; resolves with the exit code. */
@@ -24,7 +25,8 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   if (typeof opts.out === 'string' && opts.out.trim() === '')
     throw new UsageError('--out is empty', 'give a directory, e.g. --out . or --out ./configs');
   const out = typeof opts.out === 'string' ? pathFlag('--out', opts.out) : undefined;
-  let { setup, flagged, given } = setupFromOptions(opts);
+  const { flagged, given, setup: fromFlags } = setupFromOptions(opts);
+  let setup = fromFlags;
   // The process count: the flag, the preset's or the imported file's; else the GPUs detected here x the
   // machines (as the wizard's default), and a flag is checked against them.
   let env: DetectedEnv | null = null;
@@ -32,7 +34,8 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   if ((!('num_processes' in given) || flagged.includes('num_processes')) && whichSync('nvidia-smi') !== null) {
     const { detectHost } = await import('../detect.js');
     env = envFromDetection(await detectHost({}));
-    ({ setup, flagged, given } = setupFromOptions(opts, env));
+    // Only the defaults depend on what was detected: the preset or --from file is not read again.
+    setup = { ...setup, answers: withDefaults(given, env) };
   }
   if (out !== undefined) setup = setupInDir(setup, out);
   const plan = env ? processPlan(given, env) : null;

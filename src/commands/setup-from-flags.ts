@@ -1,6 +1,6 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
 import { UsageError } from '../errors.js';
-import { expandPath, expandPathAnswer, processContext, type ExpandContext } from '../expand.js';
+import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../expand.js';
 import { findPreset } from '../presets.js';
 import {
   flagName,
@@ -15,13 +15,6 @@ import {
 import { importAccelerateConfig } from '../import.js';
 import { DEFAULT_FILES, dropKeptFor, type Setup } from '../setup.js';
 import { answersFromOptions } from './answer-flags.js';
-
-/** A path flag as the user meant it (`~`, `$VAR`, relative to the launch directory); UsageError naming the flag. */
-export function pathFlag(flag: string, value: string, ctx: ExpandContext = processContext()): string {
-  const x = expandPath(value, ctx);
-  if (!x.ok) throw new UsageError(`${flag}: ${x.error}`, x.hint);
-  return x.value;
-}
 
 /**
  * Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. Path
