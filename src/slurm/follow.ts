@@ -380,11 +380,9 @@ export class SlurmFollower implements RunControl {
     }
     const ending = jobEnding(this.tails.length, this.marks, this.job, endedAt);
     ending.steps.forEach((s, i) => {
+      // A pass whose exit mark came as the job was cancelled or timed out: stopped, not failed (jobEnding).
       const seen = this.results[i];
-      // A pass whose exit mark came as the job was cancelled or timed out: stopped, not failed.
-      if (this.ended[i] && seen && seen.status !== s.status && s.status === 'stopped') {
-        this.results[i] = { ...seen, status: 'stopped' };
-      }
+      if (seen && s.status === 'stopped') this.results[i] = { ...seen, status: 'stopped' };
       if (this.ended[i] || s.status === 'pending') return;
       this.endStep(i, {
         status: s.status === 'done' ? 'done' : s.status === 'stopped' ? 'stopped' : 'failed',

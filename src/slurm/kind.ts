@@ -11,12 +11,11 @@ import { displayDir, readRecordSetup, type RunRecord } from '../launch/record.js
 import {
   formatFindings,
   type Detachable,
-  type LaunchSession,
   type PreparedLaunch,
   type RunKind,
 } from '../launch/session.js';
 import { parseAnswers, withDefaults } from '../questions.js';
-import type { Setup } from '../setup.js';
+import { DEFAULT_FILES, type Setup } from '../setup.js';
 import { whichSync } from '../launch/preflight.js';
 import { SlurmFollower } from './follow.js';
 import { describeJob, timeoutHint } from './job.js';
@@ -35,7 +34,7 @@ import { slurmSetup } from './shape.js';
 import type { SlurmContext } from './tools.js';
 
 /** What the summary says instead of GPU figures: nvidia-smi here sees none of the job's GPUs. */
-export const SLURM_NO_TELEMETRY = "the GPUs are on the job's nodes";
+const SLURM_NO_TELEMETRY = "the GPUs are on the job's nodes";
 
 /** The commands of a record as the summary and stream mode show them (what each node runs). */
 function recordCommands(record: RunRecord): PreparedCommand[] {
@@ -43,18 +42,16 @@ function recordCommands(record: RunRecord): PreparedCommand[] {
 }
 
 /** The kind's parts that follow a job, shared by launch --slurm and attach. */
-function followingKind(ctx: SlurmContext): RunKind & { follower(): SlurmFollower } {
+function followingKind(ctx: SlurmContext): RunKind {
   let follower: SlurmFollower | null = null;
   const f = () => {
     if (!follower) throw new Error('the Slurm follower is made by create()');
     return follower;
   };
-  const jobOf = (s: LaunchSession) => s.record.json.slurm?.jobId ?? '?';
   return {
     runsHere: false,
     noTelemetry: SLURM_NO_TELEMETRY,
     keepsRecord: true,
-    follower: f,
     create(_prepared, record) {
       follower = new SlurmFollower({ record, ctx });
       return follower;
@@ -71,12 +68,12 @@ function followingKind(ctx: SlurmContext): RunKind & { follower(): SlurmFollower
       };
     },
     streamIntro: (s) =>
-      `run ${s.record.json.id}: Slurm job ${jobOf(s)}, ${s.model.steps.length} pass(es); record in ${displayDir(s.record.dir, s.prepared.cwd)}`,
+      `run ${s.record.json.id}: Slurm job ${f().jobId}, ${s.model.steps.length} pass(es); record in ${displayDir(s.record.dir, s.prepared.cwd)}`,
     stepIntro: (s, i) => `pass ${i + 1}/${s.model.steps.length} ${s.model.steps[i]?.name} started on every node`,
-    stoppingNote: (s) => `cancelling Slurm job ${jobOf(s)} (scancel)`,
+    stoppingNote: () => `cancelling Slurm job ${f().jobId} (scancel)`,
     endLines(s) {
       const fl = f();
-      const jobId = jobOf(s);
+      const jobId = fl.jobId;
       if (fl.detached) {
         return [
           `Slurm job ${jobId} keeps running (${fl.job ? describeJob(fl.job) : 'submitted'}); zerowiz no longer follows it`,
@@ -183,7 +180,7 @@ export function recordJobSetup(record: RunRecord): Setup {
     return {
       name: record.json.name,
       answers: withDefaults(parseAnswers({})),
-      files: { accelerateConfig: 'accelerate_config.yaml', dsConfig: 'ds_config.json' },
+      files: { ...DEFAULT_FILES },
       steps: [],
     };
   }
