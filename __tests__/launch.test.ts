@@ -233,4 +233,27 @@ describe('a step pinned to the config without DeepSpeed', () => {
     const sh = readFileSync(join(d, '.zerowiz', 'runs', id!, 'commands.sh'), 'utf8');
     expect(sh).toContain(`"$RUN_DIR/"${copy!.copy} cfg/accelerate_no_deepspeed.yaml`);
   });
+
+  it('--dry-run names that config among the files a real launch writes, and alone when no step uses the setup config', async () => {
+    const d = tmp(['train.py']);
+    const preset = readFileSync(TWO_STEP, 'utf8').replace(
+      'args: [train.py, --task, "sft:data_process"',
+      'args: [--config_file, cfg/accelerate_no_deepspeed.yaml, train.py, --task, "sft:data_process"',
+    );
+    writeFileSync(join(d, 'pinned.yaml'), preset);
+    const r = await zerowiz(['launch', 'pinned.yaml', '--dry-run', '--accelerate', FAKE], d);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      '# a real launch first writes cfg/accelerate_config.yaml, cfg/ds_config.json and cfg/accelerate_no_deepspeed.yaml\n',
+    );
+    // Only the pinned data pass: the setup's YAML and JSON are not written, the pinned config is.
+    const dataOnly = preset.replace(/\n {2}- name: train\n[\s\S]*$/, '\n');
+    expect(dataOnly).not.toContain('name: train');
+    writeFileSync(join(d, 'data.yaml'), dataOnly);
+    const only = await zerowiz(['launch', 'data.yaml', '--dry-run', '--accelerate', FAKE], d);
+    expect(only.code, only.stderr).toBe(0);
+    expect(only.stdout).toContain('# a real launch first writes cfg/accelerate_no_deepspeed.yaml\n');
+    expect(existsSync(join(d, 'cfg'))).toBe(false);
+    expect(existsSync(join(d, '.zerowiz'))).toBe(false);
+  });
 });

@@ -4,14 +4,12 @@
  * config files, the run record with its watchdog, the run with its subscribers (the watch, the pane model,
  * the record keeper), the stop signals and the summary after it ends.
  */
-import { isAbsolute, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { topology } from '../estimate-input.js';
 import type { Setup } from '../setup.js';
 import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
-import { extraConfigFiles } from '../accelerate-config.js';
-import { writeConfigFiles, writeFilesTogether, type WriteResult } from '../write.js';
+import type { WriteResult } from '../write.js';
 import type { AlertContext } from './alerts.js';
 import { CSV_LOG_FLAG, planCsvLog } from './diffsynth.js';
 import { launchEstimate, type LaunchEstimate } from './fit.js';
@@ -297,19 +295,6 @@ export interface StartOptions {
   ringLines?: number;
   /** The watchdog, told about every process group (the steps' and the telemetry's). */
   guard?: Watchdog | null;
-}
-
-/** Writes the config files the steps use (backups, atomic); [] when no step uses them. */
-export async function writeLaunchConfigs(prepared: PreparedLaunch): Promise<WriteResult[]> {
-  const { setup, cwd } = prepared;
-  // The setup's YAML and JSON (and a pinned config without DeepSpeed) when a step uses them; else only
-  // the pinned config, which a step without the setup's config may still name.
-  if (prepared.commands.some((c) => c.usesConfig)) return writeConfigFiles(setup, cwd);
-  const extra = extraConfigFiles(setup).map((f) => ({
-    path: isAbsolute(f.path) ? f.path : join(cwd, f.path),
-    text: f.text,
-  }));
-  return extra.length > 0 ? writeFilesTogether(extra) : [];
 }
 
 /**
