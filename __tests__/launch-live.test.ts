@@ -3,16 +3,32 @@
  * GPUs a run's bars show, and stream mode's spacing for a bar without a total (run.json's `estimate` and
  * `live` blocks read back: record-read.test.ts).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { launchEstimate } from '../src/launch/fit.js';
 import { parseProgress } from '../src/launch/logparse.js';
-import { runGpus, type PreparedLaunch } from '../src/launch/session.js';
+import { createRunRecord } from '../src/launch/record.js';
+import type { PipelineListener, RunControl } from '../src/launch/runner.js';
+import {
+  prepareLaunch,
+  runGpus,
+  startSession,
+  type LaunchSession,
+  type PreparedLaunch,
+  type RunKind,
+} from '../src/launch/session.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
 import { loadPreset } from '../src/presets.js';
 import { ROOT } from './helpers/paths.js';
 
 const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
+const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 const GIB = 2 ** 30;
 
 describe('the estimate a launch is compared with', () => {
@@ -103,5 +119,50 @@ describe('stream mode, a bar without a total', () => {
     expect(lines.length).toBeLessThan(3 * 1440 + 400);
     const last = lines.slice(-2).map((l) => Number(/Steps: (\d+)it/.exec(l)?.[1]));
     expect((last[1]! - last[0]!) * 1000).toBe(PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS);
+  });
+});
+
+describe('the free port the port-in-use alert suggests', () => {
+  /** A session over a run that only reports a step start, of a kind whose steps run here or elsewhere. */
+  async function sessionStarted(runsHere: boolean): Promise<LaunchSession> {
+    const cwd = mkdtempSync(join(tmpdir(), 'zw-free-port-'));
+    dirs.push(cwd);
+    writeFileSync(join(cwd, 'train.py'), '');
+    const setup = await loadPreset(TWO_STEP);
+    const prepared = prepareLaunch(setup, { source: 'test', cwd, dryRun: true, env: {} });
+    const record = createRunRecord({
+      cwd,
+      setup,
+      source: 'test',
+      commands: prepared.commands,
+      accelerate: { path: 'accelerate', display: 'accelerate' },
+    });
+    const listeners: PipelineListener[] = [];
+    const control: RunControl = {
+      stepNames: prepared.commands.map((c) => c.step),
+      result: null,
+      stopping: false,
+      subscribe: (l) => {
+        listeners.push(l);
+        return () => undefined;
+      },
+      run: () => new Promise(() => undefined),
+      stop: async () => undefined,
+      killNow: () => undefined,
+      stopLogging: () => undefined,
+    };
+    const kind: RunKind = { runsHere, create: () => control };
+    const session = startSession(prepared, { record, writes: [] }, kind);
+    for (const l of listeners) l.stepStart?.(0, { pid: null, startedAt: Date.now() });
+    return session;
+  }
+
+  it('is looked for on this machine when the steps run here, never for a run elsewhere (a Slurm job)', async () => {
+    const here = await sessionStarted(true);
+    await vi.waitFor(() => expect(here.watch.alerts.ctx.freePort).toEqual(expect.any(Number)), { timeout: 5_000 });
+    const elsewhere = await sessionStarted(false);
+    // Time enough for a look-up (the one above took a few milliseconds).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(elsewhere.watch.alerts.ctx.freePort).toBeNull();
   });
 });

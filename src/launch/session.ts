@@ -439,13 +439,15 @@ export function startSession(
   const keeps = kind.keepsRecord === true;
   pipeline.subscribe({
     stepStart: (i, info) => {
-      // A free port for the port-in-use alert's fix, found while the step starts.
-      findFreePort().then(
-        (p) => {
-          alertContext.freePort = p;
-        },
-        () => undefined,
-      );
+      // A free port for the port-in-use alert's fix, found while the step starts; only where the step runs
+      // (a port free here says nothing of a Slurm node's).
+      if (kind.runsHere)
+        findFreePort().then(
+          (p) => {
+            alertContext.freePort = p;
+          },
+          () => undefined,
+        );
       if (keeps) return;
       recordStepStart(record, i, info.startedAt);
       save();
