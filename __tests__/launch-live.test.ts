@@ -12,12 +12,14 @@ import { parseProgress } from '../src/launch/logparse.js';
 import { createRunRecord } from '../src/launch/record.js';
 import type { PipelineListener, RunControl } from '../src/launch/runner.js';
 import {
+  LaunchStops,
   prepareLaunch,
   runGpus,
   startSession,
   type LaunchSession,
   type PreparedLaunch,
   type RunKind,
+  type StopAnswer,
 } from '../src/launch/session.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
 import { loadPreset } from '../src/presets.js';
@@ -164,5 +166,39 @@ describe('the free port the port-in-use alert suggests', () => {
     // Time enough for a look-up (the one above took a few milliseconds).
     await new Promise((r) => setTimeout(r, 300));
     expect(elsewhere.watch.alerts.ctx.freePort).toBeNull();
+  });
+});
+
+describe('Ctrl+C in stream mode for a run that outlives zerowiz', () => {
+  it('LaunchStops reads the answer (y or yes stops, d leaves, anything else keeps following) and says what it did', () => {
+    const stop = vi.fn(async () => undefined);
+    const detach = vi.fn();
+    const session = {
+      detachable: { detach, detached: false, panePrompt: '', streamQuestion: 'stop it?' },
+      pipeline: { stopping: false },
+      stop,
+      killNow: vi.fn(),
+    } as unknown as LaunchSession;
+    const stops = new LaunchStops();
+    try {
+      stops.attach(session);
+      let asked: ((line: string | null) => StopAnswer) | null = null;
+      stops.asker = (question, answer) => {
+        expect(question).toBe('stop it?');
+        asked = answer;
+        return () => undefined;
+      };
+      // Each Ctrl+C asks; the line is passed on as typed: the asker does not read it itself.
+      const said = ['', 'maybe', 'D', ' Yes ', 'y'].map((line) => {
+        asked = null;
+        process.emit('SIGINT', 'SIGINT');
+        return asked!(line);
+      });
+      expect(said).toEqual(['follow', 'follow', 'detach', 'stop', 'stop']);
+      expect(detach).toHaveBeenCalledTimes(1);
+      expect(stop).toHaveBeenCalledTimes(2);
+    } finally {
+      stops.close();
+    }
   });
 });

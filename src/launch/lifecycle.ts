@@ -275,9 +275,7 @@ export async function runStream(session: LaunchSession, out: TextSink, stops?: L
       const q = askLine(`\nzerowiz: ${question} `);
       void q.answer.then((line) => {
         if (line === null) return;
-        const a = line.toLowerCase();
-        answer(a);
-        if (a !== 'y' && a !== 'yes' && a !== 'd') printer.note('still following');
+        if (answer(line) === 'follow') printer.note('still following');
       });
       return q.withdraw;
     };

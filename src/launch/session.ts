@@ -516,6 +516,9 @@ export function startSession(
   };
 }
 
+/** What LaunchStops did with the answer to its stop question: stopped the run, left it, or kept following it. */
+export type StopAnswer = 'stop' | 'detach' | 'follow';
+
 /**
  * SIGINT, SIGTERM and SIGHUP to zerowiz (and the terminal going away without a signal) as stop requests for a
  * launch, from before its session exists until it ends: the run is stopped cleanly (a second SIGINT kills
@@ -531,10 +534,11 @@ export class LaunchStops {
   /** Whether a stop was requested. */
   requested = false;
   /**
-   * Asks the user a question on the terminal and calls `answer` with the line typed (null when cut short);
-   * returns the function that withdraws the question. Set by stream mode when stdin is a terminal.
+   * Asks the user a question on the terminal and calls `answer` with the line typed (null when cut short),
+   * which says what was done about it; returns the function that withdraws the question. Set by stream mode
+   * when stdin is a terminal.
    */
-  asker: ((question: string, answer: (line: string | null) => void) => () => void) | null = null;
+  asker: ((question: string, answer: (line: string | null) => StopAnswer) => () => void) | null = null;
   private sigints = 0;
   private session: LaunchSession | null = null;
   private withdraw: (() => void) | null = null;
@@ -573,8 +577,15 @@ export class LaunchStops {
     this.withdraw = this.asker(d.streamQuestion, (line) => {
       this.withdraw = null;
       const a = (line ?? '').trim().toLowerCase();
-      if (a === 'y' || a === 'yes') void s.stop();
-      else if (a === 'd') d.detach();
+      if (a === 'y' || a === 'yes') {
+        void s.stop();
+        return 'stop';
+      }
+      if (a === 'd') {
+        d.detach();
+        return 'detach';
+      }
+      return 'follow';
     });
   }
 
