@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { estimateModes } from '../src/estimate.js';
 import { launchEstimate } from '../src/launch/fit.js';
 import { parseProgress } from '../src/launch/logparse.js';
 import { createRunRecord } from '../src/launch/record.js';
@@ -23,6 +24,7 @@ import {
 } from '../src/launch/session.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
 import { loadPreset } from '../src/presets.js';
+import { ownModeEstimate } from '../src/validate.js';
 import { ROOT } from './helpers/paths.js';
 
 const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
@@ -77,6 +79,20 @@ describe('the estimate a launch is compared with', () => {
     expect(offload.hostWhatFits()).toBe(
       'ZeRO-3 (--mode 3) needs 0 B of CPU memory per node against 117.3 GiB for ZeRO-3 offload, and fits the GPU by the estimate',
     );
+  });
+
+  it("is the same row the fit check finds, read from an estimate of every mode when that holds the setup's placement", async () => {
+    const setup = await loadPreset(HF_EIGHT);
+    const own = ownModeEstimate(setup.answers)!;
+    expect(launchEstimate(setup)!.json.gpuBytesPerGpu).toBe(own.row.gpuNeedBytes);
+    const report = estimateModes(own.input);
+    expect(report.modes).toContain(own.rowIn(report));
+    expect(own.rowIn(report)).toEqual(own.row);
+    // ZeRO-3 offload with the parameters kept on the GPU is no row of the table: computed on its input.
+    const kept = ownModeEstimate({ ...setup.answers, mode: '3-offload', offload_param_device: 'none' })!;
+    const all = estimateModes(kept.input);
+    expect(all.modes).not.toContain(kept.rowIn(all));
+    expect(kept.rowIn(all)).toEqual(kept.row);
   });
 
   it('is absent without a model size, and never throws on answers it cannot estimate', async () => {
