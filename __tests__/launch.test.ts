@@ -150,6 +150,62 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     expect(json[0]?.source).toBe(`--last (${id})`);
   });
 
+  it("`runs` shows each step's last loss, and the lowest only when it is lower", async () => {
+    const d = tmp();
+    const id = '20261130-120000-x';
+    mkdirSync(join(d, '.zerowiz', 'runs', id), { recursive: true });
+    const step = (name: string, lastLoss: number | string, minLoss: number) => ({
+      name,
+      argv: [],
+      usesConfig: false,
+      command: 'accelerate launch train.py',
+      log: `${name}.log`,
+      status: 'done',
+      exitCode: 0,
+      signal: null,
+      startedAt: null,
+      endedAt: null,
+      durationMs: null,
+      live: {
+        metrics: {
+          lossSource: 'csv',
+          lastLoss,
+          minLoss,
+          lossCount: 10,
+          nonFiniteLosses: 0,
+          learningRate: null,
+          ratePerS: null,
+          skippedSteps: 0,
+          lossScale: null,
+          dsPeakAllocatedBytes: null,
+        },
+        gpu: { telemetry: 'ok', reason: null, peaks: [] },
+        alerts: [],
+      },
+    });
+    const json = {
+      version: 1,
+      id,
+      name: 'x',
+      source: 'x',
+      cwd: d,
+      accelerate: { path: FAKE, display: 'accelerate' },
+      startedAt: '2026-11-30T12:00:00.000Z',
+      endedAt: '2026-11-30T12:01:00.000Z',
+      ended: 'succeeded',
+      exitCode: 0,
+      configFiles: [],
+      steps: [step('settled', 0.25, 0.25), step('rising', 0.3, 0.25), step('broken', 'nan', 0.25)],
+      setup: {},
+    };
+    writeFileSync(join(d, '.zerowiz', 'runs', id, 'run.json'), JSON.stringify(json));
+    const r = await zerowiz(['runs'], d);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('\n  settled: loss 0.2500\n');
+    expect(r.stdout).toContain('\n  rising: loss 0.3000 (min 0.2500)\n');
+    expect(r.stdout).toContain('\n  broken: loss nan (min 0.2500)\n');
+  });
+
   it('--dry-run prints the exact commands, shell-quoted, and runs nothing', async () => {
     const d = tmp(['examples/qwen_image/model_training/train.py']);
     const r = await zerowiz(['launch', 'qwen-image-lora-lowvram', '--dry-run', '--accelerate', FAKE], d, {

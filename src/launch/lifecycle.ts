@@ -15,7 +15,7 @@ import type { Setup } from '../setup.js';
 import { inReportOrder, launchConfigFiles, writeLaunchConfigFiles } from '../write.js';
 import { binPath } from './entry.js';
 import { gracePeriods, handOffAtExit } from './group.js';
-import { formatLoss } from './logparse.js';
+import { formatLossPair } from './logparse.js';
 import { formatGiB } from './peaks.js';
 import { displayDir } from './record.js';
 import {
@@ -202,9 +202,7 @@ export function progressExtra(session: LaunchSession, i: number): string {
   const parts: string[] = [];
   const m = session.watch.steps[i]?.metrics;
   if (m && m.lastLoss !== null) {
-    parts.push(
-      `loss ${formatLoss(m.lastLoss)}${m.minLoss !== null && m.minLoss !== m.lastLoss ? ` (min ${formatLoss(m.minLoss)})` : ''}`,
-    );
+    parts.push(`loss ${formatLossPair(m.lastLoss, m.minLoss)}`);
   }
   const t = session.telemetry;
   if (t && (t.state === 'running' || t.state === 'starting')) {

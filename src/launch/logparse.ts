@@ -372,6 +372,15 @@ export function formatLoss(v: number): string {
   return Math.abs(v) >= 1000 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4);
 }
 
+/**
+ * `0.1234 (min 0.1011)`: the last loss and the lowest, the lowest left out when it is the last. `last` may be
+ * run.json's text for a non-finite loss (`nan`, `inf`, `-inf`).
+ */
+export function formatLossPair(last: number | string, min: number | null): string {
+  const lastText = typeof last === 'number' ? formatLoss(last) : last;
+  return min === null || min === last ? lastText : `${lastText} (min ${formatLoss(min)})`;
+}
+
 const SPARK = '▁▂▃▄▅▆▇█';
 
 /** A one-line sparkline of the last `width` values (NaN/infinite values show as a gap). */
