@@ -138,7 +138,23 @@ describe('a run of lines through the step output', () => {
   });
 
   it('finds a bar line wherever it is in a run (mayHoldProgress agrees with mayBeProgress line by line)', () => {
-    const samples = ['', 'a', ']', 'x]', 'x] ', 'x]  \nb', 'a\n[b] c', 'a\n\nb', '\n', 'a\nx]', '[x]\n[y] z', ' ]'];
+    const samples = [
+      '',
+      'a',
+      ']',
+      'x]',
+      'x] ',
+      'x]  \nb',
+      'a\n[b] c',
+      'a\n\nb',
+      '\n',
+      'a\nx]',
+      '[x]\n[y] z',
+      ' ]',
+      'x]\u00a0',
+      'x] \u2003',
+      'x]\u00a0y',
+    ];
     for (const a of samples)
       for (const b of samples) {
         const t = `${a}\n${b}`;
@@ -146,6 +162,14 @@ describe('a run of lines through the step output', () => {
         forEachLine(t, (l) => lines.push(l));
         expect([t, mayHoldProgress(t)]).toEqual([t, lines.some(mayBeProgress)]);
       }
+    // Whatever white space follows the `]`: what trim() takes off, as stream mode compares a bar's last line.
+    for (const ws of [' ', '\t', '\u00a0', '\u2003', '\u3000', '\ufeff', ' \u00a0 '])
+      expect([ws, mayBeProgress(`${BAR(40)}${ws}`), mayHoldProgress(`a\n${BAR(40)}${ws}\nb`)]).toEqual([
+        ws,
+        true,
+        true,
+      ]);
+    expect(mayBeProgress(`${BAR(40)}\u00a0x`)).toBe(false);
   });
 });
 
@@ -250,20 +274,41 @@ describe("the watch's test of a run of lines", () => {
 
 describe('stream mode and the pane model take runs of lines', () => {
   it('prints a run exactly as line by line, and leaves out a bar final state among them', () => {
+    let runs = 0;
     const printOf = (useRuns: boolean, text: string) => {
       let out = '';
       const p = new StreamPrinter({ write: (t) => (out += t) }, ['train'], { now: () => 0 });
       p.progress(0, { ...barProgress(40), text: BAR(40) });
-      if (useRuns) p.lines(0, text);
-      else forEachLine(text, (t) => p.line(0, t));
+      if (useRuns) {
+        // Runs reach stream mode through the step output, which tells a run that may hold a bar line by line.
+        const printer: PipelineListener = {
+          line: (i, t) => p.line(i, t),
+          lines: (i, t) => {
+            runs++;
+            p.lines(i, t);
+          },
+          progress: (i, x) => p.progress(i, x),
+        };
+        const sink = new StepOutput(0, () => [printer]).sink(0);
+        const s = new LineSplitter();
+        s.feed(Buffer.from(`${text}\n`), sink);
+        s.flush(sink);
+      } else forEachLine(text, (t) => p.line(0, t));
       p.flush();
       return out;
     };
     const plain = `${LOG_LINE(1)}\n${LOG_LINE(2)}`;
     expect(printOf(true, plain)).toBe(printOf(false, plain));
+    expect(runs).toBe(1);
     const withBar = `${LOG_LINE(1)}\n${BAR(40)}\n${LOG_LINE(2)}`;
     expect(printOf(true, withBar)).toBe(printOf(false, withBar));
     expect(printOf(true, withBar).match(/40%/g)).toHaveLength(1);
+    // A bar line with other white space after its `]` than spaces (the regexes and the trim allow any).
+    for (const ws of ['\u00a0', '\u3000 ', '\ufeff']) {
+      const odd = `${LOG_LINE(1)}\n${BAR(40)}${ws}\n${LOG_LINE(2)}`;
+      expect(printOf(true, odd)).toBe(printOf(false, odd));
+      expect(printOf(true, odd).match(/40%/g)).toHaveLength(1);
+    }
   });
 
   it('keeps the same ring of lines and count as line by line', () => {

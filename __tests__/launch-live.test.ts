@@ -3,16 +3,36 @@
  * GPUs a run's bars show, and stream mode's spacing for a bar without a total (run.json's `estimate` and
  * `live` blocks read back: record-read.test.ts).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { estimateModes } from '../src/estimate.js';
 import { launchEstimate } from '../src/launch/fit.js';
 import { parseProgress } from '../src/launch/logparse.js';
-import { runGpus, type PreparedLaunch } from '../src/launch/session.js';
+import { createRunRecord } from '../src/launch/record.js';
+import type { PipelineListener, RunControl } from '../src/launch/runner.js';
+import {
+  LaunchStops,
+  prepareLaunch,
+  runGpus,
+  startSession,
+  type LaunchSession,
+  type PreparedLaunch,
+  type RunKind,
+  type StopAnswer,
+} from '../src/launch/session.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
 import { loadPreset } from '../src/presets.js';
+import { ownModeEstimate } from '../src/validate.js';
 import { ROOT } from './helpers/paths.js';
 
 const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
+const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 const GIB = 2 ** 30;
 
 describe('the estimate a launch is compared with', () => {
@@ -61,6 +81,20 @@ describe('the estimate a launch is compared with', () => {
     );
   });
 
+  it("is the same row the fit check finds, read from an estimate of every mode when that holds the setup's placement", async () => {
+    const setup = await loadPreset(HF_EIGHT);
+    const own = ownModeEstimate(setup.answers)!;
+    expect(launchEstimate(setup)!.json.gpuBytesPerGpu).toBe(own.row.gpuNeedBytes);
+    const report = estimateModes(own.input);
+    expect(report.modes).toContain(own.rowIn(report));
+    expect(own.rowIn(report)).toEqual(own.row);
+    // ZeRO-3 offload with the parameters kept on the GPU is no row of the table: computed on its input.
+    const kept = ownModeEstimate({ ...setup.answers, mode: '3-offload', offload_param_device: 'none' })!;
+    const all = estimateModes(kept.input);
+    expect(all.modes).not.toContain(kept.rowIn(all));
+    expect(kept.rowIn(all)).toEqual(kept.row);
+  });
+
   it('is absent without a model size, and never throws on answers it cannot estimate', async () => {
     const setup = await loadPreset(HF_EIGHT);
     expect(launchEstimate({ ...setup, answers: { ...setup.answers, model_params: null } })).toBeNull();
@@ -103,5 +137,84 @@ describe('stream mode, a bar without a total', () => {
     expect(lines.length).toBeLessThan(3 * 1440 + 400);
     const last = lines.slice(-2).map((l) => Number(/Steps: (\d+)it/.exec(l)?.[1]));
     expect((last[1]! - last[0]!) * 1000).toBe(PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS);
+  });
+});
+
+describe('the free port the port-in-use alert suggests', () => {
+  /** A session over a run that only reports a step start, of a kind whose steps run here or elsewhere. */
+  async function sessionStarted(runsHere: boolean): Promise<LaunchSession> {
+    const cwd = mkdtempSync(join(tmpdir(), 'zw-free-port-'));
+    dirs.push(cwd);
+    writeFileSync(join(cwd, 'train.py'), '');
+    const setup = await loadPreset(TWO_STEP);
+    const prepared = prepareLaunch(setup, { source: 'test', cwd, dryRun: true, env: {} });
+    const record = createRunRecord({
+      cwd,
+      setup,
+      source: 'test',
+      commands: prepared.commands,
+      accelerate: { path: 'accelerate', display: 'accelerate' },
+    });
+    const listeners: PipelineListener[] = [];
+    const control: RunControl = {
+      stepNames: prepared.commands.map((c) => c.step),
+      result: null,
+      stopping: false,
+      subscribe: (l) => {
+        listeners.push(l);
+        return () => undefined;
+      },
+      run: () => new Promise(() => undefined),
+      stop: async () => undefined,
+      killNow: () => undefined,
+      stopLogging: () => undefined,
+    };
+    const kind: RunKind = { runsHere, create: () => control };
+    const session = startSession(prepared, { record, writes: [] }, kind);
+    for (const l of listeners) l.stepStart?.(0, { pid: null, startedAt: Date.now() });
+    return session;
+  }
+
+  it('is looked for on this machine when the steps run here, never for a run elsewhere (a Slurm job)', async () => {
+    const here = await sessionStarted(true);
+    await vi.waitFor(() => expect(here.watch.alerts.ctx.freePort).toEqual(expect.any(Number)), { timeout: 5_000 });
+    const elsewhere = await sessionStarted(false);
+    // Time enough for a look-up (the one above took a few milliseconds).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(elsewhere.watch.alerts.ctx.freePort).toBeNull();
+  });
+});
+
+describe('Ctrl+C in stream mode for a run that outlives zerowiz', () => {
+  it('LaunchStops reads the answer (y or yes stops, d leaves, anything else keeps following) and says what it did', () => {
+    const stop = vi.fn(async () => undefined);
+    const detach = vi.fn();
+    const session = {
+      detachable: { detach, detached: false, panePrompt: '', streamQuestion: 'stop it?' },
+      pipeline: { stopping: false },
+      stop,
+      killNow: vi.fn(),
+    } as unknown as LaunchSession;
+    const stops = new LaunchStops();
+    try {
+      stops.attach(session);
+      let asked: ((line: string | null) => StopAnswer) | null = null;
+      stops.asker = (question, answer) => {
+        expect(question).toBe('stop it?');
+        asked = answer;
+        return () => undefined;
+      };
+      // Each Ctrl+C asks; the line is passed on as typed: the asker does not read it itself.
+      const said = ['', 'maybe', 'D', ' Yes ', 'y'].map((line) => {
+        asked = null;
+        process.emit('SIGINT', 'SIGINT');
+        return asked!(line);
+      });
+      expect(said).toEqual(['follow', 'follow', 'detach', 'stop', 'stop']);
+      expect(detach).toHaveBeenCalledTimes(1);
+      expect(stop).toHaveBeenCalledTimes(2);
+    } finally {
+      stops.close();
+    }
   });
 });

@@ -150,6 +150,62 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
     expect(json[0]?.source).toBe(`--last (${id})`);
   });
 
+  it("`runs` shows each step's last loss, and the lowest only when it is lower", async () => {
+    const d = tmp();
+    const id = '20261130-120000-x';
+    mkdirSync(join(d, '.zerowiz', 'runs', id), { recursive: true });
+    const step = (name: string, lastLoss: number | string, minLoss: number) => ({
+      name,
+      argv: [],
+      usesConfig: false,
+      command: 'accelerate launch train.py',
+      log: `${name}.log`,
+      status: 'done',
+      exitCode: 0,
+      signal: null,
+      startedAt: null,
+      endedAt: null,
+      durationMs: null,
+      live: {
+        metrics: {
+          lossSource: 'csv',
+          lastLoss,
+          minLoss,
+          lossCount: 10,
+          nonFiniteLosses: 0,
+          learningRate: null,
+          ratePerS: null,
+          skippedSteps: 0,
+          lossScale: null,
+          dsPeakAllocatedBytes: null,
+        },
+        gpu: { telemetry: 'ok', reason: null, peaks: [] },
+        alerts: [],
+      },
+    });
+    const json = {
+      version: 1,
+      id,
+      name: 'x',
+      source: 'x',
+      cwd: d,
+      accelerate: { path: FAKE, display: 'accelerate' },
+      startedAt: '2026-11-30T12:00:00.000Z',
+      endedAt: '2026-11-30T12:01:00.000Z',
+      ended: 'succeeded',
+      exitCode: 0,
+      configFiles: [],
+      steps: [step('settled', 0.25, 0.25), step('rising', 0.3, 0.25), step('broken', 'nan', 0.25)],
+      setup: {},
+    };
+    writeFileSync(join(d, '.zerowiz', 'runs', id, 'run.json'), JSON.stringify(json));
+    const r = await zerowiz(['runs'], d);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('\n  settled: loss 0.2500\n');
+    expect(r.stdout).toContain('\n  rising: loss 0.3000 (min 0.2500)\n');
+    expect(r.stdout).toContain('\n  broken: loss nan (min 0.2500)\n');
+  });
+
   it('--dry-run prints the exact commands, shell-quoted, and runs nothing', async () => {
     const d = tmp(['examples/qwen_image/model_training/train.py']);
     const r = await zerowiz(['launch', 'qwen-image-lora-lowvram', '--dry-run', '--accelerate', FAKE], d, {
@@ -232,5 +288,28 @@ describe('a step pinned to the config without DeepSpeed', () => {
     expect(readFileSync(join(d, '.zerowiz', 'runs', id!, copy!.copy), 'utf8')).toBe(pinned);
     const sh = readFileSync(join(d, '.zerowiz', 'runs', id!, 'commands.sh'), 'utf8');
     expect(sh).toContain(`"$RUN_DIR/"${copy!.copy} cfg/accelerate_no_deepspeed.yaml`);
+  });
+
+  it('--dry-run names that config among the files a real launch writes, and alone when no step uses the setup config', async () => {
+    const d = tmp(['train.py']);
+    const preset = readFileSync(TWO_STEP, 'utf8').replace(
+      'args: [train.py, --task, "sft:data_process"',
+      'args: [--config_file, cfg/accelerate_no_deepspeed.yaml, train.py, --task, "sft:data_process"',
+    );
+    writeFileSync(join(d, 'pinned.yaml'), preset);
+    const r = await zerowiz(['launch', 'pinned.yaml', '--dry-run', '--accelerate', FAKE], d);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      '# a real launch first writes cfg/accelerate_config.yaml, cfg/ds_config.json and cfg/accelerate_no_deepspeed.yaml\n',
+    );
+    // Only the pinned data pass: the setup's YAML and JSON are not written, the pinned config is.
+    const dataOnly = preset.replace(/\n {2}- name: train\n[\s\S]*$/, '\n');
+    expect(dataOnly).not.toContain('name: train');
+    writeFileSync(join(d, 'data.yaml'), dataOnly);
+    const only = await zerowiz(['launch', 'data.yaml', '--dry-run', '--accelerate', FAKE], d);
+    expect(only.code, only.stderr).toBe(0);
+    expect(only.stdout).toContain('# a real launch first writes cfg/accelerate_no_deepspeed.yaml\n');
+    expect(existsSync(join(d, 'cfg'))).toBe(false);
+    expect(existsSync(join(d, '.zerowiz'))).toBe(false);
   });
 });

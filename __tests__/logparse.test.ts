@@ -8,6 +8,7 @@ import {
   sparkline,
   formatClock,
   formatRate,
+  formatLossPair,
 } from '../src/launch/logparse.js';
 import { LineSplitter, RingBuffer, cleanLine, collapseCarriageReturns } from '../src/launch/lines.js';
 
@@ -272,5 +273,16 @@ describe('parseLoss, scanned by hand', () => {
     }
     expect(examples).toEqual([]);
     expect(disagreements).toBe(0);
+  });
+});
+
+describe('the loss as stream mode and `runs` print it', () => {
+  it('is the last loss, with the lowest only when it is another value', () => {
+    expect(formatLossPair(0.25, 0.25)).toBe('0.2500');
+    expect(formatLossPair(0.3, 0.25)).toBe('0.3000 (min 0.2500)');
+    expect(formatLossPair(0.3, null)).toBe('0.3000');
+    expect(formatLossPair(Number.NaN, 0.25)).toBe('nan (min 0.2500)');
+    expect(formatLossPair('inf', 0.25)).toBe('inf (min 0.2500)');
+    expect(formatLossPair(12345, 12345)).toBe('1.23e+4');
   });
 });

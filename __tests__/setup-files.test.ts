@@ -11,7 +11,7 @@ import { withDefaults } from '../src/questions.js';
 import type { Setup } from '../src/setup.js';
 import { stepConfig } from '../src/step-args.js';
 import { planWrite, setupForTarget } from '../src/wizard/finish.js';
-import { setupFiles, setupInDir, writeConfigFiles } from '../src/write.js';
+import { launchConfigFiles, setupFiles, setupInDir, writeConfigFiles, writeLaunchConfigFiles } from '../src/write.js';
 import { tempDir } from './helpers/cli.js';
 
 const setup = (pinned: boolean): Setup => ({
@@ -71,6 +71,22 @@ describe('the files a setup writes', () => {
     expect(noDeepSpeedConfigPath({ files: { accelerateConfig: 'a.yaml', dsConfig: 'd.json' } })).toBe(
       'accelerate_no_deepspeed.yaml',
     );
+  });
+
+  it('a launch writes all of them when a step uses the config, else only the pinned config (and then nothing else)', async () => {
+    expect(launchConfigFiles(setup(true), '/w').map((f) => [f.role, f.named])).toEqual([
+      ['deepspeed', 'cfg/ds_config.json'],
+      ['accelerate', 'cfg/accelerate_config.yaml'],
+      ['noDeepSpeed', 'cfg/accelerate_no_deepspeed.yaml'],
+    ]);
+    const pinnedOnly: Setup = { ...setup(true), steps: [setup(true).steps[0]!] };
+    expect(launchConfigFiles(pinnedOnly, '/w').map((f) => f.path)).toEqual(['/w/cfg/accelerate_no_deepspeed.yaml']);
+    expect(launchConfigFiles({ ...setup(false), steps: [setup(false).steps[0]!] }, '/w')).toEqual([]);
+    const dir = tempDir('zw-files-');
+    const results = await writeLaunchConfigFiles(pinnedOnly, dir);
+    expect(results.map((r) => r.path)).toEqual([join(dir, 'cfg', 'accelerate_no_deepspeed.yaml')]);
+    expect(existsSync(join(dir, 'cfg', 'ds_config.json'))).toBe(false);
+    expect(await writeLaunchConfigFiles({ ...setup(false), steps: [setup(false).steps[0]!] }, dir)).toEqual([]);
   });
 
   it("the finish screen's plan diffs all of them; its directory is read as a shell would (~, $VAR)", () => {

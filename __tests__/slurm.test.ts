@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './helpers/pty.js';
@@ -43,7 +43,7 @@ import {
 } from '../src/slurm/preflight.js';
 import { createSlurmRecord, jobEnding, recordSubmitted } from '../src/slurm/record.js';
 import { SlurmFollower } from '../src/slurm/follow.js';
-import { checkOptions } from '../src/slurm/launch.js';
+import { checkOptions, planSlurmLaunch, submitSlurm } from '../src/slurm/launch.js';
 import { UsageError } from '../src/errors.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
@@ -596,5 +596,40 @@ describe("how a job's end settles its passes", () => {
     expect(parseStepMark('zerowiz-step 2 start 5 1700000000000')).toBeNull();
     expect(parseStepMark('zerowiz-step 2 exit 1700000000000')).toBeNull();
     expect(parseStepMark('  zerowiz-step 1 start 1')).toBeNull();
+  });
+});
+
+describe('submitting a job', () => {
+  it('writes the pinned config without DeepSpeed into the record, though no pass uses the setup config', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'train.py'), '');
+    // A stand-in sbatch: accepts the script, answers with a job id.
+    const bin = join(d, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'sbatch'), '#!/bin/sh\necho 4242\n');
+    chmodSync(join(bin, 'sbatch'), 0o755);
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+    const seed = await loadPreset(join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml'));
+    // Only the data pass, pinned to the setup's config without DeepSpeed.
+    const setup: Setup = {
+      ...seed,
+      steps: [
+        {
+          name: 'data_process',
+          usesConfig: false,
+          args: ['--config_file', 'cfg/accelerate_no_deepspeed.yaml', 'train.py', '--task', 'sft:data_process'],
+        },
+      ],
+    };
+    const plan = planSlurmLaunch(setup, { options: { extra: [] } }, { source: 'test', accelerate: FAKE, cwd: d, env });
+    const sub = await submitSlurm(plan, { env, cwd: d });
+    expect(sub.jobId).toBe('4242');
+    const pinned = join(sub.record.dir, 'accelerate_no_deepspeed.yaml');
+    expect(readFileSync(pinned, 'utf8')).toMatch(/^distributed_type: 'NO'$/m);
+    expect(sub.writes.map((w) => w.path)).toEqual([pinned]);
+    expect(sub.record.json.configFiles).toEqual([{ path: pinned, copy: 'accelerate_no_deepspeed.yaml' }]);
+    // The pass names the file that was written; the setup's own config, unused, is not written.
+    expect(sub.record.json.steps[0]!.argv).toContain(pinned);
+    expect(existsSync(join(sub.record.dir, 'ds_config.json'))).toBe(false);
   });
 });

@@ -8,9 +8,9 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MODE_INFO, modeDevice, rowLabel } from './modes.js';
+import { MODE_INFO, modeDevice, rowLabel, type OffloadDevice, type Placement } from './modes.js';
 import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from './estimate.js';
-import type { ModeEstimate } from './estimate.js';
+import type { EstimateInput, EstimateReport, ModeEstimate } from './estimate.js';
 import { estimateInputFromSetup } from './estimate-input.js';
 import { modelCatalogOrNone } from './models.js';
 import type { ModelEntry } from './models.js';
@@ -911,6 +911,47 @@ export function validate(setup: Setup): Finding[] {
   return out;
 }
 
+/** The answers' own mode through the peak model (what fitFindings checks and a launch is compared with). */
+export interface OwnModeEstimate {
+  /** The estimator's input for the answers (src/estimate-input.ts). */
+  input: EstimateInput;
+  /** Where the answers put the optimizer state and the parameters. */
+  placement: Placement;
+  /** The offload device of the mode (null for a mode that offloads nothing). */
+  device: OffloadDevice | null;
+  /** The mode's row on `input`. */
+  row: ModeEstimate;
+  /**
+   * The mode's row in an estimate of every mode (estimateModes, on `input` or a variant of it): the report's
+   * own row when it has the same placement, else computed on the report's input.
+   */
+  rowIn(report: EstimateReport): ModeEstimate;
+}
+
+/**
+ * The estimate of the answers' own mode (src/peak.ts, on the same input as the wizard's table and `zerowiz
+ * estimate`); null without a model size. Throws EstimateInputError for answers it cannot estimate (unknown
+ * LoRA targets, ...), and the estimator's errors for figures beyond its range.
+ */
+export function ownModeEstimate(a: Setup['answers'], models?: readonly ModelEntry[]): OwnModeEstimate | null {
+  const est = estimateInputFromSetup(a, { models: models ?? modelCatalogOrNone() });
+  if (!est.input) return null;
+  const { placement } = est;
+  const mode = a.mode;
+  const device = modeDevice(mode, a.offload_device);
+  const same = (p: Placement) =>
+    p.stage === placement.stage && p.optimizer === placement.optimizer && p.param === placement.param;
+  return {
+    input: est.input,
+    placement,
+    device,
+    row: estimatePlacement(placement, normalizeInput(est.input), mode, device),
+    rowIn: (report) =>
+      report.modes.find((r) => r.mode === mode && r.offloadDevice === device && same(r.placement)) ??
+      estimatePlacement(placement, report.input, mode, device),
+  };
+}
+
 /**
  * When the model size and the GPU memory are known: does the chosen mode's peak fit (src/peak.ts, on the
  * same input as the wizard's table and `zerowiz estimate`: src/estimate-input.ts)? A warning, not an error:
@@ -920,14 +961,13 @@ export function validate(setup: Setup): Finding[] {
 export function fitFindings(setup: Setup, models?: readonly ModelEntry[]): Finding[] {
   const a = setup.answers;
   if (a.model_params === null || a.gpu_memory === null) return [];
-  const catalog = models ?? modelCatalogOrNone();
   let row: ModeEstimate;
-  let report: ReturnType<typeof estimateModes> | null = null;
+  let report: EstimateReport | null = null;
   try {
-    const est = estimateInputFromSetup(a, { models: catalog });
-    const n = normalizeInput(est.input!);
-    row = estimatePlacement(est.placement, n, a.mode, modeDevice(a.mode, a.offload_device));
-    if (row.fits === false) report = estimateModes(est.input!);
+    const own = ownModeEstimate(a, models);
+    if (!own) return [];
+    row = own.row;
+    if (row.fits === false) report = estimateModes(own.input);
   } catch (err) {
     if (!(err instanceof EstimateInputError)) return [];
     return [

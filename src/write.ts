@@ -648,6 +648,8 @@ export type SetupFileRole = 'accelerate' | 'deepspeed' | 'noDeepSpeed';
 /** One file a setup writes: its role, its path (absolute) and its text. */
 export interface SetupFile extends FileToWrite {
   role: SetupFileRole;
+  /** The path as the setup names it: relative to the directory it is used in, or absolute. */
+  named: string;
 }
 
 /**
@@ -658,13 +660,42 @@ export interface SetupFile extends FileToWrite {
  */
 export function setupFiles(setup: Setup, cwd = process.cwd()): SetupFile[] {
   const { yaml, json } = configTexts(setup);
-  const at = (p: string) => (isAbsolute(p) ? p : join(cwd, p));
+  const file = (role: SetupFileRole, named: string, text: string): SetupFile => ({
+    role,
+    named,
+    path: isAbsolute(named) ? named : join(cwd, named),
+    text,
+  });
   // JSON first: if a rename fails halfway the rollback restores it, and a YAML never points at a missing file.
   return [
-    { role: 'deepspeed', path: at(setup.files.dsConfig), text: json },
-    { role: 'accelerate', path: at(setup.files.accelerateConfig), text: yaml },
-    ...extraConfigFiles(setup).map((f): SetupFile => ({ role: 'noDeepSpeed', path: at(f.path), text: f.text })),
+    file('deepspeed', setup.files.dsConfig, json),
+    file('accelerate', setup.files.accelerateConfig, yaml),
+    ...extraConfigFiles(setup).map((f) => file('noDeepSpeed', f.path, f.text)),
   ];
+}
+
+/**
+ * THE files a launch of a setup writes (and its run record keeps): all of setupFiles when a step uses the
+ * setup's config; else only the pinned config without DeepSpeed, which a step may still name.
+ */
+export function launchConfigFiles(setup: Setup, cwd = process.cwd()): SetupFile[] {
+  const files = setupFiles(setup, cwd);
+  return setup.steps.some((s) => s.usesConfig) ? files : files.filter((f) => f.role === 'noDeepSpeed');
+}
+
+/** Where each role comes when files are reported (results, the dry run, the record): YAML, JSON, pinned config. */
+const REPORT_ORDER: Record<SetupFileRole, number> = { accelerate: 0, deepspeed: 1, noDeepSpeed: 2 };
+
+/** Some of a setup's files (setupFiles' commit order) in the order they are reported: YAML, JSON, pinned config. */
+export function inReportOrder<T extends { role: SetupFileRole }>(files: readonly T[]): T[] {
+  return [...files].sort((a, b) => REPORT_ORDER[a.role] - REPORT_ORDER[b.role]);
+}
+
+/** Writes some of a setup's files as one transaction; results in report order ([] for no files). */
+async function writeSetupFiles(files: readonly SetupFile[]): Promise<WriteResult[]> {
+  if (files.length === 0) return [];
+  const results = await writeFilesTogether(files);
+  return inReportOrder(files.map((f, i) => ({ role: f.role, result: results[i]! }))).map((x) => x.result);
 }
 
 /**
@@ -672,10 +703,15 @@ export function setupFiles(setup: Setup, cwd = process.cwd()): SetupFile[] {
  * without DeepSpeed when a step uses it) as one transaction. Results: [YAML, JSON, then the extra files].
  */
 export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
-  const files = setupFiles(setup, cwd);
-  const results = await writeFilesTogether(files);
-  const [jsonResult, yamlResult, ...extra] = results;
-  return [yamlResult!, jsonResult!, ...extra];
+  return writeSetupFiles(setupFiles(setup, cwd));
+}
+
+/**
+ * Writes the files a launch writes (launchConfigFiles) as one transaction; results as writeConfigFiles gives
+ * them, [] when no step uses any of them.
+ */
+export async function writeLaunchConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
+  return writeSetupFiles(launchConfigFiles(setup, cwd));
 }
 
 /** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */

@@ -9,7 +9,7 @@ import { launch, type LaunchRequest } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
 import { formatDuration } from '../launch/stream.js';
 import { peaksFromJson } from '../launch/live-record.js';
-import { formatLoss } from '../launch/logparse.js';
+import { formatLossPair } from '../launch/logparse.js';
 import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 
 import { offerCsvLog } from './csv-log.js';
@@ -65,10 +65,7 @@ function liveLines(r: RunRecord): string[] {
     const peak = formatPeakVsEstimate(peaksFromJson(s.live), s.usesConfig ? est : null);
     if (peak) parts.push(peak);
     const m = s.live.metrics;
-    if (m.lastLoss !== null) {
-      const last = typeof m.lastLoss === 'number' ? formatLoss(m.lastLoss) : m.lastLoss;
-      parts.push(`loss ${last}${m.minLoss !== null ? ` (min ${formatLoss(m.minLoss)})` : ''}`);
-    }
+    if (m.lastLoss !== null) parts.push(`loss ${formatLossPair(m.lastLoss, m.minLoss)}`);
     const alerts = s.live.alerts;
     const first = alerts.find((a) => a.fatal) ?? alerts[0];
     if (first) parts.push(`alert: ${first.title}${alerts.length > 1 ? ` (+${alerts.length - 1} more)` : ''}`);

@@ -3,20 +3,12 @@
  * input as the wizard's table and `zerowiz estimate`: src/estimate-input.ts), and, when the run fails for
  * memory, the next mode or setting that fits by the same estimate (the alerts' fixes: ./alerts.ts).
  */
-import { estimateInputFromSetup } from '../estimate-input.js';
-import {
-  compareRows,
-  estimateModes,
-  estimatePlacement,
-  normalizeInput,
-  type EstimateInput,
-  type ModeEstimate,
-} from '../estimate.js';
-import { modelCatalogOrNone, type ModelEntry } from '../models.js';
-import { modeDevice, rowLabel, type Mode } from '../modes.js';
-import type { Placement } from '../modes.js';
+import { compareRows, estimateModes } from '../estimate.js';
+import type { ModelEntry } from '../models.js';
+import { rowLabel } from '../modes.js';
 import type { Setup } from '../setup.js';
 import { formatBytesShort } from '../units.js';
+import { ownModeEstimate, type OwnModeEstimate } from '../validate.js';
 import type { OomFacts } from './alerts.js';
 import type { RunEstimateJson } from './live-record.js';
 
@@ -39,21 +31,15 @@ export interface LaunchEstimate {
 export function launchEstimate(setup: Setup, models?: readonly ModelEntry[]): LaunchEstimate | null {
   const a = setup.answers;
   if (a.model_params === null) return null;
-  let input: EstimateInput;
-  let placement: Placement;
-  let row: ModeEstimate;
-  const device = modeDevice(a.mode, a.offload_device);
+  let own: OwnModeEstimate | null;
   try {
-    const est = estimateInputFromSetup(a, { models: models ?? modelCatalogOrNone() });
-    if (!est.input) return null;
-    input = est.input;
-    placement = est.placement;
-    row = estimatePlacement(placement, normalizeInput(input), a.mode, device);
+    own = ownModeEstimate(a, models);
   } catch {
     return null;
   }
-  const mode: Mode = a.mode;
-  const own = (inp: EstimateInput) => estimatePlacement(placement, normalizeInput(inp), mode, device);
+  if (!own) return null;
+  const { input, row, device } = own;
+  const mode = a.mode;
   return {
     json: { mode: a.mode, gpuBytesPerGpu: row.gpuNeedBytes },
     label: rowLabel(mode, device),
@@ -63,7 +49,7 @@ export function launchEstimate(setup: Setup, models?: readonly ModelEntry[]): La
       if (inp.gpuMemoryBytes === null || inp.gpuMemoryBytes === undefined) return null;
       try {
         const report = estimateModes(inp);
-        const current = own(inp);
+        const current = own.rowIn(report);
         const next = [...report.modes]
           .sort(compareRows)
           .find((r) => r.fits === true && r.gpuNeedBytes < current.gpuNeedBytes);
@@ -80,7 +66,7 @@ export function launchEstimate(setup: Setup, models?: readonly ModelEntry[]): La
     hostWhatFits: () => {
       try {
         const report = estimateModes(input);
-        const current = own(input);
+        const current = own.rowIn(report);
         const next = [...report.modes]
           .sort(compareRows)
           .find((r) => r.gpuFits !== false && r.peak.cpuBytes < current.peak.cpuBytes);

@@ -12,9 +12,10 @@ import { stdin } from 'node:process';
 import { askLine, drainOutput, endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
 import { capYoungGeneration } from '../heap.js';
 import type { Setup } from '../setup.js';
+import { inReportOrder, launchConfigFiles, writeLaunchConfigFiles } from '../write.js';
 import { binPath } from './entry.js';
 import { gracePeriods, handOffAtExit } from './group.js';
-import { formatLoss } from './logparse.js';
+import { formatLossPair } from './logparse.js';
 import { formatGiB } from './peaks.js';
 import { displayDir } from './record.js';
 import {
@@ -25,7 +26,6 @@ import {
   prepareLaunch,
   startSession,
   summaryLines,
-  writeLaunchConfigs,
   type LaunchOptions,
   type LaunchSession,
   type LaunchSource,
@@ -130,19 +130,20 @@ export async function launch(req: LaunchRequest): Promise<number> {
 function printDryRun(prepared: PreparedLaunch, out: TextSink, say: (line: string) => void): void {
   for (const p of prepared.problems) say(`note: ${p} (a real launch would stop here)`);
   const { setup } = prepared;
-  const configs = prepared.commands.some((c) => c.usesConfig)
-    ? [setup.files.accelerateConfig, setup.files.dsConfig]
-    : [];
+  const configs = inReportOrder(launchConfigFiles(setup, prepared.cwd)).map((f) => f.named);
   out.write(
     `# ${setup.name}: ${prepared.commands.length} step(s), run in order, each only if the previous one exited 0\n`,
   );
-  if (configs.length > 0) out.write(`# a real launch first writes ${configs.join(' and ')}\n`);
+  if (configs.length > 0) {
+    const last = configs.pop()!;
+    out.write(`# a real launch first writes ${configs.length > 0 ? `${configs.join(', ')} and ${last}` : last}\n`);
+  }
   for (const c of prepared.commands) out.write(`${c.text}\n`);
 }
 
 /** A local run opens with its config files and then its record (null when a stop came meanwhile). */
 async function openLocal(prepared: PreparedLaunch, ctx: OpenContext): Promise<OpenedRun | null> {
-  const writes = await writeLaunchConfigs(prepared);
+  const writes = await writeLaunchConfigFiles(prepared.setup, prepared.cwd);
   for (const w of writes) {
     if (w.status !== 'unchanged')
       ctx.say(`wrote ${w.path}${w.backup ? ` (previous content kept in ${w.backup})` : ''}`);
@@ -201,9 +202,7 @@ export function progressExtra(session: LaunchSession, i: number): string {
   const parts: string[] = [];
   const m = session.watch.steps[i]?.metrics;
   if (m && m.lastLoss !== null) {
-    parts.push(
-      `loss ${formatLoss(m.lastLoss)}${m.minLoss !== null && m.minLoss !== m.lastLoss ? ` (min ${formatLoss(m.minLoss)})` : ''}`,
-    );
+    parts.push(`loss ${formatLossPair(m.lastLoss, m.minLoss)}`);
   }
   const t = session.telemetry;
   if (t && (t.state === 'running' || t.state === 'starting')) {
@@ -274,9 +273,7 @@ export async function runStream(session: LaunchSession, out: TextSink, stops?: L
       const q = askLine(`\nzerowiz: ${question} `);
       void q.answer.then((line) => {
         if (line === null) return;
-        const a = line.toLowerCase();
-        answer(a);
-        if (a !== 'y' && a !== 'yes' && a !== 'd') printer.note('still following');
+        if (answer(line) === 'follow') printer.note('still following');
       });
       return q.withdraw;
     };

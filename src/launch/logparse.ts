@@ -244,12 +244,32 @@ export function decimal(text: string): number {
 }
 
 /**
- * Whether a finished line can be a tqdm bar at all: both shapes end with `]` (a log line that starts with a
- * `[timestamp]` does not). A test of its last characters, before any parse.
+ * Whether a UTF-16 unit is white space as String.prototype.trim and a regex's `\s` see it (the bars' regexes
+ * allow any after the closing `]`, and stream mode compares bar lines trimmed). Spaces answer first.
+ */
+function isTrimSpace(c: number): boolean {
+  if (c === 0x20) return true;
+  if (c < 0xa0) return c >= 0x09 && c <= 0x0d;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * Whether a finished line can be a tqdm bar at all: both shapes end with `]` and then only white space (a
+ * log line that starts with a `[timestamp]` does not). A test of its last characters, before any parse.
  */
 export function mayBeProgress(text: string): boolean {
   let k = text.length - 1;
-  while (k >= 0 && text.charCodeAt(k) === 0x20) k--;
+  while (k >= 0 && isTrimSpace(text.charCodeAt(k))) k--;
   return k > 0 && text.charCodeAt(k) === 0x5d;
 }
 
@@ -262,7 +282,7 @@ export function mayHoldProgress(text: string): boolean {
   for (;;) {
     const nl = text.indexOf('\n', s);
     let k = (nl === -1 ? text.length : nl) - 1;
-    while (k >= s && text.charCodeAt(k) === 0x20) k--;
+    while (k >= s && isTrimSpace(text.charCodeAt(k))) k--;
     if (k > s && text.charCodeAt(k) === 0x5d) return true;
     if (nl === -1) return false;
     s = nl + 1;
@@ -350,6 +370,15 @@ export function formatLoss(v: number): string {
   if (Number.isNaN(v)) return 'nan';
   if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
   return Math.abs(v) >= 1000 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(2) : v.toFixed(4);
+}
+
+/**
+ * `0.1234 (min 0.1011)`: the last loss and the lowest, the lowest left out when it is the last. `last` may be
+ * run.json's text for a non-finite loss (`nan`, `inf`, `-inf`).
+ */
+export function formatLossPair(last: number | string, min: number | null): string {
+  const lastText = typeof last === 'number' ? formatLoss(last) : last;
+  return min === null || min === last ? lastText : `${lastText} (min ${formatLoss(min)})`;
 }
 
 const SPARK = '▁▂▃▄▅▆▇█';

@@ -19,13 +19,12 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
 import { QUESTIONS, parseAnswers, withDefaults } from '../questions.js';
 import type { Setup } from '../setup.js';
-import { extraConfigFiles } from '../accelerate-config.js';
-import { timestamp } from '../write.js';
+import { inReportOrder, launchConfigFiles, timestamp } from '../write.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';
 import { slurmRunJsonSchema, type SlurmRunJson } from '../slurm/schema.js';
@@ -189,19 +188,15 @@ export class RecordError extends Error {
 
 function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof createRunRecord>[0]): RunRecord {
   const configFiles: (RunJson['configFiles'][number] & { abs: string })[] = [];
-  // The files the run used: the setup's YAML and JSON when a step uses them, and a pinned config without
-  // DeepSpeed (accelerate-config.ts), so that commands.sh puts every one of them back.
+  // The files the run used (launchConfigFiles: what the launch wrote), as the setup names them, so that
+  // commands.sh puts every one of them back.
   const used = new Set<string>();
-  const setupConfigs = opts.commands.some((c) => c.usesConfig)
-    ? [opts.setup.files.accelerateConfig, opts.setup.files.dsConfig]
-    : [];
-  for (const p of [...setupConfigs, ...extraConfigFiles(opts.setup).map((f) => f.path)]) {
-    const abs = isAbsolute(p) ? p : join(opts.cwd, p);
-    if (!existsSync(abs)) continue;
-    let copy = basename(p);
+  for (const f of inReportOrder(launchConfigFiles(opts.setup, opts.cwd))) {
+    if (!existsSync(f.path)) continue;
+    let copy = basename(f.named);
     while (used.has(copy)) copy = `_${copy}`;
     used.add(copy);
-    configFiles.push({ path: p, copy, abs });
+    configFiles.push({ path: f.named, copy, abs: f.path });
   }
   const steps: RunStepJson[] = opts.commands.map(pendingStepJson);
   const json: RunJson = {

@@ -4,14 +4,12 @@
  * config files, the run record with its watchdog, the run with its subscribers (the watch, the pane model,
  * the record keeper), the stop signals and the summary after it ends.
  */
-import { isAbsolute, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { topology } from '../estimate-input.js';
 import type { Setup } from '../setup.js';
 import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
 import { formatFinding, validate, type Finding } from '../validate.js';
-import { extraConfigFiles } from '../accelerate-config.js';
-import { writeConfigFiles, writeFilesTogether, type WriteResult } from '../write.js';
+import type { WriteResult } from '../write.js';
 import type { AlertContext } from './alerts.js';
 import { CSV_LOG_FLAG, planCsvLog } from './diffsynth.js';
 import { launchEstimate, type LaunchEstimate } from './fit.js';
@@ -299,19 +297,6 @@ export interface StartOptions {
   guard?: Watchdog | null;
 }
 
-/** Writes the config files the steps use (backups, atomic); [] when no step uses them. */
-export async function writeLaunchConfigs(prepared: PreparedLaunch): Promise<WriteResult[]> {
-  const { setup, cwd } = prepared;
-  // The setup's YAML and JSON (and a pinned config without DeepSpeed) when a step uses them; else only
-  // the pinned config, which a step without the setup's config may still name.
-  if (prepared.commands.some((c) => c.usesConfig)) return writeConfigFiles(setup, cwd);
-  const extra = extraConfigFiles(setup).map((f) => ({
-    path: isAbsolute(f.path) ? f.path : join(cwd, f.path),
-    text: f.text,
-  }));
-  return extra.length > 0 ? writeFilesTogether(extra) : [];
-}
-
 /**
  * Opens the run record of a local launch (telling the watchdog where it is). Throws UsageError when the
  * record cannot be created (the disk full, a read-only directory): nothing runs without a record.
@@ -454,13 +439,15 @@ export function startSession(
   const keeps = kind.keepsRecord === true;
   pipeline.subscribe({
     stepStart: (i, info) => {
-      // A free port for the port-in-use alert's fix, found while the step starts.
-      findFreePort().then(
-        (p) => {
-          alertContext.freePort = p;
-        },
-        () => undefined,
-      );
+      // A free port for the port-in-use alert's fix, found while the step starts; only where the step runs
+      // (a port free here says nothing of a Slurm node's).
+      if (kind.runsHere)
+        findFreePort().then(
+          (p) => {
+            alertContext.freePort = p;
+          },
+          () => undefined,
+        );
       if (keeps) return;
       recordStepStart(record, i, info.startedAt);
       save();
@@ -529,6 +516,9 @@ export function startSession(
   };
 }
 
+/** What LaunchStops did with the answer to its stop question: stopped the run, left it, or kept following it. */
+export type StopAnswer = 'stop' | 'detach' | 'follow';
+
 /**
  * SIGINT, SIGTERM and SIGHUP to zerowiz (and the terminal going away without a signal) as stop requests for a
  * launch, from before its session exists until it ends: the run is stopped cleanly (a second SIGINT kills
@@ -544,10 +534,11 @@ export class LaunchStops {
   /** Whether a stop was requested. */
   requested = false;
   /**
-   * Asks the user a question on the terminal and calls `answer` with the line typed (null when cut short);
-   * returns the function that withdraws the question. Set by stream mode when stdin is a terminal.
+   * Asks the user a question on the terminal and calls `answer` with the line typed (null when cut short),
+   * which says what was done about it; returns the function that withdraws the question. Set by stream mode
+   * when stdin is a terminal.
    */
-  asker: ((question: string, answer: (line: string | null) => void) => () => void) | null = null;
+  asker: ((question: string, answer: (line: string | null) => StopAnswer) => () => void) | null = null;
   private sigints = 0;
   private session: LaunchSession | null = null;
   private withdraw: (() => void) | null = null;
@@ -586,8 +577,15 @@ export class LaunchStops {
     this.withdraw = this.asker(d.streamQuestion, (line) => {
       this.withdraw = null;
       const a = (line ?? '').trim().toLowerCase();
-      if (a === 'y' || a === 'yes') void s.stop();
-      else if (a === 'd') d.detach();
+      if (a === 'y' || a === 'yes') {
+        void s.stop();
+        return 'stop';
+      }
+      if (a === 'd') {
+        d.detach();
+        return 'detach';
+      }
+      return 'follow';
     });
   }
 

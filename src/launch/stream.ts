@@ -4,7 +4,7 @@
  * total is unknown, one per PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS, spaced further as the step goes on), each
  * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
-import { cleanLine, forEachLine } from './lines.js';
+import { cleanLine } from './lines.js';
 import type { Progress } from './logparse.js';
 import type { PipelineListener, PipelineOutcome, StepResult } from './runner.js';
 
@@ -77,14 +77,12 @@ export class StreamPrinter implements PipelineListener {
     this.push(`${this.prefixes[i] + text}\n`);
   }
 
-  /** Several finished lines (joined by `\n`), each printed as \`line\` would print it. */
+  /**
+   * Several finished lines (joined by `\n`), each printed as \`line\` would print it. None is a bar's final
+   * state (which \`line\` leaves out): StepOutput sends every line that may be a bar line by line
+   * (mayHoldProgress: a bar line, trimmed as \`line\` compares it, ends with `]`).
+   */
   lines(i: number, text: string): void {
-    const last = this.lastProgressText[i];
-    // A bar's final state may be among them: then line by line, to leave it out.
-    if (last !== '' && last !== undefined && text.includes(last)) {
-      forEachLine(text, (t) => this.line(i, t));
-      return;
-    }
     const prefix = this.prefixes[i]!;
     this.push(`${prefix}${text.replaceAll('\n', `\n${prefix}`)}\n`);
   }

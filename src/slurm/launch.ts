@@ -13,7 +13,7 @@ import { RUNS_DIR, type RunRecord } from '../launch/record.js';
 import { checkRunnable } from '../launch/session.js';
 import { toLaunchCommands, type Setup } from '../setup.js';
 import type { Finding } from '../validate.js';
-import { setupInDir, timestamp, writeConfigFiles, writeFileSafely, type WriteResult } from '../write.js';
+import { setupInDir, timestamp, writeFileSafely, writeLaunchConfigFiles, type WriteResult } from '../write.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
 import {
   createSlurmRecord,
@@ -259,7 +259,7 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
       s.command = texts[i] ?? '';
       s.argv = argvs[i] ?? s.argv;
     });
-    const writes = plan.slurm.steps.some((s) => s.usesConfig) ? await writeConfigFiles(placed, plan.cwd) : [];
+    const writes = await writeLaunchConfigFiles(placed, plan.cwd);
     record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));
     const script = slurmScript(
       plan,
