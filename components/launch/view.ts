@@ -133,6 +133,13 @@ export class RowBuilder {
     return this;
   }
 
+  /** Fills the rest of the row with spaces (for a row with more drawn right of it). */
+  pad(): this {
+    if (this.w < this.cols) this.out += ' '.repeat(this.cols - this.w);
+    this.w = this.cols;
+    return this;
+  }
+
   /** Columns used so far. */
   get width(): number {
     return this.w;
@@ -276,26 +283,26 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
       )
       .toString(),
   );
-  const area: string[] = [];
+  const area: (RowBuilder | undefined)[] = [];
   if (state.alertsOpen && live) {
     const rows = alertListRows(live, model, logCols);
-    for (let k = 0; k < logHeight; k++) area.push(rows[state.alertsTop + k] ?? '');
+    for (let k = 0; k < logHeight; k++) area.push(rows[state.alertsTop + k]);
   } else {
     const rows = visibleRows(state, view, step.open, logCols);
     const query = state.search.query;
     for (let k = 0; k < logHeight; k++) {
       const r = rows[k];
-      area.push(r ? logRow(r.text, query, state.search.match === r.abs, r.abs === view.end, logCols) : '');
+      area.push(r && logRow(r.text, query, state.search.match === r.abs, r.abs === view.end, logCols));
     }
   }
   if (layout.wide && live) {
+    // The log's rows are padded to their full width, so the panel's border stays in one column.
     const side = sidePanel(live, layout, state, SIDE_PANEL_COLS - 2);
     for (let k = 0; k < logHeight; k++) {
-      const left = area[k]!;
-      const pad = Math.max(0, logCols - visibleWidth(left));
-      out.push(`${left}${' '.repeat(pad)}${SGR.dim}│${SGR.reset} ${side[k] ?? ''}`);
+      const left = (area[k] ?? new RowBuilder(logCols)).pad().toString();
+      out.push(`${left}${SGR.dim}│${SGR.reset} ${side[k] ?? ''}`);
     }
-  } else out.push(...area);
+  } else out.push(...area.map((b) => b?.toString() ?? ''));
   out.push(progressRow(step, cols));
   if (live) {
     out.push(metricsRow(live, layout.selected, state, cols, !layout.wide));
@@ -341,11 +348,6 @@ export function keyHints(items: readonly (readonly [string, number])[], cols: nu
     kept.splice(worst, 1);
   }
   return text();
-}
-
-/** Columns a styled row takes (its SGR sequences take none). */
-function visibleWidth(row: string): number {
-  return textWidth(row.includes('\x1b') ? row.replace(/\x1b\[[0-9;]*m/g, '') : row);
 }
 
 const TONE: Record<NonNullable<RunModel['headline']>['tone'], string> = {
@@ -406,13 +408,13 @@ function stepRow(step: StepState, index: number, selected: boolean, now: number,
 }
 
 /** A log row: dim while it is the open (`\r`) line, search hits in inverse (the current one yellow). */
-export function logRow(text: string, query: string, current: boolean, open: boolean, cols: number): string {
+export function logRow(text: string, query: string, current: boolean, open: boolean, cols: number): RowBuilder {
   const base = open ? SGR.dim : '';
   const b = new RowBuilder(cols);
-  if (query === '' || text === '') return b.add(text, base).toString();
+  if (query === '' || text === '') return b.add(text, base);
   for (const p of highlightParts(text, query))
     b.add(p.text, p.hit ? base + SGR.inverse + (current ? SGR.yellow : '') : base);
-  return b.toString();
+  return b;
 }
 
 function progressRow(step: StepState, cols: number): string {
@@ -493,19 +495,14 @@ function alertRow(a: Alert, total: number, cols: number): string {
 }
 
 /** Every alert of the run, oldest first: title, fix and the line that raised it, wrapped to `cols`. */
-function alertListRows(live: PaneLive, model: RunModel, cols: number): string[] {
+function alertListRows(live: PaneLive, model: RunModel, cols: number): RowBuilder[] {
   const all = live.watch.alerts.alerts;
-  if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim).toString()];
-  const out: string[] = [];
+  if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim)];
+  const out: RowBuilder[] = [];
   const wrap = (text: string, indent: string, sgr: string) => {
     const width = Math.max(10, cols - indent.length);
     for (let k = 0; k < text.length; k += width) {
-      out.push(
-        new RowBuilder(cols)
-          .add(indent)
-          .add(text.slice(k, k + width), sgr)
-          .toString(),
-      );
+      out.push(new RowBuilder(cols).add(indent).add(text.slice(k, k + width), sgr));
     }
   };
   for (const a of all) {
@@ -513,8 +510,7 @@ function alertListRows(live: PaneLive, model: RunModel, cols: number): string[] 
     out.push(
       new RowBuilder(cols)
         .add(`${at} ${model.steps[a.step]?.name ?? a.step + 1}: `, SGR.dim)
-        .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold)
-        .toString(),
+        .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold),
     );
     wrap(`fix: ${a.fix}`, '  ', '');
     wrap(a.line, '  ', SGR.dim);
