@@ -11,6 +11,7 @@ import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
 import type { GpuTelemetry } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
+import { wrap } from '../../src/text.js';
 import { highlightParts, visibleRows, type LinesView, type PaneState } from './state.js';
 
 /** Step rows shown at most (the list scrolls with the selection beyond that). */
@@ -499,11 +500,8 @@ function alertListRows(live: PaneLive, model: RunModel, cols: number): RowBuilde
   const all = live.watch.alerts.alerts;
   if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim)];
   const out: RowBuilder[] = [];
-  const wrap = (text: string, indent: string, sgr: string) => {
-    const width = Math.max(10, cols - indent.length);
-    for (let k = 0; k < text.length; k += width) {
-      out.push(new RowBuilder(cols).add(indent).add(text.slice(k, k + width), sgr));
-    }
+  const wrapped = (text: string, indent: string, sgr: string) => {
+    for (const piece of wrap(text, cols - indent.length)) out.push(new RowBuilder(cols).add(indent).add(piece, sgr));
   };
   for (const a of all) {
     const at = new Date(a.at).toTimeString().slice(0, 8);
@@ -512,8 +510,8 @@ function alertListRows(live: PaneLive, model: RunModel, cols: number): RowBuilde
         .add(`${at} ${model.steps[a.step]?.name ?? a.step + 1}: `, SGR.dim)
         .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold),
     );
-    wrap(`fix: ${a.fix}`, '  ', '');
-    wrap(a.line, '  ', SGR.dim);
+    wrapped(`fix: ${a.fix}`, '  ', '');
+    wrapped(a.line, '  ', SGR.dim);
   }
   return out;
 }
@@ -628,8 +626,7 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
   );
   const why = noGpuReason(live);
   if (why !== null) {
-    for (let k = 0; k < why.length && out.length < 4; k += width)
-      out.push(`${SGR.dim}${why.slice(k, k + width)}${SGR.reset}`);
+    for (const piece of wrap(why, width).slice(0, 3)) out.push(new RowBuilder(width).add(piece, SGR.dim).toString());
   } else {
     const t = live.telemetry!;
     const gpus = t.latestList;
