@@ -11,8 +11,8 @@ import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
 import type { GpuTelemetry } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
-import { wrap } from '../../src/text.js';
-import { highlightParts, visibleRows, type LinesView, type PaneState } from './state.js';
+import { fitHints, wrap } from '../../src/text.js';
+import { highlightParts, hintItems, visibleRows, type LinesView, type PaneState } from './state.js';
 
 /** Step rows shown at most (the list scrolls with the selection beyond that). */
 export const MAX_STEP_ROWS = 6;
@@ -319,17 +319,12 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
         state.search.mode === 'input'
           ? 'Enter search · Esc cancel'
           : keyHints(
-              [
-                ['↑↓ PgUp/PgDn g/G scroll', 6],
-                ['f follow', 5],
-                ['/ search n/N', 4],
-                ['w wrap', 7],
-                ...(live ? ([['s sparkline', 8]] as const) : []),
-                ...(live && live.watch.alerts.alerts.length > 0 ? ([['a alerts', 3]] as const) : []),
-                ['Tab step', 2],
-                [`q ${model.outcome ? 'close' : 'stop'}`, 1],
-                ...(info.canDetach && !model.outcome ? ([['d leave running', 1]] as const) : []),
-              ],
+              hintItems({
+                ended: model.outcome !== null,
+                live: live !== null,
+                alerts: live !== null && live.watch.alerts.alerts.length > 0,
+                canDetach: info.canDetach === true,
+              }),
               cols,
             ),
         SGR.dim,
@@ -341,14 +336,12 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
 
 /** Key hints that fit `cols`: the least important ones are left out first (`rank`: 1 is kept longest). */
 export function keyHints(items: readonly (readonly [string, number])[], cols: number): string {
-  const kept = [...items];
-  const text = () => kept.map(([t]) => t).join(' · ');
-  while (textWidth(text()) > cols && kept.length > 1) {
-    let worst = 0;
-    for (let k = 1; k < kept.length; k++) if (kept[k]![1] >= kept[worst]![1]) worst = k;
-    kept.splice(worst, 1);
-  }
-  return text();
+  return (
+    fitHints(
+      items.map(([text, rank]) => ({ text, keep: -rank })),
+      cols,
+    )[0] ?? ''
+  );
 }
 
 const TONE: Record<NonNullable<RunModel['headline']>['tone'], string> = {
