@@ -8,9 +8,9 @@ import {
   type AccelerateConfigSummary,
 } from '../src/accelerate-config.js';
 import { loadPreset } from '../src/presets.js';
-import type { Setup } from '../src/setup.js';
+import { noStepsNote, type Setup } from '../src/setup.js';
 import { withStepConfig } from '../src/step-args.js';
-import { noStepsNote, stepFindings, type StepCheckContext } from '../src/step-findings.js';
+import { stepFindings, type StepCheckContext } from '../src/step-findings.js';
 import { validate } from '../src/validate.js';
 import { SEED_DIR } from './helpers/paths.js';
 

@@ -26,7 +26,6 @@ import { moveAside, timestamp, writeFilesTogether, type WriteResult } from './wr
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);
-const NAME_RE = SAFE_NAME_RE;
 /** The longest preset name: file names stay well inside the file system's limit with the suffixes added. */
 export const MAX_PRESET_NAME_CHARS = 100;
 const PRESET_EXT_RE = /\.ya?ml$/i;
@@ -37,7 +36,7 @@ const PRESET_EXT_RE = /\.ya?ml$/i;
  */
 export function presetName(ref: string): string {
   const name = ref.replace(PRESET_EXT_RE, '');
-  if (!NAME_RE.test(name) || name.length > MAX_PRESET_NAME_CHARS)
+  if (!SAFE_NAME_RE.test(name) || name.length > MAX_PRESET_NAME_CHARS)
     throw new UsageError(
       `'${printable(ref.length > 60 ? `${ref.slice(0, 60)}…` : ref)}' is not a preset name`,
       `a name is letters, digits, . _ - (starting with a letter or digit, at most ${MAX_PRESET_NAME_CHARS}), e.g. my-zero3; see \`zerowiz preset list\``,
@@ -55,7 +54,7 @@ const stepSchema = z.strictObject({
 });
 /** The preset file format (validated with zod). */
 export const presetFileSchema = z.strictObject({
-  name: z.optional(z.string().check(z.regex(NAME_RE, 'a preset name is letters, digits, . _ -'))),
+  name: z.optional(z.string().check(z.regex(SAFE_NAME_RE, 'a preset name is letters, digits, . _ -'))),
   description: z._default(z.string(), ''),
   model: z.optional(
     z.strictObject({
@@ -214,7 +213,7 @@ export function listPresets(env: NodeJS.ProcessEnv = process.env): { presets: Pr
     for (const path of paths) {
       try {
         const bad = basename(path).replace(PRESET_EXT_RE, '');
-        if (!NAME_RE.test(bad) || bad.length > MAX_PRESET_NAME_CHARS)
+        if (!SAFE_NAME_RE.test(bad) || bad.length > MAX_PRESET_NAME_CHARS)
           throw presetProblem(path, '', 'the file name is not a preset name (letters, digits, . _ -)');
         presets.push(readPresetFile(path, source));
       } catch (e) {

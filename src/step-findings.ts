@@ -211,5 +211,3 @@ export function stepFindings(setup: Setup, ctx: StepCheckContext): StepFinding[]
   });
   return out;
 }
-
-export { noStepsNote } from './setup.js';

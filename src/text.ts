@@ -67,6 +67,48 @@ export function softWrap(line: string, width: number): string[] {
   return out;
 }
 
+/** A hint of a key row: its text and how long it stays when the row is short of room (higher stays longer). */
+export interface FitHint {
+  text: string;
+  keep: number;
+}
+
+/**
+ * Hints joined with ` · ` into at most `maxLines` lines of `width` columns, never breaking a hint: every hint
+ * when they fit, else the least important ones left out first (the lowest `keep`; of equals, the last one).
+ * Hints whose `keep` is `always` or more are never left out; lines past `maxLines` are then cut off.
+ */
+export function fitHints(items: readonly FitHint[], width: number, maxLines = 1, always = Infinity): string[] {
+  let shown = items;
+  for (;;) {
+    const lines = packHints(
+      shown.map((x) => x.text),
+      width,
+    );
+    if (lines.length <= maxLines) return lines;
+    const lowest = Math.min(...shown.map((x) => x.keep));
+    if (lowest >= always) return lines.slice(0, maxLines);
+    const drop = shown.map((x) => x.keep).lastIndexOf(lowest);
+    shown = shown.filter((_, i) => i !== drop);
+  }
+}
+
+/** Joins hints with ` · ` into lines of at most `width` columns, never breaking a hint. */
+function packHints(items: readonly string[], width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const item of items) {
+    const next = line === '' ? item : `${line} · ${item}`;
+    if (next.length <= width || line === '') line = next;
+    else {
+      lines.push(line);
+      line = item;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
 /** Pads on the right to `n` columns. */
 export function padEnd(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);

@@ -231,5 +231,3 @@ export function useSurface(
     { isActive: isActive && registry === null },
   );
 }
-
-export { NO_KEY };

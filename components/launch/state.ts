@@ -66,26 +66,81 @@ export type PaneCommand =
   | 'alerts'
   | 'kill';
 
-/** The keymap: one place that says which key does what (shown in the key hints too). */
-export const KEYMAP: readonly { keys: string; command: PaneCommand; help: string }[] = [
-  { keys: '↑/k', command: 'up', help: 'scroll up (pauses follow)' },
+/** What the key hints depend on besides the keymap. */
+export interface HintContext {
+  /** The run has ended (q closes the pane). */
+  ended: boolean;
+  /** The live rows are shown (the sparkline). */
+  live: boolean;
+  /** The run has alerts (a lists them). */
+  alerts: boolean;
+  /** d leaves the pane with the run going on. */
+  canDetach: boolean;
+}
+
+/** One binding of the pane: its keys, what it does, and its key hint. */
+export interface PaneBinding {
+  keys: string;
+  command: PaneCommand;
+  help: string;
+  /**
+   * In the key hints: the text (null: not now), and `rank`: 1 is kept longest when the row is short of
+   * room. Absent: the binding has no hint of its own (another one's names its keys).
+   */
+  hint?: { text: string | ((c: HintContext) => string | null); rank: number };
+}
+
+/** The keymap: one place that says which key does what; the key hints are built from it, in its order. */
+export const KEYMAP: readonly PaneBinding[] = [
+  { keys: '↑/k', command: 'up', help: 'scroll up (pauses follow)', hint: { text: '↑↓ PgUp/PgDn g/G scroll', rank: 6 } },
   { keys: '↓/j', command: 'down', help: 'scroll down' },
   { keys: 'PgUp', command: 'pageUp', help: 'page up' },
   { keys: 'PgDn/space', command: 'pageDown', help: 'page down' },
   { keys: 'g/Home', command: 'top', help: 'oldest kept line' },
   { keys: 'G/End', command: 'bottom', help: 'newest line, follow on' },
-  { keys: 'f', command: 'follow', help: 'toggle follow' },
-  { keys: 'w', command: 'wrap', help: 'toggle wrap' },
-  { keys: 'Tab', command: 'nextStep', help: 'next step' },
-  { keys: 'S-Tab', command: 'prevStep', help: 'previous step' },
-  { keys: '/', command: 'searchStart', help: 'search' },
+  { keys: 'f', command: 'follow', help: 'toggle follow', hint: { text: 'f follow', rank: 5 } },
+  { keys: '/', command: 'searchStart', help: 'search', hint: { text: '/ search n/N', rank: 4 } },
   { keys: 'n', command: 'searchNext', help: 'next match' },
   { keys: 'N', command: 'searchPrev', help: 'previous match' },
-  { keys: 's', command: 'spark', help: 'sparkline: recent values / the whole step' },
-  { keys: 'a', command: 'alerts', help: 'list every alert of the run (again, or Esc: back to the log)' },
-  { keys: 'q/Ctrl+C', command: 'quit', help: 'stop the run (asks first) / close' },
-  { keys: 'd', command: 'detach', help: 'leave the pane, the run goes on (Slurm jobs)' },
+  { keys: 'w', command: 'wrap', help: 'toggle wrap', hint: { text: 'w wrap', rank: 7 } },
+  {
+    keys: 's',
+    command: 'spark',
+    help: 'sparkline: recent values / the whole step',
+    hint: { text: (c) => (c.live ? 's sparkline' : null), rank: 8 },
+  },
+  {
+    keys: 'a',
+    command: 'alerts',
+    help: 'list every alert of the run (again, or Esc: back to the log)',
+    hint: { text: (c) => (c.alerts ? 'a alerts' : null), rank: 3 },
+  },
+  { keys: 'Tab', command: 'nextStep', help: 'next step', hint: { text: 'Tab step', rank: 2 } },
+  { keys: 'S-Tab', command: 'prevStep', help: 'previous step' },
+  {
+    keys: 'q/Ctrl+C',
+    command: 'quit',
+    help: 'stop the run (asks first) / close',
+    hint: { text: (c) => `q ${c.ended ? 'close' : 'stop'}`, rank: 1 },
+  },
+  {
+    keys: 'd',
+    command: 'detach',
+    help: 'leave the pane, the run goes on (Slurm jobs)',
+    hint: { text: (c) => (c.canDetach && !c.ended ? 'd leave running' : null), rank: 1 },
+  },
 ];
+
+/** The key hints of the keymap as `[text, rank]`, in its order. */
+export function hintItems(c: HintContext): [string, number][] {
+  const out: [string, number][] = [];
+  for (const { hint } of KEYMAP) {
+    if (!hint) continue;
+    const text = typeof hint.text === 'string' ? hint.text : hint.text(c);
+    if (text !== null) out.push([text, hint.rank]);
+  }
+  return out;
+}
 
 /** The subset of Ink's Key the keymap reads. */
 export interface KeyInfo {

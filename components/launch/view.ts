@@ -11,7 +11,8 @@ import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
 import type { GpuTelemetry } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
-import { highlightParts, visibleRows, type LinesView, type PaneState } from './state.js';
+import { fitHints, wrap } from '../../src/text.js';
+import { highlightParts, hintItems, visibleRows, type LinesView, type PaneState } from './state.js';
 
 /** Step rows shown at most (the list scrolls with the selection beyond that). */
 export const MAX_STEP_ROWS = 6;
@@ -130,6 +131,13 @@ export class RowBuilder {
     }
     this.out += sgr === '' ? piece : sgr + piece + SGR.reset;
     this.w = this.full ? this.cols : this.w + tw;
+    return this;
+  }
+
+  /** Fills the rest of the row with spaces (for a row with more drawn right of it). */
+  pad(): this {
+    if (this.w < this.cols) this.out += ' '.repeat(this.cols - this.w);
+    this.w = this.cols;
     return this;
   }
 
@@ -276,26 +284,26 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
       )
       .toString(),
   );
-  const area: string[] = [];
+  const area: (RowBuilder | undefined)[] = [];
   if (state.alertsOpen && live) {
     const rows = alertListRows(live, model, logCols);
-    for (let k = 0; k < logHeight; k++) area.push(rows[state.alertsTop + k] ?? '');
+    for (let k = 0; k < logHeight; k++) area.push(rows[state.alertsTop + k]);
   } else {
     const rows = visibleRows(state, view, step.open, logCols);
     const query = state.search.query;
     for (let k = 0; k < logHeight; k++) {
       const r = rows[k];
-      area.push(r ? logRow(r.text, query, state.search.match === r.abs, r.abs === view.end, logCols) : '');
+      area.push(r && logRow(r.text, query, state.search.match === r.abs, r.abs === view.end, logCols));
     }
   }
   if (layout.wide && live) {
+    // The log's rows are padded to their full width, so the panel's border stays in one column.
     const side = sidePanel(live, layout, state, SIDE_PANEL_COLS - 2);
     for (let k = 0; k < logHeight; k++) {
-      const left = area[k]!;
-      const pad = Math.max(0, logCols - visibleWidth(left));
-      out.push(`${left}${' '.repeat(pad)}${SGR.dim}│${SGR.reset} ${side[k] ?? ''}`);
+      const left = (area[k] ?? new RowBuilder(logCols)).pad().toString();
+      out.push(`${left}${SGR.dim}│${SGR.reset} ${side[k] ?? ''}`);
     }
-  } else out.push(...area);
+  } else out.push(...area.map((b) => b?.toString() ?? ''));
   out.push(progressRow(step, cols));
   if (live) {
     out.push(metricsRow(live, layout.selected, state, cols, !layout.wide));
@@ -311,17 +319,12 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
         state.search.mode === 'input'
           ? 'Enter search · Esc cancel'
           : keyHints(
-              [
-                ['↑↓ PgUp/PgDn g/G scroll', 6],
-                ['f follow', 5],
-                ['/ search n/N', 4],
-                ['w wrap', 7],
-                ...(live ? ([['s sparkline', 8]] as const) : []),
-                ...(live && live.watch.alerts.alerts.length > 0 ? ([['a alerts', 3]] as const) : []),
-                ['Tab step', 2],
-                [`q ${model.outcome ? 'close' : 'stop'}`, 1],
-                ...(info.canDetach && !model.outcome ? ([['d leave running', 1]] as const) : []),
-              ],
+              hintItems({
+                ended: model.outcome !== null,
+                live: live !== null,
+                alerts: live !== null && live.watch.alerts.alerts.length > 0,
+                canDetach: info.canDetach === true,
+              }),
               cols,
             ),
         SGR.dim,
@@ -333,19 +336,12 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
 
 /** Key hints that fit `cols`: the least important ones are left out first (`rank`: 1 is kept longest). */
 export function keyHints(items: readonly (readonly [string, number])[], cols: number): string {
-  const kept = [...items];
-  const text = () => kept.map(([t]) => t).join(' · ');
-  while (textWidth(text()) > cols && kept.length > 1) {
-    let worst = 0;
-    for (let k = 1; k < kept.length; k++) if (kept[k]![1] >= kept[worst]![1]) worst = k;
-    kept.splice(worst, 1);
-  }
-  return text();
-}
-
-/** Columns a styled row takes (its SGR sequences take none). */
-function visibleWidth(row: string): number {
-  return textWidth(row.includes('\x1b') ? row.replace(/\x1b\[[0-9;]*m/g, '') : row);
+  return (
+    fitHints(
+      items.map(([text, rank]) => ({ text, keep: -rank })),
+      cols,
+    )[0] ?? ''
+  );
 }
 
 const TONE: Record<NonNullable<RunModel['headline']>['tone'], string> = {
@@ -406,13 +402,13 @@ function stepRow(step: StepState, index: number, selected: boolean, now: number,
 }
 
 /** A log row: dim while it is the open (`\r`) line, search hits in inverse (the current one yellow). */
-export function logRow(text: string, query: string, current: boolean, open: boolean, cols: number): string {
+export function logRow(text: string, query: string, current: boolean, open: boolean, cols: number): RowBuilder {
   const base = open ? SGR.dim : '';
   const b = new RowBuilder(cols);
-  if (query === '' || text === '') return b.add(text, base).toString();
+  if (query === '' || text === '') return b.add(text, base);
   for (const p of highlightParts(text, query))
     b.add(p.text, p.hit ? base + SGR.inverse + (current ? SGR.yellow : '') : base);
-  return b.toString();
+  return b;
 }
 
 function progressRow(step: StepState, cols: number): string {
@@ -493,31 +489,22 @@ function alertRow(a: Alert, total: number, cols: number): string {
 }
 
 /** Every alert of the run, oldest first: title, fix and the line that raised it, wrapped to `cols`. */
-function alertListRows(live: PaneLive, model: RunModel, cols: number): string[] {
+function alertListRows(live: PaneLive, model: RunModel, cols: number): RowBuilder[] {
   const all = live.watch.alerts.alerts;
-  if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim).toString()];
-  const out: string[] = [];
-  const wrap = (text: string, indent: string, sgr: string) => {
-    const width = Math.max(10, cols - indent.length);
-    for (let k = 0; k < text.length; k += width) {
-      out.push(
-        new RowBuilder(cols)
-          .add(indent)
-          .add(text.slice(k, k + width), sgr)
-          .toString(),
-      );
-    }
+  if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim)];
+  const out: RowBuilder[] = [];
+  const wrapped = (text: string, indent: string, sgr: string) => {
+    for (const piece of wrap(text, cols - indent.length)) out.push(new RowBuilder(cols).add(indent).add(piece, sgr));
   };
   for (const a of all) {
     const at = new Date(a.at).toTimeString().slice(0, 8);
     out.push(
       new RowBuilder(cols)
         .add(`${at} ${model.steps[a.step]?.name ?? a.step + 1}: `, SGR.dim)
-        .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold)
-        .toString(),
+        .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold),
     );
-    wrap(`fix: ${a.fix}`, '  ', '');
-    wrap(a.line, '  ', SGR.dim);
+    wrapped(`fix: ${a.fix}`, '  ', '');
+    wrapped(a.line, '  ', SGR.dim);
   }
   return out;
 }
@@ -632,8 +619,7 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
   );
   const why = noGpuReason(live);
   if (why !== null) {
-    for (let k = 0; k < why.length && out.length < 4; k += width)
-      out.push(`${SGR.dim}${why.slice(k, k + width)}${SGR.reset}`);
+    for (const piece of wrap(why, width).slice(0, 3)) out.push(new RowBuilder(width).add(piece, SGR.dim).toString());
   } else {
     const t = live.telemetry!;
     const gpus = t.latestList;

@@ -9,6 +9,7 @@
  * `q`, `r` and `←` reach the outer surfaces only when no field has the focus, with no upward "I am
  * typing" state. Ctrl+C is checked before any surface and always aborts.
  */
+import { fitHints } from '../text.js';
 
 /** The key flags zerowiz reads: a subset of Ink's `Key`, so Ink's key object is passed as it is. */
 export interface KeyPress {
@@ -380,31 +381,12 @@ export function hintText(h: Hint): string {
  * the least important ones left out (the help lists every key).
  */
 export function hintLines(stack: readonly Surface[], width: number, maxLines = 2): string[] {
-  let shown = hints(stack);
-  for (;;) {
-    const lines = packHints(shown.map(hintText), width);
-    if (lines.length <= maxLines) return lines;
-    const lowest = Math.min(...shown.map((x) => x.binding.priority));
-    if (lowest >= 3) return lines.slice(0, maxLines);
-    const drop = shown.map((x) => x.binding.priority).lastIndexOf(lowest as Binding['priority']);
-    shown = shown.filter((_, i) => i !== drop);
-  }
-}
-
-/** Joins hints with ` · ` into lines of at most `width` columns, never breaking a hint. */
-function packHints(items: readonly string[], width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const item of items) {
-    const next = line === '' ? item : `${line} · ${item}`;
-    if (next.length <= width || line === '') line = next;
-    else {
-      lines.push(line);
-      line = item;
-    }
-  }
-  if (line !== '') lines.push(line);
-  return lines;
+  return fitHints(
+    hints(stack).map((h) => ({ text: hintText(h), keep: h.binding.priority })),
+    width,
+    maxLines,
+    3,
+  );
 }
 
 /** Where each surface's keys work, in the words of the README's key table. */

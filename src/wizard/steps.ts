@@ -182,9 +182,6 @@ function setGroupValue(steps: readonly LaunchStep[], ref: ArgRef, value: string)
 // ---------------------------------------------------------------------------------------------
 // The editor
 
-/** A step name: letters, digits, `.`, `_`, `-` (it names the step's log file); the preset schema's rule. */
-export const STEP_NAME_RE = SAFE_NAME_RE;
-
 /** One row of a step in the editor. */
 export type StepRow = { kind: 'name' } | { kind: 'config' } | { kind: 'arg'; group: number; arg: StepArg };
 
@@ -420,7 +417,7 @@ function commit(s: StepsEditorState): StepsEditorState {
   if (!row) return s;
   if (e.part === 'name') {
     const name = e.text.trim();
-    if (!STEP_NAME_RE.test(name))
+    if (!SAFE_NAME_RE.test(name))
       return { ...s, message: 'a step name is letters, digits, . _ - (it names the log file)' };
     if (s.steps.some((x, i) => i !== s.step && x.name === name))
       return { ...s, message: `there is already a step named ${name}` };
