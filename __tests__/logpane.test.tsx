@@ -454,6 +454,19 @@ describe('the live rows: metrics, alerts, GPU bars', () => {
     expect(await m.screen()).toMatch(/── data_process · 0 lines/);
   });
 
+  it("the alert list shows the trainer's line with its own spacing (only the fix is wrapped at words)", async () => {
+    const { model, watch } = liveModel();
+    const m = mount(
+      model,
+      { columns: 100, rows: 24 },
+      { live: { watch, telemetry: null, noTelemetry: 'x', estimateBytes: null } },
+    );
+    watch.line(0, '[rank0]:    torch.OutOfMemoryError:  CUDA out of memory. Tried to allocate 2.00 GiB.');
+    m.pane.input('a');
+    const list = await m.screen();
+    expect(list).toContain('  [rank0]:    torch.OutOfMemoryError:  CUDA out of memory. Tried to allocate 2.00 GiB.');
+  });
+
   it('s switches the sparkline between the recent values and the whole step', async () => {
     const { model, watch } = liveModel();
     const metrics = watch.steps[0]!.metrics;

@@ -11,7 +11,7 @@ import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
 import type { GpuTelemetry } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
-import { fitHints, wrap } from '../../src/text.js';
+import { fitHints, softWrap, wrap } from '../../src/text.js';
 import { highlightParts, hintItems, visibleRows, type LinesView, type PaneState } from './state.js';
 
 /** Step rows shown at most (the list scrolls with the selection beyond that). */
@@ -493,8 +493,9 @@ function alertListRows(live: PaneLive, model: RunModel, cols: number): RowBuilde
   const all = live.watch.alerts.alerts;
   if (all.length === 0) return [new RowBuilder(cols).add('no alerts in this run', SGR.dim)];
   const out: RowBuilder[] = [];
-  const wrapped = (text: string, indent: string, sgr: string) => {
-    for (const piece of wrap(text, cols - indent.length)) out.push(new RowBuilder(cols).add(indent).add(piece, sgr));
+  // The fix is prose (wrapped at words); the log line is the trainer's, its spacing kept (softWrap).
+  const wrapped = (text: string, indent: string, sgr: string, how = wrap) => {
+    for (const piece of how(text, cols - indent.length)) out.push(new RowBuilder(cols).add(indent).add(piece, sgr));
   };
   for (const a of all) {
     const at = new Date(a.at).toTimeString().slice(0, 8);
@@ -504,7 +505,7 @@ function alertListRows(live: PaneLive, model: RunModel, cols: number): RowBuilde
         .add(a.title, (a.fatal ? SGR.red : SGR.yellow) + SGR.bold),
     );
     wrapped(`fix: ${a.fix}`, '  ', '');
-    wrapped(a.line, '  ', SGR.dim);
+    wrapped(a.line, '  ', SGR.dim, softWrap);
   }
   return out;
 }

@@ -8,12 +8,7 @@
  */
 import { prepareCommands, type PreparedCommand } from '../launch/preflight.js';
 import { displayDir, readRecordSetup, type RunRecord } from '../launch/record.js';
-import {
-  formatFindings,
-  type Detachable,
-  type PreparedLaunch,
-  type RunKind,
-} from '../launch/session.js';
+import { formatFindings, type Detachable, type PreparedLaunch, type RunKind } from '../launch/session.js';
 import { parseAnswers, withDefaults } from '../questions.js';
 import { DEFAULT_FILES, type Setup } from '../setup.js';
 import { whichSync } from '../launch/preflight.js';
