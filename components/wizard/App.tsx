@@ -14,14 +14,7 @@ import type { ImportResult } from '../../src/import.js';
 import { csvLogOffer, csvLogSteps, type CsvLogOffer } from '../../src/launch/diffsynth.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
-import {
-  question,
-  withDefaults,
-  type Answers,
-  type DetectedEnv,
-  type Question,
-  type QuestionId,
-} from '../../src/questions.js';
+import { question, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
 import { noStepsNote, type LaunchStep } from '../../src/setup.js';
 import type { StepFinding } from '../../src/step-findings.js';
 import { formatCount } from '../../src/units.js';
@@ -236,39 +229,44 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   }, [s.result, onExit]);
 
   const screen = screenOf(s);
-  const answers = useMemo(() => answersOf(s.flow), [s.flow]);
-  const shownAnswers = useMemo(() => previewAnswers(s), [s]);
-  const setup = useMemo(() => ({ ...s.flow.base, answers }), [s.flow.base, answers]);
-  const previewSetup = useMemo(() => ({ ...s.flow.base, answers: shownAnswers }), [s.flow.base, shownAnswers]);
+  // The preview depends on the draft, the given answers, the detected machine and the setup's base only: a
+  // key that changes none of them (a tab, a scroll, an overlay) keeps every identity below and computes nothing.
+  const { given, env, base } = s.flow;
+  const draft = s.draft;
+  const answers = useMemo(() => answersOf({ given, env }), [given, env]);
+  const setup = useMemo(() => ({ ...base, answers }), [base, answers]);
+  const previewSetup = useMemo(() => {
+    const shown = previewAnswers({ draft, flow: { given, env } }, answers);
+    return shown === answers ? setup : { ...base, answers: shown };
+  }, [draft, given, env, answers, base, setup]);
   const stepCtx = useMemo(() => {
     if (!loaded || !deps.defaultConfigSummary) return undefined;
-    return { cwd: paths.cwd, defaultConfig: deps.defaultConfigSummary(), gpuCount: s.flow.env.gpuCount };
-  }, [loaded, deps, paths.cwd, s.flow.env.gpuCount]);
+    return { cwd: paths.cwd, defaultConfig: deps.defaultConfigSummary(), gpuCount: env.gpuCount };
+  }, [loaded, deps, paths.cwd, env.gpuCount]);
   // The start screen shows no preview: nothing is emitted or validated before the first question.
   const onStart = screen === 'start';
   // Not while an overlay (help, picture, glossary) has the body: nothing would show it.
   const previewHidden = onStart || s.overlay !== null;
-  const preview = useMemo(
-    () => (preview$ && !previewHidden ? preview$.previewOf(previewSetup, stepCtx) : null),
-    [preview$, previewHidden, previewSetup, stepCtx],
-  );
+  // The committed setup's preview (its findings drive the review and the finish screen), and the shown one:
+  // the same object unless a highlighted draft differs from the answers.
   const committedPreview = useMemo(
+    () => (preview$ && !previewHidden ? preview$.previewOf(setup, stepCtx) : null),
+    [preview$, previewHidden, setup, stepCtx],
+  );
+  const preview = useMemo(
     () =>
-      previewSetup === setup && preview
-        ? preview
+      previewSetup === setup
+        ? committedPreview
         : preview$ && !previewHidden
-          ? preview$.previewOf(setup, stepCtx)
+          ? preview$.previewOf(previewSetup, stepCtx)
           : null,
-    [previewSetup, setup, preview, preview$, previewHidden, stepCtx],
+    [previewSetup, setup, committedPreview, preview$, previewHidden, stepCtx],
   );
   const findings = committedPreview?.findings ?? NO_FINDINGS;
   const prefetch = useCallback(
     (d: Partial<Answers>) =>
-      void preview$?.previewOf(
-        { ...s.flow.base, answers: withDefaults({ ...s.flow.given, ...d }, s.flow.env) },
-        stepCtx,
-      ),
-    [preview$, s.flow.base, s.flow.given, s.flow.env, stepCtx],
+      void preview$?.previewOf({ ...base, answers: previewAnswers({ draft: d, flow: { given, env } }) }, stepCtx),
+    [preview$, base, given, env, stepCtx],
   );
 
   const q = screen === 'question' ? (question(s.flow.current) as Question) : null;
