@@ -17,14 +17,12 @@ import type { Preset, PresetProblem } from '../../src/presets.js';
 import { question, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
 import { noStepsNote, type LaunchStep } from '../../src/setup.js';
 import type { StepFinding } from '../../src/step-findings.js';
-import { formatCount } from '../../src/units.js';
 import { clip } from '../../src/text.js';
 import { enterChoice } from '../../src/wizard/display.js';
 import { diffLines } from '../../src/wizard/finish.js';
 import { finishEffect, finishItems, SLURM_FIELDS } from '../../src/wizard/finishState.js';
 import { answersOf, progress } from '../../src/wizard/flow.js';
-import type { GlossaryContext } from '../../src/wizard/glossary.js';
-import { glossaryView } from '../../src/wizard/glossary.js';
+import { glossaryTermFor, glossaryView } from '../../src/wizard/glossary.js';
 import { hintLines, type Command, type Surface, type SurfaceHandler } from '../../src/wizard/keytable.js';
 import { finishRows, layoutOf } from '../../src/wizard/layout.js';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
@@ -40,7 +38,7 @@ import {
   type WizardResult,
 } from '../../src/wizard/shell.js';
 import { nextStepConfig, stepRows, templateSteps, type StepsAction } from '../../src/wizard/steps.js';
-import { compactBytes, selectedKey, tradeoffOf, type Tradeoff } from '../../src/wizard/tradeoff.js';
+import { glossaryContext, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
 import { KeyDispatcher, KeyRouter, useKeyHold } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
@@ -116,35 +114,6 @@ export function App(props: AppProps): React.JSX.Element {
       <Wizard {...props} />
     </KeyRouter>
   );
-}
-
-/** What the glossary says with this user's numbers (from the estimator's table). */
-function glossaryContext(t: Tradeoff | null, a: Answers): GlossaryContext {
-  const ctx: GlossaryContext = {
-    gpus: String(a.num_processes),
-    headroom: `${a.headroom}% of each GPU; 10% of the CPU memory`,
-  };
-  if (!t?.available || !t.report) return ctx;
-  const n = t.report.input;
-  ctx.params = formatCount(n.params);
-  if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = compactBytes(t.ddpBytesPerStep);
-  // Unsharded model states: 16-bit weights of every parameter, 16-bit gradients and Adam's 16 bytes of the trained ones.
-  const w = n.precision === 'fp32' ? 4 : 2;
-  ctx.modelStates = compactBytes(w * n.params + (w + 16) * n.trainable);
-  return ctx;
-}
-
-/** The words of a glossary entry a help screen opens on. */
-function glossaryTermFor(id: QuestionId | null): string | undefined {
-  if (id === 'mode') return 'sharding';
-  if (id === 'offload_device' || id === 'offload_param_device' || id === 'nvme_path') return 'offload';
-  if (id === 'micro_batch') return 'micro-batch';
-  if (id === 'gradient_accumulation_steps') return 'grad-accum';
-  if (id === 'gradient_checkpointing') return 'grad-ckpt';
-  if (id === 'mixed_precision') return 'precision';
-  if (id === 'zero3_init') return 'zero-init';
-  if (id === 'headroom') return 'headroom';
-  return undefined;
 }
 
 function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.Element {
