@@ -38,7 +38,7 @@ import {
   type WizardResult,
 } from '../../src/wizard/shell.js';
 import { nextStepConfig, stepRows, templateSteps, type StepsAction } from '../../src/wizard/steps.js';
-import { glossaryContext, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
+import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
 import { KeyDispatcher, KeyRouter, useKeyHold } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
@@ -256,15 +256,14 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         : null,
     [onMode, s.overlay?.kind, answers, s.flow.given.zero3_init, models, interconnect],
   );
+  const committedKey = useMemo(() => selectedKey(answers), [answers]);
   const highlighted = onMode && s.draft ? selectedKey({ ...answers, ...s.draft } as Answers) : null;
+  // The row the mode list starts on, and so what Enter chooses there (the help's "Default").
+  const start = onMode && tradeoff ? modeStart(tradeoff, answers, 'mode' in s.flow.given, highlighted) : null;
   const enter =
     q === null
       ? undefined
-      : enterChoice(q.id, answers, s.flow.given, {
-          recommendedLabel: tradeoff?.rows.find((r) => r.recommended)?.label ?? null,
-          selectedLabel: tradeoff?.rows.find((r) => r.key === selectedKey(answers))?.label ?? null,
-          firstModel: models[0]?.name ?? null,
-        });
+      : enterChoice(q.id, answers, s.flow.given, { modeStart: start, firstModel: models[0]?.name ?? null });
 
   // The CSV loss log of a DiffSynth training step: offered for the Launch and Slurm actions.
   const csv: CsvLogOffer | null = useMemo(
@@ -550,8 +549,8 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
 
   // The preview's note on the ZeRO question: it shows the highlighted row, not (yet) the answer.
   const previewNote =
-    onMode && highlighted !== null && highlighted !== selectedKey(answers) && tradeoff
-      ? `preview of the highlighted ${tradeoff.rows.find((r) => r.key === highlighted)?.label ?? highlighted} (not chosen yet: Enter)`
+    onMode && highlighted !== null && highlighted !== committedKey && tradeoff
+      ? `preview of the highlighted ${keyLabel(tradeoff, highlighted)} (not chosen yet: Enter)`
       : null;
 
   let main: React.JSX.Element;
@@ -568,7 +567,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     main = (
       <PictureView
         tradeoff={tradeoff}
-        rowKey={highlighted ?? selectedKey(answers)}
+        rowKey={highlighted ?? committedKey}
         width={lay.mainWidth}
         height={lay.body}
         isActive={isActive}
@@ -621,7 +620,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         glossaryKey={textQuestion ? '^G' : 'g'}
         {...(enter !== undefined ? { enter } : {})}
         {...(tradeoff ? { tradeoff } : {})}
-        modeHighlight={highlighted}
+        {...(start ? { modeStart: start.key } : {})}
         onAnswer={(values) => {
           const id = q.id as QuestionId;
           const { [id]: value, ...also } = values as Record<string, unknown>;

@@ -264,8 +264,8 @@ export interface QuestionScreenProps {
   glossaryKey?: string;
   /** The ZeRO table (the app computes it once per answers); the mode question computes it when absent. */
   tradeoff?: Tradeoff;
-  /** The highlighted ZeRO row to start on (the picture moved it), else the answer's or the recommendation. */
-  modeHighlight?: string | null;
+  /** The ZeRO row to start on (tradeoff.ts startKey: the highlight the picture left, the answer's, the recommendation). */
+  modeStart?: string;
 }
 
 const DEFAULT_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
@@ -304,7 +304,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
         onDraft={p.onDraft}
         {...(p.prefetch ? { prefetch: p.prefetch } : {})}
         {...(p.tradeoff ? { tradeoff: p.tradeoff } : {})}
-        highlight={p.modeHighlight ?? null}
+        {...(p.modeStart !== undefined ? { start: p.modeStart } : {})}
       />
     );
   } else if (q.id === 'model_params') {
