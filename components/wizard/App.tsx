@@ -246,15 +246,17 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   // The ZeRO table: once per answers, for the question, its height, the picture, the help and the glossary.
   const onMode = q?.id === 'mode';
   const interconnect = s.flow.env.interconnect;
+  // A boolean, not the overlay's kind: opening or closing the help or the picture recomputes nothing.
+  const needTradeoff = onMode || s.overlay?.kind === 'glossary';
   const tradeoff = useMemo(
     () =>
-      onMode || s.overlay?.kind === 'glossary'
+      needTradeoff
         ? tradeoffOf(answers, s.flow.given.zero3_init, {
             models,
             ...(interconnect ? { interconnect } : {}),
           })
         : null,
-    [onMode, s.overlay?.kind, answers, s.flow.given.zero3_init, models, interconnect],
+    [needTradeoff, answers, s.flow.given.zero3_init, models, interconnect],
   );
   const committedKey = useMemo(() => selectedKey(answers), [answers]);
   const highlighted = onMode && s.draft ? selectedKey({ ...answers, ...s.draft } as Answers) : null;
