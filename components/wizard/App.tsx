@@ -376,10 +376,14 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   );
   const glossaryCtx = useMemo(() => glossaryContext(tradeoff, answers), [tradeoff, answers]);
   const overlay = s.overlay;
-  const glossary =
-    overlay?.kind === 'glossary'
-      ? glossaryView(lay.mainWidth, Math.max(1, lay.body - GLOSSARY_TITLE_ROWS), overlay.top, glossaryCtx, overlay.at)
-      : null;
+  // Built once per change here; the view draws this same window.
+  const glossary = useMemo(
+    () =>
+      overlay?.kind === 'glossary'
+        ? glossaryView(lay.mainWidth, Math.max(1, lay.body - GLOSSARY_TITLE_ROWS), overlay.top, glossaryCtx, overlay.at)
+        : null,
+    [overlay, lay.mainWidth, lay.body, glossaryCtx],
+  );
 
   const finishCtx = {
     steps: setup.steps.length,
@@ -563,8 +567,8 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         <Text>y: quit · n/Esc: stay</Text>
       </Box>
     );
-  } else if (overlay?.kind === 'glossary') {
-    main = <GlossaryView width={lay.mainWidth} height={lay.body} top={glossary?.top ?? 0} ctx={glossaryCtx} />;
+  } else if (glossary) {
+    main = <GlossaryView width={lay.mainWidth} view={glossary} />;
   } else if (overlay?.kind === 'picture' && tradeoff) {
     main = (
       <PictureView
