@@ -313,10 +313,10 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         (e) => act({ type: 'finish', action: { type: 'saveFailed', error: (e as Error).message } }),
       );
     } else if (effect.kind === 'partitions') {
-      const list = deps.slurm?.listPartitions() ?? Promise.resolve([]);
-      list.then(
-        (partitions) => act({ type: 'finish', action: { type: 'partitions', partitions } }),
-        (e) => act({ type: 'finish', action: { type: 'partitions', partitions: [], error: (e as Error).message } }),
+      const form = deps.slurm?.openForm(setup) ?? Promise.reject(new Error('Slurm (sbatch) is not on PATH'));
+      form.then(
+        (f) => act({ type: 'finish', action: { type: 'partitions', ...f } }),
+        (e) => act({ type: 'finish', action: { type: 'slurmFailed', error: (e as Error).message } }),
       );
     }
   }, [effectKey]);
@@ -704,20 +704,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
               type: 'finish',
               action: { type: 'choose', item, presetName: setup.name === 'custom' ? 'my-setup' : setup.name },
             });
-          else if (item === 'slurm') {
-            const n = Math.max(1, answers.num_machines);
-            dispatch({
-              type: 'finish',
-              action: {
-                type: 'choose',
-                item,
-                slurmDefaults: {
-                  nodes: String(n),
-                  gpusPerNode: String(Math.max(1, Math.floor(answers.num_processes / n))),
-                },
-              },
-            });
-          } else if (item === 'csvLog')
+          else if (item === 'csvLog')
             dispatch({ type: 'finish', action: { type: 'choose', item, csvLogOn: csvOn.length > 0 } });
           else dispatch({ type: 'finish', action: { type: 'choose', item } });
         }}
