@@ -9,7 +9,7 @@ import type React from 'react';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { Box, Text } from 'ink';
 import { noDeepSpeedConfigPath, type AccelerateConfigSummary } from '../../src/accelerate-config.js';
-import { expandPath, expandWord, type ExpandContext } from '../../src/expand.js';
+import { expandPath, expandWord, processContext, type ExpandContext } from '../../src/expand.js';
 import type { ImportResult } from '../../src/import.js';
 import { csvLogOffer, csvLogSteps, type CsvLogOffer } from '../../src/launch/diffsynth.js';
 import type { ModelEntry } from '../../src/models.js';
@@ -94,7 +94,8 @@ const loadPreview = (): Promise<PreviewModule> =>
   import('../../src/wizard/preview.js').then((m) => (previewModule = m));
 
 const NO_FINDINGS: PreviewData['findings'] = [];
-const PROCESS_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
+/** This process's environment and directory, once (a stable identity for the hooks that depend on it). */
+const PROCESS_PATHS: ExpandContext = processContext();
 /** Lines a PgUp/PgDn moves the preview. */
 const PREVIEW_PAGE_LINES = 5;
 

@@ -5,7 +5,7 @@ import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers, DetectedEnv, Parsed, Question } from '../../src/questions.js';
 import type { ModelEntry } from '../../src/models.js';
-import { expandPathAnswer, type ExpandContext } from '../../src/expand.js';
+import { expandPathAnswer, processContext, type ExpandContext } from '../../src/expand.js';
 import { fieldStart, fieldValue } from '../../src/wizard/display.js';
 import type { Tradeoff } from '../../src/wizard/tradeoff.js';
 import { formatCount } from '../../src/units.js';
@@ -268,7 +268,7 @@ export interface QuestionScreenProps {
   modeStart?: string;
 }
 
-const DEFAULT_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
+const DEFAULT_PATHS: ExpandContext = processContext();
 
 /** The prompt line(s). */
 export function promptLines(q: Question, width: number): string[] {

@@ -35,7 +35,7 @@ export function humanAnswer(id: QuestionId, a: Answers): string {
 /** An answer as a field shows it (and the catalog parses it back): counts and sizes short, no unit words. */
 function fieldText(id: QuestionId, a: Answers): string {
   const v = a[id];
-  if (typeof v === 'number' && COUNTS.has(id)) return v === 0 ? '0' : formatCount(v);
+  if (typeof v === 'number' && COUNTS.has(id)) return formatCount(v);
   if (typeof v === 'number' && SIZES.has(id)) return formatBytesShort(v, 2);
   return question(id).format(v as never);
 }
