@@ -6,6 +6,10 @@ import { render } from 'ink-testing-library';
 import { App, type AppDeps } from '../components/wizard/App.js';
 import { frame, listening, standInDeps } from './helpers/ink.js';
 import { importLines } from '../components/wizard/ReviewScreen.js';
+import { slurmFieldProblem } from '../components/wizard/run.js';
+import { checkOptions } from '../src/slurm/launch.js';
+import { requirePartition } from '../src/slurm/preflight.js';
+import { parseShapeFlag } from '../src/slurm/shape.js';
 import { importAccelerateConfig } from '../src/import.js';
 import { carryOut, diffLines, planWrite, summaryLines } from '../src/wizard/finish.js';
 
@@ -148,5 +152,40 @@ describe('finish: writing over files with other content', () => {
     expect(f).toContain(`deepspeed_config_file: ${ref}`);
     expect(f).not.toContain('deepspeed_config_file: ds.json');
     r.unmount();
+  });
+});
+
+describe("the Slurm form's fields are checked as launch --slurm checks its flags", () => {
+  const checks = { requirePartition, parseShapeFlag, checkOptions };
+  const parts = [
+    { name: 'debug', isDefault: true },
+    { name: 'short', isDefault: false },
+  ];
+  const problem = (field: Parameters<typeof slurmFieldProblem>[0], value: string, p = parts) =>
+    slurmFieldProblem(field, value, p, checks);
+
+  it('a partition sinfo does not list: the same words as launch --slurm --partition', () => {
+    expect(problem('partition', 'gpuz')).toBe(
+      "Slurm has no partition 'gpuz'; the partitions here are: debug (default), short (sinfo); pick one with --partition, or leave it out for the default",
+    );
+    expect(problem('partition', 'short')).toBeNull();
+    expect(problem('partition', '')).toBeNull(); // Slurm's default partition
+    expect(problem('partition', 'gpuz', [])).toBeNull(); // sinfo could not tell: sbatch checks it
+    expect(problem('partition', 'a b', [])).toMatch(/^--partition 'a b' is not a Slurm name/);
+  });
+
+  it('nodes and GPUs per node: whole numbers from 1, never empty', () => {
+    expect(problem('nodes', '')).toMatch(/^--nodes '' is not a whole number from 1 to \d+; give the number of nodes/);
+    expect(problem('gpusPerNode', '0')).toMatch(/^--gpus-per-node '0' is not a whole number/);
+    expect(problem('nodes', '2')).toBeNull();
+    expect(problem('gpusPerNode', '8')).toBeNull();
+  });
+
+  it('a time limit and an account: empty leaves them to Slurm, else they must read as Slurm reads them', () => {
+    expect(problem('time', '')).toBeNull();
+    expect(problem('time', '02:00:00')).toBeNull();
+    expect(problem('time', 'soon')).toMatch(/^--time 'soon' is not a Slurm time; give HH:MM:SS/);
+    expect(problem('account', '')).toBeNull();
+    expect(problem('account', 'a b')).toMatch(/^--account 'a b' is not a Slurm name/);
   });
 });

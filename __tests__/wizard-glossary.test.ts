@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { GLOSSARY, glossaryLines, glossaryView } from '../src/wizard/glossary.js';
+import { withDefaults } from '../src/questions.js';
+import { GLOSSARY, glossaryLines, glossaryTermFor, glossaryView } from '../src/wizard/glossary.js';
+import { glossaryContext, tradeoffOf } from '../src/wizard/tradeoff.js';
 
 describe('the glossary', () => {
   it('has every word the ZeRO screen uses, in order, each with the number it changes', () => {
@@ -60,5 +62,45 @@ describe('the glossary', () => {
     const v = glossaryView(80, 20, 0, {}, '1.5x');
     expect(v.lines[0]).toMatchObject({ role: 'term', text: '"1.5x DDP"' });
     expect(glossaryView(80, 20, 3, {}, 'no-such-word').top).toBe(3);
+  });
+
+  it("takes this user's numbers from the estimator: the model states of full bf16 fine-tuning (2 + 2 + 16 bytes a parameter), the headroom rule", () => {
+    const a = withDefaults({
+      model_params: 20.4e9,
+      largest_layer_params: 56641536,
+      gpu_memory: 80 * 2 ** 30,
+      cpu_memory: 2 ** 40,
+      num_processes: 8,
+      mixed_precision: 'bf16',
+    });
+    const ctx = glossaryContext(tradeoffOf(a), a);
+    expect(ctx).toMatchObject({
+      gpus: '8',
+      modelStates: '380 GiB',
+      headroom: '10% of each GPU; 10% of the CPU memory',
+    });
+    expect(ctx.params).toBe('20.4B');
+    expect(ctx.ddpPerStep).toBeDefined();
+    // Without a model size: the GPUs and the headroom only.
+    const none = withDefaults({ num_processes: 8, headroom: 15 });
+    expect(glossaryContext(tradeoffOf(none), none)).toEqual({
+      gpus: '8',
+      headroom: '15% of each GPU; 10% of the CPU memory',
+    });
+  });
+
+  it('opens from a help screen on the word that question uses', () => {
+    expect(glossaryTermFor('mode')).toBe('sharding');
+    expect(glossaryTermFor('nvme_path')).toBe('offload');
+    expect(glossaryTermFor('model_params')).toBeUndefined();
+    expect(glossaryTermFor(null)).toBeUndefined();
+    const ids = new Set(GLOSSARY.map((e) => e.id));
+    for (const id of [
+      'offload_device',
+      'micro_batch',
+      'gradient_accumulation_steps',
+      'gradient_checkpointing',
+    ] as const)
+      expect(ids.has(glossaryTermFor(id)!)).toBe(true);
   });
 });

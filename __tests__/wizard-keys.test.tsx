@@ -248,4 +248,25 @@ describe('the ZeRO question starts its preview on the highlighted row', () => {
     expect(picture.split('\n').find((l) => l.includes('per GPU and per node'))).toMatch(new RegExp(`^${next} · `));
     r.unmount();
   });
+
+  it("after ↓ the help's Default names the highlighted row, which Enter chooses, not the recommendation", async () => {
+    const r = render(<App deps={standIn()} onExit={vi.fn()} />);
+    await frame(r, (f) => f.includes('8 GPUs (stand-in)') && f.includes('New setup'));
+    await listening(r);
+    for (let i = 0; i < 40 && !(r.lastFrame() ?? '').includes('Which ZeRO mode'); i++) {
+      const before = r.lastFrame();
+      r.stdin.write('\r');
+      await frame(r, (f) => f !== before);
+    }
+    const f = await frame(r, (x) => x.includes('Which ZeRO mode') && /❯ ZeRO-/.test(x));
+    const rows = f.split('\n').filter((l) => /^(❯| ) ZeRO-/.test(l));
+    const at = rows.findIndex((l) => l.startsWith('❯'));
+    const next = rows[(at + 1) % rows.length]!.slice(2, 21).trim();
+    r.stdin.write(DOWN);
+    await frame(r, (x) => x.includes(`❯ ${next}`));
+    r.stdin.write('?');
+    const help = await frame(r, (x) => x.includes('Default: '));
+    expect(help).toMatch(new RegExp(`Default: ${next} +\\(\\? closes`));
+    r.unmount();
+  });
 });

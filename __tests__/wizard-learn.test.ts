@@ -12,8 +12,10 @@ import { drawPicture, pictureText } from '../src/wizard/picture.js';
 import {
   SPLIT_ROW_KEY,
   explainRow,
+  modeStart,
   pictureOf,
   selectedKey,
+  startKey,
   splitPlacement,
   tradeoffOf,
   type Tradeoff,
@@ -138,12 +140,25 @@ describe("the help's Default is what Enter chooses", () => {
     const t = table(a);
     const rec = t.rows.find((r) => r.recommended)!;
     expect(rec.key).not.toBe(selectedKey(a)); // the catalog default (ZeRO-2) is not what Enter takes
-    expect(enterChoice('mode', a, {}, { recommendedLabel: rec.label })).toBe(
+    expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false) })).toBe(
       `${rec.label} (the recommendation for your model)`,
     );
-    expect(enterChoice('mode', a, { mode: '2' }, { recommendedLabel: rec.label, selectedLabel: 'ZeRO-2' })).toBe(
-      'ZeRO-2',
+    expect(enterChoice('mode', a, { mode: '2' }, { modeStart: modeStart(t, a, true) })).toBe('ZeRO-2');
+  });
+
+  it('a highlight left on another row (the picture moved it) is where the list starts and what Enter chooses', () => {
+    const a = answers();
+    const t = table(a);
+    const rec = t.rows.find((r) => r.recommended)!;
+    const other = t.rows.find((r) => !r.recommended && r.key !== selectedKey(a))!;
+    expect(startKey(t, a, false, other.key)).toBe(other.key);
+    expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false, other.key) })).toBe(other.label);
+    // On the recommended row it says so; a key that names no row is no highlight.
+    expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false, rec.key) })).toBe(
+      `${rec.label} (the recommendation for your model)`,
     );
+    expect(startKey(t, a, false, 'no-such-row')).toBe(rec.key);
+    expect(startKey(t, a, true, 'no-such-row')).toBe(selectedKey(a));
   });
 
   it("the model question starts on the catalog's first model; others on their answer, in human units", () => {

@@ -354,6 +354,20 @@ describe('the finish machine alone', () => {
 });
 
 describe('phase 2: the finish actions and the flow around them', () => {
+  it('Submit to Slurm: a form that cannot open goes back to the menu and says why', () => {
+    let s = run(
+      walk(detected()),
+      { type: 'steps', action: { type: 'template', steps: seedSteps() } },
+      { type: 'stepsDone' },
+      { type: 'flow', action: { type: 'finish' } },
+      { type: 'finish', action: { type: 'choose', item: 'slurm' } },
+    );
+    expect(s.finish.step).toEqual({ step: 'slurmLoading' });
+    s = run(s, { type: 'finish', action: { type: 'slurmFailed', error: 'chunk missing' } });
+    expect(s.finish.step).toEqual({ step: 'menu' });
+    expect(s.finish.note).toBe('cannot open the Slurm form: chunk missing');
+  });
+
   it('Submit to Slurm: the partitions listed, each field with its default, Esc back a field; the end names the job', () => {
     let s = run(
       walk(detected()),
@@ -370,10 +384,7 @@ describe('phase 2: the finish actions and the flow around them', () => {
     expect(finishItems(s.finish, { steps: 0, defaultConfigPath: 'x', slurm: true }).map((i) => i.id)).not.toContain(
       'slurm',
     );
-    s = run(s, {
-      type: 'finish',
-      action: { type: 'choose', item: 'slurm', slurmDefaults: { nodes: '1', gpusPerNode: '8' } },
-    });
+    s = run(s, { type: 'finish', action: { type: 'choose', item: 'slurm' } });
     expect(finishEffect(s.finish)).toEqual({ kind: 'partitions' });
     expect(keyStack(s, list)).toEqual([]); // only Ctrl+C while sinfo answers
     s = run(s, {
@@ -384,6 +395,7 @@ describe('phase 2: the finish actions and the flow around them', () => {
           { name: 'debug', isDefault: false },
           { name: 'gpu', isDefault: true },
         ],
+        shape: { nodes: 1, gpusPerNode: 8 },
       },
     });
     expect(s.finish.step).toMatchObject({

@@ -9,29 +9,20 @@ import type React from 'react';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { Box, Text } from 'ink';
 import { noDeepSpeedConfigPath, type AccelerateConfigSummary } from '../../src/accelerate-config.js';
-import { expandPath, expandWord, type ExpandContext } from '../../src/expand.js';
+import { expandPath, expandWord, processContext, type ExpandContext } from '../../src/expand.js';
 import type { ImportResult } from '../../src/import.js';
 import { csvLogOffer, csvLogSteps, type CsvLogOffer } from '../../src/launch/diffsynth.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Preset, PresetProblem } from '../../src/presets.js';
-import {
-  question,
-  withDefaults,
-  type Answers,
-  type DetectedEnv,
-  type Question,
-  type QuestionId,
-} from '../../src/questions.js';
+import { question, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
 import { noStepsNote, type LaunchStep } from '../../src/setup.js';
 import type { StepFinding } from '../../src/step-findings.js';
-import { formatCount } from '../../src/units.js';
 import { clip } from '../../src/text.js';
 import { enterChoice } from '../../src/wizard/display.js';
 import { diffLines } from '../../src/wizard/finish.js';
 import { finishEffect, finishItems, SLURM_FIELDS } from '../../src/wizard/finishState.js';
 import { answersOf, progress } from '../../src/wizard/flow.js';
-import type { GlossaryContext } from '../../src/wizard/glossary.js';
-import { glossaryView } from '../../src/wizard/glossary.js';
+import { glossaryTermFor, glossaryView } from '../../src/wizard/glossary.js';
 import { hintLines, type Command, type Surface, type SurfaceHandler } from '../../src/wizard/keytable.js';
 import { finishRows, layoutOf } from '../../src/wizard/layout.js';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
@@ -47,7 +38,7 @@ import {
   type WizardResult,
 } from '../../src/wizard/shell.js';
 import { nextStepConfig, stepRows, templateSteps, type StepsAction } from '../../src/wizard/steps.js';
-import { compactBytes, selectedKey, tradeoffOf, type Tradeoff } from '../../src/wizard/tradeoff.js';
+import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
 import { KeyDispatcher, KeyRouter, useKeyHold } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
@@ -103,7 +94,8 @@ const loadPreview = (): Promise<PreviewModule> =>
   import('../../src/wizard/preview.js').then((m) => (previewModule = m));
 
 const NO_FINDINGS: PreviewData['findings'] = [];
-const PROCESS_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
+/** This process's environment and directory, once (a stable identity for the hooks that depend on it). */
+const PROCESS_PATHS: ExpandContext = processContext();
 /** Lines a PgUp/PgDn moves the preview. */
 const PREVIEW_PAGE_LINES = 5;
 
@@ -123,35 +115,6 @@ export function App(props: AppProps): React.JSX.Element {
       <Wizard {...props} />
     </KeyRouter>
   );
-}
-
-/** What the glossary says with this user's numbers (from the estimator's table). */
-function glossaryContext(t: Tradeoff | null, a: Answers): GlossaryContext {
-  const ctx: GlossaryContext = {
-    gpus: String(a.num_processes),
-    headroom: `${a.headroom}% of each GPU; 10% of the CPU memory`,
-  };
-  if (!t?.available || !t.report) return ctx;
-  const n = t.report.input;
-  ctx.params = formatCount(n.params);
-  if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = compactBytes(t.ddpBytesPerStep);
-  // Unsharded model states: 16-bit weights of every parameter, 16-bit gradients and Adam's 16 bytes of the trained ones.
-  const w = n.precision === 'fp32' ? 4 : 2;
-  ctx.modelStates = compactBytes(w * n.params + (w + 16) * n.trainable);
-  return ctx;
-}
-
-/** The words of a glossary entry a help screen opens on. */
-function glossaryTermFor(id: QuestionId | null): string | undefined {
-  if (id === 'mode') return 'sharding';
-  if (id === 'offload_device' || id === 'offload_param_device' || id === 'nvme_path') return 'offload';
-  if (id === 'micro_batch') return 'micro-batch';
-  if (id === 'gradient_accumulation_steps') return 'grad-accum';
-  if (id === 'gradient_checkpointing') return 'grad-ckpt';
-  if (id === 'mixed_precision') return 'precision';
-  if (id === 'zero3_init') return 'zero-init';
-  if (id === 'headroom') return 'headroom';
-  return undefined;
 }
 
 function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.Element {
@@ -236,39 +199,44 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   }, [s.result, onExit]);
 
   const screen = screenOf(s);
-  const answers = useMemo(() => answersOf(s.flow), [s.flow]);
-  const shownAnswers = useMemo(() => previewAnswers(s), [s]);
-  const setup = useMemo(() => ({ ...s.flow.base, answers }), [s.flow.base, answers]);
-  const previewSetup = useMemo(() => ({ ...s.flow.base, answers: shownAnswers }), [s.flow.base, shownAnswers]);
+  // The preview depends on the draft, the given answers, the detected machine and the setup's base only: a
+  // key that changes none of them (a tab, a scroll, an overlay) keeps every identity below and computes nothing.
+  const { given, env, base } = s.flow;
+  const draft = s.draft;
+  const answers = useMemo(() => answersOf({ given, env }), [given, env]);
+  const setup = useMemo(() => ({ ...base, answers }), [base, answers]);
+  const previewSetup = useMemo(() => {
+    const shown = previewAnswers({ draft, flow: { given, env } }, answers);
+    return shown === answers ? setup : { ...base, answers: shown };
+  }, [draft, given, env, answers, base, setup]);
   const stepCtx = useMemo(() => {
     if (!loaded || !deps.defaultConfigSummary) return undefined;
-    return { cwd: paths.cwd, defaultConfig: deps.defaultConfigSummary(), gpuCount: s.flow.env.gpuCount };
-  }, [loaded, deps, paths.cwd, s.flow.env.gpuCount]);
+    return { cwd: paths.cwd, defaultConfig: deps.defaultConfigSummary(), gpuCount: env.gpuCount };
+  }, [loaded, deps, paths.cwd, env.gpuCount]);
   // The start screen shows no preview: nothing is emitted or validated before the first question.
   const onStart = screen === 'start';
   // Not while an overlay (help, picture, glossary) has the body: nothing would show it.
   const previewHidden = onStart || s.overlay !== null;
-  const preview = useMemo(
-    () => (preview$ && !previewHidden ? preview$.previewOf(previewSetup, stepCtx) : null),
-    [preview$, previewHidden, previewSetup, stepCtx],
-  );
+  // The committed setup's preview (its findings drive the review and the finish screen), and the shown one:
+  // the same object unless a highlighted draft differs from the answers.
   const committedPreview = useMemo(
+    () => (preview$ && !previewHidden ? preview$.previewOf(setup, stepCtx) : null),
+    [preview$, previewHidden, setup, stepCtx],
+  );
+  const preview = useMemo(
     () =>
-      previewSetup === setup && preview
-        ? preview
+      previewSetup === setup
+        ? committedPreview
         : preview$ && !previewHidden
-          ? preview$.previewOf(setup, stepCtx)
+          ? preview$.previewOf(previewSetup, stepCtx)
           : null,
-    [previewSetup, setup, preview, preview$, previewHidden, stepCtx],
+    [previewSetup, setup, committedPreview, preview$, previewHidden, stepCtx],
   );
   const findings = committedPreview?.findings ?? NO_FINDINGS;
   const prefetch = useCallback(
     (d: Partial<Answers>) =>
-      void preview$?.previewOf(
-        { ...s.flow.base, answers: withDefaults({ ...s.flow.given, ...d }, s.flow.env) },
-        stepCtx,
-      ),
-    [preview$, s.flow.base, s.flow.given, s.flow.env, stepCtx],
+      void preview$?.previewOf({ ...base, answers: previewAnswers({ draft: d, flow: { given, env } }) }, stepCtx),
+    [preview$, base, given, env, stepCtx],
   );
 
   const q = screen === 'question' ? (question(s.flow.current) as Question) : null;
@@ -279,25 +247,26 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   // The ZeRO table: once per answers, for the question, its height, the picture, the help and the glossary.
   const onMode = q?.id === 'mode';
   const interconnect = s.flow.env.interconnect;
+  // A boolean, not the overlay's kind: opening or closing the help or the picture recomputes nothing.
+  const needTradeoff = onMode || s.overlay?.kind === 'glossary';
   const tradeoff = useMemo(
     () =>
-      onMode || s.overlay?.kind === 'glossary'
+      needTradeoff
         ? tradeoffOf(answers, s.flow.given.zero3_init, {
             models,
             ...(interconnect ? { interconnect } : {}),
           })
         : null,
-    [onMode, s.overlay?.kind, answers, s.flow.given.zero3_init, models, interconnect],
+    [needTradeoff, answers, s.flow.given.zero3_init, models, interconnect],
   );
+  const committedKey = useMemo(() => selectedKey(answers), [answers]);
   const highlighted = onMode && s.draft ? selectedKey({ ...answers, ...s.draft } as Answers) : null;
+  // The row the mode list starts on, and so what Enter chooses there (the help's "Default").
+  const start = onMode && tradeoff ? modeStart(tradeoff, answers, 'mode' in s.flow.given, highlighted) : null;
   const enter =
     q === null
       ? undefined
-      : enterChoice(q.id, answers, s.flow.given, {
-          recommendedLabel: tradeoff?.rows.find((r) => r.recommended)?.label ?? null,
-          selectedLabel: tradeoff?.rows.find((r) => r.key === selectedKey(answers))?.label ?? null,
-          firstModel: models[0]?.name ?? null,
-        });
+      : enterChoice(q.id, answers, s.flow.given, { modeStart: start, firstModel: models[0]?.name ?? null });
 
   // The CSV loss log of a DiffSynth training step: offered for the Launch and Slurm actions.
   const csv: CsvLogOffer | null = useMemo(
@@ -345,10 +314,10 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         (e) => act({ type: 'finish', action: { type: 'saveFailed', error: (e as Error).message } }),
       );
     } else if (effect.kind === 'partitions') {
-      const list = deps.slurm?.listPartitions() ?? Promise.resolve([]);
-      list.then(
-        (partitions) => act({ type: 'finish', action: { type: 'partitions', partitions } }),
-        (e) => act({ type: 'finish', action: { type: 'partitions', partitions: [], error: (e as Error).message } }),
+      const form = deps.slurm?.openForm(setup) ?? Promise.reject(new Error('Slurm (sbatch) is not on PATH'));
+      form.then(
+        (f) => act({ type: 'finish', action: { type: 'partitions', ...f } }),
+        (e) => act({ type: 'finish', action: { type: 'slurmFailed', error: (e as Error).message } }),
       );
     }
   }, [effectKey]);
@@ -408,10 +377,14 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   );
   const glossaryCtx = useMemo(() => glossaryContext(tradeoff, answers), [tradeoff, answers]);
   const overlay = s.overlay;
-  const glossary =
-    overlay?.kind === 'glossary'
-      ? glossaryView(lay.mainWidth, Math.max(1, lay.body - GLOSSARY_TITLE_ROWS), overlay.top, glossaryCtx, overlay.at)
-      : null;
+  // Built once per change here; the view draws this same window.
+  const glossary = useMemo(
+    () =>
+      overlay?.kind === 'glossary'
+        ? glossaryView(lay.mainWidth, Math.max(1, lay.body - GLOSSARY_TITLE_ROWS), overlay.top, glossaryCtx, overlay.at)
+        : null,
+    [overlay, lay.mainWidth, lay.body, glossaryCtx],
+  );
 
   const finishCtx = {
     steps: setup.steps.length,
@@ -583,8 +556,8 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
 
   // The preview's note on the ZeRO question: it shows the highlighted row, not (yet) the answer.
   const previewNote =
-    onMode && highlighted !== null && highlighted !== selectedKey(answers) && tradeoff
-      ? `preview of the highlighted ${tradeoff.rows.find((r) => r.key === highlighted)?.label ?? highlighted} (not chosen yet: Enter)`
+    onMode && highlighted !== null && highlighted !== committedKey && tradeoff
+      ? `preview of the highlighted ${keyLabel(tradeoff, highlighted)} (not chosen yet: Enter)`
       : null;
 
   let main: React.JSX.Element;
@@ -595,13 +568,13 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         <Text>y: quit · n/Esc: stay</Text>
       </Box>
     );
-  } else if (overlay?.kind === 'glossary') {
-    main = <GlossaryView width={lay.mainWidth} height={lay.body} top={glossary?.top ?? 0} ctx={glossaryCtx} />;
+  } else if (glossary) {
+    main = <GlossaryView width={lay.mainWidth} view={glossary} />;
   } else if (overlay?.kind === 'picture' && tradeoff) {
     main = (
       <PictureView
         tradeoff={tradeoff}
-        rowKey={highlighted ?? selectedKey(answers)}
+        rowKey={highlighted ?? committedKey}
         width={lay.mainWidth}
         height={lay.body}
         isActive={isActive}
@@ -654,7 +627,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         glossaryKey={textQuestion ? '^G' : 'g'}
         {...(enter !== undefined ? { enter } : {})}
         {...(tradeoff ? { tradeoff } : {})}
-        modeHighlight={highlighted}
+        {...(start ? { modeStart: start.key } : {})}
         onAnswer={(values) => {
           const id = q.id as QuestionId;
           const { [id]: value, ...also } = values as Record<string, unknown>;
@@ -732,20 +705,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
               type: 'finish',
               action: { type: 'choose', item, presetName: setup.name === 'custom' ? 'my-setup' : setup.name },
             });
-          else if (item === 'slurm') {
-            const n = Math.max(1, answers.num_machines);
-            dispatch({
-              type: 'finish',
-              action: {
-                type: 'choose',
-                item,
-                slurmDefaults: {
-                  nodes: String(n),
-                  gpusPerNode: String(Math.max(1, Math.floor(answers.num_processes / n))),
-                },
-              },
-            });
-          } else if (item === 'csvLog')
+          else if (item === 'csvLog')
             dispatch({ type: 'finish', action: { type: 'choose', item, csvLogOn: csvOn.length > 0 } });
           else dispatch({ type: 'finish', action: { type: 'choose', item } });
         }}

@@ -10,6 +10,7 @@ import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers } from '../../src/questions.js';
 import type { Setup } from '../../src/setup.js';
+import type { SlurmShape } from '../../src/slurm/shape.js';
 import type { WriteResult } from '../../src/write.js';
 import type { DiffLine, WritePlan, WriteTarget } from '../../src/wizard/finish.js';
 import {
@@ -35,9 +36,19 @@ export interface FinishDeps {
   slurm?: SlurmDeps | null;
 }
 
+/** What the Slurm form opens with. */
+export interface SlurmForm {
+  /** sinfo's partitions; empty, with `error` saying why, when it could not tell. */
+  partitions: SlurmPartition[];
+  error: string | null;
+  /** The setup's own shape (src/slurm/shape.ts shapeOfSetup): the nodes and GPUs fields' defaults. */
+  shape: SlurmShape;
+}
+
 /** What the Slurm finish action needs. */
 export interface SlurmDeps {
-  listPartitions(): Promise<SlurmPartition[]>;
+  /** Loads the Slurm modules (never before the form opens) and lists the partitions; rejects only if they cannot load. */
+  openForm(setup: Setup): Promise<SlurmForm>;
   /** Why a field's value cannot be submitted (the same checks as `launch --slurm`'s flags), or null. */
   checkField(field: SlurmField, value: string, partitions: readonly SlurmPartition[]): string | null;
 }

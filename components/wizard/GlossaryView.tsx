@@ -3,24 +3,21 @@ import type React from 'react';
 import { Box, Text } from 'ink';
 import { tint } from '../common/theme.js';
 import { clip } from '../../src/text.js';
-import { glossaryView, type GlossaryContext } from '../../src/wizard/glossary.js';
+import type { GlossaryView as GlossaryWindow } from '../../src/wizard/glossary.js';
 
 /** The rows the glossary's own title takes. */
 export const GLOSSARY_TITLE_ROWS = 1;
 
-/** The glossary window: its title with the position, then the lines (terms bold, table effects dimmed). */
-export function GlossaryView(p: {
-  width: number;
-  height: number;
-  top: number;
-  at?: string | undefined;
-  ctx: GlossaryContext;
-}): React.JSX.Element {
-  const v = glossaryView(p.width, Math.max(1, p.height - GLOSSARY_TITLE_ROWS), p.top, p.ctx, p.at);
+/**
+ * The glossary window: its title with the position, then the lines (terms bold, table effects dimmed). The
+ * app builds the window (glossary.ts glossaryView, for the body's rows less GLOSSARY_TITLE_ROWS): its keys
+ * need its top and length too.
+ */
+export function GlossaryView({ width, view: v }: { width: number; view: GlossaryWindow }): React.JSX.Element {
   return (
     <Box flexDirection="column">
       <Text bold color={tint('accent')} wrap="truncate">
-        {clip(`Glossary · ${v.position} · each word with the number it changes in the ZeRO table`, p.width)}
+        {clip(`Glossary · ${v.position} · each word with the number it changes in the ZeRO table`, width)}
       </Text>
       {v.lines.map((l, i) => (
         <Text

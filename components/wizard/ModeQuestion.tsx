@@ -3,13 +3,15 @@ import { useEffect, useLayoutEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import type { Answers } from '../../src/questions.js';
-import { MODE_INFO, MODES, modeOffloads, rowFromKey, rowLabel } from '../../src/modes.js';
+import { MODE_INFO, modeOffloads, rowFromKey } from '../../src/modes.js';
 import type { ModelEntry } from '../../src/models.js';
 import type { Interconnect } from '../../src/peak.js';
 import {
   SPLIT_ROW_KEY,
   explainRow,
-  selectedKey,
+  keyLabel,
+  modeKeys,
+  startKey,
   tradeoffOf,
   type Tradeoff,
   type TradeoffRow,
@@ -41,18 +43,9 @@ export function fitMark(r: Pick<TradeoffRow, 'fits' | 'failsOn'>): string {
   return r.failsOn.length > 0 && !r.failsOn.includes('GPU') ? `✗ ${r.failsOn.join('+')}` : '✗';
 }
 
-/** The row the mode question starts on: the one given (the picture moved the highlight), the answer's, or the recommendation. */
-export function startKey(t: Tradeoff, answers: Answers, given: boolean, highlight: string | null = null): string {
-  const keys = modeItems(t).map((i) => i.key);
-  if (highlight !== null && keys.includes(highlight)) return highlight;
-  const current = selectedKey(answers);
-  return given || !t.recommendedKey ? current : t.recommendedKey;
-}
-
 /** The items of the mode list: the tradeoff rows, or the five modes without a model size. */
 export function modeItems(t: Tradeoff): { key: string; label: string; value: string }[] {
-  if (t.available) return t.rows.map((r) => ({ key: r.key, label: r.key, value: r.key }));
-  return MODES.map((m) => ({ key: m, label: m, value: m }));
+  return modeKeys(t).map((key) => ({ key, label: key, value: key }));
 }
 
 /** Rows of text the mode question needs (without the prompt and progress lines). */
@@ -67,12 +60,7 @@ export function modeHeight(t: Tradeoff, width: number, withPanel = true): number
 /** The panel under the table for one row: its label and figures, its line items, what it shards and costs. */
 export function panelLines(t: Tradeoff, key: string, width: number): string[] {
   const [first, ...rest] = explainRow(t, key);
-  return [...wrap(`▸ ${labelOfKey(t, key)}: ${first}`, width), ...rest.flatMap((l) => wrap(l, width))];
-}
-
-function labelOfKey(t: Tradeoff, key: string): string {
-  const row = rowFromKey(key);
-  return t.rows.find((r) => r.key === key)?.label ?? (row ? rowLabel(row.mode, row.device) : key);
+  return [...wrap(`▸ ${keyLabel(t, key)}: ${first}`, width), ...rest.flatMap((l) => wrap(l, width))];
 }
 
 function reasonText(t: Tradeoff): string {
@@ -99,20 +87,19 @@ export function ModeQuestion(props: {
   hidePanel?: boolean;
   /** The table, when the app has it already. */
   tradeoff?: Tradeoff;
-  /** The row to start on (see startKey). */
-  highlight?: string | null;
+  /** The row to start on, when the app has it already (tradeoff.ts startKey); else the answer's or the recommendation. */
+  start?: string;
 }): React.JSX.Element {
   const { answers, width } = props;
   const { models, interconnect } = props;
-  const own = useMemo(
+  const t = useMemo(
     () =>
       props.tradeoff ??
       tradeoffOf(answers, props.zeroInit, { ...(models ? { models } : {}), ...(interconnect ? { interconnect } : {}) }),
     [props.tradeoff, answers, props.zeroInit, models, interconnect],
   );
-  const t = own;
   const items = modeItems(t);
-  const first = startKey(t, answers, props.given, props.highlight ?? null);
+  const first = props.start ?? startKey(t, answers, props.given);
   const initialIndex = Math.max(
     0,
     items.findIndex((i) => i.key === first),

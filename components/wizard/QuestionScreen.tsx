@@ -5,7 +5,7 @@ import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers, DetectedEnv, Parsed, Question } from '../../src/questions.js';
 import type { ModelEntry } from '../../src/models.js';
-import { expandPathAnswer, type ExpandContext } from '../../src/expand.js';
+import { expandPathAnswer, processContext, type ExpandContext } from '../../src/expand.js';
 import { fieldStart, fieldValue } from '../../src/wizard/display.js';
 import type { Tradeoff } from '../../src/wizard/tradeoff.js';
 import { formatCount } from '../../src/units.js';
@@ -264,11 +264,11 @@ export interface QuestionScreenProps {
   glossaryKey?: string;
   /** The ZeRO table (the app computes it once per answers); the mode question computes it when absent. */
   tradeoff?: Tradeoff;
-  /** The highlighted ZeRO row to start on (the picture moved it), else the answer's or the recommendation. */
-  modeHighlight?: string | null;
+  /** The ZeRO row to start on (tradeoff.ts startKey: the highlight the picture left, the answer's, the recommendation). */
+  modeStart?: string;
 }
 
-const DEFAULT_PATHS: ExpandContext = { env: process.env, cwd: process.cwd() };
+const DEFAULT_PATHS: ExpandContext = processContext();
 
 /** The prompt line(s). */
 export function promptLines(q: Question, width: number): string[] {
@@ -304,7 +304,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
         onDraft={p.onDraft}
         {...(p.prefetch ? { prefetch: p.prefetch } : {})}
         {...(p.tradeoff ? { tradeoff: p.tradeoff } : {})}
-        highlight={p.modeHighlight ?? null}
+        {...(p.modeStart !== undefined ? { start: p.modeStart } : {})}
       />
     );
   } else if (q.id === 'model_params') {

@@ -23,6 +23,7 @@ import { formatBytesShort } from '../../src/units.js';
 import { whichSync } from '../../src/launch/preflight.js';
 import type { Setup } from '../../src/setup.js';
 import type { SlurmDeps } from './FinishScreen.js';
+import type { SlurmField, SlurmPartition } from '../../src/wizard/finishState.js';
 import type { AppDeps } from './App.js';
 import type { WizardResult } from '../../src/wizard/shell.js';
 import { earlyStartKeys, paintStartFrame } from './startText.js';
@@ -84,39 +85,62 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
   };
 }
 
-/** The Slurm finish action's parts: sinfo's partitions, and each field checked as `launch --slurm` checks its flag. */
+/** The helpers a Slurm form field is checked with: the same as `launch --slurm`'s flags. */
+export interface SlurmFieldChecks {
+  requirePartition: typeof import('../../src/slurm/preflight.js').requirePartition;
+  parseShapeFlag: typeof import('../../src/slurm/shape.js').parseShapeFlag;
+  checkOptions: typeof import('../../src/slurm/launch.js').checkOptions;
+}
+
+/** The flag of each form field `launch --slurm` takes (the helpers' messages name it). */
+const SHAPE_FLAGS = { nodes: '--nodes', gpusPerNode: '--gpus-per-node' } as const;
+
+/**
+ * Why a Slurm form field's value cannot be submitted, or null: the checks of `launch --slurm`'s flags (a
+ * partition sinfo lists, a whole node and GPU count, a Slurm time and names). An empty partition, time or
+ * account is left to Slurm's defaults.
+ */
+export function slurmFieldProblem(
+  field: SlurmField,
+  value: string,
+  partitions: readonly SlurmPartition[],
+  c: SlurmFieldChecks,
+): string | null {
+  try {
+    if (field === 'nodes' || field === 'gpusPerNode') c.parseShapeFlag(SHAPE_FLAGS[field], value);
+    else if (value !== '') {
+      if (field === 'partition' && partitions.length > 0) c.requirePartition(partitions, value);
+      c.checkOptions({ [field]: value, extra: [] });
+    }
+    return null;
+  } catch (e) {
+    const err = e as { message: string; hint?: string };
+    return err.hint ? `${err.message}; ${err.hint}` : err.message;
+  }
+}
+
+/** The Slurm finish action's parts: sinfo's partitions, the setup's shape, each field checked as `launch --slurm` checks its flag. */
 function slurmDeps(env: NodeJS.ProcessEnv, cwd: string): SlurmDeps {
   // Loaded when the form opens (listing the partitions), never on the way to the first frame.
-  let mods: [typeof import('../../src/slurm/launch.js'), typeof import('../../src/slurm/shape.js')] | null = null;
+  let checks: SlurmFieldChecks | null = null;
   return {
-    async listPartitions() {
-      const [{ listPartitions }, launch, shape] = await Promise.all([
-        import('../../src/slurm/preflight.js'),
-        import('../../src/slurm/launch.js'),
-        import('../../src/slurm/shape.js'),
-      ]);
-      mods = [launch, shape];
-      return listPartitions({ env, cwd });
+    async openForm(setup) {
+      const [{ listPartitions, requirePartition }, { checkOptions }, { parseShapeFlag, shapeOfSetup }] =
+        await Promise.all([
+          import('../../src/slurm/preflight.js'),
+          import('../../src/slurm/launch.js'),
+          import('../../src/slurm/shape.js'),
+        ]);
+      checks = { requirePartition, parseShapeFlag, checkOptions };
+      const shape = shapeOfSetup(setup);
+      try {
+        return { partitions: await listPartitions({ env, cwd }), error: null, shape };
+      } catch (e) {
+        return { partitions: [], error: (e as Error).message, shape };
+      }
     },
     checkField(field, value, partitions) {
-      if (!mods) return null;
-      const [{ checkOptions: checkSbatchOptions }, { parseShapeFlag }] = mods;
-      if (value === '')
-        return field === 'nodes' || field === 'gpusPerNode'
-          ? `give the ${field === 'nodes' ? 'number of nodes' : 'GPUs per node'}`
-          : null;
-      try {
-        if (field === 'partition' && partitions.length > 0 && !partitions.some((p) => p.name === value))
-          return `Slurm has no partition '${value}'; the partitions here are: ${partitions.map((p) => p.name).join(', ')}`;
-        if (field === 'nodes' || field === 'gpusPerNode')
-          parseShapeFlag(field === 'nodes' ? '--nodes' : '--gpus-per-node', value);
-        if (field === 'time' || field === 'account' || field === 'partition')
-          checkSbatchOptions({ [field]: value, extra: [] });
-        return null;
-      } catch (e) {
-        const err = e as { message: string; hint?: string };
-        return err.hint ? `${err.message}; ${err.hint}` : err.message;
-      }
+      return checks ? slurmFieldProblem(field, value, partitions, checks) : null;
     },
   };
 }

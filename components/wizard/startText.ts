@@ -114,7 +114,12 @@ export function paintStartFrame(
 }
 
 /** The number of entries of the start menu (the painted list wraps around them as the Ink list does). */
-export const START_ITEM_COUNT = 5;
+export const START_ITEM_COUNT = startItems({
+  presetCount: 0,
+  defaultConfigExists: false,
+  defaultConfigPath: '',
+  width: 80,
+}).length;
 
 /** What the early keys did: the highlighted entry, and the input they left for the wizard (null: none). */
 export interface EarlyKeys {

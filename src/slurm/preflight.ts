@@ -59,7 +59,10 @@ export async function listPartitions(ctx: SlurmContext): Promise<Partition[]> {
 }
 
 /** Throws UsageError unless `name` is one of the partitions; returns it. */
-export function requirePartition(partitions: Partition[], name: string): Partition {
+export function requirePartition<P extends Pick<Partition, 'name' | 'isDefault'>>(
+  partitions: readonly P[],
+  name: string,
+): P {
   const p = partitions.find((x) => x.name === name);
   if (p) return p;
   const names = partitions.map((x) => (x.isDefault ? `${x.name} (default)` : x.name));

@@ -35,7 +35,7 @@ export function humanAnswer(id: QuestionId, a: Answers): string {
 /** An answer as a field shows it (and the catalog parses it back): counts and sizes short, no unit words. */
 function fieldText(id: QuestionId, a: Answers): string {
   const v = a[id];
-  if (typeof v === 'number' && COUNTS.has(id)) return v === 0 ? '0' : formatCount(v);
+  if (typeof v === 'number' && COUNTS.has(id)) return formatCount(v);
   if (typeof v === 'number' && SIZES.has(id)) return formatBytesShort(v, 2);
   return question(id).format(v as never);
 }
@@ -62,23 +62,25 @@ export function fieldValue(id: QuestionId, text: string, start: FieldStart, a: A
 
 /** What the help needs to say what Enter chooses on a list question whose highlight is not the answer. */
 export interface EnterContext {
-  /** The ZeRO table's recommended row, as labelled (the mode question starts on it until a mode is given). */
-  recommendedLabel?: string | null;
-  /** The label of the row the answers select (ZeRO-3 offload NVMe, the split row). */
-  selectedLabel?: string | null;
+  /**
+   * The row the ZeRO question starts on (tradeoff.ts modeStart: the highlight, the answer's row once a mode is
+   * given, else the recommendation).
+   */
+  modeStart?: { label: string; recommended: boolean } | null;
   /** The first model of the catalog (the model question starts on it while no size is given). */
   firstModel?: string | null;
 }
 
 /**
- * What Enter chooses on this question right now, in the words the screen uses: the answer given (Enter
- * keeps it), else what the list starts on (the ZeRO table's recommendation, the catalog's first model), else
- * the default. The help's "Default" line shows this, so it never names a value Enter would not give.
+ * What Enter chooses on this question right now, in the words the screen uses: the row the list starts on
+ * (the ZeRO table's start row, the catalog's first model), else the answer given, else the default. The
+ * help's "Default" line shows this, so it never names a value Enter would not give.
  */
 export function enterChoice(id: QuestionId, a: Answers, given: Partial<Answers>, ctx: EnterContext = {}): string {
   if (id === 'mode') {
-    if ('mode' in given || !ctx.recommendedLabel) return ctx.selectedLabel ?? question('mode').format(a.mode);
-    return `${ctx.recommendedLabel} (the recommendation for your model)`;
+    const start = ctx.modeStart;
+    if (!start) return question('mode').format(a.mode);
+    return start.recommended ? `${start.label} (the recommendation for your model)` : start.label;
   }
   if (id === 'model_params' && a.model_params === null && !('model_params' in given) && ctx.firstModel)
     return `${ctx.firstModel} (the catalog's first model)`;

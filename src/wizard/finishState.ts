@@ -6,6 +6,7 @@
  * shell.ts, which also owns the one "Quit without writing?" dialog.
  */
 import type { Setup } from '../setup.js';
+import type { SlurmShape } from '../slurm/shape.js';
 import type { WritePlan, WriteTarget } from './finish.js';
 
 /** The Slurm form's fields, in the order asked. */
@@ -30,8 +31,8 @@ export type FinishStep =
   | { step: 'written' }
   | { step: 'presetName'; text: string; after: 'menu' | 'written' }
   | { step: 'saving'; name: string; after: 'menu' | 'written' }
-  /** Submitting to Slurm: the partitions are being listed (sinfo). */
-  | { step: 'slurmLoading'; defaults: SlurmValues }
+  /** Submitting to Slurm: the partitions are being listed (sinfo) and the setup's shape worked out. */
+  | { step: 'slurmLoading' }
   /**
    * The Slurm form: one field at a time (`field` indexes SLURM_FIELDS), each starting from its default;
    * `partitions` lists what sinfo knows (empty when it could not tell).
@@ -58,7 +59,6 @@ export type FinishAction =
       type: 'choose';
       item: FinishItem;
       presetName?: string;
-      slurmDefaults?: Pick<SlurmValues, 'nodes' | 'gpusPerNode'>;
       /** The loss-log toggle's state as shown when it was chosen (the choice turns it around). */
       csvLogOn?: boolean;
     }
@@ -73,7 +73,13 @@ export type FinishAction =
   | { type: 'writeFailed'; error: string }
   | { type: 'saved'; name: string; path: string; warning?: string | null }
   | { type: 'saveFailed'; error: string }
-  | { type: 'partitions'; partitions: SlurmPartition[]; error?: string | null }
+  /**
+   * The Slurm form opens: sinfo's partitions (empty, with why, when it could not tell) and the setup's own
+   * shape (src/slurm/shape.ts shapeOfSetup), the nodes and GPUs fields' defaults.
+   */
+  | { type: 'partitions'; partitions: SlurmPartition[]; error?: string | null; shape: SlurmShape }
+  /** The Slurm form could not be opened at all: why (back to the menu). */
+  | { type: 'slurmFailed'; error: string }
   /** A Slurm field was refused: why (the field stays). */
   | { type: 'slurmRefused'; error: string };
 
@@ -105,14 +111,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
         return { ...s, step: { step: 'planning', target: { kind: 'default' } }, note: null };
       if (a.item === 'preset')
         return { ...s, step: { step: 'presetName', text: a.presetName ?? 'my-setup', after: st.step }, note: null };
-      if (a.item === 'slurm') {
-        const d = a.slurmDefaults ?? { nodes: '1', gpusPerNode: '1' };
-        return {
-          ...s,
-          step: { step: 'slurmLoading', defaults: { partition: '', time: '', account: '', ...d } },
-          note: null,
-        };
-      }
+      if (a.item === 'slurm') return { ...s, step: { step: 'slurmLoading' }, note: null };
       return s; // back, quit, launch and exit leave the screen: the wizard handles them
     }
     case 'text':
@@ -178,9 +177,14 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       return { ...s, step: { step: 'presetName', text: st.name, after: st.after }, note: `not saved: ${a.error}` };
     case 'partitions': {
       if (st.step !== 'slurmLoading') return s;
-      const values = { ...st.defaults };
-      // The cluster's default partition first, as sbatch would pick it.
-      values.partition = a.partitions.find((p) => p.isDefault)?.name ?? a.partitions[0]?.name ?? '';
+      const values: SlurmValues = {
+        // The cluster's default partition first, as sbatch would pick it.
+        partition: a.partitions.find((p) => p.isDefault)?.name ?? a.partitions[0]?.name ?? '',
+        nodes: String(a.shape.nodes),
+        gpusPerNode: String(a.shape.gpusPerNode),
+        time: '',
+        account: '',
+      };
       return {
         ...s,
         step: { step: 'slurm', field: 0, values, partitions: a.partitions, listError: a.error ?? null },
@@ -188,6 +192,9 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
     }
     case 'slurmRefused':
       return st.step === 'slurm' ? { ...s, note: a.error } : s;
+    case 'slurmFailed':
+      if (st.step !== 'slurmLoading') return s;
+      return { ...s, step: back(s.written ? 'written' : 'menu'), note: `cannot open the Slurm form: ${a.error}` };
   }
 }
 

@@ -3,6 +3,7 @@
  * changes in the tradeoff table. Data plus a pure renderer that wraps to the width and scrolls by lines;
  * the numbers of this user's model come in through GlossaryContext (from the estimator), never computed here.
  */
+import type { QuestionId } from '../questions.js';
 import { wrap } from '../text.js';
 
 /** One glossary entry. */
@@ -25,7 +26,7 @@ export interface GlossaryContext {
   ddpPerStep?: string;
   /** Model states of the whole model, unsharded: `304 GiB`. */
   modelStates?: string;
-  /** The headroom rule: `10% of each GPU, at least 2 GiB; 10% of CPU memory`. */
+  /** The headroom rule: `10% of each GPU; 10% of the CPU memory`. */
   headroom?: string;
 }
 
@@ -170,4 +171,23 @@ export function glossaryView(
   const start = Math.min(maxTop, Math.max(0, anchor >= 0 ? anchor : top));
   const lines = all.slice(start, start + rows);
   return { lines, top: start, maxTop, position: `lines ${start + 1}-${start + lines.length} of ${all.length}` };
+}
+
+/** The glossary entry a question's help opens on (the word it uses), by question. */
+const TERM_OF: Partial<Record<QuestionId, string>> = {
+  mode: 'sharding',
+  offload_device: 'offload',
+  offload_param_device: 'offload',
+  nvme_path: 'offload',
+  micro_batch: 'micro-batch',
+  gradient_accumulation_steps: 'grad-accum',
+  gradient_checkpointing: 'grad-ckpt',
+  mixed_precision: 'precision',
+  zero3_init: 'zero-init',
+  headroom: 'headroom',
+};
+
+/** The entry the glossary opens on from the help of question `id` (none: its top). */
+export function glossaryTermFor(id: QuestionId | null): string | undefined {
+  return id === null ? undefined : TERM_OF[id];
 }

@@ -7,7 +7,7 @@ import { processFindings } from '../processes.js';
 import { launchLines, type Setup } from '../setup.js';
 import { stepFindings, type StepCheckContext, type StepFinding } from '../step-findings.js';
 import { fileFindings, validate, type Finding } from '../validate.js';
-import { configTexts, setupFiles } from '../write.js';
+import { setupFiles, type SetupFileRole } from '../write.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
 
@@ -43,8 +43,12 @@ export function previewOf(setup: Setup, steps?: StepCheckContext): Preview {
 }
 
 function computePreview(setup: Setup, steps?: StepCheckContext): Preview {
-  const { yaml, json } = configTexts(setup);
-  const files = setupFiles(setup, steps?.cwd).filter((f) => f.role === 'noDeepSpeed');
+  // One serialisation: the YAML and the JSON are the texts the files would be written with.
+  const all = setupFiles(setup, steps?.cwd);
+  const text = (role: SetupFileRole) => all.find((f) => f.role === role)?.text ?? '';
+  const yaml = text('accelerate');
+  const json = text('deepspeed');
+  const files = all.filter((f) => f.role === 'noDeepSpeed');
   const lines = launchLines(setup);
   let atLaunch: string[];
   try {

@@ -184,9 +184,15 @@ export function setupOfWizard(s: WizardState): Setup {
   return { ...s.flow.base, answers: answersOf(s.flow) };
 }
 
-/** The answers the preview shows: the committed ones with the highlighted draft on top. */
-export function previewAnswers(s: WizardState): Answers {
-  return s.draft ? withDefaults({ ...s.flow.given, ...s.draft }, s.flow.env) : answersOf(s.flow);
+/**
+ * The answers the preview shows: the committed ones with the highlighted draft on top. Without a draft it is
+ * `committed` itself when given (the view passes its memoised answers, so the preview keeps their identity).
+ */
+export function previewAnswers(
+  s: { draft: Partial<Answers> | null; flow: Pick<FlowState, 'given' | 'env'> },
+  committed?: Answers,
+): Answers {
+  return s.draft ? withDefaults({ ...s.flow.given, ...s.draft }, s.flow.env) : (committed ?? answersOf(s.flow));
 }
 
 /** Whether the preview is shown: not on the start screen, under an overlay, or beside the overwrite diff. */

@@ -4,15 +4,23 @@
  * highlighted mode (its peak line items beside DeepSpeed's figure). Pure; the estimator does the maths,
  * on the same input as the fit finding and `zerowiz estimate` (src/estimate-input.ts).
  */
-import { EstimateInputError, estimateModes, estimatePlacement, formatStepSeconds } from '../estimate.js';
+import {
+  CPU_HEADROOM_FRACTION,
+  EstimateInputError,
+  estimateModes,
+  estimatePlacement,
+  formatStepSeconds,
+} from '../estimate.js';
 import type { EstimateReport, ModeEstimate } from '../estimate.js';
 import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate-input.js';
 import type { ModelEntry } from '../models.js';
-import { MODE_INFO, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../modes.js';
+import { MODE_INFO, MODES, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../modes.js';
 import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../modes.js';
-import { pictureBreakdown, type Interconnect, type PictureBreakdown } from '../peak.js';
+import { memoryLayout, pictureBreakdown, type Interconnect, type PictureBreakdown } from '../peak.js';
 import type { Answers } from '../questions.js';
 import { formatCount } from '../units.js';
+import { humanAnswer } from './display.js';
+import type { GlossaryContext } from './glossary.js';
 
 export { rowKey, topology };
 
@@ -115,6 +123,40 @@ export function selectedKey(
 ): string {
   if (a.offload_param_device !== undefined && splitPlacement(a as Answers) !== null) return SPLIT_ROW_KEY;
   return rowKey(a.mode, modeDevice(a.mode, a.offload_device));
+}
+
+/** The row keys of the mode list, in order: the table's rows, or the five modes without a model size. */
+export function modeKeys(t: Tradeoff): string[] {
+  return t.available ? t.rows.map((r) => r.key) : [...MODES];
+}
+
+/**
+ * The row the mode question starts on: the highlight left behind (the picture or the list moved it), else
+ * the answer's row once a mode is given, else the recommendation.
+ */
+export function startKey(t: Tradeoff, answers: Answers, given: boolean, highlight: string | null = null): string {
+  if (highlight !== null && modeKeys(t).includes(highlight)) return highlight;
+  const current = selectedKey(answers);
+  return given || !t.recommendedKey ? current : t.recommendedKey;
+}
+
+/** A row key as the screen labels it: the table's label, else its mode's (`ZeRO-3 offload NVMe`). */
+export function keyLabel(t: Tradeoff, key: string): string {
+  const row = rowFromKey(key);
+  return t.rows.find((r) => r.key === key)?.label ?? (row ? rowLabel(row.mode, row.device) : key);
+}
+
+/** Where the mode question starts (startKey), its label, and whether it is there as the recommendation. */
+export interface ModeStart {
+  key: string;
+  label: string;
+  recommended: boolean;
+}
+
+/** The mode question's start row (see startKey), as the list and the help's "Default" both name it. */
+export function modeStart(t: Tradeoff, answers: Answers, given: boolean, highlight: string | null = null): ModeStart {
+  const key = startKey(t, answers, given, highlight);
+  return { key, label: keyLabel(t, key), recommended: !given && key === t.recommendedKey };
 }
 
 /** The workload in a few words: `full` or `LoRA r32`, tokens x micro-batch, checkpointing. */
@@ -279,4 +321,25 @@ export function explainRow(t: Tradeoff, key: string): string[] {
   // The split row says what it keeps where (its label cannot).
   if (key === SPLIT_ROW_KEY) lines.push(`${placementWords(m.placement)} (your offload_param_device answer).`);
   return lines;
+}
+
+/**
+ * What the glossary says with this user's numbers: the estimator's parameter count, DDP's traffic (the
+ * comm column's 1x), the model states of the whole model unsharded (the memory layout's states, every slice
+ * at its full size) and the headroom rule (the answer, and the estimator's CPU fraction).
+ */
+export function glossaryContext(t: Tradeoff | null, a: Answers): GlossaryContext {
+  const ctx: GlossaryContext = {
+    gpus: String(a.num_processes),
+    headroom: `${humanAnswer('headroom', a)}; ${Math.round(CPU_HEADROOM_FRACTION * 100)}% of the CPU memory`,
+  };
+  const row = t?.rows[0];
+  if (!t?.available || !t.report || !row) return ctx;
+  const n = t.report.input;
+  ctx.params = formatCount(n.params);
+  if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = compactBytes(t.ddpBytesPerStep);
+  // Unsharded, the states weigh the same in every placement: the first row's layout will do.
+  const states = memoryLayout(row.estimate.placement, n).states;
+  ctx.modelStates = compactBytes(states.reduce((sum, x) => sum + x.elements * x.bytesPerElement, 0));
+  return ctx;
 }
