@@ -464,7 +464,7 @@ export const QUESTIONS = [
     kind: 'select',
     section: 'model',
     prompt: 'Train every parameter, or LoRA adapters on the frozen model?',
-    help: 'Full fine-tuning keeps gradients and Adam states (16 bytes per parameter) for every parameter; LoRA only for the adapters, so the frozen model costs just its 16-bit weights. Used for the memory estimate; not written to the configs.',
+    help: 'Full fine-tuning keeps gradients (16-bit and an fp32 copy) and Adam states (18 bytes per parameter) for every parameter; LoRA only for the adapters, so the frozen model costs just its 16-bit weights. Used for the memory estimate; not written to the configs.',
     choices: [
       { value: 'full', label: 'full fine-tuning', help: 'every parameter trainable' },
       { value: 'lora', label: 'LoRA', help: 'adapters of a chosen rank on the frozen model' },

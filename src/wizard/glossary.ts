@@ -44,13 +44,13 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   {
     id: 'model-states',
     term: 'Model states',
-    text: 'What training keeps for each parameter besides activations: its 16-bit weight (2 bytes), its 16-bit gradient (2 bytes) and the optimizer states (12 bytes with Adam): 16 bytes per parameter.',
+    text: "What training keeps for each parameter besides activations: its 16-bit weight (2 bytes), its 16-bit gradient (2 bytes), the fp32 copy of that gradient DeepSpeed steps the optimizer with (4 bytes) and the optimizer states (12 bytes with Adam): 20 bytes per trained parameter. The ZeRO paper counts 16, without the fp32 gradient; DeepSpeed's own estimator counts it since v0.14.3.",
     changes: (c) => `GPU peak and CPU/node count model states${forModel(c)}; the modes differ in where they keep them.`,
   },
   {
     id: 'optimizer-states',
     term: 'Optimizer states',
-    text: "Adam's fp32 master copy of the weights, its momentum and its variance: 4 + 4 + 4 = 12 bytes per parameter, three quarters of the model states. ZeRO-1 shards these first.",
+    text: "Adam's fp32 master copy of the weights, its momentum and its variance: 4 + 4 + 4 = 12 bytes per parameter, three fifths of the model states. ZeRO-1 shards these first.",
     changes: () => 'GPU peak: sharding them (ZeRO-1) or moving them to the CPU (offload) removes the largest part.',
   },
   {
