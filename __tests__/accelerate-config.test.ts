@@ -11,10 +11,10 @@ import {
   readAccelerateConfigSummary,
   summarizeAccelerateConfig,
   toNoDeepSpeedYaml,
-} from '../src/accelerate-config.js';
-import { withDefaults } from '../src/questions.js';
-import { checkAccelerateConfig } from '../src/validate.js';
-import { withStepConfig } from '../src/step-args.js';
+} from '../src/config/accelerate-config.js';
+import { withDefaults } from '../src/config/questions.js';
+import { checkAccelerateConfig } from '../src/config/validate.js';
+import { withStepConfig } from '../src/config/step-args.js';
 import { SEED_DIR } from './helpers/paths.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'zw-acc-'));

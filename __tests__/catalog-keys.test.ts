@@ -4,7 +4,7 @@
  * catalog's launchers.
  */
 import { describe, expect, it } from 'vitest';
-import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from '../src/emit.js';
+import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from '../src/config/emit.js';
 import {
   ACCELERATE_KEYS_REFUSED_WITH_DS_FILE,
   LAUNCHERS,
@@ -13,9 +13,9 @@ import {
   type Answers,
   type Question,
   type QuestionId,
-} from '../src/questions.js';
-import { DEFAULT_FILES, type Setup } from '../src/setup.js';
-import { FORBIDDEN_WITH_DS_FILE, checkAccelerateConfig } from '../src/validate.js';
+} from '../src/config/questions.js';
+import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
+import { FORBIDDEN_WITH_DS_FILE, checkAccelerateConfig } from '../src/config/validate.js';
 
 const MULTI: Partial<Answers> = { num_machines: 2, num_processes: 16, main_process_ip: '10.0.0.1' };
 /** For each question with keys: the answers it needs to be written, and two values that must differ in the output. */

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { runCli, tempDir } from './helpers/cli.js';
 import { SEED_DIR } from './helpers/paths.js';
-import { importAccelerateConfig } from '../src/import.js';
-import { validate } from '../src/validate.js';
+import { importAccelerateConfig } from '../src/config/import.js';
+import { validate } from '../src/config/validate.js';
 
 const seedYaml = readFileSync(join(SEED_DIR, 'deepspeed_zero3_cpuoffload.yaml'), 'utf8');
 const seedJson = readFileSync(join(SEED_DIR, 'ds_z3_cpuoffload.json'), 'utf8');

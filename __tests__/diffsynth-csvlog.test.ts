@@ -9,7 +9,7 @@ import {
   planCsvLog,
   withCsvLog,
 } from '../src/launch/diffsynth.js';
-import { readPresetFile } from '../src/presets.js';
+import { readPresetFile } from '../src/config/presets.js';
 import { tempDir } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';
 

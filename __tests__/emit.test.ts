@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../src/presets.js';
-import { toAccelerateYaml, toDeepSpeedJson } from '../src/emit.js';
+import { findPreset } from '../src/config/presets.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../src/config/emit.js';
 import { ROOT, SEED_DIR } from './helpers/paths.js';
 
 const seedYaml = readFileSync(join(SEED_DIR, 'deepspeed_zero3_cpuoffload.yaml'), 'utf8');

@@ -6,14 +6,23 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EstimateInputError, estimateModes } from '../src/estimate.js';
-import { estimateInputFromSetup, precisionOf, topology } from '../src/estimate-input.js';
-import { loadModelCatalog } from '../src/models.js';
-import { MODES, modeDevice, modeOffloads, modeRows, placementOf, rowFromKey, rowKey, rowLabel } from '../src/modes.js';
-import { withDefaults } from '../src/questions.js';
-import type { Answers } from '../src/questions.js';
-import { DEFAULT_FILES } from '../src/setup.js';
-import { fitFindings } from '../src/validate.js';
+import { EstimateInputError, estimateModes } from '../src/estimate/estimate.js';
+import { estimateInputFromSetup, precisionOf, topology } from '../src/estimate/input.js';
+import { loadModelCatalog } from '../src/estimate/models.js';
+import {
+  MODES,
+  modeDevice,
+  modeOffloads,
+  modeRows,
+  placementOf,
+  rowFromKey,
+  rowKey,
+  rowLabel,
+} from '../src/config/modes.js';
+import { withDefaults } from '../src/config/questions.js';
+import type { Answers } from '../src/config/questions.js';
+import { DEFAULT_FILES } from '../src/config/setup.js';
+import { fitFindings } from '../src/config/validate.js';
 import { tradeoffOf } from '../src/wizard/tradeoff.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -43,7 +52,7 @@ const seedLike = (over: Partial<Answers> = {}) =>
     ...over,
   });
 
-describe('the mode facts, spelled once (src/modes.ts)', () => {
+describe('the mode facts, spelled once (src/config/modes.ts)', () => {
   it('which modes offload, their rows, keys and labels', () => {
     expect(MODES.filter(modeOffloads)).toEqual(['2-offload', '3-offload']);
     expect(modeRows().map((r) => rowKey(r.mode, r.device))).toEqual([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_HEADROOM_PERCENT, estimateModes, formatStepSeconds, usableGpu } from '../src/estimate.js';
-import type { EstimateInput } from '../src/estimate.js';
+import { DEFAULT_HEADROOM_PERCENT, estimateModes, formatStepSeconds, usableGpu } from '../src/estimate/estimate.js';
+import type { EstimateInput } from '../src/estimate/estimate.js';
 import { LLAMA_8B_SHAPE } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;

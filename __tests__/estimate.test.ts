@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MODES } from '../src/modes.js';
-import type { Mode } from '../src/modes.js';
+import { MODES } from '../src/config/modes.js';
+import type { Mode } from '../src/config/modes.js';
 import {
   deepspeedRows,
   estimateMode,
@@ -11,8 +11,8 @@ import {
   normalizeInput,
   zeroPaperBytes,
   EstimateInputError,
-} from '../src/estimate.js';
-import type { DeepSpeedRow, EstimateInput } from '../src/estimate.js';
+} from '../src/estimate/estimate.js';
+import type { DeepSpeedRow, EstimateInput } from '../src/estimate/estimate.js';
 import { randInt, rng } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;
@@ -148,7 +148,7 @@ describe('DeepSpeed rows equal Python evaluating the formulas (fixtures/deepspee
   });
 });
 
-/** A literal transcription of the Python, written separately from src/estimate.ts. */
+/** A literal transcription of the Python, written separately from src/estimate/estimate.ts. */
 function pyRows(P: number, L: number, gpn: number, nodes: number): number[][] {
   const tot = nodes * gpn;
   const gf = 1 / nodes;

@@ -6,10 +6,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli, sandbox, tempDir } from './helpers/cli.js';
-import { question, withDefaults } from '../src/questions.js';
-import { answerFindings } from '../src/validate.js';
+import { question, withDefaults } from '../src/config/questions.js';
+import { answerFindings } from '../src/config/validate.js';
 import { previewOf } from '../src/wizard/preview.js';
-import { DEFAULT_FILES } from '../src/setup.js';
+import { DEFAULT_FILES } from '../src/config/setup.js';
 
 const VERBS: Array<[string, (box: ReturnType<typeof sandbox>) => string[]]> = [
   ['generate', () => ['generate', '--print', 'yaml']],

@@ -10,7 +10,7 @@ import {
   walkQuestions,
   type FlowState,
 } from '../src/wizard/flow.js';
-import { NO_DETECTION, withDefaults, type QuestionId } from '../src/questions.js';
+import { NO_DETECTION, withDefaults, type QuestionId } from '../src/config/questions.js';
 
 const env8 = { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 };
 const started = (): FlowState => flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'new' } });

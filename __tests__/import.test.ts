@@ -2,12 +2,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importAccelerateConfig } from '../src/import.js';
-import { listPresets } from '../src/presets.js';
+import { importAccelerateConfig } from '../src/config/import.js';
+import { listPresets } from '../src/config/presets.js';
 import { configTexts, writeConfigFiles } from '../src/write.js';
-import { toAccelerateYaml, toDeepSpeedJson } from '../src/emit.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../src/config/emit.js';
 import { UsageError } from '../src/errors.js';
-import { question, type QuestionId } from '../src/questions.js';
+import { question, type QuestionId } from '../src/config/questions.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'zw-import-'));
 
@@ -226,7 +226,7 @@ describe('importing files zerowiz did not write', () => {
 
 describe('where an import moved each key', () => {
   it('names the DeepSpeed JSON key each refused YAML key went to', async () => {
-    const { movedTo } = await import('../src/questions.js');
+    const { movedTo } = await import('../src/config/questions.js');
     expect(movedTo('deepspeed_config.zero_stage')).toBe('zero_optimization.stage');
     expect(movedTo('deepspeed_config.offload_optimizer_device')).toBe('zero_optimization.offload_optimizer.device');
     expect(movedTo('deepspeed_config.offload_param_nvme_path')).toBe('zero_optimization.offload_param.nvme_path');

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { estimateModes } from '../src/estimate.js';
+import { estimateModes } from '../src/estimate/estimate.js';
 import { launchEstimate } from '../src/launch/fit.js';
 import { parseProgress } from '../src/launch/logparse.js';
 import { createRunRecord } from '../src/launch/record.js';
@@ -23,8 +23,8 @@ import {
   type StopAnswer,
 } from '../src/launch/session.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
-import { loadPreset } from '../src/presets.js';
-import { ownModeEstimate } from '../src/validate.js';
+import { loadPreset } from '../src/config/presets.js';
+import { ownModeEstimate } from '../src/config/validate.js';
 import { ROOT } from './helpers/paths.js';
 
 const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
-import { findModel, loadModelCatalog, lookupModel, parseModelCatalog } from '../src/models.js';
+import { findModel, loadModelCatalog, lookupModel, parseModelCatalog } from '../src/estimate/models.js';
 import { presetsDir } from '../src/paths.js';
 import { modelEntry } from './helpers/fixtures.js';
 

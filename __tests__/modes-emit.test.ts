@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { findPreset } from '../src/presets.js';
-import { accelerateConfigObject, dumpYaml, toAccelerateYaml, toDeepSpeedJson } from '../src/emit.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig, validate, ZERO_KEYS } from '../src/validate.js';
-import { MODES, MODE_INFO } from '../src/modes.js';
-import { withDefaults } from '../src/questions.js';
-import { DEFAULT_FILES, type Setup } from '../src/setup.js';
+import { findPreset } from '../src/config/presets.js';
+import { accelerateConfigObject, dumpYaml, toAccelerateYaml, toDeepSpeedJson } from '../src/config/emit.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig, validate, ZERO_KEYS } from '../src/config/validate.js';
+import { MODES, MODE_INFO } from '../src/config/modes.js';
+import { withDefaults } from '../src/config/questions.js';
+import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
 
 const PER_MODE = ['zero1', 'zero2', 'zero2-offload', 'zero3', 'zero3-offload', 'zero3-nvme'] as const;
 

@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { deepspeedZero2, deepspeedZero3, estimatePlacement, normalizeInput } from '../src/estimate.js';
-import type { EstimateInput } from '../src/estimate.js';
-import type { Placement } from '../src/modes.js';
+import { deepspeedZero2, deepspeedZero3, estimatePlacement, normalizeInput } from '../src/estimate/estimate.js';
+import type { EstimateInput } from '../src/estimate/estimate.js';
+import type { Placement } from '../src/config/modes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { activationBreakdown, blockBytes, elementsPerToken, LOGITS_BYTES_PER_VOCAB_TOKEN } from '../src/activations.js';
-import type { ActivationInput } from '../src/activations.js';
-import { estimateModes, estimatePlacement, normalizeInput } from '../src/estimate.js';
-import type { EstimateInput } from '../src/estimate.js';
-import { modeRows, placementOf, rowKey } from '../src/modes.js';
-import type { Placement } from '../src/modes.js';
+import {
+  activationBreakdown,
+  blockBytes,
+  elementsPerToken,
+  LOGITS_BYTES_PER_VOCAB_TOKEN,
+} from '../src/estimate/activations.js';
+import type { ActivationInput } from '../src/estimate/activations.js';
+import { estimateModes, estimatePlacement, normalizeInput } from '../src/estimate/estimate.js';
+import type { EstimateInput } from '../src/estimate/estimate.js';
+import { modeRows, placementOf, rowKey } from '../src/config/modes.js';
+import type { Placement } from '../src/config/modes.js';
 import {
   buffersItem,
   CUDA_CONTEXT_BYTES,
@@ -17,7 +22,7 @@ import {
   peakOf,
   pictureBreakdown,
   stepTime,
-} from '../src/peak.js';
+} from '../src/estimate/peak.js';
 import { LLAMA_8B_SHAPE, randInt, rng } from './helpers/fixtures.js';
 
 const GiB = 2 ** 30;

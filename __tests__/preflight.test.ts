@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { earlierOutputs, missingScripts } from '../src/launch/preflight.js';
-import { DEFAULT_FILES, type Setup } from '../src/setup.js';
-import { withDefaults } from '../src/questions.js';
+import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
+import { withDefaults } from '../src/config/questions.js';
 
 const setup = (steps: Setup['steps']): Setup => ({ name: 't', answers: withDefaults({}), files: DEFAULT_FILES, steps });
 

@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deletePreset, findPreset, listPresets, loadPreset, savePreset } from '../src/presets.js';
-import { withDefaults } from '../src/questions.js';
+import { deletePreset, findPreset, listPresets, loadPreset, savePreset } from '../src/config/presets.js';
+import { withDefaults } from '../src/config/questions.js';
 import { UsageError } from '../src/errors.js';
 import { userPresetsDir } from '../src/paths.js';
-import { toAccelerateYaml, toDeepSpeedJson } from '../src/emit.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../src/config/emit.js';
 import { SEED_DIR } from './helpers/paths.js';
 
 const env = () => ({ XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-presets-')) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QUESTIONS, activeQuestions, withDefaults, type Answers, type Question } from '../src/questions.js';
+import { QUESTIONS, activeQuestions, withDefaults, type Answers, type Question } from '../src/config/questions.js';
 import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../src/units.js';
 
 const SAMPLES: Partial<Answers>[] = [

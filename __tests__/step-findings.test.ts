@@ -6,12 +6,12 @@ import {
   noDeepSpeedConfigPath,
   readAccelerateConfigSummary,
   type AccelerateConfigSummary,
-} from '../src/accelerate-config.js';
-import { loadPreset } from '../src/presets.js';
-import { noStepsNote, type Setup } from '../src/setup.js';
-import { withStepConfig } from '../src/step-args.js';
-import { stepFindings, type StepCheckContext } from '../src/step-findings.js';
-import { validate } from '../src/validate.js';
+} from '../src/config/accelerate-config.js';
+import { loadPreset } from '../src/config/presets.js';
+import { noStepsNote, type Setup } from '../src/config/setup.js';
+import { withStepConfig } from '../src/config/step-args.js';
+import { stepFindings, type StepCheckContext } from '../src/config/step-findings.js';
+import { validate } from '../src/config/validate.js';
 import { SEED_DIR } from './helpers/paths.js';
 
 const SCRIPT = 'examples/qwen_image/model_training/train.py';

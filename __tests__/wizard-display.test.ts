@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withDefaults } from '../src/questions.js';
+import { withDefaults } from '../src/config/questions.js';
 import { formatBytesShort } from '../src/units.js';
 import { fieldStart, fieldValue, humanAnswer } from '../src/wizard/display.js';
 

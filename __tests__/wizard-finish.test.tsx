@@ -10,7 +10,7 @@ import { slurmFieldProblem } from '../components/wizard/run.js';
 import { checkOptions } from '../src/slurm/launch.js';
 import { requirePartition } from '../src/slurm/preflight.js';
 import { parseShapeFlag } from '../src/slurm/shape.js';
-import { importAccelerateConfig } from '../src/import.js';
+import { importAccelerateConfig } from '../src/config/import.js';
 import { carryOut, diffLines, planWrite, summaryLines } from '../src/wizard/finish.js';
 
 const PGDN = '\x1b[6~';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withDefaults } from '../src/questions.js';
+import { withDefaults } from '../src/config/questions.js';
 import { GLOSSARY, glossaryLines, glossaryTermFor, glossaryView } from '../src/wizard/glossary.js';
 import { glossaryContext, tradeoffOf } from '../src/wizard/tradeoff.js';
 

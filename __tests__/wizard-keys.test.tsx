@@ -10,8 +10,8 @@ import { App } from '../components/wizard/App.js';
 import { called, frame, listening, standInDeps, type Rendered } from './helpers/ink.js';
 import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
 import { Indicator, PlainItem } from '../components/wizard/parts.js';
-import { question, withDefaults, type Question } from '../src/questions.js';
-import type { ModelEntry } from '../src/models.js';
+import { question, withDefaults, type Question } from '../src/config/questions.js';
+import type { ModelEntry } from '../src/estimate/models.js';
 import { modelEntry } from './helpers/fixtures.js';
 
 const DOWN = '\x1b[B';

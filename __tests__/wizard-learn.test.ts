@@ -4,8 +4,8 @@
  * comm column says what 1x is, and the help's "Default" is what Enter chooses.
  */
 import { describe, expect, it } from 'vitest';
-import { loadModelCatalog } from '../src/models.js';
-import { withDefaults, type Answers } from '../src/questions.js';
+import { loadModelCatalog } from '../src/estimate/models.js';
+import { withDefaults, type Answers } from '../src/config/questions.js';
 import { fitMark } from '../components/wizard/ModeQuestion.js';
 import { enterChoice } from '../src/wizard/display.js';
 import { drawPicture, pictureText } from '../src/wizard/picture.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
 import { App } from '../components/wizard/App.js';
-import { withDefaults } from '../src/questions.js';
-import type { Setup } from '../src/setup.js';
+import { withDefaults } from '../src/config/questions.js';
+import type { Setup } from '../src/config/setup.js';
 import { previewOf } from '../src/wizard/preview.js';
 import { configTexts } from '../src/write.js';
 import { frame, listening, standInDeps } from './helpers/ink.js';

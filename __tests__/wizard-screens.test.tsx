@@ -1,13 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
-import { withDefaults } from '../src/questions.js';
+import { withDefaults } from '../src/config/questions.js';
 import { previewOf } from '../src/wizard/preview.js';
 import { NEW_BASE } from '../src/wizard/flow.js';
 import { ModeQuestion } from '../components/wizard/ModeQuestion.js';
 import { Preview } from '../components/wizard/Preview.js';
 import { ReviewScreen, reviewItems } from '../components/wizard/ReviewScreen.js';
 import { QuestionScreen } from '../components/wizard/QuestionScreen.js';
-import { question, type Question } from '../src/questions.js';
+import { question, type Question } from '../src/config/questions.js';
 import { NO_KEY, hintLines, resolveKey } from '../src/wizard/keytable.js';
 import { called, frame, listening } from './helpers/ink.js';
 

@@ -2,10 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../src/presets.js';
-import type { LaunchStep } from '../src/setup.js';
-import { toLaunchCommands } from '../src/setup.js';
-import { argValue, flattenArgs, groupArgs, scriptIndex, stepConfig, withStepConfig } from '../src/step-args.js';
+import { findPreset } from '../src/config/presets.js';
+import type { LaunchStep } from '../src/config/setup.js';
+import { toLaunchCommands } from '../src/config/setup.js';
+import { argValue, flattenArgs, groupArgs, scriptIndex, stepConfig, withStepConfig } from '../src/config/step-args.js';
 import {
   STEP_TEMPLATES,
   initialStepsEditor,

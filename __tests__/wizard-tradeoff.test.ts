@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compactBytes, explainRow, selectedKey, tradeoffOf } from '../src/wizard/tradeoff.js';
-import { loadModelCatalog } from '../src/models.js';
-import { withDefaults } from '../src/questions.js';
+import { loadModelCatalog } from '../src/estimate/models.js';
+import { withDefaults } from '../src/config/questions.js';
 
 const GiB = 2 ** 30;
 const big = withDefaults({

@@ -4,8 +4,8 @@
  * machine has GPUs is a finding. `zerowiz generate` and the wizard use the same two functions.
  */
 import type { HostDetection } from './detect.js';
-import { withDefaults, type Answers, type DetectedEnv } from './questions.js';
-import type { Finding } from './validate.js';
+import { withDefaults, type Answers, type DetectedEnv } from './config/questions.js';
+import type { Finding } from './config/validate.js';
 
 /** What the answers' defaults need from detection: GPU count and memory, CPU memory (null: not detected). */
 export function envFromDetection(host: HostDetection): DetectedEnv {

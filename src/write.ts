@@ -36,10 +36,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError, fileError, isOsError } from './errors.js';
-import { extraConfigFiles, withFiles } from './accelerate-config.js';
-import { toAccelerateYaml, toDeepSpeedJson } from './emit.js';
+import { extraConfigFiles, withFiles } from './config/accelerate-config.js';
+import { toAccelerateYaml, toDeepSpeedJson } from './config/emit.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
-import type { Setup } from './setup.js';
+import type { Setup } from './config/setup.js';
 
 /** What happened to one file. */
 export interface WriteResult {

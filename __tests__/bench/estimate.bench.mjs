@@ -1,5 +1,5 @@
 // The estimator's cost: the wizard calls it on every keypress at the ZeRO question.
-// In-process: src/estimate.ts bundled by esbuild into a temp dir, timed per single-mode estimate and per
+// In-process: src/estimate/estimate.ts bundled by esbuild into a temp dir, timed per single-mode estimate and per
 // full report (all modes + NVMe with the peak model: layout, activations, buffers, CPU, step time; the
 // DeepSpeed rows; the recommendation), on workloads with an activation shape and LoRA adapters, against a
 // baseline loop of the same length that does trivial arithmetic (ratio = trivial loop iterations per call).
@@ -27,7 +27,7 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
   try {
     const outfile = join(dir, 'estimate.mjs');
     await build({
-      entryPoints: [join(root, 'src', 'estimate.ts')],
+      entryPoints: [join(root, 'src', 'estimate', 'estimate.ts')],
       outfile,
       bundle: true,
       platform: 'node',

@@ -1,6 +1,6 @@
 /** Small builders the tests share: a seeded random source, catalog entries, a Llama-shaped workload. */
-import type { ActivationInput } from '../../src/activations.js';
-import type { ModelEntry } from '../../src/models.js';
+import type { ActivationInput } from '../../src/estimate/activations.js';
+import type { ModelEntry } from '../../src/estimate/models.js';
 
 /** A small seeded PRNG (mulberry32) so property tests are repeatable. */
 export function rng(seed: number): () => number {

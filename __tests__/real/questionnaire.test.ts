@@ -12,11 +12,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { deepSpeedMeaning } from '../../src/effective.js';
-import { importAccelerateConfig, type ImportResult } from '../../src/import.js';
-import { QUESTIONS, type Question, type QuestionId } from '../../src/questions.js';
-import type { Setup } from '../../src/setup.js';
-import { validate } from '../../src/validate.js';
+import { deepSpeedMeaning } from '../../src/config/effective.js';
+import { importAccelerateConfig, type ImportResult } from '../../src/config/import.js';
+import { QUESTIONS, type Question, type QuestionId } from '../../src/config/questions.js';
+import type { Setup } from '../../src/config/setup.js';
+import { validate } from '../../src/config/validate.js';
 import { configTexts } from '../../src/write.js';
 import { ROOT } from '../helpers/paths.js';
 import {

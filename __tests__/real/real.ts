@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { isPlainObject } from '../../src/emit.js';
-import type { Setup } from '../../src/setup.js';
+import { isPlainObject } from '../../src/config/emit.js';
+import type { Setup } from '../../src/config/setup.js';
 import { setupInDir, writeConfigFiles } from '../../src/write.js';
 import { ROOT } from '../helpers/paths.js';
 

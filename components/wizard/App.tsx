@@ -8,15 +8,21 @@
 import type React from 'react';
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { Box, Text } from 'ink';
-import { noDeepSpeedConfigPath, type AccelerateConfigSummary } from '../../src/accelerate-config.js';
+import { noDeepSpeedConfigPath, type AccelerateConfigSummary } from '../../src/config/accelerate-config.js';
 import { expandPath, expandWord, processContext, type ExpandContext } from '../../src/expand.js';
-import type { ImportResult } from '../../src/import.js';
+import type { ImportResult } from '../../src/config/import.js';
 import { csvLogOffer, csvLogSteps, type CsvLogOffer } from '../../src/launch/diffsynth.js';
-import type { ModelEntry } from '../../src/models.js';
-import type { Preset, PresetProblem } from '../../src/presets.js';
-import { question, type Answers, type DetectedEnv, type Question, type QuestionId } from '../../src/questions.js';
-import { noStepsNote, type LaunchStep } from '../../src/setup.js';
-import type { StepFinding } from '../../src/step-findings.js';
+import type { ModelEntry } from '../../src/estimate/models.js';
+import type { Preset, PresetProblem } from '../../src/config/presets.js';
+import {
+  question,
+  type Answers,
+  type DetectedEnv,
+  type Question,
+  type QuestionId,
+} from '../../src/config/questions.js';
+import { noStepsNote, type LaunchStep } from '../../src/config/setup.js';
+import type { StepFinding } from '../../src/config/step-findings.js';
 import { clip } from '../../src/text.js';
 import { enterChoice } from '../../src/wizard/display.js';
 import { diffLines } from '../../src/wizard/finish.js';

@@ -2,10 +2,10 @@ import type React from 'react';
 import { useEffect, useLayoutEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
-import type { Answers } from '../../src/questions.js';
-import { MODE_INFO, modeOffloads, rowFromKey } from '../../src/modes.js';
-import type { ModelEntry } from '../../src/models.js';
-import type { Interconnect } from '../../src/peak.js';
+import type { Answers } from '../../src/config/questions.js';
+import { MODE_INFO, modeOffloads, rowFromKey } from '../../src/config/modes.js';
+import type { ModelEntry } from '../../src/estimate/models.js';
+import type { Interconnect } from '../../src/estimate/peak.js';
 import {
   SPLIT_ROW_KEY,
   explainRow,

@@ -1,10 +1,10 @@
 import type React from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
-import { activeQuestions, movedTo, type Answers, type QuestionId } from '../../src/questions.js';
-import type { LaunchStep } from '../../src/setup.js';
-import type { StepFix } from '../../src/step-findings.js';
-import type { Finding } from '../../src/validate.js';
+import { activeQuestions, movedTo, type Answers, type QuestionId } from '../../src/config/questions.js';
+import type { LaunchStep } from '../../src/config/setup.js';
+import type { StepFix } from '../../src/config/step-findings.js';
+import type { Finding } from '../../src/config/validate.js';
 import { humanAnswer } from '../../src/wizard/display.js';
 import { STEPS_ROW, type ImportNotes } from '../../src/wizard/shell.js';
 import { clip, padEnd, wrap } from '../../src/text.js';

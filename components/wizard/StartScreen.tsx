@@ -2,7 +2,7 @@ import type React from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
-import type { Preset, PresetProblem } from '../../src/presets.js';
+import type { Preset, PresetProblem } from '../../src/config/presets.js';
 import { clip, padEnd, wrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';

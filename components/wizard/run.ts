@@ -21,7 +21,7 @@ import type { WizardOptions } from '../../src/ui.js';
 import { accelerateDefaultConfig } from '../../src/paths.js';
 import { formatBytesShort } from '../../src/units.js';
 import { whichSync } from '../../src/launch/preflight.js';
-import type { Setup } from '../../src/setup.js';
+import type { Setup } from '../../src/config/setup.js';
 import type { SlurmDeps } from './FinishScreen.js';
 import type { SlurmField, SlurmPartition } from '../../src/wizard/finishState.js';
 import type { AppDeps } from './App.js';
@@ -39,11 +39,11 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
   const defaultConfigPath = accelerateDefaultConfig(env);
   const later = () =>
     Promise.all([
-      import('../../src/presets.js'),
-      import('../../src/import.js'),
-      import('../../src/models.js'),
+      import('../../src/config/presets.js'),
+      import('../../src/config/import.js'),
+      import('../../src/estimate/models.js'),
       import('../../src/wizard/finish.js'),
-      import('../../src/accelerate-config.js'),
+      import('../../src/config/accelerate-config.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.

@@ -6,7 +6,7 @@
  * the run's argv, commands.sh and run.json (the setup the run keeps), never into the preset.
  */
 import { CSV_LOG_FLAG, csvLogOffer, withCsvLog, type CsvLogOffer } from '../launch/diffsynth.js';
-import type { Setup } from '../setup.js';
+import type { Setup } from '../config/setup.js';
 import { askLine, writeErr } from '../terminal.js';
 
 /** The flags that decide the offer. */

@@ -12,16 +12,16 @@ import {
   MAX_PARAMS,
   estimateModes,
   formatStepSeconds,
-} from '../estimate.js';
-import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate.js';
-import { estimateInputFromSetup } from '../estimate-input.js';
-import type { ShapeOverrides } from '../estimate-input.js';
-import { rowLabel } from '../modes.js';
-import { findModel, loadModelCatalog } from '../models.js';
-import type { ModelEntry } from '../models.js';
-import type { Interconnect } from '../peak.js';
-import { question, withDefaults } from '../questions.js';
-import type { Answers } from '../questions.js';
+} from '../estimate/estimate.js';
+import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/estimate.js';
+import { estimateInputFromSetup } from '../estimate/input.js';
+import type { ShapeOverrides } from '../estimate/input.js';
+import { rowLabel } from '../config/modes.js';
+import { findModel, loadModelCatalog } from '../estimate/models.js';
+import type { ModelEntry } from '../estimate/models.js';
+import type { Interconnect } from '../estimate/peak.js';
+import { question, withDefaults } from '../config/questions.js';
+import type { Answers } from '../config/questions.js';
 import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../units.js';
 
 /** Prints the estimate table or JSON for these flags. */

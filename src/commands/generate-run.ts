@@ -1,13 +1,13 @@
 /** `zerowiz generate`'s work, loaded only when the command runs. */
 import { UsageError } from '../errors.js';
 import { printableLines } from '../printable.js';
-import { toAccelerateYaml, toDeepSpeedJson } from '../emit.js';
-import { answerFindings, fileFindings, formatFinding, validate } from '../validate.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../config/emit.js';
+import { answerFindings, fileFindings, formatFinding, validate } from '../config/validate.js';
 import { formatWrite, setupInDir, writeConfigFiles } from '../write.js';
-import { launchLines } from '../setup.js';
+import { launchLines } from '../config/setup.js';
 import { whichSync } from '../launch/preflight.js';
 import { envFromDetection, processPlan } from '../processes.js';
-import { withDefaults, type DetectedEnv } from '../questions.js';
+import { withDefaults, type DetectedEnv } from '../config/questions.js';
 import { pathFlag } from '../expand.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings } from './report.js';

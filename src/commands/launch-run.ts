@@ -2,8 +2,8 @@
 import { dirname } from 'node:path';
 import type { CommandContext } from './context.js';
 import { UsageError } from '../errors.js';
-import { loadPreset } from '../presets.js';
-import type { Setup } from '../setup.js';
+import { loadPreset } from '../config/presets.js';
+import type { Setup } from '../config/setup.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { launch, type LaunchRequest } from '../launch/lifecycle.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';

@@ -8,7 +8,7 @@ import type { CommandContext } from './context.js';
 import { UsageError } from '../errors.js';
 import { launch, type LaunchRequest } from '../launch/lifecycle.js';
 import { displayDir, type RunRecord } from '../launch/record.js';
-import type { Setup } from '../setup.js';
+import type { Setup } from '../config/setup.js';
 import { describeJob, queryJob } from '../slurm/job.js';
 import { recordJobSetup, slurmAttachKind, slurmLaunchKind } from '../slurm/kind.js';
 import type { SlurmRequest } from '../slurm/launch.js';

@@ -1,5 +1,5 @@
 /** `zerowiz preset ...`'s work, loaded only when the command runs. */
-import { MODE_INFO } from '../modes.js';
+import { MODE_INFO } from '../config/modes.js';
 import {
   deletePreset,
   findPreset,
@@ -8,12 +8,12 @@ import {
   presetName,
   renderPresetFile,
   savePresetFile,
-} from '../presets.js';
+} from '../config/presets.js';
 import { printableLines } from '../printable.js';
-import type { QuestionId } from '../questions.js';
+import type { QuestionId } from '../config/questions.js';
 import { formatCount } from '../units.js';
-import { noStepsNote } from '../setup.js';
-import { answerFindings, fileFindings, validate } from '../validate.js';
+import { noStepsNote } from '../config/setup.js';
+import { answerFindings, fileFindings, validate } from '../config/validate.js';
 import { UsageError } from '../errors.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings } from './report.js';

@@ -1,6 +1,6 @@
 /** Printing findings and write results the same way in every plain command. */
 import { printableLines } from '../printable.js';
-import { formatFinding, type Finding } from '../validate.js';
+import { formatFinding, type Finding } from '../config/validate.js';
 
 /**
  * Returns the first error, if any; otherwise prints the warnings to `stream`. (With an error the caller

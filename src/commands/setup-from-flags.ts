@@ -1,7 +1,7 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
 import { UsageError } from '../errors.js';
 import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../expand.js';
-import { findPreset } from '../presets.js';
+import { findPreset } from '../config/presets.js';
 import {
   flagName,
   parseAnswers,
@@ -11,9 +11,9 @@ import {
   type DetectedEnv,
   type Question,
   type QuestionId,
-} from '../questions.js';
-import { importAccelerateConfig } from '../import.js';
-import { DEFAULT_FILES, dropKeptFor, type Setup } from '../setup.js';
+} from '../config/questions.js';
+import { importAccelerateConfig } from '../config/import.js';
+import { DEFAULT_FILES, dropKeptFor, type Setup } from '../config/setup.js';
 import { answersFromOptions } from './answer-flags.js';
 
 /**

@@ -1,14 +1,14 @@
 /**
- * The estimate a launch is compared with: the setup's own mode through the peak model (src/peak.ts, the same
- * input as the wizard's table and `zerowiz estimate`: src/estimate-input.ts), and, when the run fails for
+ * The estimate a launch is compared with: the setup's own mode through the peak model (src/estimate/peak.ts, the same
+ * input as the wizard's table and `zerowiz estimate`: src/estimate/input.ts), and, when the run fails for
  * memory, the next mode or setting that fits by the same estimate (the alerts' fixes: ./alerts.ts).
  */
-import { compareRows, estimateModes } from '../estimate.js';
-import type { ModelEntry } from '../models.js';
-import { rowLabel } from '../modes.js';
-import type { Setup } from '../setup.js';
+import { compareRows, estimateModes } from '../estimate/estimate.js';
+import type { ModelEntry } from '../estimate/models.js';
+import { rowLabel } from '../config/modes.js';
+import type { Setup } from '../config/setup.js';
 import { formatBytesShort } from '../units.js';
-import { ownModeEstimate, type OwnModeEstimate } from '../validate.js';
+import { ownModeEstimate, type OwnModeEstimate } from '../config/validate.js';
 import type { OomFacts } from './alerts.js';
 import type { RunEstimateJson } from './live-record.js';
 

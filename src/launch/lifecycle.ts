@@ -11,7 +11,7 @@
 import { stdin } from 'node:process';
 import { askLine, drainOutput, endAfterHangup, terminalHungUp, writeErr, writeOut } from '../terminal.js';
 import { capYoungGeneration } from '../heap.js';
-import type { Setup } from '../setup.js';
+import type { Setup } from '../config/setup.js';
 import { inReportOrder, launchConfigFiles, writeLaunchConfigFiles } from '../write.js';
 import { binPath } from './entry.js';
 import { gracePeriods, handOffAtExit } from './group.js';

@@ -5,7 +5,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { toLaunchCommands, type Setup } from '../setup.js';
+import { toLaunchCommands, type Setup } from '../config/setup.js';
 import { shellJoin } from '../quote.js';
 
 /** The accelerate executable: its path, and how commands show it. */

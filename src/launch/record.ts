@@ -22,8 +22,8 @@ import {
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
-import { QUESTIONS, parseAnswers, withDefaults } from '../questions.js';
-import type { Setup } from '../setup.js';
+import { QUESTIONS, parseAnswers, withDefaults } from '../config/questions.js';
+import type { Setup } from '../config/setup.js';
 import { inReportOrder, launchConfigFiles, timestamp } from '../write.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';

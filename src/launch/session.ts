@@ -5,10 +5,10 @@
  * the record keeper), the stop signals and the summary after it ends.
  */
 import { UsageError } from '../errors.js';
-import { topology } from '../estimate-input.js';
-import type { Setup } from '../setup.js';
+import { topology } from '../estimate/input.js';
+import type { Setup } from '../config/setup.js';
 import { onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
-import { formatFinding, validate, type Finding } from '../validate.js';
+import { formatFinding, validate, type Finding } from '../config/validate.js';
 import type { WriteResult } from '../write.js';
 import type { AlertContext } from './alerts.js';
 import { CSV_LOG_FLAG, planCsvLog } from './diffsynth.js';

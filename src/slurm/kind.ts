@@ -9,8 +9,8 @@
 import { prepareCommands, type PreparedCommand } from '../launch/preflight.js';
 import { displayDir, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { formatFindings, type Detachable, type PreparedLaunch, type RunKind } from '../launch/session.js';
-import { parseAnswers, withDefaults } from '../questions.js';
-import { DEFAULT_FILES, type Setup } from '../setup.js';
+import { parseAnswers, withDefaults } from '../config/questions.js';
+import { DEFAULT_FILES, type Setup } from '../config/setup.js';
 import { whichSync } from '../launch/preflight.js';
 import { SlurmFollower } from './follow.js';
 import { describeJob, timeoutHint } from './job.js';

@@ -11,8 +11,8 @@ import { UsageError } from '../errors.js';
 import type { AccelerateExe } from '../launch/preflight.js';
 import { RUNS_DIR, type RunRecord } from '../launch/record.js';
 import { checkRunnable } from '../launch/session.js';
-import { toLaunchCommands, type Setup } from '../setup.js';
-import type { Finding } from '../validate.js';
+import { toLaunchCommands, type Setup } from '../config/setup.js';
+import type { Finding } from '../config/validate.js';
 import { setupInDir, timestamp, writeFileSafely, writeLaunchConfigFiles, type WriteResult } from '../write.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
 import {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { earlierOutputs } from '../launch/preflight.js';
-import type { Setup } from '../setup.js';
+import type { Setup } from '../config/setup.js';
 import { firstMessage, slurm, type SlurmContext } from './tools.js';
 
 /** A partition as sinfo lists it. */

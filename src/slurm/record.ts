@@ -17,7 +17,7 @@ import {
 } from '../launch/record.js';
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
 import { shellWord } from '../quote.js';
-import { toLaunchCommands, type Setup } from '../setup.js';
+import { toLaunchCommands, type Setup } from '../config/setup.js';
 import { isFinalPhase, type JobInfo } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
 import type { SlurmShape } from './shape.js';

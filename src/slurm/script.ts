@@ -11,7 +11,7 @@
  * prints one `zerowiz-step` line when a pass starts and ends, which zerowiz follows.
  */
 import { shellJoin, shellWord } from '../quote.js';
-import type { LaunchStep } from '../setup.js';
+import type { LaunchStep } from '../config/setup.js';
 import type { SlurmShape } from './shape.js';
 
 /** What the job asks Slurm for, besides the shape. */

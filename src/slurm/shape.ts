@@ -5,8 +5,8 @@
  * the validator's public fit check.
  */
 import { UsageError } from '../errors.js';
-import type { Setup } from '../setup.js';
-import { fitFindings, validate, type Finding } from '../validate.js';
+import type { Setup } from '../config/setup.js';
+import { fitFindings, validate, type Finding } from '../config/validate.js';
 
 /** How many nodes and GPUs per node a Slurm job asks for. */
 export interface SlurmShape {

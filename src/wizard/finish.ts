@@ -4,12 +4,12 @@
  */
 import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { withFiles } from '../accelerate-config.js';
+import { withFiles } from '../config/accelerate-config.js';
 import { UsageError } from '../errors.js';
 import { expandPath } from '../expand.js';
 import { accelerateDefaultConfig } from '../paths.js';
 import { readUserFile } from '../read.js';
-import { launchLines, type Setup } from '../setup.js';
+import { launchLines, type Setup } from '../config/setup.js';
 import { formatWrite, setupFiles, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
 
 /** Where to write: accelerate's default config location, or a directory. */

@@ -5,7 +5,7 @@
  * and dispatches its result. Leaving the screen (back, quit, launch, exit) is the wizard's business: see
  * shell.ts, which also owns the one "Quit without writing?" dialog.
  */
-import type { Setup } from '../setup.js';
+import type { Setup } from '../config/setup.js';
 import type { SlurmShape } from '../slurm/shape.js';
 import type { WritePlan, WriteTarget } from './finish.js';
 

@@ -15,8 +15,8 @@ import {
   type DetectedEnv,
   type Question,
   type QuestionId,
-} from '../questions.js';
-import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../setup.js';
+} from '../config/questions.js';
+import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../config/setup.js';
 
 /** The screens of the wizard. */
 export type Screen = 'start' | 'question' | 'review' | 'finish';

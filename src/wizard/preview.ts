@@ -2,11 +2,11 @@
  * What the live preview shows: the exact file texts, the launch commands and the validation findings of
  * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
-import { effectiveLines } from '../effective.js';
+import { effectiveLines } from '../config/effective.js';
 import { processFindings } from '../processes.js';
-import { launchLines, type Setup } from '../setup.js';
-import { stepFindings, type StepCheckContext, type StepFinding } from '../step-findings.js';
-import { fileFindings, validate, type Finding } from '../validate.js';
+import { launchLines, type Setup } from '../config/setup.js';
+import { stepFindings, type StepCheckContext, type StepFinding } from '../config/step-findings.js';
+import { fileFindings, validate, type Finding } from '../config/validate.js';
 import { setupFiles, type SetupFileRole } from '../write.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';

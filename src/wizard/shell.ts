@@ -6,10 +6,10 @@
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
  */
-import { withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../questions.js';
-import type { LaunchStep, Setup } from '../setup.js';
-import type { StepFix } from '../step-findings.js';
-import { flattenArgs, groupArgs, withStepConfig } from '../step-args.js';
+import { withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
+import type { LaunchStep, Setup } from '../config/setup.js';
+import type { StepFix } from '../config/step-findings.js';
+import { flattenArgs, groupArgs, withStepConfig } from '../config/step-args.js';
 import {
   answersOf,
   flowReducer,

@@ -2,7 +2,7 @@
  * The ZeRO mode question's tradeoff, as plain data the view prints: one row per mode (and NVMe variant)
  * with the peak figures formatted, bar fractions, fits, the recommendation, and the panel on the
  * highlighted mode (its peak line items beside DeepSpeed's figure). Pure; the estimator does the maths,
- * on the same input as the fit finding and `zerowiz estimate` (src/estimate-input.ts).
+ * on the same input as the fit finding and `zerowiz estimate` (src/estimate/input.ts).
  */
 import {
   CPU_HEADROOM_FRACTION,
@@ -10,14 +10,14 @@ import {
   estimateModes,
   estimatePlacement,
   formatStepSeconds,
-} from '../estimate.js';
-import type { EstimateReport, ModeEstimate } from '../estimate.js';
-import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate-input.js';
-import type { ModelEntry } from '../models.js';
-import { MODE_INFO, MODES, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../modes.js';
-import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../modes.js';
-import { memoryLayout, pictureBreakdown, type Interconnect, type PictureBreakdown } from '../peak.js';
-import type { Answers } from '../questions.js';
+} from '../estimate/estimate.js';
+import type { EstimateReport, ModeEstimate } from '../estimate/estimate.js';
+import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate/input.js';
+import type { ModelEntry } from '../estimate/models.js';
+import { MODE_INFO, MODES, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../config/modes.js';
+import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../config/modes.js';
+import { memoryLayout, pictureBreakdown, type Interconnect, type PictureBreakdown } from '../estimate/peak.js';
+import type { Answers } from '../config/questions.js';
 import { formatCount } from '../units.js';
 import { humanAnswer } from './display.js';
 import type { GlossaryContext } from './glossary.js';

@@ -9,12 +9,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MODE_INFO, modeDevice, rowLabel, type OffloadDevice, type Placement } from './modes.js';
-import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from './estimate.js';
-import type { EstimateInput, EstimateReport, ModeEstimate } from './estimate.js';
-import { estimateInputFromSetup } from './estimate-input.js';
-import { modelCatalogOrNone } from './models.js';
-import type { ModelEntry } from './models.js';
-import { formatBytes, formatCount } from './units.js';
+import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from '../estimate/estimate.js';
+import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/estimate.js';
+import { estimateInputFromSetup } from '../estimate/input.js';
+import { modelCatalogOrNone } from '../estimate/models.js';
+import type { ModelEntry } from '../estimate/models.js';
+import { formatBytes, formatCount } from '../units.js';
 import {
   ACCELERATE_KEYS_REFUSED_WITH_DS_FILE,
   LAUNCHERS,
@@ -913,7 +913,7 @@ export function validate(setup: Setup): Finding[] {
 
 /** The answers' own mode through the peak model (what fitFindings checks and a launch is compared with). */
 export interface OwnModeEstimate {
-  /** The estimator's input for the answers (src/estimate-input.ts). */
+  /** The estimator's input for the answers (src/estimate/input.ts). */
   input: EstimateInput;
   /** Where the answers put the optimizer state and the parameters. */
   placement: Placement;
@@ -929,7 +929,7 @@ export interface OwnModeEstimate {
 }
 
 /**
- * The estimate of the answers' own mode (src/peak.ts, on the same input as the wizard's table and `zerowiz
+ * The estimate of the answers' own mode (src/estimate/peak.ts, on the same input as the wizard's table and `zerowiz
  * estimate`); null without a model size. Throws EstimateInputError for answers it cannot estimate (unknown
  * LoRA targets, ...), and the estimator's errors for figures beyond its range.
  */
@@ -953,8 +953,8 @@ export function ownModeEstimate(a: Setup['answers'], models?: readonly ModelEntr
 }
 
 /**
- * When the model size and the GPU memory are known: does the chosen mode's peak fit (src/peak.ts, on the
- * same input as the wizard's table and `zerowiz estimate`: src/estimate-input.ts)? A warning, not an error:
+ * When the model size and the GPU memory are known: does the chosen mode's peak fit (src/estimate/peak.ts, on the
+ * same input as the wizard's table and `zerowiz estimate`: src/estimate/input.ts)? A warning, not an error:
  * the peak is an estimate. When the answers cannot be estimated (LoRA targets the catalog does not know,
  * ...), a warning says so.
  */

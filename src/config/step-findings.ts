@@ -18,7 +18,7 @@ import {
   type DeepSpeedSummary,
 } from './accelerate-config.js';
 import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
-import { missingScripts } from './launch/preflight.js';
+import { missingScripts } from '../launch/preflight.js';
 import type { Setup } from './setup.js';
 import { argValue, stepConfig } from './step-args.js';
 import { GRAD_CKPT_FLAGS, setupLacksCheckpointingBlock, type Finding } from './validate.js';

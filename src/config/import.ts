@@ -5,9 +5,9 @@
  * answers, so the files zerowiz writes back are accepted.
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { UsageError } from './errors.js';
-import { printable } from './printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
+import { UsageError } from '../errors.js';
+import { printable } from '../printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../read.js';
 import { DEEPSPEED_DEFAULTS, accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { MODE_INFO, modeFromStage } from './modes.js';
 import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, parseAnswers, withDefaults, type Answers } from './questions.js';

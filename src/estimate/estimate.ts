@@ -1,5 +1,5 @@
 /**
- * The ZeRO tradeoff engine: per mode, the peak GPU and CPU memory of the real training step (src/peak.ts:
+ * The ZeRO tradeoff engine: per mode, the peak GPU and CPU memory of the real training step (src/estimate/peak.ts:
  * model states split trainable/frozen, activations, DeepSpeed's buffers, CUDA context, extra models, the
  * allocator margin), the traffic of a step and its time, DeepSpeed's own estimator rows beside them, fits
  * and a recommendation. Pure and synchronous: the wizard calls it on every keypress. All byte counts are
@@ -7,12 +7,12 @@
  */
 import { activationBreakdown } from './activations.js';
 import type { ActivationBreakdown, ActivationInput } from './activations.js';
-import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from './modes.js';
-import type { Mode, OffloadDevice, Placement } from './modes.js';
-import { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
+import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../config/modes.js';
+import type { Mode, OffloadDevice, Placement } from '../config/modes.js';
+import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
 import { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
 import type { Interconnect, Peak, PeakInput, Precision, ZeroKnobs } from './peak.js';
-import { formatBytesShort } from './units.js';
+import { formatBytesShort } from '../units.js';
 
 /** DeepSpeed's default `additional_buffer_factor` (applied to CPU memory only). */
 export const ADDITIONAL_BUFFER_FACTOR = 1.5;
@@ -429,7 +429,7 @@ export function deepspeedRows(
  * - `3` / `3-offload`: DeepSpeed zero3 offload none/none and param cpu + optimizer cpu, zero_init as given.
  * - `3-offload` nvme (derived from DeepSpeed's defaults): CPU per node =
  *   int(gpusPerNode x (4 x 4 x min(1e9, ceil(P/N)) + 2 x 5e8) x 1.5) (optimizer and param swap buffers).
- * zerowiz's peak (`peak`, src/peak.ts) decides `fits`; the traffic fields come from its layout: collectives
+ * zerowiz's peak (`peak`, src/estimate/peak.ts) decides `fits`; the traffic fields come from its layout: collectives
  * (reduce-scatter + all-gather ring volume), PCIe (offload) and NVMe bytes per GPU per step, and
  * `nvmeBytes` the NVMe space per node.
  */

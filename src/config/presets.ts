@@ -6,10 +6,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import * as z from 'zod/mini';
-import './zod.js';
-import { UsageError, fileError } from './errors.js';
+import '../zod.js';
+import { UsageError, fileError } from '../errors.js';
 import { dumpYaml } from './emit.js';
-import { presetsDir, userPresetsDir } from './paths.js';
+import { presetsDir, userPresetsDir } from '../paths.js';
 import {
   AnswerKeyError,
   QUESTIONS,
@@ -20,9 +20,9 @@ import {
   type QuestionId,
 } from './questions.js';
 import { DEFAULT_FILES, SAFE_NAME_RE, type Setup } from './setup.js';
-import { printable } from './printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
-import { moveAside, timestamp, writeFilesTogether, type WriteResult } from './write.js';
+import { printable } from '../printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../read.js';
+import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../write.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);

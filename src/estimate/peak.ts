@@ -31,8 +31,8 @@
  * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in the README.
  */
 import type { ActivationBreakdown } from './activations.js';
-import { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
-import type { Placement } from './modes.js';
+import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
+import type { Placement } from '../config/modes.js';
 
 /** CUDA context and preloaded kernels per process: 0.92 GiB measured on an A100 with pytorch 2.1.1 (eager module loading; 0.47 GiB lazy), ml-engineering "Preloaded CUDA kernels memory usage". */
 export const CUDA_CONTEXT_BYTES = Math.round(0.92 * 2 ** 30);

@@ -1,6 +1,6 @@
 /**
  * One input, one set of defaults: the estimator's input for a setup's answers. The wizard's ZeRO table
- * (src/wizard/tradeoff.ts), the fit finding (src/validate.ts) and `zerowiz estimate` (which turns its flags
+ * (src/wizard/tradeoff.ts), the fit finding (src/config/validate.ts) and `zerowiz estimate` (which turns its flags
  * into answers first) all call estimateInputFromSetup, so they agree on every figure.
  */
 import type { ActivationInput } from './activations.js';
@@ -8,10 +8,10 @@ import { EstimateInputError } from './estimate.js';
 import type { EstimateInput, LoraSpec } from './estimate.js';
 import { lookupModel } from './models.js';
 import type { BlockKind, ModelEntry } from './models.js';
-import { placementOf } from './modes.js';
-import type { Placement } from './modes.js';
+import { placementOf } from '../config/modes.js';
+import type { Placement } from '../config/modes.js';
 import type { Interconnect, Precision, ZeroKnobs } from './peak.js';
-import type { Answers } from './questions.js';
+import type { Answers } from '../config/questions.js';
 
 /** The answers the estimate reads. */
 export type EstimateAnswers = Pick<

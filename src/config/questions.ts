@@ -5,10 +5,10 @@
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
-import { formatBytesExact, formatCountExact, parseBytes, parseCount } from './units.js';
-import { UsageError } from './errors.js';
-import { hasControl } from './printable.js';
-import type { Interconnect } from './peak.js';
+import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../units.js';
+import { UsageError } from '../errors.js';
+import { hasControl } from '../printable.js';
+import type { Interconnect } from '../estimate/peak.js';
 import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 
 export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;

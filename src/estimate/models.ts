@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import * as z from 'zod/mini';
-import './zod.js';
-import { UsageError } from './errors.js';
-import { presetsDir } from './paths.js';
+import '../zod.js';
+import { UsageError } from '../errors.js';
+import { presetsDir } from '../paths.js';
 
 const positiveInt = z.int().check(z.positive());
 
@@ -47,7 +47,7 @@ const CatalogSchema = z.strictObject({ models: z.array(ModelSchema).check(z.minL
 /** What a model's tokens are: a language model's sequence, a DiT's image patches (+ text), or a UNet (no token shape). */
 export type ModelKind = 'lm' | 'dit' | 'unet';
 /**
- * The layout of one transformer block, for the activation formula (src/activations.ts): `llama` pre-norm
+ * The layout of one transformer block, for the activation formula (src/estimate/activations.ts): `llama` pre-norm
  * with a gated (SwiGLU) MLP; `gpt` pre-norm with a plain GELU MLP; `dit` an adaLN-modulated block with
  * QK-norm, gated residuals and a plain GELU MLP.
  */
