@@ -190,13 +190,9 @@ describe('zerowiz launch --slurm without a cluster', () => {
     expect(existsSync(join(d, '.zerowiz'))).toBe(false);
   });
 
-  it('attach without a Slurm run says so; a local run has nothing to attach to', () => {
+  it('attach without a run says so; a finished local run is replayed to its end with the exit code launch gave', () => {
     const d = checkout();
-    expectUsage(
-      runCli(['attach'], { cwd: d }),
-      'no Slurm run recorded in this directory',
-      'zerowiz launch NAME --slurm',
-    );
+    expectUsage(runCli(['attach'], { cwd: d }), 'no run recorded in this directory', 'zerowiz launch NAME');
     expectUsage(runCli(['attach', 'nope'], { cwd: d }), "no run 'nope' in .zerowiz/runs", 'zerowiz runs');
     const local = runCli(['launch', SEED, '--accelerate', FAKE, '--no-tui'], {
       cwd: d,
@@ -204,11 +200,11 @@ describe('zerowiz launch --slurm without a cluster', () => {
     });
     expect(local.code, local.stderr).toBe(0);
     const [id] = readdirSync(join(d, '.zerowiz/runs'));
-    expectUsage(
-      runCli(['attach', id!], { cwd: d }),
-      `run ${id} ran here, not as a Slurm job`,
-      'its logs are in .zerowiz/runs/',
-    );
+    const again = runCli(['attach', id!, '--no-tui'], { cwd: d });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`attaching to run ${id}, which has ended`);
+    expect(again.stdout).toMatch(/^\[train\] +Steps: 100%/m);
+    expect(again.stdout).toMatch(/^\[zerowiz\] all 2 steps done/m);
   });
 
   it('re-checks the memory fit for the Slurm shape: a 20B ZeRO-3 setup fits 8 GPUs, not 1', () => {

@@ -11,7 +11,8 @@ import {
   type Progress,
 } from '../src/launch/logparse.js';
 import { RunModel } from '../src/launch/model.js';
-import { StepOutput, type PipelineListener } from '../src/launch/runner.js';
+import { StepOutput } from '../src/launch/output.js';
+import type { PipelineListener } from '../src/launch/run-control.js';
 import { StreamPrinter } from '../src/launch/stream.js';
 import { RunWatch } from '../src/launch/watch.js';
 import type { Alert } from '../src/launch/alerts.js';
@@ -100,7 +101,7 @@ describe('a run of lines through the step output', () => {
   function feed(listeners: PipelineListener[], text: string): void {
     const out = new StepOutput(0, () => listeners);
     const s = new LineSplitter();
-    const sink = out.sink(0);
+    const sink = out.sink();
     s.feed(Buffer.from(text), sink);
     s.flush(sink);
   }
@@ -178,13 +179,10 @@ describe("the watch's test of a run of lines", () => {
     const alerts: Alert[] = [];
     const watch = new RunWatch({ steps: [{ name: 'train' }], onAlert: (a) => alerts.push(a) });
     const out = new StepOutput(0, () => [watch]);
-    const sink = out.sink(0);
+    const sink = out.sink();
     const s = new LineSplitter();
-    if (opts.tqdmFirst) {
-      const bar = new LineSplitter();
-      const err = out.sink(1);
-      bar.feed(Buffer.from(`\r${BAR(5)}`), err);
-    }
+    // tqdm's bar first, as the log has it: a redraw, then the lines (the next line ends the bar's).
+    if (opts.tqdmFirst) s.feed(Buffer.from(`\r${BAR(5)}\n`), sink);
     s.feed(Buffer.from(`${lines.join('\n')}\n`), sink);
     return { watch, alerts };
   }
@@ -289,7 +287,7 @@ describe('stream mode and the pane model take runs of lines', () => {
           },
           progress: (i, x) => p.progress(i, x),
         };
-        const sink = new StepOutput(0, () => [printer]).sink(0);
+        const sink = new StepOutput(0, () => [printer]).sink();
         const s = new LineSplitter();
         s.feed(Buffer.from(`${text}\n`), sink);
         s.flush(sink);

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineSplitter, MAX_DISPLAY_LINE_CHARS, type LineSink } from '../src/launch/lines.js';
 import { decimal, parseLoss } from '../src/launch/logparse.js';
-import { LOG_BATCH_BYTES, OpenLines, SegmentThinner, StepLog } from '../src/launch/runner.js';
+import { SegmentThinner } from '../src/launch/output.js';
+import { LOG_BATCH_BYTES, StepLog } from '../src/launch/runner.js';
 import { until } from './helpers/proc.js';
 import { FrameStats, LOG_FRAME_INTERVAL_MS, MAX_LOG_FRAME_INTERVAL_MS } from '../components/launch/frames.js';
 
@@ -175,16 +176,6 @@ describe('thinning \\r redraws', () => {
     const b = Buffer.from('\x1b[32m 7%|▋\x1b[0m| 7/100 [00:01<00:10, 7.00it/s]');
     t.segment(b, 0, b.length);
     expect(parsed).toEqual([' 7%|▋| 7/100 [00:01<00:10, 7.00it/s]']);
-  });
-});
-
-describe('the open line of two streams', () => {
-  it('shows what changed last, and the other stream again when that line finishes', () => {
-    const o = new OpenLines();
-    expect(o.set(1, ' 5%|bar')).toBe(' 5%|bar');
-    expect(o.set(0, 'half a log li')).toBe('half a log li');
-    expect(o.set(0, '')).toBe(' 5%|bar');
-    expect(o.set(1, '')).toBe('');
   });
 });
 

@@ -11,17 +11,12 @@ import { estimateModes } from '../src/estimate/estimate.js';
 import { launchEstimate } from '../src/launch/fit.js';
 import { parseProgress } from '../src/launch/logparse.js';
 import { createRunRecord } from '../src/launch/record.js';
-import type { PipelineListener, RunControl } from '../src/launch/runner.js';
-import {
-  LaunchStops,
-  prepareLaunch,
-  runGpus,
-  startSession,
-  type LaunchSession,
-  type PreparedLaunch,
-  type RunKind,
-  type StopAnswer,
-} from '../src/launch/session.js';
+import { prepareLaunch } from '../src/launch/entry.js';
+import { RunFollower } from '../src/launch/follower.js';
+import type { RunKind } from '../src/launch/kind.js';
+import type { PipelineOutcome } from '../src/launch/run-control.js';
+import { runGpus } from '../src/launch/supervisor.js';
+import { LaunchStops, openView, type LaunchSession, type StopAnswer } from '../src/launch/viewer.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../src/launch/stream.js';
 import { loadPreset } from '../src/config/presets.js';
 import { ownModeEstimate } from '../src/config/validate.js';
@@ -107,11 +102,13 @@ describe('the estimate a launch is compared with', () => {
 describe('the GPUs a run uses', () => {
   it('the first of CUDA_VISIBLE_DEVICES (or of all GPUs), one per process of the node', async () => {
     const setup = await loadPreset(HF_EIGHT);
-    const prepared = (env: NodeJS.ProcessEnv, processes: number) =>
-      ({ setup: { ...setup, answers: { ...setup.answers, num_processes: processes } }, env }) as PreparedLaunch;
-    expect(runGpus(prepared({}, 8))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(runGpus(prepared({}, 2))).toEqual([0, 1]);
-    expect(runGpus(prepared({ CUDA_VISIBLE_DEVICES: '4,5,6,7' }, 2))).toEqual([4, 5]);
+    const withProcesses = (processes: number) => ({
+      ...setup,
+      answers: { ...setup.answers, num_processes: processes },
+    });
+    expect(runGpus(withProcesses(8), {})).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(runGpus(withProcesses(2), {})).toEqual([0, 1]);
+    expect(runGpus(withProcesses(2), { CUDA_VISIBLE_DEVICES: '4,5,6,7' })).toEqual([4, 5]);
   });
 });
 
@@ -141,8 +138,7 @@ describe('stream mode, a bar without a total', () => {
 });
 
 describe('the free port the port-in-use alert suggests', () => {
-  /** A session over a run that only reports a step start, of a kind whose steps run here or elsewhere. */
-  async function sessionStarted(runsHere: boolean): Promise<LaunchSession> {
+  it("is never looked for by a viewer: a Slurm job's steps run elsewhere, and a local run's supervisor raises its alerts", async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'zw-free-port-'));
     dirs.push(cwd);
     writeFileSync(join(cwd, 'train.py'), '');
@@ -155,33 +151,32 @@ describe('the free port the port-in-use alert suggests', () => {
       commands: prepared.commands,
       accelerate: { path: 'accelerate', display: 'accelerate' },
     });
-    const listeners: PipelineListener[] = [];
-    const control: RunControl = {
-      stepNames: prepared.commands.map((c) => c.step),
-      result: null,
-      stopping: false,
-      subscribe: (l) => {
-        listeners.push(l);
-        return () => undefined;
-      },
-      run: () => new Promise(() => undefined),
-      stop: async () => undefined,
-      killNow: () => undefined,
-      stopLogging: () => undefined,
-    };
-    const kind: RunKind = { runsHere, create: () => control };
-    const session = startSession(prepared, { record, writes: [] }, kind);
-    for (const l of listeners) l.stepStart?.(0, { pid: null, startedAt: Date.now() });
-    return session;
-  }
-
-  it('is looked for on this machine when the steps run here, never for a run elsewhere (a Slurm job)', async () => {
-    const here = await sessionStarted(true);
-    await vi.waitFor(() => expect(here.watch.alerts.ctx.freePort).toEqual(expect.any(Number)), { timeout: 5_000 });
-    const elsewhere = await sessionStarted(false);
-    // Time enough for a look-up (the one above took a few milliseconds).
+    /** A follower that reports one step start and never ends. */
+    class Started extends RunFollower {
+      async stop() {}
+      killNow() {}
+      protected loop(): Promise<PipelineOutcome> {
+        this.startStep(0, { at: Date.now(), pid: null });
+        return new Promise(() => undefined);
+      }
+    }
+    const control = new Started(prepared.commands.map((c) => ({ name: c.step, logPath: join(cwd, 'none.log') })));
+    const kind = {
+      name: 'elsewhere',
+      runsHere: false,
+      signalsStop: false,
+      open: async () => null,
+      follow: () => ({ control, telemetry: null, keepsRecord: false, alertsGiven: false, record: () => record }),
+      panePrompt: () => '',
+      streamQuestion: () => '',
+      endLines: () => [],
+    } satisfies RunKind;
+    const session = openView(prepared, { record, writes: [] }, kind);
+    void session.run();
+    await vi.waitFor(() => expect(session.model.steps[0]!.status).toBe('running'));
+    // Time enough for a look-up (one takes a few milliseconds).
     await new Promise((r) => setTimeout(r, 300));
-    expect(elsewhere.watch.alerts.ctx.freePort).toBeNull();
+    expect(session.watch.alerts.ctx.freePort).toBeNull();
   });
 });
 
@@ -190,8 +185,10 @@ describe('Ctrl+C in stream mode for a run that outlives zerowiz', () => {
     const stop = vi.fn(async () => undefined);
     const detach = vi.fn();
     const session = {
-      detachable: { detach, detached: false, panePrompt: '', streamQuestion: 'stop it?' },
-      pipeline: { stopping: false },
+      kind: { signalsStop: false, streamQuestion: () => 'stop it?' },
+      control: { stopping: false },
+      record: { json: {} },
+      detach,
       stop,
       killNow: vi.fn(),
     } as unknown as LaunchSession;

@@ -117,6 +117,9 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
       'accelerate_config.yaml',
       'commands.sh',
       'ds_config.json',
+      // What the run's supervisor writes for its viewers.
+      'events.jsonl',
+      'live.json',
       'run.json',
     ]);
     const j = runJson(d, id!);

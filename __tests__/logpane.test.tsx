@@ -65,6 +65,7 @@ function mount(
   const term = new xterm.Terminal({ cols: size.columns, rows: size.rows, allowProposedApi: true, scrollback: 0 });
   const writes: string[] = [];
   const calls = { stop: 0, killNow: 0, detach: 0, exit: [] as number[] };
+  const clock = Date.now();
   // What run.ts writes before the first frame.
   term.write('\x1b[?7l');
   const pane = new Pane({
@@ -77,6 +78,8 @@ function mount(
     onExit: (code) => void calls.exit.push(code),
     title: 't',
     grace: { sigintMs: 5000, sigtermMs: 5000 },
+    // A clock that stands still: the elapsed times drawn do not change between two frames of a test.
+    now: () => clock,
     size: () => size,
     write: (d) => {
       writes.push(d);
@@ -200,7 +203,7 @@ describe('the pane (drawn into a headless terminal)', () => {
     expect(m.calls.killNow).toBe(1);
   });
 
-  it('Tab shows the next step; a finished run closes the pane, a failed one waits for q', async () => {
+  it('Tab shows the next step; a run that ended by itself waits for q (failed or not), one stopped from the pane closes it', async () => {
     const model = runningModel();
     model.line(0, 'first pass output');
     const m = mount(model);
@@ -220,11 +223,26 @@ describe('the pane (drawn into a headless terminal)', () => {
     m.pane.input('q');
     expect(m.calls.exit).toEqual([1]);
 
+    // Its end is read first: the pane closes on q.
     const done = runningModel();
     const m2 = mount(done);
     done.end({ outcome: 'succeeded', exitCode: 0, failedStep: null, results: [] });
     m2.pane.draw();
+    expect(await m2.screen()).toContain('[all steps done: q to close]');
+    expect(m2.calls.exit).toEqual([]);
+    m2.pane.input('q');
     expect(m2.calls.exit).toEqual([0]);
+
+    // Stopped from this pane (q, then y): it closes as the run ends.
+    const stopped = runningModel();
+    const m3 = mount(stopped);
+    m3.pane.draw();
+    m3.pane.input('q');
+    m3.pane.input('y');
+    expect(m3.calls.stop).toBe(1);
+    stopped.end({ outcome: 'interrupted', exitCode: 130, failedStep: 0, results: [] });
+    m3.pane.draw();
+    expect(m3.calls.exit).toEqual([130]);
   });
 
   it('redraws everything after a resize, at the new size', async () => {

@@ -6,7 +6,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRunRecord } from '../src/launch/record.js';
+import { kindBlockProblem } from '../src/launch/kind.js';
+import { readRunRecord as readRecord } from '../src/launch/record.js';
+
+/** Read as every command reads a record: the kinds' blocks checked too. */
+const readRunRecord = (dir: string) => readRecord(dir, kindBlockProblem);
 
 function recordDir(json: Record<string, unknown>): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'zw-rec-')), 'run');
@@ -112,5 +116,24 @@ describe("run.json's estimate and live blocks", () => {
     expect('damaged' in r && r.damaged.problem).toMatch(/^steps\.0\.live\.gpu\.telemetry: /);
     const e = read({ ...base, estimate: { mode: '1', gpuBytesPerGpu: -1 }, steps: [] });
     expect('damaged' in e && e.damaged.problem).toMatch(/^estimate\.gpuBytesPerGpu: /);
+  });
+});
+
+describe('the setup a record ran, read back for `launch --last`', () => {
+  it('keeps every answer as it was: a GPU memory in bytes is not read again as GiB', async () => {
+    const { loadPreset } = await import('../src/config/presets.js');
+    const { createRunRecord, readRecordSetup } = await import('../src/launch/record.js');
+    const setup = await loadPreset(join(__dirname, 'fixtures', 'launch', 'hf-eight.yaml'));
+    const cwd = mkdtempSync(join(tmpdir(), 'zw-rec-setup-'));
+    const answers = { ...setup.answers, gpu_memory: 80 * 2 ** 30, cpu_memory: 2 * 2 ** 40 };
+    const rec = createRunRecord({
+      cwd,
+      setup: { ...setup, answers },
+      source: 'test',
+      commands: [],
+      accelerate: { path: '/usr/bin/accelerate', display: 'accelerate' },
+    });
+    const back = readRecordSetup({ dir: rec.dir, json: JSON.parse(JSON.stringify(rec.json)) });
+    expect(back.answers).toEqual(answers);
   });
 });

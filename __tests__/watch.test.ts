@@ -26,7 +26,9 @@ afterEach(async () => {
 });
 
 function spec(name: string, file: string, args: string[], cwd: string, env: Record<string, string> = {}): StepSpec {
-  return { name, file, args, logPath: null, cwd, env: { ...process.env, FAKE_TRAIN_STEP_MS: '1', ...env } };
+  // Each step's output reaches the watch through its log, as in a run's supervisor.
+  const logPath = join(cwd, `${name}-${Math.random().toString(36).slice(2)}.log`);
+  return { name, file, args, logPath, cwd, env: { ...process.env, FAKE_TRAIN_STEP_MS: '1', ...env } };
 }
 
 async function run(specs: StepSpec[], watch: RunWatch, grace = { sigintMs: 10_000, sigtermMs: 5_000 }) {

@@ -233,8 +233,14 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
     expect(s.finish.note).toBe('saved preset qwen-8: /h/.config/zerowiz/presets/qwen-8.yaml');
     const out = run(s, { type: 'finish', action: { type: 'choose', item: 'exit' } });
     expect(out.result).toEqual({ code: 0, summary: ['wrote /w/cfg/a.yaml', 'run:'] });
-    const launched = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
+    // Launch is checked by the launch entry first; the wizard ends once it accepted it, the run recorded under
+    // the preset saved here.
+    const checking = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
+    expect(checking.result).toBeNull();
+    expect(finishEffect(checking.finish)).toEqual({ kind: 'checkLaunch', slurm: null });
+    const launched = run(checking, { type: 'finish', action: { type: 'launchChecked' } });
     expect(launched.result?.launch?.files.accelerateConfig).toBe('/w/cfg/a.yaml');
+    expect(launched.result?.launchSource).toBe('qwen-8');
     const aborted = run(s, { type: 'abort' });
     expect(aborted.result).toEqual({
       code: 130,
@@ -423,6 +429,10 @@ describe('phase 2: the finish actions and the flow around them', () => {
     );
     expect(s.result).toBeNull();
     s = run(s, { type: 'finish', action: { type: 'submit' } });
+    // The form is complete: the job is checked as `launch --slurm` checks it before the wizard ends.
+    expect(s.result).toBeNull();
+    expect(finishEffect(s.finish)).toMatchObject({ kind: 'checkLaunch', slurm: { partition: 'gpu' } });
+    s = run(s, { type: 'finish', action: { type: 'launchChecked' } });
     expect(s.result?.slurm?.values).toEqual({
       partition: 'gpu',
       nodes: '2',
@@ -441,8 +451,36 @@ describe('phase 2: the finish actions and the flow around them', () => {
     expect(s.csvLog).toBe(true);
     s = run(s, { type: 'finish', action: { type: 'choose', item: 'csvLog', csvLogOn: true } });
     expect(s.csvLog).toBe(false);
-    const launched = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
+    const launched = run(
+      s,
+      { type: 'finish', action: { type: 'choose', item: 'launch' } },
+      { type: 'finish', action: { type: 'launchChecked' } },
+    );
     expect(launched.result?.csvLog).toBe(false);
+    expect(launched.result?.launchSource).toBe('wizard');
+  });
+
+  it('a launch the launch entry refuses comes back to the finish screen with its fix, the answers kept', () => {
+    let s = run(walk(detected()), { type: 'stepsDone' }, { type: 'flow', action: { type: 'finish' } });
+    const given = s.flow.given;
+    s = run(
+      s,
+      { type: 'finish', action: { type: 'choose', item: 'launch' } },
+      {
+        type: 'finish',
+        action: {
+          type: 'launchRefused',
+          error: "step 'train': training script train.py not found in /w",
+          hint: "run zerowiz from the trainer's checkout",
+        },
+      },
+    );
+    expect(s.result).toBeNull();
+    expect(s.finish.step).toEqual({ step: 'menu' });
+    expect(s.finish.note).toBe(
+      "cannot launch: step 'train': training script train.py not found in /w; fix: run zerowiz from the trainer's checkout",
+    );
+    expect(s.flow.given).toEqual(given);
   });
 
   it('choosing a plain ZeRO row ends a split of the offload devices (the answer goes back to its default)', () => {

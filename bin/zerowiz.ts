@@ -1,13 +1,17 @@
-// The shipped entry point: wires the plain CLI (src/) to the lazily loaded Ink views (components/).
+// The shipped entry point: wires the plain CLI (src/) to the lazily loaded terminal views (components/), and
+// runs the two roles a launch starts the bin in: a local run's supervisor and its watchdog's finisher.
 import { fileURLToPath } from 'node:url';
-import { WATCHDOG_ARG, setBinPath } from '../src/launch/entry.js';
+import { SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/bin.js';
 import { main } from '../src/main.js';
 
+setBinPath(fileURLToPath(import.meta.url));
 if (process.argv[2] === WATCHDOG_ARG) {
-  // Run by the watchdog of a zerowiz that ended before its run did (src/launch/watchdog.ts).
+  // Run by the watchdog of a supervisor that ended before its run did (src/launch/watchdog.ts).
   await (await import('../src/launch/watchdog.js')).finishAfterZerowiz(process.argv.slice(3));
+} else if (process.argv[2] === SUPERVISOR_ARG) {
+  // A local run's supervisor (src/launch/supervisor.ts): started by `zerowiz launch` with the plan on stdin.
+  await (await import('../src/launch/supervisor.js')).superviseMain();
 } else {
-  setBinPath(fileURLToPath(import.meta.url));
   const code = await main(process.argv.slice(2), {
     runWizard: async (opts) => (await import('../components/wizard/run.js')).runWizard(opts),
     runLogPane: async (opts) => (await import('../components/launch/run.js')).runLogPane(opts),

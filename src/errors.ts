@@ -79,3 +79,12 @@ export function fileError(err: unknown, path?: string, doing = '', after = ''): 
   const [problem, hint] = OS_PROBLEMS[err.code] ?? [`${err.code} (${err.message})`, 'check the path and try again'];
   return new FileError(`${doing ? `${doing} ` : ''}${where}`, err.code, `${problem}${after ? `; ${after}` : ''}`, hint);
 }
+
+/** `ENOSPC (no space left on device)` from a file system error. */
+export function describeWriteError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException | null;
+  if (!e?.code) return String(err);
+  // "ENOSPC: no space left on device, write" -> "no space left on device"
+  const m = /^[A-Z]+: ([^,]+)/.exec(e.message);
+  return `${e.code} (${m?.[1] ?? e.message})`;
+}

@@ -134,6 +134,15 @@ export function writeOut(text: string): void {
   writeTo('stdout', text);
 }
 
+/**
+ * Bytes written to stdout that its reader has not taken yet (a pipe whose reader stopped reading: `| tee` on a
+ * full disk, `| less` left open). 0 for a file or a device, which are written synchronously.
+ */
+export function stdoutBacklog(): number {
+  if (outputGone('stdout')) return 0;
+  return fileFd('stdout') === null ? process.stdout.writableLength : 0;
+}
+
 /** Writes to stderr; dropped once stderr is gone. Never throws. */
 export function writeErr(text: string): void {
   writeTo('stderr', text);
@@ -299,6 +308,10 @@ export class Screen {
       this.stdin.off('error', inputGone);
       this.stdin.off('end', inputGone);
     });
+    this.applyModes();
+  }
+
+  private applyModes(): void {
     let seq = '';
     if (this.modes.altScreen) seq += ENTER_ALT_SCREEN;
     if (this.modes.hideCursor) seq += HIDE_CURSOR;
@@ -307,6 +320,25 @@ export class Screen {
     if (this.modes.clear) seq += CLEAR_SCREEN;
     this.write(seq);
     if (this.modes.raw) this.setRaw(true);
+  }
+
+  /**
+   * After zerowiz was stopped and continued (Ctrl+Z then `fg`, or `kill -STOP`/`-CONT` from outside), the shell
+   * has put the terminal back in its own modes (cooked, main screen): `f` runs after the screen's modes are
+   * entered again (a full redraw). Until restore; returns the unsubscribe.
+   */
+  onContinue(f: () => void): () => void {
+    const on = () => {
+      if (this.restored || hungUp) return;
+      // libuv remembers the mode it set last and skips setting it again: off, then on, sets it for real.
+      if (this.modes.raw) this.setRaw(false);
+      this.applyModes();
+      f();
+    };
+    process.on('SIGCONT', on);
+    const off = () => process.off('SIGCONT', on);
+    this.offs.push(off);
+    return off;
   }
 
   private setRaw(on: boolean): void {

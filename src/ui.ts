@@ -14,5 +14,5 @@ export interface WizardOptions {
 export interface UiLoaders {
   runWizard(opts: WizardOptions): Promise<number>;
   /** Mounts the launch log pane over a started pipeline (see src/launch/). */
-  runLogPane(opts: import('./launch/session.js').LogPaneOptions): Promise<number>;
+  runLogPane(opts: import('./launch/viewer.js').LogPaneOptions): Promise<number>;
 }

@@ -1,7 +1,6 @@
 /**
- * The run and its processes under faults, as users meet them: the terminal closing under the log pane,
- * zerowiz killed with SIGKILL, a full disk, a step that leaves a daemon holding its output, damaged run
- * records. Each test drives the built bin (a real pseudo-terminal or a subprocess) and checks /proc.
+ * The run and its processes under faults, as users meet them: a full disk, a step that leaves a daemon
+ * holding its output, damaged run records (the terminal closing and killed processes: run-owned.test.ts). Each test drives the built bin (a real pseudo-terminal or a subprocess) and checks /proc.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -17,9 +16,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAKE_ACCELERATE as FAKE, TWO_STEP, paneLaunch } from '../helpers/launch.js';
+import { FAKE_ACCELERATE as FAKE, TWO_STEP } from '../helpers/launch.js';
 import { BIN, ROOT } from '../helpers/pty.js';
-import { processesWithEnv, running, until } from '../helpers/proc.js';
+import { running } from '../helpers/proc.js';
 import type { RunJson } from '../../src/launch/record.js';
 
 const GRACE = { ZEROWIZ_SIGINT_GRACE_MS: '300', ZEROWIZ_SIGTERM_GRACE_MS: '300' };
@@ -106,61 +105,6 @@ function startCli(
 }
 const exitOf = (c: ChildProcess) =>
   new Promise<number>((res) => (c.exitCode !== null ? res(c.exitCode) : c.on('exit', (code) => res(code ?? 128))));
-
-describe('the run when its terminal or zerowiz goes away', () => {
-  it('closing the terminal under the log pane stops the steps with the ladder and ends the record', async () => {
-    const d = workDir();
-    const log = join(d, 'argv.jsonl');
-    const s = paneLaunch(d, {
-      ...GRACE,
-      FAKE_ACCELERATE_LOG: log,
-      FAKE_ACCELERATE_STEPS: '100000',
-      FAKE_ACCELERATE_STEP_MS: '2',
-      FAKE_ACCELERATE_IGNORE_SIGINT: '1',
-    });
-    pids.push(s.pid);
-    await s.waitFor(/loss 0\.\d{4}/);
-    const [inv] = invocations(log);
-    s.hangUp();
-    // Killed by the hangup once the run has ended (Node's own exit would abort on the dead terminal).
-    expect(await s.exited).toBe(129);
-    expect(running(inv!.pid)).toBe(false);
-    expect(running(inv!.workerPid!)).toBe(false);
-    const [dir] = recordDirs(d);
-    const j = readRecord(dir!);
-    // The launcher obeyed SIGINT, its worker ignored it and was ended by SIGTERM: the ladder ran, no SIGKILL.
-    expect(j).toMatchObject({ ended: 'interrupted', exitCode: 130 });
-    expect(j.steps[0]).toMatchObject({ status: 'stopped', stopSignal: 'SIGTERM' });
-    expect(j.steps[1]).toMatchObject({ status: 'pending' });
-    expect(readdirSync(dir!).filter((f) => f.includes('.tmp'))).toEqual([]);
-    expect(invocations(log)).toHaveLength(1);
-  });
-
-  it('kill -9 of zerowiz: its watchdog stops every step process and ends the record', async () => {
-    const d = workDir();
-    const log = join(d, 'argv.jsonl');
-    const z = streamLaunch(d, {
-      FAKE_ACCELERATE_HANG: '1',
-      FAKE_ACCELERATE_IGNORE_SIGINT: '1',
-      FAKE_ACCELERATE_WORKER_IGNORE_SIGTERM: '1',
-    });
-    await until(() => z.out().includes('waiting (hang)'), 'the first step to run');
-    const [inv] = invocations(log);
-    z.child.kill('SIGKILL');
-    await exitOf(z.child);
-    await until(() => !running(inv!.pid) && !running(inv!.workerPid!), 'the step processes to be gone');
-    const [dir] = recordDirs(d);
-    expect(processesWithEnv('ZEROWIZ_RUN_DIR', dir!)).toEqual([]);
-    await until(() => readRecord(dir!).ended !== 'running', 'the watchdog to end the record');
-    const j = readRecord(dir!);
-    expect(j).toMatchObject({ ended: 'interrupted', exitCode: null });
-    expect(j.note).toMatch(/watchdog/);
-    // The worker ignored SIGINT and SIGTERM: only SIGKILL ended it.
-    expect(j.steps[0]).toMatchObject({ status: 'stopped', stopSignal: 'SIGKILL' });
-    expect(j.steps[1]).toMatchObject({ status: 'pending' });
-    expect(readdirSync(dir!).filter((f) => f.includes('.tmp') || f.startsWith('.'))).toEqual([]);
-  });
-});
 
 describe('the run when its output or its disk fails', () => {
   it('a step that leaves a daemon holding its output ends once its group is gone, and names the holder', async () => {

@@ -22,6 +22,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty } from '../helpers/pty.js';
+import { closeWhenDone } from '../helpers/launch.js';
 import { processesWithEnv, running, until } from '../helpers/proc.js';
 import type { RunJson } from '../../src/launch/record.js';
 
@@ -109,8 +110,8 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     // The 24 rows are all used, the last one kept free; the key hints fit in 80 columns.
     const rows = s.lines();
     expect(rows[23]).toBe('');
-    expect(rows[22]).toMatch(/q stop$/);
-    expect(await s.exited).toBe(0);
+    expect(rows[22]).toMatch(/q stop · d leave running$/);
+    expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor(/run record: \.zerowiz\/runs\//);
     const raw = s.raw();
     expect(raw).toContain('zerowiz: all 1 steps done');
@@ -158,14 +159,14 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     expect(screen).toMatch(/│ loss +\d\.\d{4} \(Trainer log\)/);
     // No GPU rows under the log in the wide layout: the panel has them.
     expect(screen).not.toMatch(/^0 \S+ +43G/m);
-    expect(await s.exited).toBe(0);
+    expect(await closeWhenDone(s)).toBe(0);
   }, 60_000);
 
   it('nvidia-smi dying mid-run: a dim row says why, and the record keeps the peaks seen before', async () => {
     const d = workDir();
     const s = paneLaunch(d, HF, 80, 24, env({ ZW_FAKE_NVIDIA_SMI_LOOPS: '3', ZW_FAKE_NVIDIA_SMI_END: 'lost' }));
     await s.waitFor(/GPU telemetry lost: nvidia-smi exited with code 15 after 24 samples/, 20_000);
-    expect(await s.exited).toBe(0);
+    expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor('train: peak 76.2 GiB on GPU 1 vs estimated 42.9 GiB');
     const live = runJson(d).steps[0]!.live!;
     expect(live.gpu.telemetry).toBe('lost');
@@ -177,7 +178,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     const d = workDir();
     const s = paneLaunch(d, HF, 80, 24, env({}, 'bin-empty'));
     await s.waitFor(/^no GPU telemetry: nvidia-smi not found on PATH$/m, 20_000);
-    expect(await s.exited).toBe(0);
+    expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor('zerowiz: no GPU telemetry: nvidia-smi not found on PATH');
     expect(runJson(d).steps[0]!.live!.gpu).toEqual({
       telemetry: 'unavailable',
@@ -321,7 +322,7 @@ describe('stream mode (--no-tui)', () => {
     expect(log).toContain("'train_runtime'");
   }, 60_000);
 
-  it('kill -9 of zerowiz mid-run: run.json keeps the peaks saved so far, and the watchdog ends nvidia-smi too', async () => {
+  it("kill -9 of the run's supervisor mid-run: run.json keeps the peaks saved so far, and the watchdog ends nvidia-smi too", async () => {
     const d = workDir();
     // An nvidia-smi that hangs without writing: no SIGPIPE will end it, only the watchdog.
     const e = env({
@@ -335,11 +336,14 @@ describe('stream mode (--no-tui)', () => {
       env: { ...process.env, ...e },
     });
     const exited = new Promise<void>((res) => child.on('exit', () => res()));
-    await until(
-      () => records(d).length === 1 && (runJson(d).steps[0]?.live?.gpu.peaks.length ?? 0) === 8,
-      'a live save',
-      20_000,
-    );
+    const livePeaks = () => {
+      try {
+        return runJson(d).steps[0]?.live?.gpu.peaks.length ?? 0;
+      } catch {
+        return 0; // the record is being made
+      }
+    };
+    await until(() => records(d).length === 1 && livePeaks() === 8, 'a live save', 20_000);
     const dir = join(d, '.zerowiz', 'runs', records(d)[0]!);
     // Once it hangs (its last loop written), nothing it writes can end it.
     const cmdline = (pid: number) => {
@@ -353,8 +357,11 @@ describe('stream mode (--no-tui)', () => {
       processesWithEnv('ZEROWIZ_HELPER_OF', dir).filter((p) => cmdline(p).startsWith('/bin/sleep\x003600'));
     await until(() => hung().length === 1, 'nvidia-smi to hang', 20_000);
     const smi = hung();
-    child.kill('SIGKILL');
+    // The run's owner is its supervisor (the viewer only follows it): killing it leaves the watchdog to end
+    // the run, and the viewer reads that end.
+    process.kill(runJson(d).supervisor!.pid, 'SIGKILL');
     await exited;
+    expect(child.exitCode).toBe(130);
     await until(() => runJson(d).ended === 'interrupted', 'the watchdog to end the record', 20_000);
     await until(() => smi.every((p) => !running(p)), 'nvidia-smi to be gone', 10_000);
     const j = runJson(d);
@@ -398,7 +405,7 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
     );
     s.write(`y${KEYS.enter}`);
     await s.waitFor(/^loss 0\.\d{4} · min 0\.\d{4} · loss\.csv /m, 30_000);
-    expect(await s.exited).toBe(0);
+    expect(await closeWhenDone(s)).toBe(0);
     // The data pass trains nothing: its row says so instead of waiting for a loss.
     const drawn = stripAnsi(s.raw());
     expect(drawn).toContain('loss: none: sft:data_process trains nothing');

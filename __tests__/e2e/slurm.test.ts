@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { BIN, KEYS, ROOT, spawnPty } from '../helpers/pty.js';
+import { closeWhenDone } from '../helpers/launch.js';
 import { running } from '../helpers/proc.js';
 import {
   GPUS_PER_NODE,
@@ -256,7 +257,7 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     s.write(`${KEYS.backspace.repeat(5)}00:10:00${KEYS.enter}`);
     await s.waitFor(/❯ Account:/);
     s.write(KEYS.enter);
-    expect(await s.exited).toBe(0);
+    expect(await closeWhenDone(s, 90_000)).toBe(0);
     const all = starts(d);
     expect(all).toHaveLength(4); // both passes on both nodes
     expect(all.filter((c) => task(c) === 'sft:train').map((c) => flag(c, '--num_processes'))).toEqual([

@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
+import { closeWhenDone } from '../helpers/launch.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
@@ -103,7 +104,7 @@ describe('the wizard after writing', () => {
     await at(s, /❯ Write as accelerate's default/, KEYS.down);
     await at(s, /❯ Save the answers/, KEYS.down);
     await at(s, /❯ Launch the 2 step\(s\)/);
-    expect(await s.exited).toBe(0);
+    expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor(/all 2 steps done/);
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/accelerate_config\.yaml/);
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/ds_config\.json/);

@@ -11,3 +11,13 @@ export const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.
 export function paneLaunch(cwd: string, env: Record<string, string>): PtySession {
   return spawnPty({ args: ['launch', TWO_STEP, '--accelerate', FAKE_ACCELERATE], cwd, cols: 100, rows: 24, env });
 }
+
+/**
+ * A pane whose run succeeded stays open until q, so its end can be read: waits for that, presses q, and
+ * resolves with the exit code.
+ */
+export async function closeWhenDone(s: PtySession, timeoutMs = 30_000): Promise<number> {
+  await s.waitFor(/\[all steps done: q to close\]/, timeoutMs);
+  s.write('q');
+  return s.exited;
+}

@@ -33,6 +33,8 @@ export interface PtyOptions {
   env?: Record<string, string | undefined>;
   /** Run this file with node instead of the bin. */
   script?: string;
+  /** Run this executable (with `args`) instead of node: e.g. an interactive shell with job control. */
+  file?: string;
 }
 
 /** A running program in a pseudo-terminal. */
@@ -53,6 +55,13 @@ export interface PtySession {
   hangUp(): void;
   /** Everything the program wrote, raw. */
   raw(): string;
+  /**
+   * Stops reading the pty master (as a terminal whose SSH link hangs, or a laptop lid closed, stops taking the
+   * program's output): once the kernel's buffer is full, the program's writes to its terminal block.
+   */
+  pauseReading(): void;
+  /** Reads the pty master again. */
+  resumeReading(): void;
 }
 
 /** Starts the bin (or `opts.script`) in a pseudo-terminal of `cols` x `rows` (80x24 by default). */
@@ -68,13 +77,17 @@ export function spawnPty(opts: PtyOptions = {}): PtySession {
   delete env.CONTINUOUS_INTEGRATION;
   for (const k of Object.keys(opts.env ?? {})) if (opts.env?.[k] === undefined) delete env[k];
   const term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 0 });
-  const child = pty.spawn(process.execPath, [opts.script ?? BIN, ...(opts.args ?? [])], {
-    name: 'xterm-256color',
-    cols,
-    rows,
-    cwd: opts.cwd ?? ROOT,
-    env,
-  });
+  const child = pty.spawn(
+    opts.file ?? process.execPath,
+    opts.file ? (opts.args ?? []) : [opts.script ?? BIN, ...(opts.args ?? [])],
+    {
+      name: 'xterm-256color',
+      cols,
+      rows,
+      cwd: opts.cwd ?? ROOT,
+      env,
+    },
+  );
   let rawOut = '';
   let pending = Promise.resolve();
   child.onData((d) => {
@@ -131,5 +144,7 @@ export function spawnPty(opts: PtyOptions = {}): PtySession {
     // node-pty's destroy() closes the master, then also sends SIGHUP as a terminal emulator does.
     hangUp: () => (child as unknown as { destroy(): void }).destroy(),
     raw: () => rawOut,
+    pauseReading: () => child.pause(),
+    resumeReading: () => child.resume(),
   };
 }

@@ -1,13 +1,17 @@
 /**
- * A two-step launch hit by SIGKILL, SIGINT (once or twice) or SIGHUP at a random instant, in the log pane
- * (a real pseudo-terminal; SIGHUP there is the terminal closing: the pty master is closed) or in stream
- * mode (--no-tui). The steps are the stand-in accelerate with a worker that ignores SIGINT and SIGTERM.
- * After every iteration: no process of the run is alive (zerowiz, its watchdog, the steps, their
- * workers); no temporary file or half file is left; the user's previous config is intact or backed up;
- * every run.json parses and its final state matches what happened (the exit, the steps, the stop signal).
+ * A two-step launch hit at a random instant, in the log pane (a real pseudo-terminal; SIGHUP there is the
+ * terminal closing: the pty master is closed) or in stream mode (--no-tui), by SIGKILL, SIGINT (once or
+ * twice), SIGHUP or SIGSTOP (then SIGCONT a random while later), sent to the viewer (the zerowiz the user
+ * started) or to the run's supervisor (the process that owns the run). The steps are the stand-in accelerate
+ * with a worker that ignores SIGINT and SIGTERM.
+ * What must hold after every iteration: once the supervisor is gone no process of the run is alive (its
+ * watchdog, the steps, their workers); the record is final, and says what happened (a viewer that was killed,
+ * hung up or stopped changed nothing: the run succeeded; a stopped or killed supervisor: interrupted, the
+ * watchdog's note after a SIGKILL); no temporary file or half file is left; the user's previous config is
+ * intact or backed up.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from 'node-pty';
@@ -84,6 +88,12 @@ function start(ctx, tty) {
       pid: p.pid,
       exited,
       hit: (sig) => (sig === 'SIGHUP' ? p.destroy() : p.kill(sig)),
+      // A pane whose run ended by itself stays open until q.
+      close: () => {
+        try {
+          p.write('q');
+        } catch {}
+      },
     };
   }
   const c = spawn(process.execPath, [...args, '--no-tui'], { cwd: ctx.dir, env: env(ctx.dir), stdio: 'ignore' });
@@ -96,7 +106,26 @@ function start(ctx, tty) {
         process.kill(c.pid, sig);
       } catch {}
     },
+    close: () => undefined,
   };
+}
+
+/** The run's supervisor (started by the viewer, in its own session): its pid, or null when it is not (yet) there. */
+function supervisorOf(dir) {
+  for (const n of readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (!readFileSync(`/proc/${n}/cmdline`, 'utf8').includes('__zerowiz-supervise')) continue;
+      if (readlinkSync(`/proc/${n}/cwd`) === dir) return Number(n);
+    } catch {}
+  }
+  return null;
+}
+
+function signal(pid, sig) {
+  try {
+    process.kill(pid, sig);
+  } catch {}
 }
 
 /** The processes of this iteration's run: anything whose command line or environment names its folder. */
@@ -163,9 +192,13 @@ export async function iteration(ctx) {
     writeFileSync(join(dir, 'cfg', 'accelerate_config.yaml'), USER_CONFIG);
   }
   const tty = rng() < 0.5;
-  const kind = ['SIGKILL', 'SIGINT', 'SIGINT-twice', 'SIGHUP'][Math.floor(rng() * 4)];
+  const kind = ['SIGKILL', 'SIGINT', 'SIGINT-twice', 'SIGHUP', 'SIGSTOP'][Math.floor(rng() * 5)];
+  const target = rng() < 0.5 ? 'viewer' : 'supervisor';
   const atMs = Math.floor(rng() * typicalMs * 1.2);
-  ctx.log(`${tty ? 'pane' : '--no-tui'}, ${kind} at ${atMs} ms${userConfig ? ', over a user config' : ''}`);
+  const stopMs = Math.floor(rng() * 1500);
+  ctx.log(
+    `${tty ? 'pane' : '--no-tui'}, ${kind} to the ${target} at ${atMs} ms${kind === 'SIGSTOP' ? ` for ${stopMs} ms` : ''}${userConfig ? ', over a user config' : ''}`,
+  );
 
   const z = start(ctx, tty);
   let done = false;
@@ -175,17 +208,48 @@ export async function iteration(ctx) {
     exit = e;
   });
   await new Promise((r) => setTimeout(r, atMs));
-  if (!done) {
-    z.hit(kind === 'SIGINT-twice' ? 'SIGINT' : kind);
-    if (kind === 'SIGINT-twice') {
-      await new Promise((r) => setTimeout(r, Math.floor(rng() * 2 * GRACE_MS)));
-      if (!done) z.hit('SIGINT');
+  // The supervisor as it is at that instant (none yet: the signal goes to nobody, as a user's would miss).
+  const sup = target === 'supervisor' ? supervisorOf(dir) : null;
+  const hit = (sig) => {
+    if (target === 'viewer') {
+      if (!done) z.hit(sig);
+    } else if (sup !== null) signal(sup, sig);
+  };
+  let hitAt = null;
+  if (!done && (target === 'viewer' || sup !== null)) {
+    hitAt = kind;
+    if (kind === 'SIGSTOP') {
+      hit('SIGSTOP');
+      await new Promise((r) => setTimeout(r, stopMs));
+      hit('SIGCONT');
+    } else {
+      hit(kind === 'SIGINT-twice' ? 'SIGINT' : kind);
+      if (kind === 'SIGINT-twice') {
+        await new Promise((r) => setTimeout(r, Math.floor(rng() * 2 * GRACE_MS)));
+        hit('SIGINT');
+      }
     }
   }
-  if (!(await until(() => done, 15_000))) {
-    problems.push(`zerowiz did not exit within 15 s of ${kind}`);
-    z.hit('SIGKILL');
-    await z.exited;
+  // The run ends by itself, or by the stop; the viewer exits then (a pane whose run ended by itself once q
+  // is pressed; a killed or hung-up viewer is gone already).
+  const runEnded = () => {
+    const [r] = recordNames(dir);
+    if (!r) return done;
+    try {
+      return JSON.parse(readFileSync(join(dir, '.zerowiz', 'runs', r, 'run.json'), 'utf8')).ended !== 'running';
+    } catch {
+      return false;
+    }
+  };
+  if (!(await until(runEnded, 20_000))) problems.push(`the run did not end within 20 s of ${kind} to the ${target}`);
+  if (!(await until(() => supervisorOf(dir) === null, 10_000))) problems.push('the supervisor is still running');
+  if (!done) {
+    if (!(await until(() => done, 3_000))) z.close();
+    if (!(await until(() => done, 10_000))) {
+      problems.push(`zerowiz (the viewer) did not exit once the run had ended (${kind} to the ${target})`);
+      z.hit('SIGKILL');
+      await z.exited;
+    }
   }
   // The run's processes (a killed zerowiz's watchdog runs the ladder: up to 2 x GRACE_MS, plus a Node start).
   if (!(await until(() => runProcesses(dir).length === 0, 10_000))) {
@@ -237,6 +301,8 @@ export async function iteration(ctx) {
     }
     const expectNames = new Set([
       'run.json',
+      'events.jsonl',
+      'live.json',
       'commands.sh',
       'accelerate_config.yaml',
       'ds_config.json',
@@ -245,10 +311,18 @@ export async function iteration(ctx) {
     ]);
     for (const n of readdirSync(join(runsDir, r.split('/').pop())))
       if (!expectNames.has(n)) problems.push(`${r}: stray file ${n}`);
-    problems.push(...checkRecord(j, exit, started).map((p) => `${r}: ${p}`));
+    problems.push(...checkRecord(j, exit, started, { kind: hitAt, target }).map((p) => `${r}: ${p}`));
   }
   if (exit?.code === 0 && records.length === 0) problems.push('zerowiz exited 0 without a run record');
   return { problems };
+}
+
+function recordNames(dir) {
+  try {
+    return readdirSync(join(dir, '.zerowiz', 'runs')).filter((n) => !n.startsWith('.'));
+  } catch {
+    return [];
+  }
 }
 
 function readLog(dir) {
@@ -267,8 +341,11 @@ function readLog(dir) {
   }
 }
 
-/** What a final run.json must say, given how zerowiz exited and which steps the stand-in saw start. */
-function checkRecord(j, exit, started) {
+/**
+ * What a final run.json must say, given what hit whom (`hit.kind` null: nothing landed), how the viewer exited
+ * and which steps the stand-in saw start.
+ */
+function checkRecord(j, exit, started, hit) {
   const p = [];
   const statuses = j.steps.map((s) => s.status);
   if (j.ended === 'running') return [`still says running (steps: ${statuses.join(', ')})`];
@@ -278,9 +355,23 @@ function checkRecord(j, exit, started) {
   if (j.ended === 'failed') p.push(`failed, though no step can fail here (steps: ${statuses.join(', ')})`);
   if (exit?.code === 0 && j.ended !== 'succeeded') p.push(`zerowiz exited 0 but the record says ${j.ended}`);
   if (exit?.code === 130 && j.ended !== 'interrupted') p.push(`zerowiz exited 130 but the record says ${j.ended}`);
-  // A killed zerowiz's unfinished record was ended by its watchdog, which says so.
-  if (exit?.signal === 'SIGKILL' && j.ended === 'interrupted' && !/watchdog/.test(j.note ?? ''))
-    p.push('a killed zerowiz left the record interrupted without the watchdog note');
+  // The run belongs to no terminal: whatever was done to the viewer but a stop (SIGINT to a viewer that
+  // stops runs on a signal) changed nothing; a SIGSTOP or SIGHUP to the supervisor changed nothing either.
+  const harmless =
+    hit.kind === null ||
+    hit.kind === 'SIGSTOP' ||
+    (hit.target === 'viewer' && (hit.kind === 'SIGKILL' || hit.kind === 'SIGHUP')) ||
+    (hit.target === 'supervisor' && hit.kind === 'SIGHUP');
+  if (harmless && j.ended !== 'succeeded')
+    p.push(`${hit.kind ?? 'nothing'} to the ${hit.target} changed the run: it ended ${j.ended}`);
+  // A killed supervisor's record was ended by its watchdog, which says so.
+  if (
+    hit.target === 'supervisor' &&
+    hit.kind === 'SIGKILL' &&
+    j.ended === 'interrupted' &&
+    !/watchdog/.test(j.note ?? '')
+  )
+    p.push('a killed supervisor left the record interrupted without the watchdog note');
   // After a stopped step nothing ran; before it everything finished.
   const stopped = statuses.indexOf('stopped');
   if (stopped >= 0) {

@@ -54,7 +54,7 @@ export interface PaneOptions {
   grace?: { sigintMs: number; sigtermMs: number };
   /** The stop question instead of the grace periods' (e.g. a Slurm job's scancel). */
   stopPrompt?: string;
-  /** False: a finished run keeps the pane open until q (default true). */
+  /** True: a run that succeeded closes the pane (default: it stays open until q, so its end can be read). */
   closeOnEnd?: boolean;
   /** The terminal's size, read at every frame. */
   size(): { columns: number; rows: number };
@@ -76,6 +76,8 @@ export class Pane {
   private lastDraw = 0;
   private lastClock = 0;
   private exited = false;
+  /** Whether the stop was asked for in this pane (then the pane closes when the run has ended). */
+  private stopAsked = false;
   private timer: ReturnType<typeof setInterval> | null = null;
   private offMilestone: (() => void) | null = null;
   private drawQueued = false;
@@ -177,10 +179,16 @@ export class Pane {
     this.framesDrawn++;
     this.opts.frames?.record(performance.now() - t0);
     const outcome = model.outcome;
-    // A finished or stopped run closes the pane; a failed one stays open to read the log (q closes it).
-    if (outcome && !this.exited && outcome.outcome !== 'failed' && this.opts.closeOnEnd !== false) {
+    // A run stopped from this pane closes it (the user has decided); one that ended by itself stays open until
+    // q, so its end can be read (closeOnEnd: a finished run closes the pane too).
+    const close =
+      outcome !== null &&
+      (outcome.outcome === 'interrupted'
+        ? this.stopAsked
+        : outcome.outcome === 'succeeded' && this.opts.closeOnEnd === true);
+    if (close && !this.exited) {
       this.exited = true;
-      this.opts.onExit(outcome.exitCode);
+      this.opts.onExit(outcome!.exitCode);
     }
   }
 
@@ -209,8 +217,10 @@ export class Pane {
     }
     if (state.confirmStop) {
       dispatch({ type: 'confirmStop', on: false });
-      if (input === 'y' || input === 'Y' || input === 'q' || (key.ctrl && input === 'c')) controls.stop();
-      else if (input === 'd' && controls.detach) this.detach();
+      if (input === 'y' || input === 'Y' || input === 'q' || (key.ctrl && input === 'c')) {
+        this.stopAsked = true;
+        controls.stop();
+      } else if (input === 'd' && controls.detach) this.detach();
       return;
     }
     if (key.escape && state.search.mode === 'active') {
@@ -256,7 +266,10 @@ export class Pane {
             this.opts.onExit(model.outcome!.exitCode);
           }
         } else if (model.stoppingRequested) {
-          if (key.ctrl && input === 'c') controls.killNow();
+          if (key.ctrl && input === 'c') {
+            this.stopAsked = true;
+            controls.killNow();
+          }
         } else dispatch({ type: 'confirmStop', on: true });
         return;
       case 'detach':

@@ -1,9 +1,9 @@
 /**
- * Mounting the log pane: `runLogPane({ session })` is what the launch lifecycle (src/launch/lifecycle.ts)
- * calls for `zerowiz launch` and for the wizard's Launch action, through UiLoaders.runLogPane.
+ * Mounting the log pane: `runLogPane({ session, stopPrompt })` is what the viewer (src/launch/entry.ts view)
+ * calls for `zerowiz launch`, `attach` and the wizard's Launch action, through UiLoaders.runLogPane.
  */
 import { gracePeriods } from '../../src/launch/group.js';
-import type { LogPaneOptions } from '../../src/launch/session.js';
+import type { LogPaneOptions } from '../../src/launch/viewer.js';
 import { Screen, onHangup } from '../../src/terminal.js';
 import { FrameStats } from './frames.js';
 import { Pane } from './pane.js';
@@ -11,11 +11,11 @@ import { Pane } from './pane.js';
 export type { PaneControls, PaneOptions } from './pane.js';
 
 /**
- * Runs the pane over a started session in the terminal's alternate screen, runs the pipeline, and
- * resolves with the exit code (0 done, 1 failed, 130 stopped) once the pane closes. The terminal module
- * restores the terminal on every path (main screen, cursor, autowrap, raw mode off). If the terminal
- * hangs up (closed window, dropped SSH link), the pane stops drawing and closes as soon as the run has
- * ended (the lifecycle's SIGHUP handler stops it), whatever the outcome: nobody is left to press q.
+ * Runs the pane over a session in the terminal's alternate screen, follows the run, and resolves with the
+ * exit code (0 done or left running, 1 failed, 130 stopped) once the pane closes. The terminal module
+ * restores the terminal on every path (main screen, cursor, autowrap, raw mode off). The pane is a window
+ * onto the run: if the terminal hangs up (closed window, dropped SSH link) it stops drawing and leaves at
+ * once, and the run goes on; after Ctrl+Z and `fg` (or `kill -STOP`/`-CONT`) it takes the terminal back.
  * The pane draws itself (./pane.ts), so neither Ink nor React is loaded.
  */
 export async function runLogPane(opts: LogPaneOptions): Promise<number> {
@@ -27,9 +27,11 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
     let resolveExit!: (code: number) => void;
     const exit = new Promise<number>((r) => (resolveExit = r));
     const running = session.run();
-    // A run that ends without an outcome has been left running (a detached Slurm job): close the pane.
-    void running.then(() => {
-      if (!session.pipeline.result) resolveExit(0);
+    // The run left running (d, or the terminal gone): the pane closes; so does a run a signal to zerowiz
+    // stopped (whoever sent it wants zerowiz to end, not to read the pane).
+    void running.then((o) => {
+      if (session.left) resolveExit(0);
+      else if (session.stoppedBySignal) resolveExit(o.exitCode);
     });
     pane = new Pane({
       model: session.model,
@@ -39,7 +41,11 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
         noTelemetry: session.noTelemetry,
         estimateBytes: session.estimate?.json.gpuBytesPerGpu ?? null,
       },
-      controls: { stop: () => void session.stop(), killNow: () => session.killNow(), detach: opts.detach },
+      controls: {
+        stop: () => void session.stop(),
+        killNow: () => session.killNow(),
+        detach: () => session.detach(),
+      },
       stopPrompt: opts.stopPrompt,
       closeOnEnd: opts.closeOnEnd,
       onExit: (code: number) => resolveExit(code),
@@ -54,16 +60,19 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
       screen.clear();
       pane?.resize();
     });
+    screen.onContinue(() => pane?.resize());
     offHangup = onHangup(() => {
+      // Nobody is left to watch: the run goes on (the viewer's signal handler has left it).
       pane?.dispose();
-      void running.then((o) => resolveExit(o.exitCode));
+      session.detach();
+      resolveExit(0);
     });
     pane.start();
     const code = await exit;
-    // The pane only closes early on a finished run, but make sure nothing is left running.
-    if (!session.pipeline.result) await session.stop();
+    // The pane closed on a run still going only by leaving it.
+    if (!session.left && !session.control.result) session.detach();
     await running;
-    return code;
+    return session.left ? 0 : code;
   } finally {
     offHangup();
     pane?.dispose();

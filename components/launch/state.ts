@@ -126,7 +126,7 @@ export const KEYMAP: readonly PaneBinding[] = [
   {
     keys: 'd',
     command: 'detach',
-    help: 'leave the pane, the run goes on (Slurm jobs)',
+    help: 'leave the pane; the run goes on (`zerowiz attach RUN` follows it again)',
     hint: { text: (c) => (c.canDetach && !c.ended ? 'd leave running' : null), rank: 1 },
   },
 ];

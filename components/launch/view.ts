@@ -8,7 +8,7 @@ import type { Alert } from '../../src/launch/alerts.js';
 import type { RunModel, StepState } from '../../src/launch/model.js';
 import { formatClock, formatCount, formatLoss, formatRate, sparkline } from '../../src/launch/logparse.js';
 import { LOSS_SOURCE_NAMES } from '../../src/launch/metrics/step-metrics.js';
-import type { GpuTelemetry } from '../../src/launch/telemetry.js';
+import type { TelemetryView } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
 import { fitHints, softWrap, wrap } from '../../src/text.js';
@@ -154,7 +154,7 @@ export class RowBuilder {
 /** What the pane shows besides the log: the run's watch, its GPUs and the estimate (absent in bare tests). */
 export interface PaneLive {
   watch: RunWatch;
-  telemetry: GpuTelemetry | null;
+  telemetry: TelemetryView | null;
   /** Why there is no telemetry at all (a Slurm job's GPUs are on its nodes), else null. */
   noTelemetry: string | null;
   /** The estimate's peak per GPU (the marker on each GPU bar), or null. */
@@ -196,7 +196,7 @@ function linesView(step: StepState, height: number): LinesView {
 }
 
 /** Whether the GPU bars can be drawn (samples, and telemetry neither failed nor lost). */
-function gpuBarsShown(t: GpuTelemetry | null): t is GpuTelemetry {
+function gpuBarsShown(t: TelemetryView | null): t is TelemetryView {
   return t !== null && t.latest.size > 0 && t.state !== 'lost' && t.state !== 'unavailable';
 }
 
@@ -360,10 +360,10 @@ function headerRow(model: RunModel, title: string, cols: number): string {
   const o = model.outcome;
   const state = o
     ? o.outcome === 'succeeded'
-      ? 'all steps done'
+      ? 'all steps done: q to close'
       : o.outcome === 'failed'
         ? 'failed: q to close'
-        : 'stopped'
+        : 'stopped: q to close'
     : model.stoppingRequested
       ? 'stopping…'
       : (model.headline?.tag ?? 'running');

@@ -319,6 +319,16 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         (path) => act({ type: 'finish', action: { type: 'saved', name, path, warning: noStepsNote(current, name) } }),
         (e) => act({ type: 'finish', action: { type: 'saveFailed', error: (e as Error).message } }),
       );
+    } else if (effect.kind === 'checkLaunch') {
+      const check = deps.checkLaunch?.(current, effect.slurm, s.csvLog) ?? Promise.resolve(null);
+      check.then(
+        (r) =>
+          act({
+            type: 'finish',
+            action: r ? { type: 'launchRefused', error: r.error, hint: r.hint } : { type: 'launchChecked' },
+          }),
+        (e) => act({ type: 'finish', action: { type: 'launchRefused', error: (e as Error).message } }),
+      );
     } else if (effect.kind === 'partitions') {
       const form = deps.slurm?.openForm(setup) ?? Promise.reject(new Error('Slurm (sbatch) is not on PATH'));
       form.then(

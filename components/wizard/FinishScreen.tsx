@@ -19,6 +19,7 @@ import {
   type FinishState,
   type SlurmField,
   type SlurmPartition,
+  type SlurmValues,
 } from '../../src/wizard/finishState.js';
 import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
@@ -34,6 +35,15 @@ export interface FinishDeps {
   defaultConfigPath: string;
   /** Slurm, when its sbatch is on PATH: the partitions (sinfo) and the check of a form field. */
   slurm?: SlurmDeps | null;
+  /**
+   * Checks a launch (or, with the Slurm form's answers, a submission) as `zerowiz launch` checks it, before the
+   * wizard ends: null when it can start, else its one line and fix. Absent: every launch is accepted.
+   */
+  checkLaunch?(
+    setup: Setup,
+    slurm: SlurmValues | null,
+    csvLog: boolean | 'auto' | undefined,
+  ): Promise<{ error: string; hint: string | null } | null>;
 }
 
 /** What the Slurm form opens with. */
@@ -172,6 +182,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   if (st.step === 'planning' || st.step === 'writing') return <Text>Writing…</Text>;
   if (st.step === 'saving') return <Text>Saving the preset…</Text>;
   if (st.step === 'slurmLoading') return <Text>Asking Slurm for its partitions (sinfo)…</Text>;
+  if (st.step === 'checkingLaunch' || st.step === 'launchReady')
+    return (
+      <Text>
+        {st.slurm
+          ? 'Checking the job as `zerowiz launch --slurm` would…'
+          : 'Checking the launch as `zerowiz launch` would…'}
+      </Text>
+    );
   if (st.step === 'slurm') {
     const parts = st.partitions.map((x) => (x.isDefault ? `${x.name} (default)` : x.name));
     return (

@@ -23,7 +23,8 @@ import { formatBytesShort } from '../../src/units.js';
 import { whichSync } from '../../src/launch/preflight.js';
 import type { Setup } from '../../src/config/setup.js';
 import type { SlurmDeps } from './FinishScreen.js';
-import type { SlurmField, SlurmPartition } from '../../src/wizard/finishState.js';
+import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/finishState.js';
+import type { SlurmRequest } from '../../src/slurm/launch.js';
 import type { AppDeps } from './App.js';
 import type { WizardResult } from '../../src/wizard/shell.js';
 import { earlyStartKeys, paintStartFrame } from './startText.js';
@@ -82,6 +83,36 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     defaultConfigSummary: () => need()[4].readAccelerateConfigSummary(defaultConfigPath, cwd),
     paths: { env, cwd },
     slurm: whichSync('sbatch', env) ? slurmDeps(env, cwd) : null,
+    async checkLaunch(setup, slurm, csvLog) {
+      const [{ planLaunch }, { UsageError }] = await Promise.all([
+        import('../../src/launch/entry.js'),
+        import('../../src/errors.js'),
+      ]);
+      const kind = slurm
+        ? (await import('../../src/slurm/kind.js')).slurmLaunchKind(slurmRequestOf(slurm), { env, cwd })
+        : undefined;
+      try {
+        planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        return null;
+      } catch (e) {
+        if (e instanceof UsageError) return { error: e.message, hint: e.hint ?? null };
+        return { error: (e as Error).message, hint: null };
+      }
+    },
+  };
+}
+
+/** What the Slurm form's answers ask of the job (the flags of `launch --slurm`). */
+function slurmRequestOf(v: SlurmValues): SlurmRequest {
+  return {
+    nodes: Number(v.nodes),
+    gpusPerNode: Number(v.gpusPerNode),
+    options: {
+      ...(v.partition ? { partition: v.partition } : {}),
+      ...(v.time ? { time: v.time } : {}),
+      ...(v.account ? { account: v.account } : {}),
+      extra: [],
+    },
   };
 }
 
@@ -227,30 +258,29 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   const write = result.code === 0 ? writeOut : writeErr;
   for (const line of result.summary) write(`${line}\n`);
   if (result.launch) {
-    const { launch } = await import('../../src/launch/lifecycle.js');
+    // The one launch entry, as `zerowiz launch` runs it.
+    const { launch } = await import('../../src/launch/entry.js');
     const { runLogPane } = await import('../launch/run.js');
-    return launch({ setup: await forThisRun(result.launch, result.csvLog), source: 'wizard', pane: runLogPane });
+    return launch({
+      setup: await forThisRun(result.launch, result.csvLog),
+      source: result.launchSource ?? 'wizard',
+      pane: runLogPane,
+    });
   }
   if (result.slurm) {
-    // The same path as `zerowiz launch --slurm` (src/commands/launch-slurm-run.ts).
-    const { slurmLaunchSetup } = await import('../../src/commands/launch-slurm-run.js');
-    const { runLogPane } = await import('../launch/run.js');
-    const v = result.slurm.values;
-    return slurmLaunchSetup(
-      await forThisRun(result.slurm.setup, result.csvLog),
-      'wizard',
-      {
-        nodes: Number(v.nodes),
-        gpusPerNode: Number(v.gpusPerNode),
-        options: {
-          ...(v.partition ? { partition: v.partition } : {}),
-          ...(v.time ? { time: v.time } : {}),
-          ...(v.account ? { account: v.account } : {}),
-          extra: [],
-        },
-      },
-      runLogPane,
-    );
+    // The one launch entry with the Slurm kind, as `zerowiz launch --slurm` runs it.
+    const [{ launch }, { slurmLaunchKind }, { runLogPane }] = await Promise.all([
+      import('../../src/launch/entry.js'),
+      import('../../src/slurm/kind.js'),
+      import('../launch/run.js'),
+    ]);
+    const kind = slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
+    return launch({
+      setup: await forThisRun(result.slurm.setup, result.csvLog),
+      source: result.launchSource ?? 'wizard',
+      kind,
+      pane: runLogPane,
+    });
   }
   return result.code;
 }

@@ -4,15 +4,24 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { shellWord } from '../quote.js';
 import { loadPreset } from '../config/presets.js';
+import { pinSteps } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
-import { checkOptions, jobName } from '../slurm/launch.js';
+import { checkOptions, jobName, planSlurmLaunch } from '../slurm/launch.js';
 import { stepLogName } from '../slurm/record.js';
 import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
-import { formatChange, parseShapeFlag, shapeOfSetup, slurmFindings, slurmSetup } from '../slurm/shape.js';
+import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
 import { formatFinding } from '../config/validate.js';
 import { pathFlag } from '../expand.js';
-import { configTexts, formatWrite, setupInDir, writeFilesTogether, type FileToWrite } from '../write.js';
+import {
+  formatWrite,
+  inReportOrder,
+  launchConfigFiles,
+  setupInDir,
+  writeFilesTogether,
+  type FileToWrite,
+} from '../write.js';
+import { missingScripts } from '../launch/preflight.js';
 import type { ExportFlags } from './export.js';
 
 /** The port the per-node commands use when the setup names none (accelerate's default). */
@@ -50,7 +59,7 @@ export async function exportCommand(
   if (flags.out === undefined || flags.out === '')
     throw new UsageError('export needs --out DIR', `e.g. zerowiz export ${kind} ${ref} --out ./${kind}`);
   const out = pathFlag('--out', flags.out);
-  const setup: Setup = await loadPreset(ref);
+  const setup: Setup = pinSteps(await loadPreset(ref), flags.pinStep ?? []);
   const hosts = kind === 'slurm' ? null : await hostNames(flags);
   if (kind !== 'slurm' && hosts === null)
     throw new UsageError(
@@ -70,18 +79,41 @@ export async function exportCommand(
   const shape = { nodes, gpusPerNode };
   const options = sbatchOptionsOf(flags);
   checkOptions(options);
-  const shaped = slurmSetup(setup, shape);
-  const { findings, fit } = slurmFindings(shaped.setup);
-  const error = findings.find((f) => f.level === 'error');
-  if (error)
-    throw new UsageError(
-      `'${setup.name}' is not valid for ${nodes} node(s) x ${gpusPerNode} GPU(s): ${error.message}`,
-      error.fix,
+  if (kind === 'hostfile') {
+    // A hostfile is for DeepSpeed's own launchers and names no config: nothing of the setup is shaped here.
+    const results = await writeFilesTogether([
+      { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) },
+    ]);
+    for (const w of results) process.stdout.write(`${formatWrite(w)}\n`);
+    return 0;
+  }
+  const cwd = process.cwd();
+  // Checked and shaped as `zerowiz launch --slurm` plans its job (the launch entry's rules for the steps
+  // included): an exported job runs what a launch of the same preset runs.
+  const plan = planSlurmLaunch(
+    setup,
+    { nodes, gpusPerNode, options },
+    { source: ref, accelerate: flags.accelerate, dryRun: true, cwd, launcher: kind === 'slurm' ? 'srun' : 'torchrun' },
+  );
+  for (const f of [...plan.findings, ...plan.fit]) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
+  for (const c of plan.changes) process.stderr.write(`zerowiz: ${kind}: ${formatChange(c)}\n`);
+  for (const w of plan.storage) process.stderr.write(`zerowiz: warning: ${w}\n`);
+  const missing = missingScripts(setup, cwd);
+  for (const m of missing)
+    process.stderr.write(
+      `zerowiz: note: step '${m.step}': training script ${m.path} not found in ${cwd} (the job would stop there)\n`,
     );
-  for (const f of [...findings, ...fit]) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
-  for (const c of shaped.changes) process.stderr.write(`zerowiz: ${kind}: ${formatChange(c)}\n`);
 
-  const placed = setupInDir(shaped.setup, out);
+  // The torchrun YAML names the main node and port itself: the first host, the port every node is given.
+  const port =
+    flags.mainProcessPort !== undefined
+      ? portOf(flags.mainProcessPort)
+      : (setup.answers.main_process_port ?? DEFAULT_MAIN_PORT);
+  const shapedSetup: Setup =
+    kind === 'torchrun'
+      ? { ...plan.slurm, answers: { ...plan.slurm.answers, main_process_ip: hosts![0]!, main_process_port: port } }
+      : plan.slurm;
+  const placed = setupInDir(shapedSetup, out);
   const accelerate =
     flags.accelerate === undefined
       ? 'accelerate'
@@ -89,7 +121,6 @@ export async function exportCommand(
         ? flags.accelerate
         : resolve(flags.accelerate);
   let artifact: FileToWrite;
-  const cwd = process.cwd();
   if (kind === 'slurm') {
     await mkdir(join(out, 'logs'), { recursive: true });
     const script = sbatchScript({
@@ -106,15 +137,11 @@ export async function exportCommand(
       perJobLogs: true,
       notes: [
         `Written by \`zerowiz export slurm ${ref}\`; submit with \`sbatch ${join(out, `${setup.name}.sbatch`)}\`.`,
-        ...shaped.changes.map((c) => `zerowiz changed: ${formatChange(c)}`),
+        ...plan.changes.map((c) => `zerowiz changed: ${formatChange(c)}`),
       ],
     });
     artifact = { path: join(out, `${setup.name}.sbatch`), text: script };
-  } else if (kind === 'torchrun') {
-    const port =
-      flags.mainProcessPort !== undefined
-        ? portOf(flags.mainProcessPort)
-        : (setup.answers.main_process_port ?? DEFAULT_MAIN_PORT);
+  } else {
     const nodesCmds = perNodeCommands({
       steps: placed.steps,
       accelerate,
@@ -130,7 +157,7 @@ export async function exportCommand(
       `# Run this on every node at the same time:  NODE_RANK=<rank> sh ${join(out, 'per-node-commands.sh')}`,
       ...nodesCmds.map((c) => `#   rank ${c.rank}: ${c.host}${c.rank === 0 ? ` (main process, port ${port})` : ''}`),
       '# A pass starts only when the previous one succeeded (set -e).',
-      ...shaped.changes.map((c) => `# zerowiz changed: ${formatChange(c)}`),
+      ...plan.changes.map((c) => `# zerowiz changed: ${formatChange(c)}`),
       'set -e',
       `cd ${shellWord(cwd)}`,
       `case "\${NODE_RANK:?set NODE_RANK to this node's rank, 0 to ${nodes - 1}}" in`,
@@ -144,21 +171,16 @@ export async function exportCommand(
       '',
     ];
     artifact = { path: join(out, 'per-node-commands.sh'), text: lines.join('\n') };
-  } else {
-    artifact = { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) };
   }
-  // The configs and the artifact that names them are one transaction: all written, or none.
-  const { yaml, json } = configTexts(placed);
-  const configs: FileToWrite[] =
-    kind === 'hostfile'
-      ? []
-      : [
-          { path: placed.files.dsConfig, text: json },
-          { path: placed.files.accelerateConfig, text: yaml },
-        ];
+  // Every config file the commands name (the pinned one without DeepSpeed too, for the job's shape) and the
+  // artifact that names them are one transaction: all written, or none.
+  const configs = launchConfigFiles(placed, cwd);
   const results = await writeFilesTogether([...configs, artifact]);
-  const writes = kind === 'hostfile' ? results : [results[1]!, results[0]!, results[2]!];
-  for (const w of writes) process.stdout.write(`${formatWrite(w)}\n`);
+  const shown = [
+    ...inReportOrder(results.slice(0, configs.length).map((r, i) => ({ ...r, role: configs[i]!.role }))),
+    results.at(-1)!,
+  ];
+  for (const w of shown) process.stdout.write(`${formatWrite(w)}\n`);
   return 0;
 }
 

@@ -18,6 +18,8 @@ export interface ExportFlags {
   account?: string;
   qos?: string;
   sbatchArg?: string[];
+  /** --pin-step NAME: run these steps with zerowiz's config without DeepSpeed. */
+  pinStep?: string[];
 }
 
 /** The kinds of export. */
@@ -53,12 +55,20 @@ export function registerExport(program: Command, ctx: CommandContext): void {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option(
+      '--pin-step <name>',
+      "run this step with zerowiz's accelerate config without DeepSpeed (written with the others), as `zerowiz launch --pin-step` (repeatable)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .addHelpText(
       'after',
       [
         '',
         'slurm and torchrun also write DIR/accelerate_config.yaml and DIR/ds_config.json for the shape (nodes x',
-        "GPUs per node decide num_processes; several nodes use accelerate's per-node `standard` launcher).",
+        "GPUs per node decide num_processes; several nodes use accelerate's per-node `standard` launcher), and",
+        'DIR/accelerate_no_deepspeed.yaml when a step is pinned to it: every config the commands name. The setup is',
+        'checked as `zerowiz launch --slurm` checks it.',
         '  slurm     DIR/NAME.sbatch: submit with `sbatch DIR/NAME.sbatch`; logs go to DIR/logs/.',
         '  torchrun  DIR/per-node-commands.sh: run `NODE_RANK=r sh DIR/per-node-commands.sh` on node r.',
         "  hostfile  DIR/hostfile: one `host slots=GPUs` row per node, for DeepSpeed's own launchers.",

@@ -1,6 +1,7 @@
 /**
- * `zerowiz launch NAME|FILE [--dry-run] [--no-tui] [--accelerate PATH]`, `zerowiz launch --last` and
- * `zerowiz runs`. The pipeline lives in src/launch/; the work is in launch-run.ts, loaded when the command runs.
+ * `zerowiz launch NAME|FILE [--dry-run] [--no-tui] [--accelerate PATH]`, `zerowiz launch --last`, `zerowiz
+ * runs` and `zerowiz stop RUN`. The run lives in src/launch/; the work is in launch-run.ts, runs-run.ts and
+ * attach-run.ts, loaded when the command runs.
  */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
@@ -39,6 +40,8 @@ export interface LaunchFlags extends SlurmFlags {
   last?: boolean;
   /** --csv-log / --no-csv-log: add --enable_csv_log to DiffSynth training steps for this run, or not. */
   csvLog?: boolean;
+  /** --pin-step NAME: run these steps with zerowiz's config without DeepSpeed. */
+  pinStep?: string[];
 }
 
 /** Registers `launch` and `runs`. */
@@ -61,6 +64,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       'add --enable_csv_log to DiffSynth-Studio training steps that lack it, for this run only (their loss then shows); asked on a terminal',
     )
     .option('--no-csv-log', 'do not add --enable_csv_log (and do not ask)')
+    .option(
+      '--pin-step <name>',
+      "run this step with zerowiz's accelerate config without DeepSpeed (accelerate_no_deepspeed.yaml, written beside the setup's), e.g. a data pass that accelerate's default config would run under DeepSpeed (repeatable; the run record keeps it for --last)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
     .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
     .option('--partition <name>', 'Slurm partition (default: the cluster default)')
@@ -79,13 +88,17 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       'after',
       [
         '',
-        'Steps run in order; a step starts only when the previous one exited 0. Exit codes: 0 all steps done,',
-        '1 a step failed, 130 stopped, 2 bad input (missing preset, accelerate or training script).',
-        `Stopping (q or Ctrl+C in the pane, Ctrl+C/SIGTERM/SIGHUP otherwise) sends SIGINT to the step's whole`,
-        `process group, SIGTERM after ${SIGINT_GRACE_MS / 1000} s, SIGKILL after ${SIGTERM_GRACE_MS / 1000} s more`,
-        '(ZEROWIZ_SIGINT_GRACE_MS / ZEROWIZ_SIGTERM_GRACE_MS change them); a second Ctrl+C kills at once.',
-        'Closing the terminal stops the run the same way; if zerowiz is killed (kill -9, the OOM killer), its',
-        'watchdog does. A full disk stops the logs, never the run.',
+        'Steps run in order; a step starts only when the previous one exited 0. Exit codes: 0 all steps done',
+        '(or you left the run running), 1 a step failed, 130 stopped, 2 bad input (missing preset, accelerate or',
+        'training script, an invalid setup).',
+        'The run belongs to no terminal: a supervisor process owns it, and the pane or stream mode only follow its',
+        'files. Closing the terminal, d in the pane, or killing this zerowiz leaves it running (`zerowiz attach',
+        'RUN` follows it again, `zerowiz stop RUN` stops it). Stopping (q then y in the pane, Ctrl+C confirmed',
+        `in stream mode, SIGTERM, or \`zerowiz stop\`) sends SIGINT to the step's whole process group, SIGTERM after`,
+        `${SIGINT_GRACE_MS / 1000} s, SIGKILL after ${SIGTERM_GRACE_MS / 1000} s more (ZEROWIZ_SIGINT_GRACE_MS / ZEROWIZ_SIGTERM_GRACE_MS change`,
+        'them); a second Ctrl+C kills at once. Without a terminal (a script, CI) zerowiz follows the run to its',
+        'end, and SIGINT/SIGTERM stop it. If the supervisor is killed, its watchdog stops the steps. A full disk',
+        'stops the logs, never the run.',
         'Each run is recorded in .zerowiz/runs/<YYYYmmdd-HHMMSS>-<name>/ (config files used, commands.sh,',
         'one log per step, run.json); see `zerowiz runs`.',
         '',
@@ -108,5 +121,25 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       '--json',
       'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
-    .action(async (opts: { json?: boolean }) => (await import('./launch-run.js')).runsCommand(opts));
+    .action(async (opts: { json?: boolean }) => (await import('./runs-run.js')).runsCommand(opts));
+
+  program
+    .command('stop')
+    .argument('[run]', 'a run id of `zerowiz runs` (or a unique part of it), its directory, or the Slurm job id')
+    .description(
+      'stop a run from any terminal (a local run: the stop ladder; a Slurm job: scancel); returns when it has ended',
+    )
+    .option('--now', 'a local run: SIGKILL to the steps at once instead of the ladder')
+    .addHelpText(
+      'after',
+      [
+        '',
+        `A local run's steps get SIGINT, SIGTERM after ${SIGINT_GRACE_MS / 1000} s and SIGKILL after ${SIGTERM_GRACE_MS / 1000} s more, so the`,
+        'training can save; a Slurm job is cancelled with scancel. Exit codes: 0 the run has ended (stopped now',
+        'or before), 2 no such run, or it cannot be stopped from here (another host, another user).',
+      ].join('\n'),
+    )
+    .action(async (ref: string | undefined, flags: { now?: boolean }) => {
+      ctx.setExitCode(await (await import('./attach-run.js')).stopCommand(ref, flags));
+    });
 }

@@ -8,6 +8,7 @@
  *   training" for one process), no to DeepSpeed, FSDP and Megatron-LM (shared/reference/accelerate-config.md).
  */
 import { readFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { dumpYaml, isPlainObject, machineKeys } from './emit.js';
@@ -246,4 +247,26 @@ export function withFiles<S extends Pick<Setup, 'files' | 'steps'>>(setup: S, fi
           return c.kind === 'pinned' && c.path === before ? withStepConfig(s, { kind: 'pinned', path: after }) : s;
         });
   return { ...setup, files, steps };
+}
+
+/**
+ * The setup with the named steps pinned to zerowiz's config without DeepSpeed (`--pin-step NAME`): the fix
+ * the launch prints for a step that accelerate's default config would run under DeepSpeed. The pinned config
+ * is written with the others; the record keeps the pinned steps, so `--last` reruns them pinned. `zerowiz launch`
+ * and `zerowiz export` take it.
+ */
+export function pinSteps(setup: Setup, names: readonly string[]): Setup {
+  if (names.length === 0) return setup;
+  const known = new Set(setup.steps.map((s) => s.name));
+  const unknown = names.find((n) => !known.has(n));
+  if (unknown !== undefined)
+    throw new UsageError(
+      `--pin-step ${unknown}: '${setup.name}' has no step of that name`,
+      `its steps are: ${setup.steps.map((s) => s.name).join(', ')}`,
+    );
+  const path = noDeepSpeedConfigPath(setup);
+  return {
+    ...setup,
+    steps: setup.steps.map((s) => (names.includes(s.name) ? withStepConfig(s, { kind: 'pinned', path }) : s)),
+  };
 }

@@ -556,6 +556,8 @@ export interface AlertEngineOptions {
   now?: () => number;
   /** Overflow skips in a row that raise loss-scale-collapse (default OVERFLOW_STREAK_ALERT). */
   overflowStreak?: number;
+  /** The alerts are raised elsewhere and handed in (add); nothing read here raises one. */
+  given?: boolean;
 }
 
 /** Watches one run's steps; keeps the alerts that fired. */
@@ -582,9 +584,15 @@ export class AlertEngine {
     return ALERT_TRIGGER_RE.test(line);
   }
 
+  /** An alert raised elsewhere (a run's supervisor): kept and told as if it fired here. */
+  add(a: Alert): void {
+    this.alerts.push(a);
+    this.opts.onAlert?.(a);
+  }
+
   /** A finished log line of `step`; returns the alerts it fired (usually none). */
   line(step: number, text: string): Alert[] {
-    if (!ALERT_TRIGGER_RE.test(text)) return [];
+    if (this.opts.given || !ALERT_TRIGGER_RE.test(text)) return [];
     const fired: Alert[] = [];
     for (const p of ALERT_PATTERNS) {
       if (p.re === null || !p.needles.some((n) => text.includes(n))) continue;
@@ -599,13 +607,13 @@ export class AlertEngine {
 
   /** A loss value from any metric source; NaN or infinite raises nan-loss. */
   loss(step: number, value: number, source: string, line = `loss ${value} (${source})`): Alert | null {
-    if (Number.isFinite(value)) return null;
+    if (this.opts.given || Number.isFinite(value)) return null;
     return this.fire(patternById('nan-loss'), step, { match: null, line, value, source });
   }
 
   /** A skipped step; a long enough streak raises loss-scale-collapse. */
   overflow(step: number, o: { streak: number; scale: number | null; fp16: boolean }, line = ''): Alert | null {
-    if (o.streak < this.overflowStreak) return null;
+    if (this.opts.given || o.streak < this.overflowStreak) return null;
     return this.fire(patternById('loss-scale-collapse'), step, {
       match: null,
       line: line || `${o.streak} overflow skips in a row`,
@@ -622,7 +630,7 @@ export class AlertEngine {
 
   /** A step ended; SIGKILL or exit 137 that zerowiz did not cause raises host-oom. */
   stepEnded(step: number, r: { exitCode: number | null; signal: string | null }): Alert | null {
-    if (this.stopRequested) return null;
+    if (this.opts.given || this.stopRequested) return null;
     if (r.signal !== 'SIGKILL' && r.exitCode !== 137) return null;
     return this.fire(patternById('host-oom'), step, {
       match: null,

@@ -1,19 +1,288 @@
 /**
- * What the bin tells the launch at start-up, in a module small enough for the entry to import: where the
- * bin is (the watchdog runs its finisher with it) and the argument that selects the finisher.
+ * THE launch entry: every way into a run goes through it: `zerowiz launch NAME|FILE`, `--last`, `--slurm`,
+ * the wizard's Launch and Submit to Slurm (which plan first, inside the wizard, so a refused launch goes back
+ * to the finish screen with the answers kept), and `zerowiz export` (which plans, then writes what a launch
+ * would, without starting it).
+ *
+ * prepare (validate the setup, its steps against accelerate's default config, accelerate, the training
+ * scripts; the kind's own checks) -> say the findings -> write every config file any command of the launch
+ * names (one transaction) -> hand the run to its kind (a local supervisor, a Slurm job), which records it ->
+ * follow it in the pane or in stream mode (./viewer.ts) -> the summary -> the exit code.
+ *
+ * Errors stop every entry the same way: one line and the fix (UsageError, exit 2), before anything runs.
  */
+import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
+import type { Setup } from '../config/setup.js';
+import { stepFindings, type StepFinding } from '../config/step-findings.js';
+import { formatFinding, validate, type Finding } from '../config/validate.js';
+import { UsageError } from '../errors.js';
+import { capYoungGeneration } from '../heap.js';
+import { accelerateDefaultConfig } from '../paths.js';
+import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../terminal.js';
+import { inReportOrder, launchConfigFiles } from '../write.js';
+import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
+import { localKind } from './local.js';
+import { missingScripts, prepareCommands, resolveAccelerate, type AccelerateExe } from './preflight.js';
+import type { TextSink } from './stream.js';
+import { LaunchStops, type LaunchSession, type LogPaneOptions, openView, runStream, summaryLines } from './viewer.js';
 
-/** The argument that makes the bin run the watchdog's finisher instead of the CLI. */
-export const WATCHDOG_ARG = '__zerowiz-watchdog';
+export type { LaunchOptions, PreparedLaunch } from './kind.js';
 
-let bin: string | null = null;
+/** Lines the pane model keeps in stream mode (only for the failure tail). */
+const STREAM_TAIL_RING_LINES = 200;
 
-/** Called by the bin with its own path. */
-export function setBinPath(path: string): void {
-  bin = path;
+/** Findings as lines for the terminal. */
+export function formatFindings(findings: readonly Finding[]): string[] {
+  return findings.map(formatFinding);
 }
 
-/** The bin's path; null when zerowiz runs from its sources (unit tests): then there is no watchdog. */
-export function binPath(): string | null {
-  return bin;
+/**
+ * The findings a launch checks, the same as the wizard's review: the setup's rules, and its steps' (the
+ * script, the cache path, a step without --config_file against accelerate's default config: the
+ * DiffSynth-Studio#1107 trap). A missing script is left to checkRunnable, which says it in the launch's words.
+ */
+export function launchFindings(setup: Setup, cwd: string, env: NodeJS.ProcessEnv): (Finding | StepFinding)[] {
+  return [...validate(setup), ...stepLaunchFindings(setup, cwd, env)];
+}
+
+/** The steps' findings of a launch (launchFindings less the setup's own rules). */
+export function stepLaunchFindings(setup: Setup, cwd: string, env: NodeJS.ProcessEnv): StepFinding[] {
+  const defaultConfig = readAccelerateConfigSummary(accelerateDefaultConfig(env), cwd);
+  return stepFindings(setup, { cwd, defaultConfig, gpuCount: null }).filter((f) => f.rule !== 'step-script-missing');
+}
+
+/** The UsageError for a setup's first error: its message and fix (the hint runs as printed). */
+export function invalidSetup(setup: Setup, errors: readonly Finding[]): UsageError {
+  const first = errors[0]!;
+  const step = (first as StepFinding).fixAction;
+  const hint =
+    step?.kind === 'pinConfig'
+      ? `${first.fix}: add --pin-step ${setup.steps[step.step]?.name} to the command (e.g. zerowiz launch ${setup.name} --pin-step ${setup.steps[step.step]?.name}; the run record keeps it for --last), or pin it in the wizard's steps screen`
+      : first.fix;
+  return new UsageError(
+    `'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
+    hint,
+  );
+}
+
+/**
+ * Checks a setup before running it. Throws UsageError (exit 2) for validation errors, a missing
+ * accelerate or a missing training script; in a dry run only validation errors throw.
+ */
+export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  if (setup.steps.length === 0) {
+    throw new UsageError(
+      `'${setup.name}' has no launch steps`,
+      'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files',
+    );
+  }
+  const findings = launchFindings(setup, cwd, env);
+  const errors = findings.filter((f) => f.level === 'error');
+  if (errors.length > 0) throw invalidSetup(setup, errors);
+  const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
+  const commands = prepareCommands(
+    setup,
+    exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' },
+  );
+  return {
+    setup,
+    source: opts.source,
+    cwd,
+    env,
+    exe,
+    commands,
+    findings: findings.filter((f) => f.level === 'warning'),
+    problems,
+  };
+}
+
+/**
+ * What running a setup needs besides its validity: accelerate, and each step's training script under
+ * `cwd` (local runs and Slurm jobs alike). Throws UsageError for either missing; a dry run collects
+ * them as problems instead.
+ */
+export function checkRunnable(
+  setup: Setup,
+  opts: { accelerate?: string; env: NodeJS.ProcessEnv; cwd: string; dryRun?: boolean },
+): { exe: AccelerateExe | null; problems: string[] } {
+  const { env, cwd } = opts;
+  const problems: string[] = [];
+  let exe: AccelerateExe | null = null;
+  try {
+    exe = resolveAccelerate(opts.accelerate, env, cwd);
+  } catch (err) {
+    if (!opts.dryRun) throw err;
+    problems.push((err as Error).message);
+  }
+  const missing = missingScripts(setup, cwd);
+  if (missing.length > 0) {
+    const m = missing[0]!;
+    if (!opts.dryRun) {
+      throw new UsageError(
+        `step '${m.step}': training script ${m.path} not found in ${cwd}`,
+        "run zerowiz from the trainer's checkout, the directory the step paths are relative to (e.g. your DiffSynth-Studio checkout), or fix the step in the preset",
+      );
+    }
+    for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
+  }
+  return { exe, problems };
+}
+
+/** A launch as its entry asks for it. */
+export interface LaunchRequest extends LaunchOptions {
+  setup: Setup;
+  /** Mounts the log pane over the started session (components/launch/run.ts); absent: stream mode. */
+  pane?: (opts: LogPaneOptions) => Promise<number>;
+  /** Where stream mode's lines and the dry run go (default: stdout). */
+  out?: TextSink;
+  /** Where zerowiz's own messages go (default: stderr). */
+  err?: TextSink;
+  /** The kind of run (default: the local supervisor). */
+  kind?: RunKind;
+  /** True: a run that succeeded closes the pane (default: it stays open until q, so its end can be read). */
+  closeOnEnd?: boolean;
+  /** What was already said about the setup (the wizard planned it before leaving): not said again. */
+  quiet?: boolean;
+}
+
+/** A launch checked for its kind, not started: what `launch`, the wizard and `export` share. */
+export interface PlannedLaunch {
+  prepared: PreparedLaunch;
+  kind: RunKind;
+  /** What to say before it starts (the warnings, what the kind changed). */
+  lines: string[];
+}
+
+/** Checks a launch for its kind without starting anything; throws UsageError with the fix. */
+export function planLaunch(req: LaunchRequest): PlannedLaunch {
+  const kind = req.kind ?? localKind();
+  if (kind.prepare) {
+    const { prepared, lines } = kind.prepare(req.setup, req);
+    return { prepared, kind, lines };
+  }
+  const prepared = prepareLaunch(req.setup, req);
+  return { prepared, kind, lines: formatFindings(prepared.findings) };
+}
+
+/**
+ * Runs a launch to its end; resolves with the exit code (0 done, or left running; 1 a step failed; 130
+ * stopped). Bad input (an invalid setup, accelerate or a training script missing, a record that cannot be
+ * created) throws UsageError for the CLI's one line and hint (exit 2); nothing has run then.
+ */
+export async function launch(req: LaunchRequest): Promise<number> {
+  const out: TextSink = req.out ?? { write: writeOut, backlog: stdoutBacklog };
+  const err: TextSink = req.err ?? { write: writeErr };
+  const say = (line: string) => err.write(`zerowiz: ${line}\n`);
+  const { prepared, kind, lines } = planLaunch(req);
+  if (!req.quiet) for (const l of lines) say(l);
+
+  if (req.dryRun) {
+    if (kind.dryRun) await kind.dryRun(prepared, out, say);
+    else printDryRun(prepared, out, say);
+    return 0;
+  }
+
+  // From here on a signal (or the terminal going away) is a request to the run, never the end of zerowiz:
+  // during the writes it is kept, so no file is left half made, and nothing starts after it.
+  const stops = new LaunchStops();
+  const uncapYoung = capYoungGeneration();
+  const ctx: OpenContext = { say, stopRequested: () => stops.requested };
+  let session: LaunchSession | null = null;
+  let code: number;
+  try {
+    const opened = await kind.open(prepared, ctx);
+    if (!opened) {
+      say('stopped before the run started: no step ran, and there is no run record');
+      return 130;
+    }
+    session = openView(opened.prepared ?? prepared, opened, kind, {
+      ringLines: req.pane ? undefined : STREAM_TAIL_RING_LINES,
+    });
+    code = await view(session, req, stops, out, say);
+  } finally {
+    uncapYoung();
+    stops.close();
+  }
+  // With the terminal gone, Node's own exit would abort on it (see endAfterHangup): zerowiz ends here.
+  if (terminalHungUp()) endAfterHangup(code);
+  return code;
+}
+
+/** The dry run of local steps: what a real launch would write and run. */
+function printDryRun(prepared: PreparedLaunch, out: TextSink, say: (line: string) => void): void {
+  for (const p of prepared.problems) say(`note: ${p} (a real launch would stop here)`);
+  const { setup } = prepared;
+  const configs = inReportOrder(launchConfigFiles(setup, prepared.cwd)).map((f) => f.named);
+  out.write(
+    `# ${setup.name}: ${prepared.commands.length} step(s), run in order, each only if the previous one exited 0\n`,
+  );
+  if (configs.length > 0) {
+    const last = configs.pop()!;
+    out.write(`# a real launch first writes ${configs.length > 0 ? `${configs.join(', ')} and ${last}` : last}\n`);
+  }
+  for (const c of prepared.commands) out.write(`${c.text}\n`);
+}
+
+/**
+ * Follows an existing run (`zerowiz attach`) in the pane or in stream mode, as `launch` follows the run it
+ * started; resolves with the exit code `launch` would have given (0, 1, 130; 0 when left running).
+ */
+export async function followRun(
+  opened: OpenedRun,
+  prepared: PreparedLaunch,
+  kind: RunKind,
+  req: Pick<LaunchRequest, 'pane' | 'closeOnEnd' | 'out' | 'err'>,
+): Promise<number> {
+  const out: TextSink = req.out ?? { write: writeOut, backlog: stdoutBacklog };
+  const err: TextSink = req.err ?? { write: writeErr };
+  const say = (line: string) => err.write(`zerowiz: ${line}\n`);
+  const stops = new LaunchStops();
+  const uncapYoung = capYoungGeneration();
+  let code: number;
+  try {
+    const session = openView(prepared, opened, kind, { ringLines: req.pane ? undefined : STREAM_TAIL_RING_LINES });
+    code = await view(session, req, stops, out, say);
+  } finally {
+    uncapYoung();
+    stops.close();
+  }
+  if (terminalHungUp()) endAfterHangup(code);
+  return code;
+}
+
+/**
+ * Follows a run in the pane or in stream mode, with the stop signals, then says the summary and the kind's
+ * last lines; resolves with the exit code (0 when the viewer left the run running).
+ */
+export async function view(
+  session: LaunchSession,
+  req: Pick<LaunchRequest, 'pane' | 'closeOnEnd'>,
+  stops: LaunchStops,
+  out: TextSink,
+  say: (line: string) => void,
+): Promise<number> {
+  stops.attach(session);
+  let code: number;
+  if (req.pane) {
+    // The lines said so far go before the pane's screen, and its frames before the summary.
+    await drainOutput();
+    code = await req.pane({
+      session,
+      stopPrompt: session.kind.panePrompt(session.record.json),
+      closeOnEnd: req.closeOnEnd,
+    });
+    await drainOutput();
+    if (!session.left) for (const l of summaryLines(session, { tail: true })) say(l);
+  } else {
+    code = await runStream(session, out, stops);
+  }
+  for (const l of session.kind.endLines(session.record, session.prepared.cwd, {
+    left: session.left,
+    code,
+    control: session.control,
+  }))
+    say(l);
+  return session.left ? 0 : code;
 }

@@ -267,3 +267,17 @@ export function processesWithEnv(name: string, value: string): { pid: number; pg
   }
   return out;
 }
+
+/** What a run tells its process guard (the watchdog): the pipeline calls these around each step (the watchdog, ./watchdog.ts, is one). */
+export interface ProcessGuard {
+  /** Step `index` is about to be spawned. */
+  willSpawn(index: number): void;
+  /** Step `index` runs as process group `pgid`. */
+  spawned(index: number, pgid: number): void;
+  /** Group `pgid` is gone. */
+  gone(pgid: number): void;
+  /** A helper of the run (not a step: the GPU telemetry) is about to be spawned, with HELPER_OF_ENV set. */
+  helperWillSpawn?(): void;
+  /** A helper runs as process group `pgid` (stopped with the steps; its end is `gone`). */
+  helperSpawned?(pgid: number): void;
+}

@@ -47,6 +47,8 @@ const NUM = String.raw`\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[kKMGTPEZY]?`;
 const BAR_RE = new RegExp(
   String.raw`^(?<desc>.*?)(?<pct>\d{1,3})%\|(?<bar>[^|]*)\|\s*(?<n>${NUM})\/(?<total>${NUM})\s*\[(?<elapsed>[^<\]]*)<(?<remaining>[^,\]]*),\s*(?<rate>[^,\]]*?)\s*(?:,\s*(?<postfix>[^\]]*))?\]\s*$`,
 );
+// A bar with more text after it: a line written while the bar was the open line (stdout and stderr in one log).
+const BAR_HEAD_RE = new RegExp(BAR_RE.source.replace(String.raw`\]\s*$`, String.raw`\]`));
 // Unknown total: "Steps: 123it [00:01, 99.50it/s, loss=0.1]"
 const OPEN_RE = new RegExp(
   String.raw`^(?<desc>.*?)(?<n>${NUM})(?<unit>[A-Za-z]*) \[(?<elapsed>[\d:d ]+),\s*(?<rate>(?:\?|${NUM})\s*[A-Za-z]*\/[A-Za-z]+)\s*(?:,\s*(?<postfix>[^\]]*))?\]\s*$`,
@@ -287,6 +289,20 @@ export function mayHoldProgress(text: string): boolean {
     if (nl === -1) return false;
     s = nl + 1;
   }
+}
+
+/**
+ * A finished line that is a tqdm bar with other text glued after it: in a log where stdout and stderr are one
+ * stream (as a terminal shows them), a line printed while tqdm's bar was the open line continues that line
+ * (`  5%|▌   | 5/100 [00:00<00:02, 43.26it/s][2026-... step=10`). Returns the bar and the line that was
+ * printed, or null when `text` is not such a line.
+ */
+export function splitGluedBar(text: string): { bar: string; rest: string } | null {
+  if (!text.includes('%|')) return null;
+  const m = BAR_HEAD_RE.exec(text);
+  if (!m || m[0].length >= text.length) return null;
+  const rest = text.slice(m[0].length);
+  return rest.trim() === '' ? null : { bar: m[0], rest };
 }
 
 /** Parses one tqdm update (one `\r` segment, ANSI already stripped); null if the text is not a bar. */

@@ -6,7 +6,8 @@
  * Saving run.json never throws: a failed save (a full disk) is remembered and retried at the next one, and
  * leaves no temporary file. So that the record can still reach its final state on a full disk, a small
  * reserve file is kept beside it while the run goes and given back to the disk when a save finds no space.
- * Records are read back through a schema: a damaged one is named and skipped, never a crash.
+ * Records are read back through a schema (a kind's own block through the kind's check): a damaged one is named
+ * and skipped, never a crash.
  */
 import {
   chmodSync,
@@ -22,14 +23,15 @@ import {
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
-import { QUESTIONS, parseAnswers, withDefaults } from '../config/questions.js';
+import { QUESTIONS, parseAnswers, question, withDefaults, type QuestionId } from '../config/questions.js';
 import type { Setup } from '../config/setup.js';
 import { inReportOrder, launchConfigFiles, timestamp } from '../write.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { PreparedCommand } from './preflight.js';
-import { slurmRunJsonSchema, type SlurmRunJson } from '../slurm/schema.js';
+import { describeWriteError, UsageError } from '../errors.js';
+import type { SupervisorId } from './control.js';
 import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from './live-record.js';
-import { describeWriteError, type PipelineOutcome, type StepResult, type StepStatus } from './runner.js';
+import type { PipelineOutcome, StepResult, StepStatus } from './run-control.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');
@@ -61,8 +63,16 @@ export interface RunStepJson {
   live?: LiveStepJson;
 }
 
+/**
+ * What a kind of run adds to run.json, by key (a Slurm run's `slurm`): each kind declares its key by module
+ * augmentation (src/slurm/schema.ts), so the record module knows no kind; a kind checks its own block when
+ * it reads one.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation (one interface per kind).
+export interface RunJsonKinds {}
+
 /** The shape of run.json. */
-export interface RunJson {
+export interface RunJson extends RunJsonKinds {
   version: number;
   id: string;
   name: string;
@@ -84,8 +94,8 @@ export interface RunJson {
   steps: RunStepJson[];
   /** The whole setup, so `zerowiz launch --last` can run it again. */
   setup: Setup;
-  /** A run submitted to Slurm (`launch --slurm`): the job, its options and its last known state. */
-  slurm?: SlurmRunJson;
+  /** A local run's supervisor: who owns the run while it goes (absent in records of other kinds). */
+  supervisor?: SupervisorId;
   /** What zerowiz estimated for the setup's mode (the peak per GPU), or null when it could not. */
   estimate?: RunEstimateJson;
 }
@@ -383,7 +393,16 @@ const runJsonSchema = z.looseObject({
   configFiles: z.array(z.object({ path: z.string(), copy: z.string() })),
   steps: z.array(stepJsonSchema),
   setup: z.unknown(),
-  slurm: z.optional(slurmRunJsonSchema),
+  supervisor: z.optional(
+    z.object({
+      pid: z.int().check(z.positive()),
+      startTime: z.nullable(z.number()),
+      host: z.string(),
+      watchdog: z.optional(
+        z.nullable(z.object({ pid: z.int().check(z.positive()), startTime: z.nullable(z.number()) })),
+      ),
+    }),
+  ),
   estimate: z.optional(runEstimateSchema),
 });
 
@@ -402,7 +421,13 @@ function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; me
 }
 
 /** Reads one record's run.json through the schema. */
-export function readRunRecord(dir: string): { record: RunRecord } | { damaged: DamagedRecord } {
+/**
+ * Checks a record's kind-specific block (the registry of kinds passes one: src/launch/kind.ts
+ * kindBlockProblem); returns the problem (`slurm.shape.nodes: ...`) or null.
+ */
+export type RecordCheck = (json: RunJson) => string | null;
+
+export function readRunRecord(dir: string, check?: RecordCheck): { record: RunRecord } | { damaged: DamagedRecord } {
   const path = join(dir, 'run.json');
   let data: unknown;
   try {
@@ -413,11 +438,17 @@ export function readRunRecord(dir: string): { record: RunRecord } | { damaged: D
   }
   const parsed = z.safeParse(runJsonSchema, data);
   if (!parsed.success) return { damaged: { path, problem: firstIssue(parsed.error) } };
-  return { record: { dir, json: parsed.data as RunJson } };
+  const json = parsed.data as RunJson;
+  const problem = check?.(json) ?? null;
+  if (problem !== null) return { damaged: { path, problem } };
+  return { record: { dir, json } };
 }
 
 /** Every record under `cwd`, newest first, and the damaged ones (skipped, named). */
-export function listRunRecords(cwd = process.cwd()): { records: RunRecord[]; damaged: DamagedRecord[] } {
+export function listRunRecords(
+  cwd = process.cwd(),
+  check?: RecordCheck,
+): { records: RunRecord[]; damaged: DamagedRecord[] } {
   const root = join(cwd, RUNS_DIR);
   let names: string[];
   try {
@@ -429,7 +460,7 @@ export function listRunRecords(cwd = process.cwd()): { records: RunRecord[]; dam
   const damaged: DamagedRecord[] = [];
   for (const n of names.sort().reverse()) {
     if (n.startsWith('.')) continue;
-    const r = readRunRecord(join(root, n));
+    const r = readRunRecord(join(root, n), check);
     if ('record' in r) records.push(r.record);
     else damaged.push(r.damaged);
   }
@@ -470,7 +501,15 @@ export function readRecordSetup(rec: RunRecord): Setup {
   if (unknownKey) throw new Error(`setup.answers.${unknownKey}: not a question zerowiz knows`);
   let answers: Setup['answers'];
   try {
-    answers = withDefaults(parseAnswers(raw));
+    // The record keeps typed answers; each is read back through its question's own text (a byte count is
+    // `80GiB`, never the bare number, which the GPU-memory question reads as GiB).
+    const text = Object.fromEntries(
+      Object.entries(raw).map(([id, v]) => [
+        id,
+        typeof v === 'number' ? question(id as QuestionId).format(v as never) : v,
+      ]),
+    );
+    answers = withDefaults(parseAnswers(text));
   } catch (err) {
     const key = (err as { key?: string }).key;
     throw new Error(`setup.answers${key ? `.${key}` : ''}: ${(err as Error).message}`);
@@ -479,8 +518,49 @@ export function readRecordSetup(rec: RunRecord): Setup {
   return { ...rest, answers, ...(extra ? { extra } : {}) } as Setup;
 }
 
+/**
+ * The setup a record ran, for what a viewer shows beside it (the estimate, the fixes); a setup that can no
+ * longer be read (a damaged record) gives the defaults, and following still works.
+ */
+export function setupOfRecord(rec: RunRecord): Setup {
+  try {
+    return readRecordSetup(rec);
+  } catch {
+    return {
+      name: rec.json.name,
+      answers: withDefaults(parseAnswers({})),
+      files: { accelerateConfig: 'accelerate_config.yaml', dsConfig: 'ds_config.json' },
+      steps: [],
+    };
+  }
+}
+
 /** A record's directory as shown to the user (relative to cwd when inside it). */
 export function displayDir(dir: string, cwd = process.cwd()): string {
   const rel = relative(cwd, resolve(dir));
   return rel.startsWith('..') ? dir : rel;
+}
+
+/**
+ * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or a Slurm
+ * job id; without one, the newest run. Throws UsageError naming the choices.
+ */
+export function findRunRecord(ref: string | undefined, cwd = process.cwd(), check?: RecordCheck): RunRecord {
+  const all = listRunRecords(cwd, check).records;
+  const hint = 'see `zerowiz runs` for the run ids (or give the Slurm job id)';
+  if (ref === undefined) {
+    const newest = all[0];
+    if (!newest) throw new UsageError('no run recorded in this directory', 'start one with `zerowiz launch NAME`');
+    return newest;
+  }
+  const norm = ref.replace(/\/+$/, '');
+  const exact = all.find(
+    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || r.json.slurm?.jobId === norm,
+  );
+  if (exact) return exact;
+  const partial = all.filter((r) => r.json.id.includes(norm));
+  if (partial.length === 1) return partial[0]!;
+  if (partial.length > 1)
+    throw new UsageError(`'${ref}' matches ${partial.length} runs (${partial.map((r) => r.json.id).join(', ')})`, hint);
+  throw new UsageError(`no run '${ref}' in ${displayDir(join(cwd, '.zerowiz', 'runs'), cwd)}`, hint);
 }

@@ -17,10 +17,17 @@ export const PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS = 1_000;
 export const PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS = 60_000;
 /** Output is flushed when this much is buffered, and at the latest on the next turn of the event loop. */
 const STREAM_FLUSH_BYTES = 64 * 1024;
+/**
+ * Bytes the reader of stream mode's output may leave unread before lines are dropped: a pipe whose reader stops
+ * (a stuck `| tee`) must not grow zerowiz without bound. The run goes on; the step logs keep every line.
+ */
+export const STREAM_BACKLOG_LIMIT_BYTES = 1024 * 1024;
 
 /** Something to write text to (process.stdout, or a test buffer). */
 export interface TextSink {
   write(text: string): unknown;
+  /** Bytes written but not yet taken by the reader (absent: nothing waits). */
+  backlog?(): number;
 }
 
 /** `1h02m`, `3m07s`, `12.3s`. */
@@ -137,11 +144,29 @@ export class StreamPrinter implements PipelineListener {
     this.flush();
   }
 
-  /** Writes out whatever is buffered. */
+  /** Lines dropped because the reader did not keep up (said once it does again). */
+  dropped = 0;
+
+  /**
+   * Writes out whatever is buffered; while the reader leaves more than STREAM_BACKLOG_LIMIT_BYTES unread, the
+   * lines are dropped and counted instead, and said (how many, where they are) once it reads again.
+   */
   flush(): void {
     if (this.buf === '') return;
     const b = this.buf;
     this.buf = '';
+    if ((this.out.backlog?.() ?? 0) > STREAM_BACKLOG_LIMIT_BYTES) {
+      let n = 0;
+      for (let k = b.indexOf('\n'); k !== -1; k = b.indexOf('\n', k + 1)) n++;
+      this.dropped += n;
+      return;
+    }
+    if (this.dropped > 0) {
+      this.out.write(
+        `[zerowiz] ${this.dropped} line(s) not shown here: stdout was not read fast enough (the run went on; the step logs have every line)\n`,
+      );
+      this.dropped = 0;
+    }
     this.out.write(b);
   }
 

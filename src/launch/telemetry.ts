@@ -116,8 +116,69 @@ export interface TelemetryOptions {
   now?: () => number;
 }
 
+/**
+ * GPU telemetry as the pane, stream mode, the summary and the watch read it: a local run's supervisor has the
+ * nvidia-smi loop itself (GpuTelemetry), a viewer mirrors what the supervisor last saw (TelemetryMirror).
+ */
+export interface TelemetryView {
+  readonly state: TelemetryState;
+  /** Why there is no telemetry (state unavailable or lost), else null. */
+  readonly reason: string | null;
+  /** Bumped whenever a sample or the state changed. */
+  readonly version: number;
+  /** The latest sample per GPU index. */
+  readonly latest: ReadonlyMap<number, GpuSample>;
+  /** The latest samples, by GPU index. */
+  readonly latestList: GpuSample[];
+  /** Per-GPU peaks of step `i`, by GPU index. */
+  peaksOf(i: number): GpuPeak[];
+  /** Samples from now on count toward step `i`'s peaks (the loop's own bookkeeping; a mirror ignores it). */
+  beginStep?(i: number): void;
+  /** Step `i` is over. */
+  endStep?(i: number): void;
+}
+
+/**
+ * What a viewer shows of a local run's GPUs: the supervisor's telemetry as its live.json last said
+ * (src/launch/run-files.ts), replaced whole at each read.
+ */
+export class TelemetryMirror implements TelemetryView {
+  state: TelemetryState = 'starting';
+  reason: string | null = null;
+  version = 0;
+  readonly latest = new Map<number, GpuSample>();
+  private peaks: Record<string, GpuPeak[]> = {};
+  private seen = -1;
+
+  /** Takes a snapshot (from live.json); ignored when it is the one already shown. */
+  update(snap: {
+    state: TelemetryState;
+    reason: string | null;
+    version: number;
+    latest: GpuSample[];
+    peaks: Record<string, GpuPeak[]>;
+  }): void {
+    if (snap.version === this.seen && snap.state === this.state) return;
+    this.seen = snap.version;
+    this.state = snap.state;
+    this.reason = snap.reason;
+    this.latest.clear();
+    for (const g of snap.latest) this.latest.set(g.index, g);
+    this.peaks = snap.peaks ?? {};
+    this.version++;
+  }
+
+  get latestList(): GpuSample[] {
+    return [...this.latest.values()].sort((a, b) => a.index - b.index);
+  }
+
+  peaksOf(i: number): GpuPeak[] {
+    return [...(this.peaks[String(i)] ?? [])].sort((a, b) => a.index - b.index);
+  }
+}
+
 /** One nvidia-smi loop for a run. */
-export class GpuTelemetry {
+export class GpuTelemetry implements TelemetryView {
   state: TelemetryState = 'idle';
   /** Why there is no telemetry (state unavailable or lost), else null. */
   reason: string | null = null;

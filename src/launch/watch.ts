@@ -8,13 +8,16 @@
  * needles (DeepSpeed's lines and every alert); only lines holding a needle are parsed further.
  */
 import { ALERT_NEEDLES, type Alert, type AlertContext, AlertEngine, needleRegExp } from './alerts.js';
+import type { Setup } from '../config/setup.js';
+import { CSV_LOG_FLAG, planCsvLog } from './diffsynth.js';
 import { type LiveStepJson, liveStepJson } from './live-record.js';
 import { type Progress, mayBeProgress, mayHoldNonFiniteLoss, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
 import { LOSS_SOURCE_NAMES, LOSS_SOURCE_RANK, StepMetrics } from './metrics/step-metrics.js';
-import type { PipelineListener, StepResult } from './runner.js';
-import type { GpuTelemetry } from './telemetry.js';
+import type { PreparedCommand } from './preflight.js';
+import type { PipelineListener, StepResult } from './run-control.js';
+import type { TelemetryView } from './telemetry.js';
 
 /** Needles of DeepSpeed's metric lines (step report, see_memory_usage, overflow skips). */
 const METRIC_NEEDLES = ['[Rank ', 'Max_MA', 'OVERFLOW!', 'verflow! Skipping step', 'Overflow detected'];
@@ -37,7 +40,7 @@ export interface RunWatchOptions {
   /** What zerowiz knows, for the fixes (a live object: set freePort when a step starts). */
   alertContext?: AlertContext;
   /** The run's GPU telemetry (started by the session), or null. */
-  telemetry?: GpuTelemetry | null;
+  telemetry?: TelemetryView | null;
   /** Why there is no telemetry at all (the GPUs are elsewhere), for the record. */
   noTelemetry?: string;
   /** Overflow skips in a row that raise an alert (default OVERFLOW_STREAK_ALERT). */
@@ -45,6 +48,12 @@ export interface RunWatchOptions {
   csvPollMs?: number;
   /** Every alert as it fires (the pane highlights it, stream mode prints it). */
   onAlert?: (a: Alert) => void;
+  /**
+   * 'compute' (default): the watch raises the alerts from what it reads. 'given': another reader raises them
+   * (a local run's supervisor, whose alerts are the record's) and hands them in with addAlert; a viewer shows
+   * those, so what it shows is what is recorded.
+   */
+  alerts?: 'compute' | 'given';
   now?: () => number;
 }
 
@@ -61,7 +70,7 @@ export interface WatchedStep {
 export class RunWatch implements PipelineListener {
   readonly steps: WatchedStep[];
   readonly alerts: AlertEngine;
-  private readonly telemetry: GpuTelemetry | null;
+  private readonly telemetry: TelemetryView | null;
   private readonly pending: Promise<void>[] = [];
   private readonly alertListeners = new Set<(a: Alert) => void>();
   /** The line being handled (for the alert raised by a metric of that line). */
@@ -71,6 +80,7 @@ export class RunWatch implements PipelineListener {
     this.telemetry = opts.telemetry ?? null;
     this.alerts = new AlertEngine({
       ctx: opts.alertContext,
+      given: opts.alerts === 'given',
       onAlert: (a) => {
         opts.onAlert?.(a);
         for (const f of this.alertListeners) f(a);
@@ -106,12 +116,28 @@ export class RunWatch implements PipelineListener {
     return v;
   }
 
-  stepStart(i: number): void {
+  /** An alert raised by another reader (a local run's supervisor): kept and told as if raised here. */
+  addAlert(a: Alert): void {
+    this.alerts.add(a);
+  }
+
+  /** Where step `i`'s loss.csv ended when the step started (rows after it are the step's), or null. */
+  csvOffset(i: number): number | null {
+    return this.steps[i]?.csv?.startOffset ?? null;
+  }
+
+  /**
+   * A step started. `csvOffset`: where its loss.csv ended at the start, as the supervisor saw it (a viewer
+   * reads from there; absent: where the file ends now).
+   */
+  stepStart(i: number, info?: { csvOffset?: number | null }): void {
     const s = this.steps[i];
     if (!s) return;
-    this.telemetry?.beginStep(i);
+    this.telemetry?.beginStep?.(i);
     if (s.csvPath) {
+      const from = info?.csvOffset;
       s.csv = new LossCsvFollower(s.csvPath, {
+        from: typeof from === 'number' ? from : 'end',
         pollMs: this.opts.csvPollMs,
         onRow: (row) => {
           this.currentLine = `loss.csv: ${row.step},${row.key},${row.value}`;
@@ -180,6 +206,8 @@ export class RunWatch implements PipelineListener {
   progress(i: number, p: Progress): void {
     const s = this.steps[i];
     if (!s) return;
+    // The bar's last state: the loss shown beside it is the step's last row of loss.csv, read now.
+    if (p.total !== null && p.n >= p.total) s.csv?.pollSync();
     this.currentLine = p.text;
     s.metrics.progress(p, p.postfix === '' ? null : parsePostfixLr(p.postfix));
     this.currentLine = '';
@@ -188,7 +216,9 @@ export class RunWatch implements PipelineListener {
   stepEnd(i: number, r: StepResult): void {
     const s = this.steps[i];
     if (!s) return;
-    this.telemetry?.endStep(i);
+    // The rows written just before the end, before anyone reads the step's last loss.
+    s.csv?.pollSync();
+    this.telemetry?.endStep?.(i);
     this.alerts.stepEnded(i, r);
     if (s.csv) this.pending.push(s.csv.stop());
   }
@@ -220,4 +250,27 @@ export class RunWatch implements PipelineListener {
       alerts: this.alerts.forStep(i),
     });
   }
+}
+
+/** The loss.csv a step's watch follows, and what to say when a DiffSynth step logs no loss at all. */
+export function watchStepOf(
+  setup: Setup,
+  commands: readonly PreparedCommand[],
+  cwd: string,
+  i: number,
+): WatchStepConfig {
+  const c = commands[i]!;
+  const plan = planCsvLog(setup.steps[i]?.args ?? [], cwd);
+  return {
+    name: c.step,
+    csvPath: plan.kind === 'enabled' ? plan.csvPath : null,
+    noLossHint:
+      plan.kind === 'offer'
+        ? `DiffSynth prints no loss: ${CSV_LOG_FLAG} (zerowiz launch --csv-log) writes it to loss.csv`
+        : plan.kind === 'unsupported'
+          ? plan.reason
+          : plan.kind === 'not-training'
+            ? `none: ${plan.task} trains nothing`
+            : null,
+  };
 }

@@ -24,8 +24,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { WATCHDOG_ARG } from './entry.js';
-import { type StopSignal, processesWithEnv, stopGroup } from './group.js';
+import { WATCHDOG_ARG } from './bin.js';
+import { type ProcessGuard, type StopSignal, processesWithEnv, stopGroup } from './group.js';
 import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord } from './record.js';
 
 /** The environment variable every step gets: its run's record directory (absolute). */
@@ -45,20 +45,6 @@ while IFS= read -r l; do
   set -- "$@" "$l"
 done
 exec "$n" "$b" ${WATCHDOG_ARG} "$g" "$@"`;
-
-/** What a run tells its process guard (the watchdog): the pipeline calls these around each step. */
-export interface ProcessGuard {
-  /** Step `index` is about to be spawned. */
-  willSpawn(index: number): void;
-  /** Step `index` runs as process group `pgid`. */
-  spawned(index: number, pgid: number): void;
-  /** Group `pgid` is gone. */
-  gone(pgid: number): void;
-  /** A helper of the run (not a step: the GPU telemetry) is about to be spawned, with HELPER_OF_ENV set. */
-  helperWillSpawn?(): void;
-  /** A helper runs as process group `pgid` (stopped with the steps; its end is `gone`). */
-  helperSpawned?(pgid: number): void;
-}
 
 /** A started watchdog, as zerowiz holds it. */
 export class Watchdog implements ProcessGuard {
@@ -109,6 +95,11 @@ export class Watchdog implements ProcessGuard {
     child.unref();
     (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
     return new Watchdog(child);
+  }
+
+  /** The watchdog's pid. */
+  get pid(): number {
+    return this.child.pid!;
   }
 
   /** Whether it watches (and will stop what zerowiz leaves). */

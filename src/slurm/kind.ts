@@ -1,16 +1,15 @@
 /**
- * A Slurm job as a kind of run of the launch lifecycle (src/launch/lifecycle.ts): `zerowiz launch --slurm`
- * plans and submits the job (./launch.ts), `zerowiz attach` takes a record's job; both are then followed
- * through its files (./follow.ts) by the same lifecycle as a local run: the pane or stream mode, the watch
- * (metrics and alerts from the job's output), the signals, the summary. What differs is said here: the job
- * outlives zerowiz (signals leave it, only a confirmed stop cancels it), its GPUs are on its nodes (no
- * telemetry here), and its end is said with the job's state.
+ * A Slurm job as a kind of run (src/launch/kind.ts): `zerowiz launch --slurm` plans and submits the job
+ * (./launch.ts), `zerowiz attach` takes a record's job; a viewer then follows it through its files
+ * (./follow.ts), as every run is followed. What differs is said here: the job outlives zerowiz (signals
+ * leave it, only a confirmed stop cancels it), its GPUs are on its nodes (no telemetry here), its viewer
+ * keeps its record (nothing else runs beside the job), and its end is said with the job's state.
  */
+import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from '../launch/kind.js';
+import { formatFindings } from '../launch/entry.js';
 import { prepareCommands, type PreparedCommand } from '../launch/preflight.js';
-import { displayDir, readRecordSetup, type RunRecord } from '../launch/record.js';
-import { formatFindings, type Detachable, type PreparedLaunch, type RunKind } from '../launch/session.js';
-import { parseAnswers, withDefaults } from '../config/questions.js';
-import { DEFAULT_FILES, type Setup } from '../config/setup.js';
+import { displayDir, setupOfRecord, type RunRecord } from '../launch/record.js';
+import type { Setup } from '../config/setup.js';
 import { whichSync } from '../launch/preflight.js';
 import { SlurmFollower } from './follow.js';
 import { describeJob, timeoutHint } from './job.js';
@@ -37,44 +36,37 @@ function recordCommands(record: RunRecord): PreparedCommand[] {
 }
 
 /** The kind's parts that follow a job, shared by launch --slurm and attach. */
-function followingKind(ctx: SlurmContext): RunKind {
-  let follower: SlurmFollower | null = null;
-  const f = () => {
-    if (!follower) throw new Error('the Slurm follower is made by create()');
-    return follower;
-  };
+function followingKind(ctx: SlurmContext): Omit<RunKind, 'open'> {
   return {
+    name: 'slurm',
     runsHere: false,
     noTelemetry: SLURM_NO_TELEMETRY,
-    keepsRecord: true,
-    create(_prepared, record) {
-      follower = new SlurmFollower({ record, ctx });
-      return follower;
+    signalsStop: false,
+    follow(opened: OpenedRun): KindFollow {
+      const control = new SlurmFollower({ record: opened.record, ctx });
+      return { control, telemetry: null, keepsRecord: true, alertsGiven: false, record: () => opened.record };
     },
-    detachable(): Detachable {
-      const jobId = f().jobId;
-      return {
-        detach: () => f().detach(),
-        get detached() {
-          return f().detached;
-        },
-        panePrompt: `Cancel Slurm job ${jobId}? y: scancel · d: leave it running · any other key: keep watching`,
-        streamQuestion: `cancel Slurm job ${jobId}? y + Enter: scancel · d + Enter: stop following, the job keeps running · Enter: keep following (Ctrl+C again: cancel)`,
-      };
+    panePrompt: (json) => {
+      const jobId = json.slurm?.jobId ?? '?';
+      return `Cancel Slurm job ${jobId}? y: scancel · d: leave it running · any other key: keep watching`;
     },
-    streamIntro: (s) =>
-      `run ${s.record.json.id}: Slurm job ${f().jobId}, ${s.model.steps.length} pass(es); record in ${displayDir(s.record.dir, s.prepared.cwd)}`,
-    stepIntro: (s, i) => `pass ${i + 1}/${s.model.steps.length} ${s.model.steps[i]?.name} started on every node`,
-    stoppingNote: () => `cancelling Slurm job ${f().jobId} (scancel)`,
-    endLines(s) {
-      const fl = f();
+    streamQuestion: (json) => {
+      const jobId = json.slurm?.jobId ?? '?';
+      return `cancel Slurm job ${jobId}? y + Enter: scancel · d + Enter: stop following, the job keeps running · Enter: keep following (Ctrl+C again: cancel)`;
+    },
+    streamIntro: (rec, cwd) =>
+      `run ${rec.json.id}: Slurm job ${rec.json.slurm?.jobId ?? '?'}, ${rec.json.steps.length} pass(es); record in ${displayDir(rec.dir, cwd)}`,
+    stepIntro: (rec, i) => `pass ${i + 1}/${rec.json.steps.length} ${rec.json.steps[i]?.name} started on every node`,
+    stoppingNote: (rec) => `cancelling Slurm job ${rec.json.slurm?.jobId ?? '?'} (scancel)`,
+    endLines(rec, cwd, how) {
+      const fl = how.control as SlurmFollower;
       const jobId = fl.jobId;
-      if (fl.detached) {
+      if (how.left) {
         return [
           `Slurm job ${jobId} keeps running (${fl.job ? describeJob(fl.job) : 'submitted'}); zerowiz no longer follows it`,
-          `  follow it again: zerowiz attach ${s.record.json.id}`,
+          `  follow it again: zerowiz attach ${rec.json.id}`,
           '  list the runs:    zerowiz runs',
-          `  cancel it:        scancel ${jobId}`,
+          `  cancel it:        zerowiz stop ${rec.json.id} (or scancel ${jobId})`,
         ];
       }
       const out: string[] = [];
@@ -82,7 +74,7 @@ function followingKind(ctx: SlurmContext): RunKind {
       const state = fl.job ? describeJob(fl.job) : 'unknown';
       const o = fl.result;
       if (!o || o.exitCode === 0) out.push(`Slurm job ${jobId}: ${state}`);
-      else out.push(`Slurm job ${jobId} ${state}; logs in ${displayDir(s.record.dir, s.prepared.cwd)}`);
+      else out.push(`Slurm job ${jobId} ${state}; logs in ${displayDir(rec.dir, cwd)}`);
       if (fl.job?.phase === 'timeout') out.push(`  ${timeoutHint(fl.job)}`);
       return out;
     },
@@ -167,18 +159,10 @@ export function slurmLaunchKind(request: SlurmRequest, ctx: SlurmContext): RunKi
  * no longer be read (a damaged record) leaves them out, and following still works.
  */
 export function recordJobSetup(record: RunRecord): Setup {
-  try {
-    const setup = readRecordSetup(record);
-    const shape = record.json.slurm?.shape;
-    return shape ? slurmSetup(setup, shape).setup : setup;
-  } catch {
-    return {
-      name: record.json.name,
-      answers: withDefaults(parseAnswers({})),
-      files: { ...DEFAULT_FILES },
-      steps: [],
-    };
-  }
+  const setup = setupOfRecord(record);
+  const shape = record.json.slurm?.shape;
+  if (!shape || setup.steps.length === 0) return setup;
+  return slurmSetup(setup, shape).setup;
 }
 
 /** `zerowiz attach`: follow the job of an existing record (running or finished). */

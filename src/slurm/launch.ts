@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { AccelerateExe } from '../launch/preflight.js';
 import { RUNS_DIR, type RunRecord } from '../launch/record.js';
-import { checkRunnable } from '../launch/session.js';
+import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/entry.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
 import type { Finding } from '../config/validate.js';
 import { setupInDir, timestamp, writeFileSafely, writeLaunchConfigFiles, type WriteResult } from '../write.js';
@@ -24,7 +24,15 @@ import {
   stepLogName,
 } from './record.js';
 import { checkSbatchArg, passFlags, sbatchScript, type SbatchOptions, type Word } from './script.js';
-import { formatChange, shapeOfSetup, slurmFindings, slurmSetup, type ShapeChange, type SlurmShape } from './shape.js';
+import {
+  formatChange,
+  shapeOfSetup,
+  slurmFindings,
+  slurmSetup,
+  type ShapeChange,
+  type ShapeLauncher,
+  type SlurmShape,
+} from './shape.js';
 import { requireSlurm, slurm, type SlurmContext } from './tools.js';
 import { shellWord } from '../quote.js';
 
@@ -63,6 +71,8 @@ export interface SlurmPlan {
 /** Options of planSlurmLaunch. */
 export interface PlanOptions {
   source: string;
+  /** Who starts accelerate on every node (the reasons the shape's changes give; default: srun). */
+  launcher?: ShapeLauncher;
   accelerate?: string;
   dryRun?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -113,7 +123,7 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
   checkOptions(req.options);
   const own = shapeOfSetup(setup);
   const shape: SlurmShape = { nodes: req.nodes ?? own.nodes, gpusPerNode: req.gpusPerNode ?? own.gpusPerNode };
-  const shaped = slurmSetup(setup, shape);
+  const shaped = slurmSetup(setup, shape, opts.launcher);
   const { findings, fit } = slurmFindings(shaped.setup);
   const errors = findings.filter((f) => f.level === 'error');
   if (errors.length > 0) {
@@ -123,6 +133,9 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
       first.fix,
     );
   }
+  // The steps' own rules, as a local launch checks them (the launch entry's): on the shape the job runs.
+  const stepErrors = stepLaunchFindings(shaped.setup, cwd, env).filter((f) => f.level === 'error');
+  if (stepErrors.length > 0) throw invalidSetup(setup, stepErrors);
   const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
   return {
     setup,

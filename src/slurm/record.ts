@@ -6,15 +6,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
-import {
-  createRunRecord,
-  displayDir,
-  listRunRecords,
-  pendingStepJson,
-  saveRunJson,
-  type RunRecord,
-} from '../launch/record.js';
+import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../launch/record.js';
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
 import { shellWord } from '../quote.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
@@ -258,30 +250,4 @@ export function settleRecord(rec: RunRecord, job: JobInfo | null, gone: boolean)
   s.checkedAt = new Date().toISOString();
   if (conclusive) recordJobEnd(rec, null, ending);
   else saveRunJson(rec);
-}
-
-/**
- * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or a
- * Slurm job id; without one, the newest Slurm run. Throws UsageError naming the choices.
- */
-export function findRunRecord(ref: string | undefined, cwd = process.cwd()): RunRecord {
-  const all = listRunRecords(cwd).records;
-  const slurmRuns = all.filter((r) => r.json.slurm);
-  const hint = 'see `zerowiz runs` for the run ids (or give the Slurm job id)';
-  if (ref === undefined) {
-    const newest = slurmRuns[0];
-    if (!newest)
-      throw new UsageError('no Slurm run recorded in this directory', 'submit one with `zerowiz launch NAME --slurm`');
-    return newest;
-  }
-  const norm = ref.replace(/\/+$/, '');
-  const exact = all.find(
-    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || r.json.slurm?.jobId === norm,
-  );
-  if (exact) return exact;
-  const partial = all.filter((r) => r.json.id.includes(norm));
-  if (partial.length === 1) return partial[0]!;
-  if (partial.length > 1)
-    throw new UsageError(`'${ref}' matches ${partial.length} runs (${partial.map((r) => r.json.id).join(', ')})`, hint);
-  throw new UsageError(`no run '${ref}' in ${displayDir(join(cwd, '.zerowiz', 'runs'), cwd)}`, hint);
 }

@@ -1,7 +1,7 @@
 /**
- * The `slurm` object of run.json, as a schema: the record reader (src/launch/record.ts) checks it like the
- * rest of the record, and the type comes from it. Only zod here, so the launch module can import it without
- * an import cycle through src/slurm/record.ts.
+ * The `slurm` object of run.json, as a schema: the record module knows no kind of run, so this module adds
+ * the key to its RunJson type (module augmentation) and the Slurm code checks the block when it reads a
+ * record (slurmBlockProblem).
  */
 import * as z from 'zod/mini';
 
@@ -38,3 +38,19 @@ export const slurmRunJsonSchema = z.object({
 
 /** The `slurm` object of run.json. */
 export type SlurmRunJson = z.infer<typeof slurmRunJsonSchema>;
+
+declare module '../launch/record.js' {
+  interface RunJsonKinds {
+    /** A run submitted to Slurm (`launch --slurm`): the job, its options and its last known state. */
+    slurm?: SlurmRunJson;
+  }
+}
+
+/** Why a record's `slurm` block is damaged (`slurm.<key>: problem`), or null when it is whole or absent. */
+export function slurmBlockProblem(json: { slurm?: unknown }): string | null {
+  if (json.slurm === undefined) return null;
+  const r = z.safeParse(slurmRunJsonSchema, json.slurm);
+  if (r.success) return null;
+  const i = r.error.issues[0];
+  return `slurm${i?.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i?.message ?? 'not a Slurm block'}`;
+}

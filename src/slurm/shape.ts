@@ -58,7 +58,7 @@ export interface SlurmSetup {
  * node, so no ssh, pdsh or hostfile). The rank, the main address and the port are given per node and per
  * job on the command line, so the YAML's rank is 0 and its main address is left to the command line.
  */
-export function slurmSetup(setup: Setup, shape: SlurmShape): SlurmSetup {
+export function slurmSetup(setup: Setup, shape: SlurmShape, launcher: ShapeLauncher = 'srun'): SlurmSetup {
   const a = setup.answers;
   const changes: ShapeChange[] = [];
   const next = { ...a };
@@ -80,7 +80,10 @@ export function slurmSetup(setup: Setup, shape: SlurmShape): SlurmSetup {
       // A one-node setup never chose one: the YAML would get accelerate's default.
       from: a.num_machines > 1 ? a.multinode_launcher : `${a.multinode_launcher} (the default)`,
       to: 'standard',
-      why: `srun starts accelerate on every node, which runs torchrun there: no ssh, pdsh or hostfile${hostfile}`,
+      why:
+        launcher === 'srun'
+          ? `srun starts accelerate on every node, which runs torchrun there: no ssh, pdsh or hostfile${hostfile}`
+          : `every node runs accelerate itself (per-node-commands.sh), which runs torchrun there: no ssh, pdsh or hostfile${hostfile}`,
     });
   }
   if (shape.nodes > 1) next.multinode_launcher = 'standard';
@@ -90,15 +93,21 @@ export function slurmSetup(setup: Setup, shape: SlurmShape): SlurmSetup {
       changes.push({
         key: 'main_process_ip',
         from: a.main_process_ip,
-        to: 'the first node of the job',
-        why: 'given on the command line per job (`scontrol show hostnames $SLURM_JOB_NODELIST`)',
+        to: launcher === 'srun' ? 'the first node of the job' : 'the first host',
+        why:
+          launcher === 'srun'
+            ? 'given on the command line per job (`scontrol show hostnames $SLURM_JOB_NODELIST`)'
+            : 'the main node is the first of --hosts',
       });
     if (a.main_process_port !== null)
       changes.push({
         key: 'main_process_port',
         from: String(a.main_process_port),
-        to: 'a free port on the first node',
-        why: 'chosen per pass on that node, so two jobs sharing a node never collide',
+        to: launcher === 'srun' ? 'a free port on the first node' : 'the port of the per-node commands',
+        why:
+          launcher === 'srun'
+            ? 'chosen per pass on that node, so two jobs sharing a node never collide'
+            : "given on every node's command line",
       });
   }
   next.main_process_ip = '';
@@ -114,6 +123,9 @@ export function slurmSetup(setup: Setup, shape: SlurmShape): SlurmSetup {
   }
   return { setup: { ...setup, answers: next }, changes };
 }
+
+/** Who starts accelerate on every node of the shape: a Slurm job's srun, or the user with per-node commands. */
+export type ShapeLauncher = 'srun' | 'torchrun';
 
 /** A change as one line: `num_processes 1 -> 4 (2 node(s) x 2 GPU(s) per node)`. */
 export function formatChange(c: ShapeChange): string {

@@ -38,8 +38,14 @@ export type FinishStep =
    * `partitions` lists what sinfo knows (empty when it could not tell).
    */
   | { step: 'slurm'; field: number; values: SlurmValues; partitions: SlurmPartition[]; listError: string | null }
-  /** The form is complete: the wizard ends and submits (shell.ts reads it). */
-  | { step: 'slurmSubmit'; values: SlurmValues };
+  /**
+   * Launch or Submit chosen: the launch entry checks the setup as `zerowiz launch` would (the setup, its steps
+   * against accelerate's default config, accelerate, the scripts) before the wizard ends; a refusal comes
+   * back here with the fix, the answers kept. `slurm`: the Slurm form's answers, for a submission.
+   */
+  | { step: 'checkingLaunch'; slurm: SlurmValues | null; after: 'menu' | 'written' }
+  /** The launch was accepted: the wizard ends and starts it (shell.ts reads it). */
+  | { step: 'launchReady'; slurm: SlurmValues | null };
 
 /** The finish screen's state. */
 export interface FinishState {
@@ -48,6 +54,8 @@ export interface FinishState {
   note: string | null;
   /** After a write: the lines printed at exit and the setup as written. */
   written: { lines: string[]; setup: Setup } | null;
+  /** The preset saved on this screen, if any: a launch is recorded under its name. */
+  savedPreset?: string | null;
 }
 
 /** The entries of the finish menu. */
@@ -81,7 +89,13 @@ export type FinishAction =
   /** The Slurm form could not be opened at all: why (back to the menu). */
   | { type: 'slurmFailed'; error: string }
   /** A Slurm field was refused: why (the field stays). */
-  | { type: 'slurmRefused'; error: string };
+  | { type: 'slurmRefused'; error: string }
+  /** Launch (or Submit) chosen: check it first (the wizard ends only once it is accepted). */
+  | { type: 'launch' }
+  /** The launch entry accepted the launch. */
+  | { type: 'launchChecked' }
+  /** The launch entry refused it: its one line and fix (the screen stays, the answers kept). */
+  | { type: 'launchRefused'; error: string; hint?: string | null };
 
 /** The slow part to run now, if any. */
 export type FinishEffect =
@@ -89,6 +103,8 @@ export type FinishEffect =
   | { kind: 'write'; plan: WritePlan }
   | { kind: 'save'; name: string }
   | { kind: 'partitions' }
+  /** Check the launch (Slurm's form answers for a submission, else a local launch). */
+  | { kind: 'checkLaunch'; slurm: SlurmValues | null }
   | null;
 
 /** The finish screen as it opens. */
@@ -134,7 +150,11 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       if (st.step === 'slurm') {
         const next = st.field + 1;
         if (next < SLURM_FIELDS.length) return { ...s, step: { ...st, field: next }, note: null };
-        return { ...s, step: { step: 'slurmSubmit', values: trimmed(st.values) }, note: null };
+        return {
+          ...s,
+          step: { step: 'checkingLaunch', slurm: trimmed(st.values), after: s.written ? 'written' : 'menu' },
+          note: null,
+        };
       }
       return s;
     case 'cancel':
@@ -171,6 +191,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
         ...s,
         step: back(st.after),
         note: `saved preset ${a.name}: ${a.path}${a.warning ? `. Note: ${a.warning}` : ''}`,
+        savedPreset: a.name,
       };
     case 'saveFailed':
       if (st.step !== 'saving') return s;
@@ -195,6 +216,18 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
     case 'slurmFailed':
       if (st.step !== 'slurmLoading') return s;
       return { ...s, step: back(s.written ? 'written' : 'menu'), note: `cannot open the Slurm form: ${a.error}` };
+    case 'launch':
+      if (st.step !== 'menu' && st.step !== 'written') return s;
+      return { ...s, step: { step: 'checkingLaunch', slurm: null, after: st.step }, note: null };
+    case 'launchChecked':
+      return st.step === 'checkingLaunch' ? { ...s, step: { step: 'launchReady', slurm: st.slurm } } : s;
+    case 'launchRefused':
+      if (st.step !== 'checkingLaunch') return s;
+      return {
+        ...s,
+        step: back(st.after),
+        note: `cannot ${st.slurm ? 'submit' : 'launch'}: ${a.error}${a.hint ? `; fix: ${a.hint}` : ''}`,
+      };
   }
 }
 
@@ -209,6 +242,7 @@ export function finishEffect(s: FinishState): FinishEffect {
   if (st.step === 'writing') return { kind: 'write', plan: st.plan };
   if (st.step === 'saving') return { kind: 'save', name: st.name };
   if (st.step === 'slurmLoading') return { kind: 'partitions' };
+  if (st.step === 'checkingLaunch') return { kind: 'checkLaunch', slurm: st.slurm };
   return null;
 }
 

@@ -49,6 +49,8 @@ export interface WizardResult {
   launch?: Setup;
   /** Set when the user chose to submit the steps to Slurm. */
   slurm?: SlurmChoice;
+  /** What the launch is recorded as: the preset saved on the finish screen, else `wizard`. */
+  launchSource?: string;
   /**
    * With a launch or a Slurm job: add `--enable_csv_log` to the DiffSynth training steps that take it, for
    * this run only (src/launch/diffsynth.ts csvLogOffer / withCsvLog), so the pane shows their loss.
@@ -379,17 +381,23 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
       // The toggle turns what is shown now (auto: on where the checkout is known to have the flag) around.
       if (act.type === 'choose' && act.item === 'csvLog') return { ...s, csvLog: !(act.csvLogOn ?? s.csvLog === true) };
       const finish = finishReducer(s.finish, act);
-      if (finish.step.step === 'slurmSubmit') {
-        // The form is complete: the wizard ends, and the job is submitted the way `zerowiz launch --slurm` does.
+      if (finish.step.step === 'launchReady') {
+        // The launch entry accepted it: the wizard ends, and the run starts the way `zerowiz launch` (or
+        // `--slurm`) starts it: the setup as written, or as it stands (the launch writes its files first).
         const setup = s.finish.written?.setup ?? setupOfWizard(s);
+        const launchSource = s.finish.savedPreset ?? 'wizard';
+        const values = finish.step.slurm;
         return ended(
           { ...s, finish },
-          {
-            code: 0,
-            summary: s.finish.written?.lines ?? [],
-            slurm: { setup, values: finish.step.values },
-            csvLog: s.csvLog,
-          },
+          values
+            ? {
+                code: 0,
+                summary: s.finish.written?.lines ?? [],
+                slurm: { setup, values },
+                csvLog: s.csvLog,
+                launchSource,
+              }
+            : { code: 0, summary: s.finish.written?.lines ?? [], launch: setup, csvLog: s.csvLog, launchSource },
         );
       }
       let next: WizardState = { ...s, finish };
@@ -424,9 +432,8 @@ function leaveFinish(s: WizardState, item: Extract<FinishItem, 'back' | 'quit' |
   if (item === 'back') return st === 'menu' ? withFlow(s, { type: 'back' }) : s;
   if (item === 'quit') return wizardReducer(s, { type: 'quit' });
   if (item === 'exit') return ended(s, { code: 0, summary: s.finish.written?.lines ?? [NOTHING_WRITTEN] });
-  // Launch: the setup as written, or as it stands (the launch writes its files first).
-  const setup = s.finish.written?.setup ?? setupOfWizard(s);
-  return ended(s, { code: 0, summary: s.finish.written?.lines ?? [], launch: setup, csvLog: s.csvLog });
+  // Launch: checked by the launch entry first (finishState's checkLaunch effect); the wizard ends once accepted.
+  return { ...s, finish: finishReducer(s.finish, { type: 'launch' }) };
 }
 
 /** The review row to highlight: the remembered row if it is still listed, else its question's row. */

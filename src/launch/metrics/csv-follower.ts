@@ -10,10 +10,12 @@
  * it reads only the new bytes on each poll (at most CSV_READ_CHUNK_BYTES at a time), keeps an unfinished
  * last row until its newline arrives, and starts again from the top when the file shrinks (truncated) or is
  * a different file than before (replaced: another inode). Nothing here throws: a file that cannot be read
- * is retried on the next poll and its error is kept in `error`.
+ * is retried on the next poll and its error is kept in `error`. Only a regular file is read, opened without
+ * waiting (a FIFO in its place never holds zerowiz: it is named in `error` and skipped), and synchronously:
+ * a read is at most CSV_READ_CHUNK_BYTES of a local file, and a caller that needs the rows now (the last
+ * progress line of a step, its end) gets them now.
  */
-import { statSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { type CsvLogRow, parseCsvLogRow } from './sources.js';
 
@@ -34,9 +36,10 @@ export interface CsvFollowerOptions {
   pollMs?: number;
   /**
    * 'end' (default): rows already in the file when `start()` looks are from an earlier run and skipped.
-   * 'start': read the file from its first byte.
+   * 'start': read the file from its first byte. A number: from that byte (where the file ended when the step
+   * started, as the run's supervisor saw it: a viewer that attaches later reads what the supervisor read).
    */
-  from?: 'end' | 'start';
+  from?: 'end' | 'start' | number;
 }
 
 /** Follows one loss.csv. */
@@ -57,7 +60,6 @@ export class LossCsvFollower {
   private carry = '';
   private skipping = false;
   private timer: NodeJS.Timeout | null = null;
-  private busy: Promise<void> | null = null;
   private readonly pollMs: number;
 
   constructor(
@@ -67,32 +69,40 @@ export class LossCsvFollower {
     this.pollMs = opts.pollMs ?? CSV_POLL_INTERVAL_MS;
   }
 
+  /** Where reading started: the file's size when start() looked (or the offset given), else 0. */
+  startOffset = 0;
+
   /**
-   * Notes where the file ends now (unless reading from the start) and starts polling. The look is
-   * synchronous, made as start() is called: the step has just been spawned, and an awaited stat could
-   * return after a fast step's first rows and skip them as an earlier run's (seen under load: 26 of 30).
+   * Notes where the file ends now (unless reading from the start or from a given offset) and starts polling.
+   * The look is made as start() is called: the step has just been spawned, and a later look could come after
+   * a fast step's first rows and skip them as an earlier run's (seen under load: 26 of 30).
    */
   async start(): Promise<void> {
     if (this.state !== 'idle') return;
     this.state = 'waiting';
-    if (this.opts.from !== 'start') {
-      try {
-        const s = statSync(this.path);
+    const from = this.opts.from ?? 'end';
+    if (typeof from === 'number') {
+      this.offset = from;
+    } else if (from === 'end') {
+      const s = this.statNow();
+      if (s) {
         this.offset = s.size;
-        this.id = `${s.ino}:${s.birthtimeMs}`;
+        this.id = s.id;
         this.state = 'following';
-      } catch {}
+      }
     }
+    this.startOffset = this.offset;
     this.schedule();
   }
 
   /** Reads what is new now (also what tests call instead of waiting for the timer). */
-  poll(): Promise<void> {
-    if (this.busy) return this.busy;
-    this.busy = this.readNew().finally(() => {
-      this.busy = null;
-    });
-    return this.busy;
+  async poll(): Promise<void> {
+    this.readNew();
+  }
+
+  /** Reads what is new now, synchronously (the last rows before a step's last progress line or its end). */
+  pollSync(): void {
+    this.readNew();
   }
 
   /** Reads what is left (a last row written just before the step ended) and stops. */
@@ -100,7 +110,7 @@ export class LossCsvFollower {
     if (this.state === 'stopped') return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.state !== 'idle') await this.poll();
+    if (this.state !== 'idle') this.readNew();
     this.state = 'stopped';
   }
 
@@ -108,23 +118,52 @@ export class LossCsvFollower {
     if (this.state === 'stopped') return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.poll().then(() => this.schedule());
+      this.readNew();
+      this.schedule();
     }, this.pollMs);
     this.timer.unref();
   }
 
-  private async readNew(): Promise<void> {
-    if (this.state === 'stopped') return;
-    let fh: FileHandle;
+  /** The file's size and identity now, or null (absent, or not a regular file). */
+  private statNow(): { size: number; id: string } | null {
+    const fd = this.openNow();
+    if (fd === null) return null;
     try {
-      fh = await open(this.path, 'r');
+      const s = fstatSync(fd);
+      return { size: s.size, id: `${s.ino}:${s.birthtimeMs}` };
+    } catch {
+      return null;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Opens the file without waiting and checks it is a regular file; null (and `error` set) otherwise. */
+  private openNow(): number | null {
+    let fd: number;
+    try {
+      fd = openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT') this.error = (err as Error).message;
-      return;
+      return null;
     }
     try {
-      const s = await fh.stat();
+      if (fstatSync(fd).isFile()) return fd;
+      this.error = `${this.path} is not a regular file`;
+    } catch (err) {
+      this.error = (err as Error).message;
+    }
+    closeSync(fd);
+    return null;
+  }
+
+  private readNew(): void {
+    if (this.state === 'stopped') return;
+    const fd = this.openNow();
+    if (fd === null) return;
+    try {
+      const s = fstatSync(fd);
       const id = `${s.ino}:${s.birthtimeMs}`;
       if ((this.id !== null && id !== this.id) || s.size < this.offset) {
         this.offset = 0;
@@ -139,7 +178,7 @@ export class LossCsvFollower {
       const buf = Buffer.allocUnsafe(Math.min(CSV_READ_CHUNK_BYTES, Math.max(1, s.size - this.offset)));
       while (this.offset < s.size) {
         const want = Math.min(buf.length, s.size - this.offset);
-        const { bytesRead } = await fh.read(buf, 0, want, this.offset);
+        const bytesRead = readSync(fd, buf, 0, want, this.offset);
         if (bytesRead <= 0) break;
         this.offset += bytesRead;
         this.bytesRead += bytesRead;
@@ -149,7 +188,7 @@ export class LossCsvFollower {
     } catch (err) {
       this.error = (err as Error).message;
     } finally {
-      await fh.close().catch(() => {});
+      closeSync(fd);
     }
   }
 
