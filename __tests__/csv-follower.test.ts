@@ -171,3 +171,33 @@ describe('following loss.csv as DiffSynth writes it', () => {
     expect(rows.every((r) => r.key === 'loss' && r.value > 0 && r.value < 1)).toBe(true);
   });
 });
+
+describe("a viewer's follower and what is in loss.csv's place", () => {
+  it("reads from the offset the run's supervisor saw at the step's start (a viewer that attaches later)", async () => {
+    const dir = tempDir('zw-csv-');
+    const path = join(dir, 'loss.csv');
+    writeFileSync(path, 'step,key,value\n1,loss,0.9\n');
+    const offset = readFileSync(path).length;
+    appendFileSync(path, '1,loss,0.5\n2,loss,0.4\n');
+    const rows: CsvLogRow[] = [];
+    const f = new LossCsvFollower(path, { onRow: (r) => rows.push(r), pollMs: 3_600_000, from: offset });
+    followers.push(f);
+    await f.start();
+    f.pollSync();
+    expect(rows.map((r) => r.value)).toEqual([0.5, 0.4]);
+  });
+
+  it('a FIFO named loss.csv is never opened to wait for a writer: polls return at once, stop() too, and it is named', async () => {
+    const dir = tempDir('zw-csv-');
+    const path = join(dir, 'loss.csv');
+    expect(spawn('mkfifo', [path]).pid).toBeGreaterThan(0);
+    await until(() => existsSync(path), 'the FIFO');
+    const { f, rows } = follow(path, 'start');
+    await f.start();
+    await f.poll();
+    f.pollSync();
+    await f.stop();
+    expect(rows).toEqual([]);
+    expect(f.error).toMatch(/not a regular file/);
+  });
+});

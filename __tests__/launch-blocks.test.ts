@@ -9,6 +9,7 @@ import {
   mayBeProgress,
   parseLoss,
   type Progress,
+  splitGluedBar,
 } from '../src/launch/logparse.js';
 import { RunModel } from '../src/launch/model.js';
 import { StepOutput } from '../src/launch/output.js';
@@ -336,3 +337,47 @@ function barProgress(pct: number): Progress {
     text: BAR(pct),
   };
 }
+
+describe("one log for a step's stdout and stderr (as the terminal shows them)", () => {
+  it("a line written while tqdm's bar was the open line is told as a line of its own, and the bar as a redraw", () => {
+    const seen: string[] = [];
+    const progress: number[] = [];
+    const out = new StepOutput(0, () => [
+      { line: (_i, t) => void seen.push(t), progress: (_i, p) => void progress.push(p.n) },
+    ]);
+    const s = new LineSplitter();
+    s.feed(
+      Buffer.from(
+        `\r  5%|▌         | 5/100 [00:00<00:02, 43.26it/s][2026-12-02 08:49:00,961] [INFO] [Rank 0] step=10, skipped=0\n\r 10%|█         | 10/100 [00:00<00:02, 44.22it/s]\n`,
+      ),
+      out.sink(),
+    );
+    expect(seen).toEqual([
+      '[2026-12-02 08:49:00,961] [INFO] [Rank 0] step=10, skipped=0',
+      ' 10%|█         | 10/100 [00:00<00:02, 44.22it/s]',
+    ]);
+    expect(progress).toEqual([5, 10]);
+    expect(splitGluedBar('plain line')).toBeNull();
+    expect(splitGluedBar(' 10%|█         | 10/100 [00:00<00:02, 44.22it/s]')).toBeNull();
+  });
+});
+
+describe("stream mode's output when its reader stops reading", () => {
+  it('drops lines past the backlog limit, counts them, and says so once the reader takes them again', () => {
+    let backlog = 0;
+    const written: string[] = [];
+    const p = new StreamPrinter({ write: (t) => void written.push(t), backlog: () => backlog }, ['train']);
+    p.line(0, 'first');
+    p.flush();
+    backlog = 2 * 1024 * 1024;
+    for (let i = 0; i < 10; i++) p.line(0, `dropped ${i}`);
+    p.flush();
+    expect(p.dropped).toBe(10);
+    backlog = 0;
+    p.line(0, 'after');
+    p.flush();
+    expect(written.join('')).toMatch(
+      /^\[train\] +first\n\[zerowiz\] 10 line\(s\) not shown here: stdout was not read fast enough \(the run went on; the step logs have every line\)\n\[train\] +after\n$/,
+    );
+  });
+});

@@ -1,8 +1,12 @@
 // The launch flood: FLOOD_LINES log lines (~100 bytes each; half are tqdm `\r` redraws on stderr, half
 // log lines on stdout) through stream mode and through the pane, against the same child writing to
-// /dev/null. ZEROWIZ_BENCH_FLOOD_LINES scales it down for quick runs (default: the issue's 1,000,000).
+// /dev/null. Two figures per viewer: the whole `zerowiz launch` (a viewer prints or draws what the run wrote,
+// at its own pace, after the child too) and the child's own time under it (the step's duration in run.json:
+// what the training pays). And the child's time under a stalled viewer (one whose stdout nobody reads, one
+// stopped with SIGSTOP): the run belongs to its supervisor, so it must not change.
+// ZEROWIZ_BENCH_FLOOD_LINES scales it down for quick runs (default: the issue's 1,000,000).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from 'node-pty';
@@ -101,13 +105,15 @@ async function paneRun(bin, fake, cwd, env) {
   };
   const flush = () => new Promise((r) => term.write('', r));
   // Wait for the pane to be up and streaming.
-  while (!exited && !/ETA/.test(screen())) {
+  while (!exited && !/ETA|q to close/.test(screen())) {
     await flush();
     await new Promise((r) => setTimeout(r, 10));
   }
   const latencies = [];
   let wrap = false;
-  while (!exited) {
+  // Keys while the run goes; at its end the pane stays open until q.
+  const ended = () => /q to close/.test(screen());
+  while (!exited && !ended()) {
     wrap = !wrap;
     const want = wrap ? 'wrap on' : 'wrap off';
     const k0 = performance.now();
@@ -122,8 +128,61 @@ async function paneRun(bin, fake, cwd, env) {
     }
     await new Promise((r) => setTimeout(r, KEY_INTERVAL_MS));
   }
+  while (!exited && !ended()) {
+    await flush();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  p.write('q');
   const code = await exit;
-  return { ms: performance.now() - t0, code, peakMb: mem.stop(), latencies };
+  return { ms: performance.now() - t0, code, peakMb: mem.stop(), latencies, childMs: childMsOf(cwd) };
+}
+
+/** The step's own time in the newest run record of `cwd` (spawn to exit, as the supervisor saw it). */
+function childMsOf(cwd) {
+  const root = join(cwd, '.zerowiz', 'runs');
+  const [id] = readdirSync(root).sort().reverse();
+  return JSON.parse(readFileSync(join(root, id, 'run.json'), 'utf8')).steps[0].durationMs;
+}
+
+/** Waits until the newest run record of `cwd` has ended. */
+async function runEnded(cwd) {
+  for (;;) {
+    try {
+      const root = join(cwd, '.zerowiz', 'runs');
+      const [id] = readdirSync(root).sort().reverse();
+      if (id && JSON.parse(readFileSync(join(root, id, 'run.json'), 'utf8')).ended !== 'running') return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Stream mode under a stalled viewer: `stdout` a pipe nobody reads, or the viewer stopped with SIGSTOP once the
+ * run started; the child's own time once the run has ended (then the viewer is let go).
+ */
+async function stalledRun(bin, fake, cwd, env, how) {
+  const c = spawn(process.execPath, [bin, 'launch', 'flood.yaml', '--no-tui', '--accelerate', fake], {
+    cwd,
+    env,
+    stdio: ['ignore', how === 'pipe' ? 'pipe' : 'ignore', 'ignore'],
+  });
+  const exited = new Promise((res) => c.on('exit', res));
+  if (how === 'stop') {
+    // Stopped as soon as the run has a record: the supervisor runs it from then on.
+    for (;;) {
+      try {
+        if (readdirSync(join(cwd, '.zerowiz', 'runs')).length > 0) break;
+      } catch {}
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    c.kill('SIGSTOP');
+  }
+  await runEnded(cwd);
+  const childMs = childMsOf(cwd);
+  if (how === 'stop') c.kill('SIGCONT');
+  c.kill('SIGKILL');
+  await exited;
+  return { childMs };
 }
 
 const WATCHDOG_SPAWNS = 40;
@@ -194,6 +253,8 @@ async function floodSeries({ bin, fake, cwd, env, label, tag, root }) {
   const base = [];
   const stream = [];
   const pane = [];
+  const stalledPipe = [];
+  const stalledStop = [];
   const floors = Object.fromEntries(FLOOR_READERS.map((f) => [f.key, []]));
   for (let r = 0; r < RUNS; r++) {
     base.push(await runToDevNull(fake, ['launch', 'train.py'], { cwd, env }));
@@ -208,7 +269,12 @@ async function floodSeries({ bin, fake, cwd, env, label, tag, root }) {
       env,
     });
     if (s.code !== 0) throw new Error(`stream mode exited ${s.code}`);
-    stream.push(s);
+    stream.push({ ...s, childMs: childMsOf(cwd) });
+    rmSync(join(cwd, '.zerowiz'), { recursive: true, force: true });
+    stalledPipe.push(await stalledRun(bin, fake, cwd, env, 'pipe'));
+    rmSync(join(cwd, '.zerowiz'), { recursive: true, force: true });
+    stalledStop.push(await stalledRun(bin, fake, cwd, env, 'stop'));
+    rmSync(join(cwd, '.zerowiz'), { recursive: true, force: true });
     const p = await paneRun(bin, fake, cwd, env);
     if (p.code !== 0) throw new Error(`pane exited ${p.code}`);
     pane.push(p);
@@ -223,6 +289,9 @@ async function floodSeries({ bin, fake, cwd, env, label, tag, root }) {
   const ratios = (xs) => xs.map((x, k) => x.ms / base[k].ms);
   const streamMs = median(stream.map((x) => x.ms));
   const paneMs = median(pane.map((x) => x.ms));
+  const childRatios = (xs) => xs.map((x, k) => x.childMs / base[k].ms);
+  const child = (xs) => median(xs.map((x) => x.childMs));
+  const streamChild = child(stream);
   const latencies = pane.flatMap((x) => x.latencies);
   return [
     { name: `launch flood ${label}${tag}: child alone to /dev/null${runs}`, value: baseMs, unit: 'ms' },
@@ -241,6 +310,34 @@ async function floodSeries({ bin, fake, cwd, env, label, tag, root }) {
       unit: 'ms',
       ratio: streamMs / baseMs,
       goal: '<= 1.5x',
+    },
+    {
+      name: `launch flood ${label}${tag}: the child's own time under stream mode (vs child to /dev/null)${runs}; each run ${range(childRatios(stream))}x`,
+      value: streamChild,
+      unit: 'ms',
+      ratio: streamChild / baseMs,
+      goal: '<= 1.5x',
+    },
+    {
+      name: `launch flood ${label}${tag}: the child's own time under the pane (vs child to /dev/null)${runs}; each run ${range(childRatios(pane))}x`,
+      value: child(pane),
+      unit: 'ms',
+      ratio: child(pane) / baseMs,
+      goal: '<= 1.5x',
+    },
+    {
+      name: `launch flood ${label}${tag}: the child's own time under a viewer whose stdout nobody reads (vs under stream mode)${runs}; each run ${range(stalledPipe.map((x, k) => x.childMs / stream[k].childMs))}x`,
+      value: child(stalledPipe),
+      unit: 'ms',
+      ratio: child(stalledPipe) / streamChild,
+      goal: '<= 1.05x',
+    },
+    {
+      name: `launch flood ${label}${tag}: the child's own time under a viewer stopped with SIGSTOP (vs under stream mode)${runs}; each run ${range(stalledStop.map((x, k) => x.childMs / stream[k].childMs))}x`,
+      value: child(stalledStop),
+      unit: 'ms',
+      ratio: child(stalledStop) / streamChild,
+      goal: '<= 1.05x',
     },
     {
       name: `launch flood ${label}${tag}: stream mode peak RSS${runs}; each run ${range(

@@ -449,4 +449,17 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
     );
     expect(r.stdout).not.toContain('--enable_csv_log');
   }, 60_000);
+
+  it("a fast step's last progress line and its summary show the step's last loss.csv row, not one read before it", async () => {
+    const d = checkout(true);
+    const e = env({ FAKE_TRAIN_STEPS: '40', FAKE_TRAIN_STEP_MS: '0' });
+    const r = await zerowiz(['launch', './mine.yaml', '--csv-log', '--no-tui', '--accelerate', DIFFSYNTH], d, e);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = readFileSync(join(d, 'models/train/Qwen-Image_lora/loss.csv'), 'utf8').trim().split('\n');
+    const last = Number(rows.at(-1)!.split(',')[2]);
+    const shown = last.toFixed(4);
+    const bars = r.stdout.split('\n').filter((l) => /^\[train\] +100%\|/.test(l));
+    expect(bars.at(-1)).toContain(`| loss ${shown}`);
+    expect(runJson(d).steps[1]!.live!.metrics).toMatchObject({ lastLoss: last, lossCount: rows.length - 1 });
+  }, 60_000);
 });

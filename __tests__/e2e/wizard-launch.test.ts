@@ -110,4 +110,29 @@ describe('the wizard after writing', () => {
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/ds_config\.json/);
     expect(readdirSync(join(cwd, '.zerowiz', 'runs'))).toHaveLength(1);
   });
+
+  it('a Launch the launch entry refuses comes back to the finish screen with the fix, the answers kept; fixed, it runs', async () => {
+    const { s, cwd } = start();
+    // The training script is missing: `zerowiz launch` would refuse this setup (exit 2).
+    rmSync(join(cwd, 'train.py'));
+    await toFinish(s);
+    await at(s, 'Launch the 2 step(s)', KEYS.down);
+    await at(s, /❯ Write as accelerate's default/, KEYS.down);
+    await at(s, /❯ Save the answers/, KEYS.down);
+    await at(s, /❯ Launch the 2 step\(s\)/);
+    const back = await s.waitFor(/cannot launch: step 'data_process': training script train\.py not found/);
+    // Still the wizard, on its finish screen, with the fix.
+    expect(back).toContain('Write to a directory');
+    expect(back).toMatch(/fix: run zerowiz from the trainer's checkout/);
+    expect(existsSync(join(cwd, '.zerowiz'))).toBe(false);
+    // The user fixes it and launches again from the same screen.
+    writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
+    await at(s, /❯ Write to a directory/, KEYS.down);
+    await at(s, /❯ Write as accelerate's default/, KEYS.down);
+    await at(s, /❯ Save the answers/, KEYS.down);
+    await at(s, /❯ Launch the 2 step\(s\)/);
+    expect(await closeWhenDone(s)).toBe(0);
+    const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
+    expect(id).toMatch(/two-step/);
+  });
 });

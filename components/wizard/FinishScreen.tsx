@@ -130,15 +130,25 @@ export interface FinishScreenProps {
   onSubmit: () => void;
 }
 
+/** Rows the finish screen's note may take (a refused launch says its reason and its fix). */
+const NOTE_MAX_ROWS = 4;
+
 /** The finish screen. */
 export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const st = p.finish.step;
   const w = p.width;
   const note = p.finish.note;
+  // The note is read whole (a refused launch's reason and its fix): wrapped, at most NOTE_MAX_ROWS rows.
   const noteLine = note ? (
-    <Text color={tint('warn')} wrap="truncate">
-      {clip(note, w)}
-    </Text>
+    <Box flexDirection="column">
+      {softWrap(note, w)
+        .slice(0, NOTE_MAX_ROWS)
+        .map((l, i) => (
+          <Text key={i} color={tint('warn')} wrap="truncate">
+            {l}
+          </Text>
+        ))}
+    </Box>
   ) : null;
   const field = (prompt: string, text: string) => (
     <Box flexDirection="column">

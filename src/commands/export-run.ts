@@ -101,7 +101,7 @@ export async function exportCommand(
   const missing = missingScripts(setup, cwd);
   for (const m of missing)
     process.stderr.write(
-      `zerowiz: note: step '${m.step}': training script ${m.path} not found in ${cwd} (the job would stop there)\n`,
+      `zerowiz: note: step '${m.step}': training script ${m.path} not found in ${cwd} (the commands would stop there)\n`,
     );
 
   // The torchrun YAML names the main node and port itself: the first host, the port every node is given.

@@ -8,7 +8,7 @@ import { pinSteps } from '../config/accelerate-config.js';
 import { loadPreset } from '../config/presets.js';
 import type { Setup } from '../config/setup.js';
 import { UsageError } from '../errors.js';
-import { launch, type LaunchRequest } from '../launch/entry.js';
+import { launch, planLaunch, type LaunchRequest } from '../launch/entry.js';
 import { kindBlockProblem, type RunKind } from '../launch/kind.js';
 import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
 import { writeErr } from '../terminal.js';
@@ -102,6 +102,8 @@ export async function launchFromCli(
   ctx: CommandContext,
   more: Pick<LaunchRequest, 'kind' | 'closeOnEnd'> = {},
 ): Promise<number> {
+  // Refused before anything is asked: the loss-log offer is for a launch that can run.
+  planLaunch({ setup, source, accelerate: flags.accelerate, dryRun: flags.dryRun, ...more });
   return launch({
     setup: await offerCsvLog(setup, flags, { cwd: process.cwd(), interactive: onTerminal() }),
     source,

@@ -145,7 +145,7 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
     changes: shaped.changes,
     findings: findings.filter((f) => f.level === 'warning'),
     fit,
-    storage: storageWarnings(setup, cwd),
+    storage: storageWarnings(setup, cwd, undefined, opts.launcher),
     exe,
     problems,
     source: opts.source,

@@ -173,7 +173,12 @@ export function readMounts(): Storage[] {
  * run record zerowiz follows) and what the passes write (the data pass's cache, which the next pass reads
  * on every node).
  */
-export function storageWarnings(setup: Setup, cwd: string, mounts: Storage[] = readMounts()): string[] {
+export function storageWarnings(
+  setup: Setup,
+  cwd: string,
+  mounts: Storage[] = readMounts(),
+  launcher: 'srun' | 'torchrun' = 'srun',
+): string[] {
   const out: string[] = [];
   const inCwd: string[] = [];
   const elsewhere: string[] = [];
@@ -184,7 +189,9 @@ export function storageWarnings(setup: Setup, cwd: string, mounts: Storage[] = r
   const cwdWhy = nodeLocalReason(cwd, mounts);
   if (cwdWhy)
     out.push(
-      `the job runs in ${cwd}, ${cwdWhy}: every node must see it (the configs and scripts the job reads${inCwd.length > 0 ? `, what the passes write (${inCwd.join(', ')})` : ''}, and the run record zerowiz follows)`,
+      launcher === 'srun'
+        ? `the job runs in ${cwd}, ${cwdWhy}: every node must see it (the configs and scripts the job reads${inCwd.length > 0 ? `, what the passes write (${inCwd.join(', ')})` : ''}, and the run record zerowiz follows)`
+        : `every node runs the commands in ${cwd}, ${cwdWhy}: every node must see it (the configs and scripts they read${inCwd.length > 0 ? `, what the passes write (${inCwd.join(', ')})` : ''})`,
     );
   for (const abs of elsewhere) {
     const why = nodeLocalReason(abs, mounts);
