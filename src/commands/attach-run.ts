@@ -4,7 +4,8 @@
  */
 import { UsageError } from '../errors.js';
 import { followRun } from '../launch/entry.js';
-import { kindBlockProblem, type PreparedLaunch, type RunKind } from '../launch/kind.js';
+import { kindBlockProblem } from '../launch/kinds.js';
+import type { PreparedLaunch, RunKind } from '../launch/kind.js';
 import { localKind, localRunOpen } from '../launch/local.js';
 import type { PreparedCommand } from '../launch/preflight.js';
 import { displayDir, findRunRecord, readRunRecord, setupOfRecord, type RunRecord } from '../launch/record.js';

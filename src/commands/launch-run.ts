@@ -9,17 +9,13 @@ import { loadPreset } from '../config/presets.js';
 import type { Setup } from '../config/setup.js';
 import { UsageError } from '../errors.js';
 import { launch, planLaunch, type LaunchRequest } from '../launch/entry.js';
-import { kindBlockProblem, type RunKind } from '../launch/kind.js';
-import { displayDir, listRunRecords, readRecordSetup, type DamagedRecord, type RunRecord } from '../launch/record.js';
-import { writeErr } from '../terminal.js';
+import { kindBlockProblem } from '../launch/kinds.js';
+import type { RunKind } from '../launch/kind.js';
+import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
+import { reportDamaged } from './report.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
-import { slurmFlagsGiven, type LaunchFlags } from './launch.js';
-
-/** Names the records that were skipped because their run.json is damaged. */
-export function reportDamaged(damaged: DamagedRecord[]): void {
-  for (const d of damaged) writeErr(`zerowiz: skipped a damaged run record: ${displayDir(d.path)}: ${d.problem}\n`);
-}
+import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
 
 /**
  * What `zerowiz launch` runs: a preset (ref), or with --last the newest run record of this directory. The

@@ -17,7 +17,7 @@ import { settleRecord, slurmRunOpen } from '../slurm/record.js';
 import { sbatchOptionsOf, type SbatchOptions } from '../slurm/script.js';
 import { parseShapeFlag } from '../slurm/shape.js';
 import { NO_SLURM_HINT, type SlurmContext } from '../slurm/tools.js';
-import type { LaunchFlags, SlurmFlags } from './launch.js';
+import type { LaunchFlags, SlurmFlags } from './launch-flags.js';
 
 /** The Slurm context of this process: its environment and directory. */
 export function slurmContext(): SlurmContext {

@@ -6,43 +6,7 @@
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../launch/group.js';
-
-/** The Slurm flags of `launch` (see src/slurm/). */
-export interface SlurmFlags {
-  slurm?: boolean;
-  partition?: string;
-  nodes?: string;
-  gpusPerNode?: string;
-  time?: string;
-  account?: string;
-  qos?: string;
-  sbatchArg?: string[];
-}
-
-/** Whether any flag that only means something with --slurm was given. */
-export function slurmFlagsGiven(f: SlurmFlags): boolean {
-  return (
-    f.partition !== undefined ||
-    f.nodes !== undefined ||
-    f.gpusPerNode !== undefined ||
-    f.time !== undefined ||
-    f.account !== undefined ||
-    f.qos !== undefined ||
-    (f.sbatchArg?.length ?? 0) > 0
-  );
-}
-
-/** Raw flag values as commander hands them over. */
-export interface LaunchFlags extends SlurmFlags {
-  dryRun?: boolean;
-  tui?: boolean;
-  accelerate?: string;
-  last?: boolean;
-  /** --csv-log / --no-csv-log: add --enable_csv_log to DiffSynth training steps for this run, or not. */
-  csvLog?: boolean;
-  /** --pin-step NAME: run these steps with zerowiz's config without DeepSpeed. */
-  pinStep?: string[];
-}
+import type { LaunchFlags } from './launch-flags.js';
 
 /** Registers `launch` and `runs`. */
 export function registerLaunch(program: Command, ctx: CommandContext): void {

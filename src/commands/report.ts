@@ -1,5 +1,7 @@
 /** Printing findings and write results the same way in every plain command. */
+import { displayDir, type DamagedRecord } from '../launch/record.js';
 import { printableLines } from '../printable.js';
+import { writeErr } from '../terminal.js';
 import { formatFinding, type Finding } from '../config/validate.js';
 
 /**
@@ -14,4 +16,9 @@ export function reportFindings(
   if (error) return error;
   for (const f of findings) stream.write(`zerowiz: ${printableLines(formatFinding(f))}\n`);
   return undefined;
+}
+
+/** Names the records that were skipped because their run.json is damaged. */
+export function reportDamaged(damaged: DamagedRecord[]): void {
+  for (const d of damaged) writeErr(`zerowiz: skipped a damaged run record: ${displayDir(d.path)}: ${d.problem}\n`);
 }

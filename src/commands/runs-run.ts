@@ -10,9 +10,9 @@ import { peaksFromJson } from '../launch/live-record.js';
 import { formatLossPair } from '../launch/logparse.js';
 import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 import { formatDuration } from '../launch/stream.js';
-import { kindBlockProblem } from '../launch/kind.js';
+import { kindBlockProblem } from '../launch/kinds.js';
 import { writeErr, writeOut } from '../terminal.js';
-import { reportDamaged } from './launch-run.js';
+import { reportDamaged } from './report.js';
 
 /** `zerowiz runs`. */
 export async function runsCommand(opts: { json?: boolean }): Promise<void> {

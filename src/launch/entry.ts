@@ -11,124 +11,28 @@
  *
  * Errors stop every entry the same way: one line and the fix (UsageError, exit 2), before anything runs.
  */
-import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
-import { stepFindings, type StepFinding } from '../config/step-findings.js';
-import { formatFinding, validate, type Finding } from '../config/validate.js';
-import { UsageError } from '../errors.js';
 import { capYoungGeneration } from '../heap.js';
-import { accelerateDefaultConfig } from '../paths.js';
 import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../terminal.js';
 import { inReportOrder, launchConfigFiles } from '../write.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
-import { missingScripts, prepareCommands, resolveAccelerate, type AccelerateExe } from './preflight.js';
+import { formatFindings, prepareLaunch } from './prepare.js';
 import type { TextSink } from './stream.js';
 import { LaunchStops, type LaunchSession, type LogPaneOptions, openView, runStream, summaryLines } from './viewer.js';
 
 export type { LaunchOptions, PreparedLaunch } from './kind.js';
+export {
+  checkRunnable,
+  formatFindings,
+  invalidSetup,
+  launchFindings,
+  prepareLaunch,
+  stepLaunchFindings,
+} from './prepare.js';
 
 /** Lines the pane model keeps in stream mode (only for the failure tail). */
 const STREAM_TAIL_RING_LINES = 200;
-
-/** Findings as lines for the terminal. */
-export function formatFindings(findings: readonly Finding[]): string[] {
-  return findings.map(formatFinding);
-}
-
-/**
- * The findings a launch checks, the same as the wizard's review: the setup's rules, and its steps' (the
- * script, the cache path, a step without --config_file against accelerate's default config: the
- * DiffSynth-Studio#1107 trap). A missing script is left to checkRunnable, which says it in the launch's words.
- */
-export function launchFindings(setup: Setup, cwd: string, env: NodeJS.ProcessEnv): (Finding | StepFinding)[] {
-  return [...validate(setup), ...stepLaunchFindings(setup, cwd, env)];
-}
-
-/** The steps' findings of a launch (launchFindings less the setup's own rules). */
-export function stepLaunchFindings(setup: Setup, cwd: string, env: NodeJS.ProcessEnv): StepFinding[] {
-  const defaultConfig = readAccelerateConfigSummary(accelerateDefaultConfig(env), cwd);
-  return stepFindings(setup, { cwd, defaultConfig, gpuCount: null }).filter((f) => f.rule !== 'step-script-missing');
-}
-
-/** The UsageError for a setup's first error: its message and fix (the hint runs as printed). */
-export function invalidSetup(setup: Setup, errors: readonly Finding[]): UsageError {
-  const first = errors[0]!;
-  const step = (first as StepFinding).fixAction;
-  const hint =
-    step?.kind === 'pinConfig'
-      ? `${first.fix}: add --pin-step ${setup.steps[step.step]?.name} to the command (e.g. zerowiz launch ${setup.name} --pin-step ${setup.steps[step.step]?.name}; the run record keeps it for --last), or pin it in the wizard's steps screen`
-      : first.fix;
-  return new UsageError(
-    `'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
-    hint,
-  );
-}
-
-/**
- * Checks a setup before running it. Throws UsageError (exit 2) for validation errors, a missing
- * accelerate or a missing training script; in a dry run only validation errors throw.
- */
-export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch {
-  const cwd = opts.cwd ?? process.cwd();
-  const env = opts.env ?? process.env;
-  if (setup.steps.length === 0) {
-    throw new UsageError(
-      `'${setup.name}' has no launch steps`,
-      'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files',
-    );
-  }
-  const findings = launchFindings(setup, cwd, env);
-  const errors = findings.filter((f) => f.level === 'error');
-  if (errors.length > 0) throw invalidSetup(setup, errors);
-  const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
-  const commands = prepareCommands(
-    setup,
-    exe ?? { display: opts.accelerate ?? env.ZEROWIZ_ACCELERATE ?? 'accelerate' },
-  );
-  return {
-    setup,
-    source: opts.source,
-    cwd,
-    env,
-    exe,
-    commands,
-    findings: findings.filter((f) => f.level === 'warning'),
-    problems,
-  };
-}
-
-/**
- * What running a setup needs besides its validity: accelerate, and each step's training script under
- * `cwd` (local runs and Slurm jobs alike). Throws UsageError for either missing; a dry run collects
- * them as problems instead.
- */
-export function checkRunnable(
-  setup: Setup,
-  opts: { accelerate?: string; env: NodeJS.ProcessEnv; cwd: string; dryRun?: boolean },
-): { exe: AccelerateExe | null; problems: string[] } {
-  const { env, cwd } = opts;
-  const problems: string[] = [];
-  let exe: AccelerateExe | null = null;
-  try {
-    exe = resolveAccelerate(opts.accelerate, env, cwd);
-  } catch (err) {
-    if (!opts.dryRun) throw err;
-    problems.push((err as Error).message);
-  }
-  const missing = missingScripts(setup, cwd);
-  if (missing.length > 0) {
-    const m = missing[0]!;
-    if (!opts.dryRun) {
-      throw new UsageError(
-        `step '${m.step}': training script ${m.path} not found in ${cwd}`,
-        "run zerowiz from the trainer's checkout, the directory the step paths are relative to (e.g. your DiffSynth-Studio checkout), or fix the step in the preset",
-      );
-    }
-    for (const x of missing) problems.push(`step '${x.step}': training script ${x.path} not found`);
-  }
-  return { exe, problems };
-}
 
 /** A launch as its entry asks for it. */
 export interface LaunchRequest extends LaunchOptions {

@@ -1,9 +1,9 @@
 /**
  * Kinds of run, behind one interface: how a planned launch becomes a run, how a viewer follows one, how any
- * terminal stops one. The launch entry (./entry.ts), the viewer (./viewer.ts), `attach`, `stop` and `runs`
- * know a kind only through this interface; each kind is one module loaded when used (kindModules): the
- * local run (./local.ts: a supervisor process on this machine) and a Slurm job (src/slurm/kind.ts). A third
- * (Kubernetes, say) is one more module and one more entry in kindModules.
+ * terminal stops one. The launch entry (./entry.ts) and the viewer (./viewer.ts) know a kind only through
+ * this interface; each kind is one module: the local run (the module local, a supervisor process on this machine)
+ * and a Slurm job (the Slurm module kind). A third (Kubernetes, say) is one more module, and one more check of its
+ * record block in the kinds module.
  */
 import type { Setup } from '../config/setup.js';
 import type { Finding } from '../config/validate.js';
@@ -11,7 +11,6 @@ import type { Alert } from './alerts.js';
 import type { RunFollower } from './follower.js';
 import type { AccelerateExe, PreparedCommand } from './preflight.js';
 import type { RunJson, RunRecord } from './record.js';
-import { slurmBlockProblem } from '../slurm/schema.js';
 import type { TextSink } from './stream.js';
 import type { TelemetryView } from './telemetry.js';
 import type { WriteResult } from '../write.js';
@@ -120,20 +119,4 @@ export interface RunKind {
   stoppingNote?(record: RunRecord): string;
   /** The last lines after the summary: how to come back to a run left running, or where the logs are. */
   endLines(record: RunRecord, cwd: string, how: { left: boolean; code: number; control: RunFollower }): string[];
-}
-
-/** The kinds zerowiz knows, by the name a record carries (run.json `kind`; absent: by its blocks). */
-export const kindModules = {
-  local: () => import('./local.js'),
-  slurm: () => import('../slurm/kind.js'),
-} as const;
-
-/** Why a record's kind-specific block is damaged (`slurm.shape.nodes: ...`), or null: every reader passes it. */
-export function kindBlockProblem(json: RunJson): string | null {
-  return slurmBlockProblem(json);
-}
-
-/** The name of the kind of run a record is. */
-export function kindOfRecord(json: RunJson): keyof typeof kindModules {
-  return json.slurm ? 'slurm' : 'local';
 }

@@ -6,7 +6,7 @@
  * keeps its record (nothing else runs beside the job), and its end is said with the job's state.
  */
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from '../launch/kind.js';
-import { formatFindings } from '../launch/entry.js';
+import { formatFindings } from '../launch/prepare.js';
 import { prepareCommands, type PreparedCommand } from '../launch/preflight.js';
 import { displayDir, setupOfRecord, type RunRecord } from '../launch/record.js';
 import type { Setup } from '../config/setup.js';

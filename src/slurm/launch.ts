@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { AccelerateExe } from '../launch/preflight.js';
 import { RUNS_DIR, type RunRecord } from '../launch/record.js';
-import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/entry.js';
+import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/prepare.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
 import type { Finding } from '../config/validate.js';
 import { setupInDir, timestamp, writeFileSafely, writeLaunchConfigFiles, type WriteResult } from '../write.js';
