@@ -6,6 +6,7 @@
  * drawn from it, so what the preview says is what the tier proves.
  */
 import { DEEPSPEED_DEFAULTS, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { HIDDEN_SIZE_KEYS, PLUGIN_KEYS, autoFill } from './keys.js';
 import type { Setup } from './setup.js';
 
 /** What the run supplies that accelerate fills the "auto"s from. */
@@ -42,17 +43,10 @@ export interface EffectiveConfig {
   accumulationSteps: number;
 }
 
-/** Values of DeepSpeedPlugin's own fields when the YAML sets none of them (zerowiz's never does). */
-const PLUGIN_DEFAULTS: Record<string, unknown> = {
-  gradient_accumulation_steps: 'auto',
-  gradient_clipping: 'auto',
-  'zero_optimization.stage': 2,
-  'zero_optimization.offload_optimizer.device': 'none',
-  'zero_optimization.offload_param.device': 'none',
-  'zero_optimization.offload_param.nvme_path': 'none',
-  'zero_optimization.offload_optimizer.nvme_path': 'none',
-  'zero_optimization.stage3_gather_16bit_weights_on_model_save': false,
-};
+/** Values of DeepSpeedPlugin's own fields when the YAML sets none of them (zerowiz's never does): the key table's. */
+const PLUGIN_DEFAULTS: Record<string, unknown> = Object.fromEntries(
+  PLUGIN_KEYS.map((k) => [k.sets![0]!, k.accelerateDefault]),
+);
 
 /** The value `accelerate launch --mixed_precision` of the steps that use the config, if one passes it. */
 export function launchMixedPrecision(setup: Setup): LaunchPrecision | null {
@@ -167,22 +161,13 @@ export function effectiveDeepSpeedConfig(setup: Setup, run: RunContext): Effecti
     train_batch_size: typeof micro === 'number' && typeof gas === 'number' ? micro * gas * run.worldSize : 'auto',
   };
   if (run.torchOptimizer) cfg.zero_allow_untested_optimizer = true;
-  const hiddenKeys = [
-    'zero_optimization.reduce_bucket_size',
-    'zero_optimization.stage3_prefetch_bucket_size',
-    'zero_optimization.stage3_param_persistence_threshold',
-  ];
-  if (hiddenKeys.some((k) => get(cfg, k) === 'auto')) {
-    const h = run.hiddenSize;
-    if (h === null)
+  if (HIDDEN_SIZE_KEYS.some((k) => get(cfg, k) === 'auto')) {
+    const fillCtx = { hiddenSize: run.hiddenSize, microBatch: null, accumulation: null, worldSize: run.worldSize };
+    if (run.hiddenSize === null)
       errors.push(
         "Can't find `model.config` entry, therefore it's not possible to fill the hidden-size `auto` entries",
       );
-    else {
-      values['zero_optimization.reduce_bucket_size'] = h * h;
-      values['zero_optimization.stage3_prefetch_bucket_size'] = Math.floor(0.9 * h * h);
-      values['zero_optimization.stage3_param_persistence_threshold'] = 10 * h;
-    }
+    else for (const k of HIDDEN_SIZE_KEYS) values[k] = autoFill(k, fillCtx);
   }
   fillAll(cfg, values, errors);
   return { config: cfg, errors, warnings, zeroInit, accumulationSteps };
