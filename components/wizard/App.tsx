@@ -184,6 +184,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
           base,
           kept: [...r.kept],
           moved: [...r.moved],
+          notes: [...r.notes],
         });
       } catch (e) {
         dispatch({ type: 'importFailed', error: (e as Error).message });

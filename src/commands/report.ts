@@ -15,3 +15,8 @@ export function reportFindings(
   for (const f of findings) stream.write(`zerowiz: ${printableLines(formatFinding(f))}\n`);
   return undefined;
 }
+
+/** Prints what an import changed or kept (import.ts notes), one `zerowiz: import: ...` line each. */
+export function reportImportNotes(notes: readonly string[], stream: NodeJS.WritableStream = process.stderr): void {
+  for (const n of notes) stream.write(`zerowiz: import: ${printableLines(n)}\n`);
+}

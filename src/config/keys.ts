@@ -338,7 +338,7 @@ export const CONFIG_KEYS: readonly KeyInfo[] = [
   ds('gradient_clipping', 'number', {
     min: 0,
     default: 1.0,
-    history: 'DeepSpeed 0.19.3 (PR #8068) made it 1.0; before, 0.0 (no clipping)',
+    history: '1.0 since DeepSpeed 0.19.3 (PR #8068), 0.0 (no clipping) before',
     auto: {
       accelerate: { from: 'ACCELERATE_GRADIENT_CLIPPING, else 1.0 at prepare()' },
       trainer: 'max_grad_norm',
@@ -534,7 +534,7 @@ export const CONFIG_KEYS: readonly KeyInfo[] = [
   zero('offload_param.pin_memory', 'bool', {
     default: true,
     stage3: true,
-    history: 'DeepSpeed 0.19.5 (PR #8207) made it true; false before',
+    history: 'true since DeepSpeed 0.19.5 (PR #8207), false before',
     doc: 'page-locked CPU memory',
   }),
   zero('offload_optimizer', 'block', { strict: true, doc: 'optimizer offload' }),
@@ -557,7 +557,7 @@ export const CONFIG_KEYS: readonly KeyInfo[] = [
   zero('offload_optimizer.buffer_count', 'int', { min: 0, default: 4, doc: 'NVMe swap buffers' }),
   zero('offload_optimizer.pin_memory', 'bool', {
     default: true,
-    history: 'DeepSpeed 0.19.5 (PR #8207) made it true; false before',
+    history: 'true since DeepSpeed 0.19.5 (PR #8207), false before',
     doc: 'page-locked CPU memory',
   }),
   zero('offload_optimizer.pipeline_read', 'bool', { default: false, doc: 'overlap NVMe reads' }),

@@ -68,7 +68,8 @@ export interface Answers {
   offload_param_device: ParamOffloadDevice;
   nvme_path: string;
   gradient_accumulation_steps: number | 'auto';
-  gradient_clipping: number | 'auto';
+  /** null: not written, DeepSpeed's own default applies (what an import keeps when the file has no clipping). */
+  gradient_clipping: number | 'auto' | null;
   zero3_save_16bit_model: boolean;
   zero3_init: boolean;
   moe_layer_cls_names: string;
@@ -698,7 +699,7 @@ export const QUESTIONS = [
     section: 'deepspeed',
     prompt: "Gradient clipping value ('auto': accelerate's default 1.0; 0 turns clipping off)",
     acceleratePrompt: 'Do you want to use gradient clipping? [yes/NO]: ',
-    help: 'Maximum gradient norm, written to the DeepSpeed JSON.',
+    help: "Maximum gradient norm, written to the DeepSpeed JSON. 'default' writes no key, so DeepSpeed's own default applies (1.0 since DeepSpeed 0.19.3, 0.0 before).",
     jsonKey: 'gradient_clipping',
     accelerateDefault: {
       value: 'no',
@@ -709,10 +710,12 @@ export const QUESTIONS = [
     parse: (t) => {
       const s = t.trim().toLowerCase();
       if (s === 'auto') return ok('auto' as const);
+      // Empty (a preset's `null`): not written, so DeepSpeed's own default applies.
+      if (s === '' || s === 'default') return ok(null);
       const n = Number(s);
-      return s !== '' && Number.isFinite(n) && n >= 0 ? ok(n) : fail(`'${t}' is not a number >= 0 or 'auto'`);
+      return Number.isFinite(n) && n >= 0 ? ok(n) : fail(`'${t}' is not a number >= 0, 'auto' or 'default'`);
     },
-    format: String,
+    format: (v) => (v === null ? 'default' : String(v)),
   }),
   q({
     id: 'zero3_save_16bit_model',

@@ -22,6 +22,7 @@ import {
   autoRule,
   keysIn,
   mustKey,
+  onlyTrainerFills,
 } from './keys.js';
 import {
   LAUNCHERS,
@@ -523,7 +524,19 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       ),
     );
   }
-  const unfilled = autos.filter((p) => rule(p)?.accelerate === undefined && !p.endsWith('.nvme_path'));
+  const trainerOnly = autos.filter((p) => onlyTrainerFills(p));
+  if (trainerOnly.length > 0) {
+    out.push(
+      warn(
+        'auto-trainer-only',
+        `"auto" at ${trainerOnly.join(', ')} is filled only by the HF Trainer (from ${trainerOnly.map((p) => rule(p)!.trainer).join('; ')}): accelerate fills it nowhere, so a script that calls accelerate itself raises "not found in kwargs" at prepare()`,
+        'keep it for a Trainer script; for a plain accelerate script write the value there',
+      ),
+    );
+  }
+  const unfilled = autos.filter(
+    (p) => rule(p)?.accelerate === undefined && !onlyTrainerFills(p) && !p.endsWith('.nvme_path'),
+  );
   if (unfilled.length > 0) {
     out.push(
       err(
@@ -564,6 +577,34 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
         'set train_batch_size to "auto" or to the product',
       ),
     );
+  }
+  // A fixed total beside an "auto" micro batch or accumulation: accelerate fills those and leaves the total.
+  const autoBatch = (
+    [
+      ['train_micro_batch_size_per_gpu', micro],
+      ['gradient_accumulation_steps', gas],
+    ] as const
+  )
+    .filter(([, v]) => v === 'auto')
+    .map(([k]) => k);
+  if (typeof tbs === 'number' && autoBatch.length > 0) {
+    const ws = opts.worldSize;
+    if (ws && Number.isInteger(tbs) && tbs % ws !== 0)
+      out.push(
+        err(
+          'ds-batch-size',
+          `train_batch_size ${tbs} is not a multiple of the ${ws} GPUs, so no micro batch and accumulation can make DeepSpeed's identity (${tbs} = micro batch x accumulation x ${ws}) hold`,
+          'write "auto" for train_batch_size (accelerate then computes it), or a multiple of the GPUs',
+        ),
+      );
+    else
+      out.push(
+        warn(
+          'ds-batch-fixed',
+          `train_batch_size ${tbs} is fixed while ${autoBatch.join(' and ')} ${autoBatch.length > 1 ? 'are' : 'is'} "auto": accelerate fills ${autoBatch.length > 1 ? 'them' : 'it'} from your DataLoader's batch size and Accelerator(gradient_accumulation_steps=...) and leaves train_batch_size as it is, and DeepSpeed asserts ${tbs} = micro batch x accumulation x ${ws ?? 'the GPUs'}`,
+          'write "auto" for train_batch_size (accelerate then computes it), or fix the micro batch and the accumulation too',
+        ),
+      );
   }
   for (const [k, v] of [
     ['train_batch_size', tbs],

@@ -61,6 +61,8 @@ export interface ImportNotes {
   path: string;
   kept: string[];
   moved: string[];
+  /** What the import changed or kept in a way the files do not say (src/config/import.ts notes). */
+  notes?: string[];
 }
 
 /** An overlay over the body. */
@@ -149,7 +151,15 @@ export type WizardAction =
   | { type: 'startPath'; text: string }
   | { type: 'newSetup' }
   | { type: 'preset'; name: string; given: Partial<Answers>; base: SetupBase }
-  | { type: 'imported'; path: string; given: Partial<Answers>; base: SetupBase; kept: string[]; moved: string[] }
+  | {
+      type: 'imported';
+      path: string;
+      given: Partial<Answers>;
+      base: SetupBase;
+      kept: string[];
+      moved: string[];
+      notes?: string[];
+    }
   | { type: 'importFailed'; error: string }
   | { type: 'detected'; env: DetectedEnv; description: string }
   | { type: 'detectFailed' }
@@ -302,13 +312,14 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
       const counts = [
         a.kept.length ? `${a.kept.length} key(s) kept` : '',
         a.moved.length ? `${a.moved.length} moved` : '',
+        a.notes?.length ? `${a.notes.length} changed` : '',
       ]
         .filter(Boolean)
         .join(', ');
       return {
         ...next,
         stepsSeen: true,
-        imported: { path: a.path, kept: [...a.kept], moved: [...a.moved] },
+        imported: { path: a.path, kept: [...a.kept], moved: [...a.moved], notes: [...(a.notes ?? [])] },
         message: counts ? `${counts} (listed in the review) · from ${a.path}` : `from ${a.path}`,
       };
     }
