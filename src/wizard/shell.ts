@@ -1,7 +1,7 @@
 /**
  * The wizard's whole state as one pure reducer, next to the flow: the flow itself (screen, question,
  * answers), the start screen's sub-view, the steps screen, the draft of the highlighted answer, the preview's
- * tab and scroll, the help / picture / glossary overlays, the finish screen's machine, the one
+ * tab and scroll, the help / picture / glossary / explain overlays, the finish screen's machine, the one
  * "Quit without writing?" dialog, and the review row the cursor returns to after an edit. The view renders
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
@@ -70,7 +70,9 @@ export type Overlay =
   | { kind: 'help' }
   | { kind: 'picture' }
   /** `from`: the overlay Esc returns to; `at`: the entry it opened on. */
-  | { kind: 'glossary'; top: number; at?: string; from: 'help' | 'picture' | null };
+  | { kind: 'glossary'; top: number; at?: string; from: 'help' | 'picture' | null }
+  /** Every value each step will use and where it comes from (src/config/explain.ts), scrolled to `top`. */
+  | { kind: 'explain'; top: number };
 
 /** The review row the cursor stays on: the row's key, and the question's row if that one is gone. */
 export interface ReviewCursor {
@@ -172,6 +174,8 @@ export type WizardAction =
   | { type: 'openGlossary'; at?: string }
   | { type: 'glossaryScroll'; delta: number; maxTop: number }
   | { type: 'closeOverlay' }
+  | { type: 'openExplain' }
+  | { type: 'explainScroll'; delta: number; maxTop: number }
   /** A review row was chosen: `key` is the row (a finding's or the answer's), `id` the question it opens. */
   | { type: 'reviewJump'; key: string; id: QuestionId }
   | { type: 'openSteps' }
@@ -352,6 +356,11 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
       const { at: _at, ...rest } = s.overlay;
       return { ...s, overlay: { ...rest, top: Math.max(0, Math.min(a.maxTop, s.overlay.top + a.delta)) } };
     }
+    case 'openExplain':
+      return screenOf(s) === 'start' ? s : { ...s, overlay: { kind: 'explain', top: 0 } };
+    case 'explainScroll':
+      if (s.overlay?.kind !== 'explain') return s;
+      return { ...s, overlay: { kind: 'explain', top: Math.max(0, Math.min(a.maxTop, s.overlay.top + a.delta)) } };
     case 'closeOverlay':
       if (s.overlay?.kind === 'glossary' && s.overlay.from) return { ...s, overlay: { kind: s.overlay.from } };
       return { ...s, overlay: null };
@@ -460,6 +469,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   if (s.result) return [];
   if (s.dialog) return ['dialog', 'app'];
   if (s.overlay?.kind === 'glossary') return ['glossary', 'app'];
+  if (s.overlay?.kind === 'explain') return ['explain', 'app'];
   const screen = screenOf(s);
   if (screen === 'start') {
     // No preview yet: Tab and the paging keys mean nothing here.
