@@ -51,6 +51,8 @@ export interface ExplainContext {
   script: ScriptContext;
   /** Only this step. */
   step?: string;
+  /** The processes that really run, when not num_processes (a launch that overrides it; the real tier). */
+  worldSize?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +180,7 @@ function setupStepInput(
     },
     env: ctx.env,
     script: ctx.script,
+    ...(ctx.worldSize !== undefined ? { worldSize: ctx.worldSize } : {}),
   };
 }
 
@@ -228,6 +231,28 @@ export function explainSetup(
   };
 }
 
+/**
+ * Explains one `accelerate launch ARGS` command as written (ARGS: what follows `launch`): its --config_file (or
+ * accelerate's default config) and the JSON it names are read from disk, relative to the launch directory.
+ */
+export function explainCommand(
+  args: readonly string[],
+  ctx: ExplainContext,
+  name = 'accelerate launch',
+): StepExplanation {
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(ctx.cwd, p));
+  return explainStep({
+    name,
+    args,
+    defaultConfig: defaultConfigInput(ctx),
+    readConfig: (p) => fromDisk(readYamlFile(at(p)), p, 'accelerate-yaml'),
+    readJson: (p) => fromDisk(readJsonFile(at(p)), p, 'deepspeed-json'),
+    env: ctx.env,
+    script: ctx.script,
+    ...(ctx.worldSize !== undefined ? { worldSize: ctx.worldSize } : {}),
+  });
+}
+
 /** Explains an accelerate YAML as `accelerate launch --config_file FILE` uses it (no steps: one run). */
 export function explainAccelerateConfig(path: string, ctx: ExplainContext): ExplainReport {
   const abs = isAbsolute(path) ? path : resolve(ctx.cwd, path);
@@ -238,15 +263,7 @@ export function explainAccelerateConfig(path: string, ctx: ExplainContext): Expl
       'an accelerate config has no steps',
       'leave --step out, or explain a preset (zerowiz preset list)',
     );
-  const step = explainStep({
-    name: 'accelerate launch',
-    args: ['--config_file', path, 'train.py'],
-    defaultConfig: null,
-    readConfig: () => fromDisk(read, path, 'accelerate-yaml'),
-    readJson: (p) => fromDisk(readJsonFile(resolve(ctx.cwd, p)), p, 'deepspeed-json'),
-    env: ctx.env,
-    script: ctx.script,
-  });
+  const step = explainCommand(['--config_file', path, 'train.py'], ctx);
   return { target: { kind: 'accelerate-config', name: path, path: abs }, steps: [step] };
 }
 
