@@ -105,7 +105,6 @@ export function importLines(n: ImportNotes | null, width: number, maxLines: numb
   const changed = n?.notes ?? [];
   if (!n || (n.kept.length === 0 && n.moved.length === 0 && changed.length === 0)) return [];
   const groups: [string, string[]][] = [];
-  if (changed.length) groups.push([`Changed or kept on import, ${changed.length}:`, changed]);
   if (n.kept.length)
     groups.push([`Kept as imported (zerowiz does not model them; written back unchanged), ${n.kept.length}:`, n.kept]);
   if (n.moved.length)
@@ -113,6 +112,7 @@ export function importLines(n: ImportNotes | null, width: number, maxLines: numb
       `Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`,
       n.moved.map((k) => `${k} → ${movedTo(k)}`),
     ]);
+  if (changed.length) groups.push([`Changed or kept on import, ${changed.length}:`, changed]);
   const all = groups.flatMap(([title, keys]) =>
     keys === changed
       ? [title, ...keys.flatMap((k) => wrap(`· ${k}`, width))]
