@@ -116,6 +116,18 @@ describe('estimateInputFromSetup', () => {
       .input!.knobs!;
     expect([k.reduceBucketElems, k.prefetchBucketElems]).toEqual([3072 * 3072, Math.floor(0.9 * 3072 * 3072)]);
   });
+  it('"auto" bucket sizes without a known hidden size: DeepSpeed\'s defaults, and a note that accelerate raises', () => {
+    // The real accelerate (accelerator.py _prepare_deepspeed) raises "Can't find `model.config` entry" when
+    // the model has no hidden size: there is no value to estimate with. The estimate takes the keys'
+    // DeepSpeed defaults (5e8 and 5e7: what the run gets once "auto" is replaced by nothing) and says so.
+    const r = estimateInputFromSetup(
+      seedLike({ model_name: '', fine_tuning: 'full', reduce_bucket_size: 'auto', prefetch_bucket_size: 'auto' }),
+      { models },
+    );
+    const k = r.input!.knobs!;
+    expect([k.reduceBucketElems, k.prefetchBucketElems]).toEqual([5e8, 5e7]);
+    expect(r.notes.join('\n')).toMatch(/reduce_bucket_size, stage3_prefetch_bucket_size "auto".*hidden_size.*raises/);
+  });
   it('refuses LoRA targets the catalog does not know, naming the known ones', () => {
     expect(() => estimateInputFromSetup(seedLike({ lora_targets: 'to_q,bogus' }), { models })).toThrow(
       EstimateInputError,

@@ -292,8 +292,12 @@ describe("checkDeepSpeedConfig: DeepSpeed's schema", () => {
     expect(hit.level).toBe('error');
     expect(hit.message).toContain('zero_optimization.overlap_comm');
     expect(hit.message).toContain('fp16.loss_scale');
-    expect(hit.message).toContain('optimizer.params.betas');
     expect(hit.message).not.toContain('reduce_bucket_size');
+    // Only the HF Trainer fills betas (from adam_beta1/adam_beta2): said, not refused (transformers' own configs).
+    expect(hit.message).not.toContain('optimizer.params.betas');
+    const trainer = f.find((x) => x.rule === 'auto-trainer-only')!;
+    expect(trainer.level).toBe('warning');
+    expect(trainer.message).toMatch(/optimizer\.params\.betas.*HF Trainer \(from adam_beta1, adam_beta2\)/);
     expect(hit.message).not.toContain('fp16.enabled');
     const cond = f.find((x) => x.rule === 'auto-conditional')!;
     expect(cond.level).toBe('warning');

@@ -130,9 +130,24 @@ describe('the hint row is built from the same tables', () => {
       'r review',
       'Tab preview',
       'PgUp/Dn scroll',
+      'e explain',
       'q quit',
       '^C abort',
     ]);
+  });
+
+  it('e opens the explain view from any screen with the preview; in a text field it is text; the view takes every key', () => {
+    expect(resolveKey(LIST_Q, ...P.ch('e'))).toMatchObject({ surface: 'app', binding: { command: 'explain' } });
+    expect(resolveKey(['list', 'review', 'app'], ...P.ch('e'))).toMatchObject({ binding: { command: 'explain' } });
+    expect(resolveKey(TEXT_Q, ...P.ch('e'))).toMatchObject({ surface: 'answerField', binding: { command: 'type' } });
+    expect(texts(['explain', 'app'])).toEqual([
+      'Esc/e close',
+      '↑↓ scroll',
+      'PgUp/Dn page',
+      'Home/End ends',
+      '^C abort',
+    ]);
+    expect(dispatchKey(['explain', 'app'], ...P.ch('x'), {})).toEqual({ surface: 'explain', command: 'swallow' });
   });
 
   it('in a text answer: no q, no r, and ← is not offered as back', () => {

@@ -261,9 +261,15 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
       base,
       kept: ['x.y'],
       moved: ['zero_stage'],
+      notes: ['gradient_accumulation_steps: (absent) -> 1'],
     });
-    expect(i.message).toBe('1 key(s) kept, 1 moved (listed in the review) · from a.yaml');
-    expect(i.imported).toEqual({ path: 'a.yaml', kept: ['x.y'], moved: ['zero_stage'] });
+    expect(i.message).toBe('1 key(s) kept, 1 moved, 1 changed (listed in the review) · from a.yaml');
+    expect(i.imported).toEqual({
+      path: 'a.yaml',
+      kept: ['x.y'],
+      moved: ['zero_stage'],
+      notes: ['gradient_accumulation_steps: (absent) -> 1'],
+    });
     const f = run(detected(), { type: 'importFailed', error: 'no such file' });
     expect(screenOf(f)).toBe('start');
     expect(f.message).toBe('cannot import: no such file');

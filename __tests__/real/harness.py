@@ -1,7 +1,9 @@
 """One Python process that puts many accelerate configs through accelerate's own code.
 
 Usage: harness.py CASES.json RESULTS.json. Each case: {"id", "yaml", "launch_args": [...], "prepare": bool,
-"record": dir, "probe_env": {...}}. For each case, with the real accelerate 1.15.0:
+"record": dir, "probe_env": {...}, "env": {...}}. "yaml" null passes no --config_file (accelerate then reads its
+default config file, from the HF_HOME this process started with); "env" is the environment `accelerate launch`
+runs in (ACCELERATE_* variables a user exported). For each case, with the real accelerate 1.15.0:
   1. load: accelerate's loader (load_config_from_file -> ClusterConfig), as `accelerate launch` reads it;
   2. launch: accelerate's own launch-argument parser, `_validate_launch_command`, then the launcher's command
      and environment builder (`prepare_deepspeed_cmd_env`) -- per machine rank for multi-node YAMLs -- and, for
@@ -62,7 +64,8 @@ def which_launcher(args):
 
 def launch(case, out):
     parser = launch_command_parser()
-    args = parser.parse_args(["--config_file", case["yaml"], *case.get("launch_args", []), PROBE])
+    config = ["--config_file", case["yaml"]] if case.get("yaml") else []
+    args = parser.parse_args([*config, *case.get("launch_args", []), PROBE])
     args, defaults, mp_from_config_flag = _validate_launch_command(args)
     out["launcher"] = which_launcher(args)
     if out["launcher"] != "deepspeed":
@@ -132,15 +135,21 @@ def prepare(case, env, out):
 def run_case(case):
     out = {"id": case["id"]}
     try:
-        out["loaded"] = plain(load_config_from_file(case["yaml"]).to_dict())
+        out["loaded"] = plain(load_config_from_file(case.get("yaml")).to_dict())
     except Exception as e:  # noqa: BLE001
         out["load_error"] = err(e)
         return out
+    # The environment `accelerate launch` runs in: the launcher's builder copies it.
+    saved = dict(os.environ)
+    os.environ.update(case.get("env", {}))
     try:
         env = launch(case, out)
     except Exception as e:  # noqa: BLE001
         out["launch_error"] = err(e)
         return out
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     if case.get("prepare") and env is not None:
         try:
             prepare(case, env, out)

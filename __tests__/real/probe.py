@@ -7,7 +7,8 @@ accelerate hands to `deepspeed.initialize`; this script writes what the Accelera
 (ZEROWIZ_PROBE_OUT/rank<N>.probe.json).
 
 Inputs (environment): ZEROWIZ_PROBE_MICRO (the DataLoader batch size, 4), ZEROWIZ_PROBE_ACCUM (the script's
-Accelerator(gradient_accumulation_steps=...), 1), ZEROWIZ_PROBE_HIDDEN (hidden_size, 16).
+Accelerator(gradient_accumulation_steps=...), 1), ZEROWIZ_PROBE_HIDDEN (hidden_size, 16),
+ZEROWIZ_PROBE_MIXED_PRECISION (the script's Accelerator(mixed_precision=...); not passed when unset).
 The CPU has no NCCL: the process group is gloo (InitProcessGroupKwargs), as a CPU user would write it.
 """
 import json
@@ -36,9 +37,11 @@ def main(end_training=True):
     micro = int(os.environ.get("ZEROWIZ_PROBE_MICRO", "4"))
     accum = int(os.environ.get("ZEROWIZ_PROBE_ACCUM", "1"))
     hidden = int(os.environ.get("ZEROWIZ_PROBE_HIDDEN", "16"))
+    mixed = os.environ.get("ZEROWIZ_PROBE_MIXED_PRECISION")
     accelerator = Accelerator(
         gradient_accumulation_steps=accum,
         kwargs_handlers=[InitProcessGroupKwargs(backend="gloo")],
+        **({"mixed_precision": mixed} if mixed else {}),
     )
     plugin = accelerator.state.deepspeed_plugin
     try:

@@ -58,11 +58,14 @@ export async function writeSetup(setup: Setup, dir: string): Promise<Setup> {
 /** One case for harness.py. */
 export interface HarnessCase {
   id: string;
-  yaml: string;
+  /** The --config_file; null: none (accelerate reads its default config file). */
+  yaml: string | null;
   launch_args?: string[];
   prepare?: boolean;
   record: string;
   probe_env?: Record<string, string>;
+  /** The environment `accelerate launch` runs in (ACCELERATE_* variables a user exported). */
+  env?: Record<string, string>;
 }
 
 /** What harness.py reports for a case. */
@@ -105,15 +108,18 @@ export interface ProbeReport {
   steps: number;
 }
 
-/** Runs every case through ONE Python process (accelerate's loader, launch builder and prepare()). */
-export function runHarness(cases: HarnessCase[]): Map<string, HarnessResult> {
+/**
+ * Runs every case through ONE Python process (accelerate's loader, launch builder and prepare()). `env` is added
+ * to that process's environment (e.g. HF_HOME: accelerate fixes its default config file's path at import).
+ */
+export function runHarness(cases: HarnessCase[], env: Record<string, string> = {}): Map<string, HarnessResult> {
   const dir = tempDir('zw-harness-');
   const inFile = join(dir, 'cases.json');
   const outFile = join(dir, 'results.json');
   writeFileSync(inFile, JSON.stringify(cases));
   const r = spawnSync(PYTHON, [HARNESS, inFile, outFile], {
     cwd: dir,
-    env: realEnv(),
+    env: realEnv(env),
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });

@@ -49,6 +49,7 @@ import { KeyDispatcher, KeyRouter, useKeyHold } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
 import { DIFF_CHROME_ROWS, FinishScreen, presetDescription, type FinishDeps } from './FinishScreen.js';
+import { EXPLAIN_TITLE_ROWS, ExplainView, explainWindow } from './ExplainView.js';
 import { GLOSSARY_TITLE_ROWS, GlossaryView } from './GlossaryView.js';
 import { draftFor, modeHeight } from './ModeQuestion.js';
 import { PictureView } from './PictureView.js';
@@ -98,6 +99,10 @@ type PreviewModule = typeof import('../../src/wizard/preview.js');
 let previewModule: PreviewModule | null = null;
 const loadPreview = (): Promise<PreviewModule> =>
   import('../../src/wizard/preview.js').then((m) => (previewModule = m));
+
+/** explain's module (the provenance model), loaded when the explain view first opens. */
+type ExplainModule = typeof import('../../src/config/explain.js');
+const loadExplain = (): Promise<ExplainModule> => import('../../src/config/explain.js');
 
 const NO_FINDINGS: PreviewData['findings'] = [];
 /** This process's environment and directory, once (a stable identity for the hooks that depend on it). */
@@ -184,6 +189,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
           base,
           kept: [...r.kept],
           moved: [...r.moved],
+          notes: [...r.notes],
         });
       } catch (e) {
         dispatch({ type: 'importFailed', error: (e as Error).message });
@@ -402,6 +408,32 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     [overlay, lay.mainWidth, lay.body, glossaryCtx],
   );
 
+  // The explain view: the setup's steps through explain's model, as `zerowiz explain` prints them.
+  const [explain$, setExplain$] = useState<ExplainModule | null>(null);
+  const explaining = overlay?.kind === 'explain';
+  useEffect(() => {
+    if (explaining && !explain$) void loadExplain().then(setExplain$);
+  }, [explaining, explain$]);
+  const explainText = useMemo(
+    () =>
+      explaining && explain$
+        ? explain$.explainLines(
+            explain$.explainSetup(
+              setup,
+              s.flow.given,
+              { kind: 'setup', name: setup.name, path: null },
+              { cwd: paths.cwd, env: paths.env, script: explain$.DEFAULT_SCRIPT },
+              'your answers',
+            ),
+          )
+        : null,
+    [explaining, explain$, setup, s.flow.given, paths],
+  );
+  const explainView =
+    explainText && overlay?.kind === 'explain'
+      ? explainWindow(explainText, lay.mainWidth, lay.body - EXPLAIN_TITLE_ROWS, overlay.top)
+      : null;
+
   const finishCtx = {
     steps: setup.steps.length,
     defaultConfigPath: deps.defaultConfigPath,
@@ -452,7 +484,17 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
       if (c === 'scrollUp') return on({ type: 'scroll', delta: -PREVIEW_PAGE_LINES });
       if (c === 'scrollDown') return on({ type: 'scroll', delta: PREVIEW_PAGE_LINES });
       if (c === 'quit') return on({ type: 'quit' });
+      if (c === 'explain') return on({ type: 'openExplain' });
       return 'unhandled';
+    },
+    explain: (c) => {
+      if (c === 'close') return on({ type: 'closeOverlay' });
+      const rows = pageOf(lay.body - EXPLAIN_TITLE_ROWS);
+      const by: Partial<Record<Command, number>> = { up: -1, down: 1, scrollUp: -rows, scrollDown: rows };
+      const top = explainView?.top ?? 0;
+      const maxTop = explainView?.maxTop ?? 0;
+      const delta = c === 'top' ? -top : c === 'bottom' ? maxTop - top : by[c];
+      return delta === undefined ? 'unhandled' : on({ type: 'explainScroll', delta, maxTop });
     },
     start: (c) => (c === 'quit' ? on({ type: 'quit' }) : 'unhandled'),
     startSub: (c) => (c === 'back' ? on({ type: 'startView', view: 'menu' }) : 'unhandled'),
@@ -568,6 +610,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
       : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
   if (overlay?.kind === 'picture') where += ' · picture';
   if (overlay?.kind === 'glossary') where += ' · glossary';
+  if (overlay?.kind === 'explain') where += ' · explain';
   const header = `zerowiz · ${screen === 'start' ? 'start' : `${origin}${s.flow.dirty ? ' *' : ''} · ${where}`}${s.message ? ` · ${s.message}` : ''} · ${s.detection}`;
 
   // The preview's note on the ZeRO question: it shows the highlighted row, not (yet) the answer.
@@ -586,6 +629,8 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     );
   } else if (glossary) {
     main = <GlossaryView width={lay.mainWidth} view={glossary} />;
+  } else if (overlay?.kind === 'explain') {
+    main = <ExplainView width={lay.mainWidth} view={explainView} />;
   } else if (overlay?.kind === 'picture' && tradeoff) {
     main = (
       <PictureView

@@ -102,7 +102,8 @@ export function reviewItems(
  * went, wrapped to `width`, in at most `maxLines` rows (the last one then says how many keys are not shown).
  */
 export function importLines(n: ImportNotes | null, width: number, maxLines: number): string[] {
-  if (!n || (n.kept.length === 0 && n.moved.length === 0)) return [];
+  const changed = n?.notes ?? [];
+  if (!n || (n.kept.length === 0 && n.moved.length === 0 && changed.length === 0)) return [];
   const groups: [string, string[]][] = [];
   if (n.kept.length)
     groups.push([`Kept as imported (zerowiz does not model them; written back unchanged), ${n.kept.length}:`, n.kept]);
@@ -111,7 +112,12 @@ export function importLines(n: ImportNotes | null, width: number, maxLines: numb
       `Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`,
       n.moved.map((k) => `${k} → ${movedTo(k)}`),
     ]);
-  const all = groups.flatMap(([title, keys]) => wrap(`${title} ${keys.join(', ')}`, width));
+  if (changed.length) groups.push([`Changed or kept on import, ${changed.length}:`, changed]);
+  const all = groups.flatMap(([title, keys]) =>
+    keys === changed
+      ? [title, ...keys.flatMap((k) => wrap(`· ${k}`, width))]
+      : wrap(`${title} ${keys.join(', ')}`, width),
+  );
   const max = Math.max(1, maxLines);
   if (all.length <= max) return all;
   const shown = all.slice(0, max - 1);

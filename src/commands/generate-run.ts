@@ -10,7 +10,7 @@ import { envFromDetection, processPlan } from '../processes.js';
 import { withDefaults, type DetectedEnv } from '../config/questions.js';
 import { pathFlag } from '../expand.js';
 import { setupFromOptions } from './setup-from-flags.js';
-import { reportFindings } from './report.js';
+import { reportFindings, reportImportNotes } from './report.js';
 
 /** Validates, then prints or writes; resolves with the exit code. */
 export async function runGenerate(opts: Record<string, unknown>): Promise<number> {
@@ -25,7 +25,8 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   if (typeof opts.out === 'string' && opts.out.trim() === '')
     throw new UsageError('--out is empty', 'give a directory, e.g. --out . or --out ./configs');
   const out = typeof opts.out === 'string' ? pathFlag('--out', opts.out) : undefined;
-  const { flagged, given, setup: fromFlags } = setupFromOptions(opts);
+  const { flagged, given, setup: fromFlags, importNotes } = setupFromOptions(opts);
+  reportImportNotes(importNotes);
   let setup = fromFlags;
   // The process count: the flag, the preset's or the imported file's; else the GPUs detected here x the
   // machines (as the wizard's default), and a flag is checked against them.

@@ -16,7 +16,7 @@ import { noStepsNote } from '../config/setup.js';
 import { answerFindings, fileFindings, validate } from '../config/validate.js';
 import { UsageError } from '../errors.js';
 import { setupFromOptions } from './setup-from-flags.js';
-import { reportFindings } from './report.js';
+import { reportFindings, reportImportNotes } from './report.js';
 
 /** `preset list`. */
 export function presetList(opts: { json?: boolean }): void {
@@ -82,7 +82,8 @@ export function presetShow(name: string, opts: { json?: boolean }): void {
 /** `preset save NAME [flags]`. */
 export async function presetSave(name: string, opts: Record<string, unknown>): Promise<void> {
   presetName(name);
-  const { setup, given, flagged } = setupFromOptions(opts);
+  const { setup, given, flagged, importNotes } = setupFromOptions(opts);
+  reportImportNotes(importNotes);
   const firstError = reportFindings([
     ...validate(setup),
     ...answerFindings(setup.answers, flagged, 'flag'),

@@ -22,3 +22,8 @@ export function reportFindings(
 export function reportDamaged(damaged: DamagedRecord[]): void {
   for (const d of damaged) writeErr(`zerowiz: skipped a damaged run record: ${displayDir(d.path)}: ${d.problem}\n`);
 }
+
+/** Prints what an import changed or kept (import.ts notes), one `zerowiz: import: ...` line each. */
+export function reportImportNotes(notes: readonly string[], stream: NodeJS.WritableStream = process.stderr): void {
+  for (const n of notes) stream.write(`zerowiz: import: ${printableLines(n)}\n`);
+}

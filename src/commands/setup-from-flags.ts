@@ -30,9 +30,12 @@ export function setupFromOptions(
   given: Partial<Answers>;
   /** The answers given as flags (for the findings about flags that do not apply). */
   flagged: QuestionId[];
+  /** What an import (--from) changed or kept in a way the files do not say (src/config/import.ts notes). */
+  importNotes: string[];
 } {
   let base: Setup | null = null;
   let baseGiven: Partial<Answers> = {};
+  let importNotes: string[] = [];
   if (typeof opts.preset === 'string' && typeof opts.from === 'string')
     throw new UsageError('--preset and --from cannot be used together', 'pick one starting point');
   if (typeof opts.preset === 'string') {
@@ -43,6 +46,7 @@ export function setupFromOptions(
     const r = importAccelerateConfig(pathFlag('--from', opts.from, ctx), ctx.cwd);
     base = r.setup;
     baseGiven = r.given;
+    importNotes = r.notes;
   }
   const raw = answersFromOptions(opts);
   for (const id of Object.keys(raw) as QuestionId[]) {
@@ -64,7 +68,7 @@ export function setupFromOptions(
   const setup: Setup = base
     ? { ...base, answers, extra: dropKeptFor(base.extra, Object.keys(raw) as QuestionId[]) }
     : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
-  return { setup, given, flagged: Object.keys(raw) as QuestionId[] };
+  return { setup, given, flagged: Object.keys(raw) as QuestionId[], importNotes };
 }
 
 function hintFor(id: QuestionId): string {

@@ -1,11 +1,12 @@
 /**
  * The DeepSpeed config a training run really gets: the JSON zerowiz writes, after accelerate 1.15.0 has
- * filled it. Pure; a model of DeepSpeedPlugin.__post_init__ (JSON-file path), set_mixed_precision and
- * Accelerator._prepare_deepspeed, which the real accelerate tier (__tests__/real) checks against the dict
- * the real accelerate hands to `deepspeed.initialize`, case by case. The preview's "at launch" lines are
- * drawn from it, so what the preview says is what the tier proves.
+ * filled it. Pure: the dict of the provenance model (provenance.ts, which also says where each value came
+ * from), for the files a setup writes. The real accelerate tier (__tests__/real) checks it against the dict the
+ * real accelerate hands to `deepspeed.initialize`, case by case; the preview's "at launch" lines are drawn from
+ * it, so what the preview says is what the tier proves.
  */
-import { DEEPSPEED_DEFAULTS, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { DEEPSPEED_DEFAULTS, accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { explainStep, type Origin } from './provenance.js';
 import type { Setup } from './setup.js';
 
 /** What the run supplies that accelerate fills the "auto"s from. */
@@ -42,18 +43,6 @@ export interface EffectiveConfig {
   accumulationSteps: number;
 }
 
-/** Values of DeepSpeedPlugin's own fields when the YAML sets none of them (zerowiz's never does). */
-const PLUGIN_DEFAULTS: Record<string, unknown> = {
-  gradient_accumulation_steps: 'auto',
-  gradient_clipping: 'auto',
-  'zero_optimization.stage': 2,
-  'zero_optimization.offload_optimizer.device': 'none',
-  'zero_optimization.offload_param.device': 'none',
-  'zero_optimization.offload_param.nvme_path': 'none',
-  'zero_optimization.offload_optimizer.nvme_path': 'none',
-  'zero_optimization.stage3_gather_16bit_weights_on_model_save': false,
-};
-
 /** The value `accelerate launch --mixed_precision` of the steps that use the config, if one passes it. */
 export function launchMixedPrecision(setup: Setup): LaunchPrecision | null {
   for (const s of setup.steps) {
@@ -78,114 +67,49 @@ export function defaultRun(setup: Setup): RunContext {
   };
 }
 
-/** The node that holds the last key of a dotted path, and that key; null when a parent is missing. */
-function node(cfg: Record<string, unknown>, path: string): [Record<string, unknown>, string] | null {
-  const parts = path.split('.');
-  let cur: Record<string, unknown> = cfg;
-  for (const p of parts.slice(0, -1)) {
-    const next = cur[p];
-    if (!isPlainObject(next)) return null;
-    cur = next;
-  }
-  return [cur, parts[parts.length - 1]!];
-}
-
-/** accelerate's fill_match with must_match=False: an "auto" takes the value, or raises when none is given. */
-function fill(cfg: Record<string, unknown>, path: string, values: Record<string, unknown>, errors: string[]): void {
-  const at = node(cfg, path);
-  if (at === null) return;
-  const [parent, key] = at;
-  if (parent[key] !== 'auto') return;
-  if (path in values) parent[key] = values[path];
-  else errors.push(`\`${path}\` not found in kwargs. Please specify \`${path}\` without \`auto\``);
-}
-
-/** deepspeed_config_process: every "auto" anywhere in the config takes its value (or raises). */
-function fillAll(root: Record<string, unknown>, values: Record<string, unknown>, errors: string[]): void {
-  const walk = (obj: Record<string, unknown>, prefix: string) => {
-    for (const [k, v] of Object.entries(obj)) {
-      if (isPlainObject(v)) walk(v, `${prefix}${k}.`);
-      else fill(root, `${prefix}${k}`, values, errors);
-    }
-  };
-  walk(root, '');
-}
-
 function get(cfg: Record<string, unknown>, path: string): unknown {
-  const at = node(cfg, path);
-  return at ? at[0][at[1]] : undefined;
+  let cur: unknown = cfg;
+  for (const p of path.split('.')) cur = isPlainObject(cur) ? cur[p] : undefined;
+  return cur;
 }
 
-/** The config accelerate hands to deepspeed.initialize for this setup and run. */
+/**
+ * The config accelerate hands to deepspeed.initialize for this setup and run: the provenance model
+ * (provenance.ts explainStep) on the files the setup writes, a step that runs with them, the environment
+ * without ACCELERATE_* variables and the script the run describes.
+ */
 export function effectiveDeepSpeedConfig(setup: Setup, run: RunContext): EffectiveConfig {
-  const cfg = structuredClone(plainJson(deepSpeedConfigObject(setup))) as Record<string, unknown>;
-  const errors: string[] = [];
-  const warnings: string[] = [];
-  // DeepSpeedPlugin.__post_init__, with a deepspeed_config_file.
-  if (!('gradient_accumulation_steps' in cfg)) cfg.gradient_accumulation_steps = 1;
-  if (!isPlainObject(cfg.zero_optimization))
-    errors.push('Please specify the ZeRO optimization config in the DeepSpeed config.');
-  for (const path of Object.keys(PLUGIN_DEFAULTS)) fill(cfg, path, PLUGIN_DEFAULTS, errors);
-  cfg.steps_per_print = Number.POSITIVE_INFINITY;
-  const stage = get(cfg, 'zero_optimization.stage');
-  let zeroInit = setup.answers.zero3_init;
-  if (zeroInit && stage !== 3) {
-    warnings.push('DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it to False.');
-    zeroInit = false;
-  }
-  // DeepSpeedPlugin.set_mixed_precision, from ACCELERATE_MIXED_PRECISION ('no' unless --mixed_precision).
-  const mp = run.launchMixedPrecision ?? 'no';
-  if (mp === 'fp16' && !('fp16' in cfg)) cfg.fp16 = { enabled: true, auto_cast: true };
-  if ((mp === 'bf16' || mp === 'fp8') && !('bf16' in cfg)) cfg.bf16 = { enabled: true };
-  if (mp !== 'no') {
-    const other = mp === 'fp16' ? 'bf16' : 'fp16';
-    const block = cfg[other];
-    if (isPlainObject(block) && String(block.enabled).toLowerCase() === 'true')
-      errors.push(
-        `\`--mixed_precision\` arg cannot be set to \`${mp}\` when \`${other}\` is set in the DeepSpeed config file.`,
-      );
-  }
-  for (const dtype of ['fp16', 'bf16']) if (!(dtype in cfg)) cfg[dtype] = { enabled: false };
-  const precision = { 'fp16.enabled': mp === 'fp16', 'bf16.enabled': mp === 'bf16' || mp === 'fp8' };
-  fill(cfg, 'fp16.enabled', precision, errors);
-  fill(cfg, 'bf16.enabled', precision, errors);
-  // Accelerator._prepare_deepspeed, with a DataLoader, a model and (usually) a torch optimizer.
-  const micro = cfg.train_micro_batch_size_per_gpu === 'auto' ? run.microBatchSize : cfg.train_micro_batch_size_per_gpu;
-  if (cfg.gradient_accumulation_steps === 'auto') cfg.gradient_accumulation_steps = run.scriptAccumulationSteps;
-  const gas = cfg.gradient_accumulation_steps;
-  let accumulationSteps = run.scriptAccumulationSteps;
-  if (typeof gas === 'number' && gas !== run.scriptAccumulationSteps) {
-    warnings.push(
-      `Gradient accumulation steps mismatch: GradientAccumulationPlugin has ${run.scriptAccumulationSteps}, DeepSpeed config has ${gas}. Using DeepSpeed's value.`,
-    );
-    accumulationSteps = gas;
-  }
-  const values: Record<string, unknown> = {
-    gradient_clipping: 1.0,
-    'zero_optimization.stage3_gather_16bit_weights_on_model_save': false,
-    train_micro_batch_size_per_gpu: micro,
-    train_batch_size: typeof micro === 'number' && typeof gas === 'number' ? micro * gas * run.worldSize : 'auto',
+  const yaml = accelerateConfigObject(setup);
+  const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const origin = (): Origin => ({ source: 'preset', where: setup.name });
+  const e = explainStep({
+    name: setup.name,
+    args: [
+      '--config_file',
+      setup.files.accelerateConfig,
+      ...(run.launchMixedPrecision ? ['--mixed_precision', run.launchMixedPrecision] : []),
+      'train.py',
+    ],
+    defaultConfig: null,
+    readConfig: () => ({ data: yaml, origin }),
+    readJson: () => ({ data: json, origin }),
+    env: {},
+    script: {
+      batchSize: run.microBatchSize,
+      accumulation: run.scriptAccumulationSteps,
+      mixedPrecision: null,
+      hiddenSize: run.hiddenSize ?? 'none',
+      torchOptimizer: run.torchOptimizer,
+    },
+    worldSize: run.worldSize,
+  });
+  return {
+    config: e.dict ?? {},
+    errors: e.errors,
+    warnings: e.warnings,
+    zeroInit: e.zeroInit,
+    accumulationSteps: e.accumulation ?? run.scriptAccumulationSteps,
   };
-  if (run.torchOptimizer) cfg.zero_allow_untested_optimizer = true;
-  const hiddenKeys = [
-    'zero_optimization.reduce_bucket_size',
-    'zero_optimization.stage3_prefetch_bucket_size',
-    'zero_optimization.stage3_param_persistence_threshold',
-  ];
-  if (hiddenKeys.some((k) => get(cfg, k) === 'auto')) {
-    const h = run.hiddenSize;
-    if (h === null)
-      errors.push(
-        "Can't find `model.config` entry, therefore it's not possible to fill the hidden-size `auto` entries",
-      );
-    else {
-      values['zero_optimization.reduce_bucket_size'] = h * h;
-      values['zero_optimization.stage3_prefetch_bucket_size'] = Math.floor(0.9 * h * h);
-      values['zero_optimization.stage3_param_persistence_threshold'] = 10 * h;
-    }
-  }
-  fillAll(cfg, values, errors);
-  return { config: cfg, errors, warnings, zeroInit, accumulationSteps };
 }
 
 /** The effective values people ask about, read from an effective config. */
@@ -219,7 +143,8 @@ export function summarizeEffective(cfg: Record<string, unknown>, worldSize: numb
     // DeepSpeed reads offload_param only at stage 3.
     offloadParam: stage === 3 ? dev('offload_param') : 'none',
     accumulationSteps: typeof gas === 'number' ? gas : Number.NaN,
-    clipping: typeof cfg.gradient_clipping === 'number' ? cfg.gradient_clipping : 0,
+    // Absent: DeepSpeed's own default (the key table's).
+    clipping: typeof cfg.gradient_clipping === 'number' ? cfg.gradient_clipping : DEEPSPEED_DEFAULTS.gradient_clipping,
     batchIdentityHolds:
       typeof tbs === 'number' &&
       typeof micro === 'number' &&

@@ -11,6 +11,9 @@ import { formatSci, optimizerOffloadDevice, paramOffloadDevice, type Answers } f
 export { DEEPSPEED_DEFAULTS };
 import { dsConfigReference, type Setup } from './setup.js';
 
+/** The batch keys zerowiz writes as "auto" unless the setup fixes one of them. */
+export const BATCH_KEYS = ['train_batch_size', 'train_micro_batch_size_per_gpu'] as const;
+
 /** A number the JSON writes in the seed's short scientific form (5e7). */
 export class Sci {
   constructor(readonly value: number) {}
@@ -165,11 +168,18 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
     };
   }
   out.gradient_accumulation_steps = a.gradient_accumulation_steps;
-  out.gradient_clipping = a.gradient_clipping;
+  if (a.gradient_clipping !== null) out.gradient_clipping = a.gradient_clipping;
   out.train_batch_size = 'auto';
   out.train_micro_batch_size_per_gpu = 'auto';
   out.wall_clock_breakdown = false;
-  return deepMerge(out, (setup.extra?.json ?? {}) as { [key: string]: JsonOut }) as { [key: string]: JsonOut };
+  const extra = (setup.extra?.json ?? {}) as { [key: string]: JsonOut };
+  const merged = deepMerge(out, extra) as { [key: string]: JsonOut };
+  // A batch size the setup fixes (an import keeps the file's) comes with exactly the batch keys the setup
+  // gives: an "auto" partner would make accelerate fill it from the DataLoader, and DeepSpeed then asserts the
+  // fixed one against it; without it, DeepSpeed derives it.
+  if (BATCH_KEYS.some((k) => typeof extra[k] === 'number'))
+    for (const k of BATCH_KEYS) if (!(k in extra)) delete merged[k];
+  return merged;
 }
 
 /** Serializes with the seed's layout: 4-space indent, `"key": value`, Sci numbers as 5e7, no trailing newline. */

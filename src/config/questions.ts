@@ -10,8 +10,9 @@ import { UsageError } from '../errors.js';
 import { hasControl } from '../printable.js';
 import type { Interconnect } from '../estimate/peak.js';
 import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
+import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, LAUNCHERS, keyInfo } from './keys.js';
 
-export const LAUNCHERS = ['pdsh', 'standard', 'openmpi', 'mvapich', 'mpich', 'nossh', 'slurm'] as const;
+export { LAUNCHERS };
 export type Launcher = (typeof LAUNCHERS)[number];
 export const PRECISIONS = ['auto', 'no', 'fp16', 'bf16'] as const;
 export type Precision = (typeof PRECISIONS)[number];
@@ -67,7 +68,8 @@ export interface Answers {
   offload_param_device: ParamOffloadDevice;
   nvme_path: string;
   gradient_accumulation_steps: number | 'auto';
-  gradient_clipping: number | 'auto';
+  /** null: not written, DeepSpeed's own default applies (what an import keeps when the file has no clipping). */
+  gradient_clipping: number | 'auto' | null;
   zero3_save_16bit_model: boolean;
   zero3_init: boolean;
   moe_layer_cls_names: string;
@@ -128,12 +130,6 @@ export interface Question<K extends QuestionId = QuestionId> {
   yamlKey?: string;
   /** The DeepSpeed JSON keys it sets (dotted paths, exactly as the emitter writes them), if any. */
   jsonKey?: string;
-  /**
-   * The deepspeed_config / top-level keys `accelerate config` writes for this answer when there is no JSON file.
-   * accelerate refuses every one of them next to a deepspeed_config_file, so zerowiz writes the value into the
-   * JSON instead (and an import moves them there).
-   */
-  accelerateYamlKeys?: readonly string[];
   /** Where zerowiz's default differs from `accelerate config`'s: accelerate's default and why zerowiz's differs. */
   accelerateDefault?: { value: string; why: string };
   choices?: readonly Choice<Answers[K]>[];
@@ -619,7 +615,6 @@ export const QUESTIONS = [
     help: 'Sets zero_optimization.stage and the offload_optimizer/offload_param blocks in the DeepSpeed JSON (a ZeRO-3 mode also makes deepspeed_config.zero3_init_flag default to yes in the YAML). Higher stages shard more and save more GPU memory; offload moves state to the CPU (or NVMe) at the cost of traffic.',
     jsonKey:
       'zero_optimization.stage, zero_optimization.offload_optimizer.device, zero_optimization.offload_param.device',
-    accelerateYamlKeys: ['deepspeed_config.zero_stage'],
     choices: MODES.map((m) => ({
       value: m,
       label: `${MODE_INFO[m].label}`,
@@ -639,7 +634,6 @@ export const QUESTIONS = [
     acceleratePrompt: 'Where to offload optimizer states?',
     help: 'cpu keeps offloaded state in RAM. nvme (ZeRO-Infinity) swaps it to a fast local drive; it only really works at stage 3. At ZeRO-3 the parameters follow this device unless the advanced question "where does ZeRO-3 keep the parameters" splits them.',
     jsonKey: 'zero_optimization.offload_optimizer.device',
-    accelerateYamlKeys: ['deepspeed_config.offload_optimizer_device'],
     choices: [
       { value: 'cpu', label: 'cpu', help: 'Offload to CPU memory (pinned).' },
       { value: 'nvme', label: 'nvme', help: 'Offload to an NVMe drive (ZeRO-Infinity, stage 3).' },
@@ -658,7 +652,6 @@ export const QUESTIONS = [
     acceleratePrompt: 'Where to offload parameters?',
     help: "accelerate config asks where the optimizer states and where the parameters go, separately; zerowiz's ZeRO-3 offload mode sends both to one device and this answer splits them: ZeRO-3 offload with the parameters on the GPUs (none) offloads only the optimizer states (the usual middle ground), ZeRO-3 with the parameters on cpu offloads only the parameters, and the two may use different devices (optimizer cpu, parameters nvme). Only stage 3 offloads parameters: DeepSpeed ignores offload_param below it.",
     jsonKey: 'zero_optimization.offload_param.device',
-    accelerateYamlKeys: ['deepspeed_config.offload_param_device'],
     choices: [
       { value: 'none', label: 'none', help: 'Parameters stay on the GPUs (sharded).' },
       { value: 'cpu', label: 'cpu', help: 'Parameters offloaded to CPU memory.' },
@@ -678,7 +671,6 @@ export const QUESTIONS = [
     acceleratePrompt: 'Nvme Path to offload parameters?',
     help: 'A directory on a local NVMe drive with room for the offloaded state. DeepSpeed writes under it. zerowiz writes it into the JSON: accelerate never passes the nvme paths of its own YAML on, so with accelerate config alone DeepSpeed gets the path "none".',
     jsonKey: 'zero_optimization.offload_optimizer.nvme_path, zero_optimization.offload_param.nvme_path',
-    accelerateYamlKeys: ['deepspeed_config.offload_param_nvme_path', 'deepspeed_config.offload_optimizer_nvme_path'],
     when: usesNvme,
     defaultValue: () => '/nvme',
     parse: (t) => (t.trim() === '' ? fail('NVMe offload needs a path; type a directory such as /nvme') : ok(t.trim())),
@@ -692,7 +684,6 @@ export const QUESTIONS = [
     acceleratePrompt: "How many gradient accumulation steps you're passing in your script? [1]: ",
     help: "Written to the DeepSpeed JSON. 'auto' lets accelerate fill in the value your script passes to Accelerator().",
     jsonKey: 'gradient_accumulation_steps',
-    accelerateYamlKeys: ['deepspeed_config.gradient_accumulation_steps'],
     accelerateDefault: {
       value: '1',
       why: "a number in the JSON overrides your script's Accelerator(gradient_accumulation_steps=...) (accelerate warns \"mismatch ... Using DeepSpeed's value\"); 'auto' takes the script's value",
@@ -708,9 +699,8 @@ export const QUESTIONS = [
     section: 'deepspeed',
     prompt: "Gradient clipping value ('auto': accelerate's default 1.0; 0 turns clipping off)",
     acceleratePrompt: 'Do you want to use gradient clipping? [yes/NO]: ',
-    help: 'Maximum gradient norm, written to the DeepSpeed JSON.',
+    help: "Maximum gradient norm, written to the DeepSpeed JSON. 'default' writes no key, so DeepSpeed's own default applies (1.0 since DeepSpeed 0.19.3, 0.0 before).",
     jsonKey: 'gradient_clipping',
-    accelerateYamlKeys: ['deepspeed_config.gradient_clipping'],
     accelerateDefault: {
       value: 'no',
       why: "accelerate config asks yes/no and writes no value for no, yet accelerate then fills 1.0 at prepare() all the same; 'auto' says so in the JSON (set 0 to really turn clipping off)",
@@ -720,10 +710,12 @@ export const QUESTIONS = [
     parse: (t) => {
       const s = t.trim().toLowerCase();
       if (s === 'auto') return ok('auto' as const);
+      // Empty (a preset's `null`): not written, so DeepSpeed's own default applies.
+      if (s === '' || s === 'default') return ok(null);
       const n = Number(s);
-      return s !== '' && Number.isFinite(n) && n >= 0 ? ok(n) : fail(`'${t}' is not a number >= 0 or 'auto'`);
+      return Number.isFinite(n) && n >= 0 ? ok(n) : fail(`'${t}' is not a number >= 0, 'auto' or 'default'`);
     },
-    format: String,
+    format: (v) => (v === null ? 'default' : String(v)),
   }),
   q({
     id: 'zero3_save_16bit_model',
@@ -733,7 +725,6 @@ export const QUESTIONS = [
     acceleratePrompt: 'Do you want to save 16-bit model weights when using ZeRO Stage-3? [yes/NO]: ',
     help: 'Without it, a ZeRO-3 checkpoint holds only shards and needs zero_to_fp32.py to recover weights.',
     jsonKey: 'zero_optimization.stage3_gather_16bit_weights_on_model_save',
-    accelerateYamlKeys: ['deepspeed_config.zero3_save_16bit_model'],
     accelerateDefault: {
       value: 'no',
       why: 'without it a ZeRO-3 save_model() writes only shards, which need zero_to_fp32.py before anything can load them; gathering the 16-bit weights on save costs a moment and memory on one rank',
@@ -856,7 +847,6 @@ export const QUESTIONS = [
     acceleratePrompt: 'Do you wish to use mixed precision?',
     help: "accelerate refuses mixed_precision in the YAML next to a DeepSpeed JSON, so zerowiz writes it into the JSON's fp16/bf16 blocks. 'auto' leaves both to `accelerate launch --mixed_precision`; without that flag training runs in fp32.",
     jsonKey: 'fp16.enabled, bf16.enabled',
-    accelerateYamlKeys: ['mixed_precision'],
     accelerateDefault: {
       value: 'no',
       why: "bf16 halves the memory of weights, activations and gradients on Ampere and newer GPUs without fp16's loss scaling; pick no (or fp16) on older GPUs",
@@ -1050,14 +1040,8 @@ export function activeQuestions(a: Answers, includeAdvanced = false): Question[]
   ) as Question[];
 }
 
-/**
- * The accelerate YAML keys `accelerate config` writes for answers that zerowiz keeps in the JSON, which
- * accelerate refuses next to a deepspeed_config_file (DeepSpeedPlugin._deepspeed_config_checks): dotted,
- * `deepspeed_config.zero_stage`, ..., and `mixed_precision`. One list, from the catalog.
- */
-export const ACCELERATE_KEYS_REFUSED_WITH_DS_FILE: readonly string[] = QUESTIONS.flatMap(
-  (x) => (x as Question).accelerateYamlKeys ?? [],
-);
+/** The accelerate YAML keys accelerate refuses next to a deepspeed_config_file: the key table's list. */
+export { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE };
 
 /**
  * When an answer is zerowiz's default and `accelerate config`'s default differs: what accelerate's is and why
@@ -1116,16 +1100,10 @@ export function parseAnswers(raw: Record<string, unknown>, base: Partial<Answers
 }
 
 /**
- * Where a key an import moved out of the YAML went in the DeepSpeed JSON (from the catalog: the question
- * whose accelerate keys include it, and its JSON key): `deepspeed_config.zero_stage` -> `zero_optimization.stage`,
- * `mixed_precision` -> `fp16.enabled / bf16.enabled`.
+ * Where a key an import moved out of the YAML went in the DeepSpeed JSON (the key table's `sets`):
+ * `deepspeed_config.zero_stage` -> `zero_optimization.stage`, `mixed_precision` -> `fp16.enabled / bf16.enabled`.
  */
 export function movedTo(key: string): string {
-  const q = (QUESTIONS as readonly Question[]).find((x) => x.accelerateYamlKeys?.includes(key));
-  if (!q?.jsonKey) return 'the DeepSpeed JSON';
-  const keys = q.jsonKey.split(', ');
-  if (keys.length === 1) return keys[0]!;
-  const tail = (key.split('.').pop() ?? key).replace(/^zero_/, '');
-  const hit = keys.filter((k) => k.replace(/\./g, '_').endsWith(tail));
-  return hit.length === 1 ? hit[0]! : keys.join(' / ');
+  const sets = keyInfo('yaml', key)?.sets;
+  return sets && sets.length > 0 ? sets.join(' / ') : 'the DeepSpeed JSON';
 }

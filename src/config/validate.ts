@@ -17,6 +17,14 @@ import type { ModelEntry } from '../estimate/models.js';
 import { formatBytes, formatCount } from '../units.js';
 import {
   ACCELERATE_KEYS_REFUSED_WITH_DS_FILE,
+  CONFIG_KEYS,
+  DEPRECATED_JSON_KEYS,
+  autoRule,
+  keysIn,
+  mustKey,
+  onlyTrainerFills,
+} from './keys.js';
+import {
   LAUNCHERS,
   flagName,
   optimizerOffloadDevice,
@@ -60,81 +68,16 @@ const warn = (rule: string, message: string, fix: string, questions?: QuestionId
 // ---------------------------------------------------------------------------------------------
 // accelerate
 
-/** Top-level keys accelerate's ClusterConfig knows (plus the legacy keys process_config rewrites). */
-export const ACCELERATE_KEYS = new Set([
-  'compute_environment',
-  'distributed_type',
-  'mixed_precision',
-  'use_cpu',
-  'debug',
-  'num_processes',
-  'machine_rank',
-  'num_machines',
-  'gpu_ids',
-  'main_process_ip',
-  'main_process_port',
-  'rdzv_backend',
-  'same_network',
-  'main_training_function',
-  'enable_cpu_affinity',
-  'fp8_config',
-  'deepspeed_config',
-  'fsdp_config',
-  'parallelism_config',
-  'megatron_lm_config',
-  'mpirun_config',
-  'downcast_bf16',
-  'tpu_name',
-  'tpu_zone',
-  'tpu_use_cluster',
-  'tpu_use_sudo',
-  'command_file',
-  'commands',
-  'tpu_vm',
-  'tpu_env',
-  'dynamo_config',
-  'fp16',
-  'dynamo_backend',
-]);
-/** The deepspeed_config keys `accelerate launch` understands (its --deepspeed args). */
-export const ACCELERATE_DS_KEYS = new Set([
-  'deepspeed_config_file',
-  'zero_stage',
-  'offload_optimizer_device',
-  'offload_param_device',
-  'offload_optimizer_nvme_path',
-  'offload_param_nvme_path',
-  'gradient_accumulation_steps',
-  'gradient_clipping',
-  'zero3_init_flag',
-  'zero3_save_16bit_model',
-  'deepspeed_hostfile',
-  'deepspeed_exclusion_filter',
-  'deepspeed_inclusion_filter',
-  'deepspeed_multinode_launcher',
-  'deepspeed_moe_layer_cls_names',
-]);
-/** deepspeed_config keys accelerate refuses next to a deepspeed_config_file (from the catalog). */
+/** Top-level keys accelerate's ClusterConfig knows (plus the legacy keys process_config rewrites): the key table's. */
+export const ACCELERATE_KEYS: ReadonlySet<string> = keysIn('yaml', '');
+/** The deepspeed_config keys `accelerate launch` understands (its --deepspeed args): the key table's. */
+export const ACCELERATE_DS_KEYS: ReadonlySet<string> = keysIn('yaml', 'deepspeed_config');
+/** deepspeed_config keys accelerate refuses next to a deepspeed_config_file (from the key table). */
 export const FORBIDDEN_WITH_DS_FILE: readonly string[] = ACCELERATE_KEYS_REFUSED_WITH_DS_FILE.filter((k) =>
   k.startsWith('deepspeed_config.'),
 ).map((k) => k.slice('deepspeed_config.'.length));
-const DISTRIBUTED_TYPES = [
-  'NO',
-  'MULTI_CPU',
-  'MULTI_XPU',
-  'MULTI_HPU',
-  'MULTI_GPU',
-  'MULTI_NPU',
-  'MULTI_MLU',
-  'MULTI_SDAA',
-  'MULTI_MUSA',
-  'MULTI_NEURON',
-  'DEEPSPEED',
-  'FSDP',
-  'XLA',
-  'MEGATRON_LM',
-];
-const PRECISION_VALUES = ['no', 'fp8', 'fp16', 'bf16'];
+const DISTRIBUTED_TYPES = mustKey('yaml', 'distributed_type').values as readonly string[];
+const PRECISION_VALUES = mustKey('yaml', 'mixed_precision').values as readonly string[];
 const LAUNCHER_VALUES: readonly string[] = LAUNCHERS;
 
 /** What accelerate would reject or silently mishandle in this config object. */
@@ -354,160 +297,22 @@ export function checkAccelerateConfig(cfg: Record<string, unknown>): Finding[] {
 // ---------------------------------------------------------------------------------------------
 // DeepSpeed
 
-/** zero_optimization fields and aliases (DeepSpeedZeroConfig; unknown keys are validation errors). */
-export const ZERO_KEYS = new Set([
-  'stage',
-  'contiguous_gradients',
-  'reduce_scatter',
-  'reduce_bucket_size',
-  'use_multi_rank_bucket_allreduce',
-  'allgather_partitions',
-  'allgather_bucket_size',
-  'overlap_comm',
-  'load_from_fp32_weights',
-  'elastic_checkpoint',
-  'offload_param',
-  'offload_optimizer',
-  'zenflow',
-  'sub_group_size',
-  'prefetch_bucket_size',
-  'stage3_prefetch_bucket_size',
-  'param_persistence_threshold',
-  'stage3_param_persistence_threshold',
-  'model_persistence_threshold',
-  'stage3_model_persistence_threshold',
-  'max_live_parameters',
-  'stage3_max_live_parameters',
-  'max_reuse_distance',
-  'stage3_max_reuse_distance',
-  'gather_16bit_weights_on_model_save',
-  'stage3_gather_16bit_weights_on_model_save',
-  'module_granularity_threshold',
-  'stage3_module_granularity_threshold',
-  'use_all_reduce_for_fetch_params',
-  'stage3_use_all_reduce_for_fetch_params',
-  'allgather_sequential',
-  'stage3_allgather_sequential',
-  'ignore_unused_parameters',
-  'legacy_stage1',
-  'round_robin_gradients',
-  'zero_hpz_partition_size',
-  'zero_quantized_weights',
-  'zero_quantized_nontrainable_weights',
-  'zero_quantized_gradients',
-  'zeropp_loco_param',
-  'mics_shard_size',
-  'mics_hierarchical_params_gather',
-  'memory_efficient_linear',
-  'pipeline_loading_checkpoint',
-  'override_module_apply',
-  'log_trace_cache_warnings',
-  'enable_sanity_checks',
-  'save_muon_momentum_buffer_in_memory',
-  'leaf_module',
-  // deprecated, still accepted
-  'cpu_offload',
-  'cpu_offload_param',
-  'cpu_offload_use_pin_memory',
-  'stage3_gather_fp16_weights_on_model_save',
-]);
-const DEPRECATED: Record<string, string> = {
-  cpu_offload: 'offload_optimizer',
-  cpu_offload_param: 'offload_param',
-  cpu_offload_use_pin_memory: 'offload_*.pin_memory',
-  stage3_gather_fp16_weights_on_model_save: 'stage3_gather_16bit_weights_on_model_save',
-};
-const OFFLOAD_PARAM_KEYS = new Set(['device', 'nvme_path', 'buffer_count', 'buffer_size', 'max_in_cpu', 'pin_memory']);
-const OFFLOAD_OPTIMIZER_KEYS = new Set([
-  'device',
-  'nvme_path',
-  'buffer_count',
-  'pin_memory',
-  'pipeline_read',
-  'pipeline_write',
-  'fast_init',
-  'ratio',
-  'super_offload',
-  'cpuadam_cores_perc',
-]);
-const FP16_KEYS = new Set([
-  'enabled',
-  'auto_cast',
-  'loss_scale',
-  'initial_scale_power',
-  'loss_scale_window',
-  'hysteresis',
-  'consecutive_hysteresis',
-  'min_loss_scale',
-  'fp16_master_weights_and_grads',
-]);
-const BF16_KEYS = new Set([
-  'enabled',
-  'immediate_grad_update',
-  'check_grad_overflow',
-  'bf16_master_weights_and_grads',
-  'bf16_optimizer_states',
-]);
-const INT_ZERO_KEYS = [
-  'reduce_bucket_size',
-  'allgather_bucket_size',
-  'sub_group_size',
-  'prefetch_bucket_size',
-  'stage3_prefetch_bucket_size',
-  'param_persistence_threshold',
-  'stage3_param_persistence_threshold',
-  'model_persistence_threshold',
-  'stage3_model_persistence_threshold',
-  'max_live_parameters',
-  'stage3_max_live_parameters',
-  'max_reuse_distance',
-  'stage3_max_reuse_distance',
-  'zero_hpz_partition_size',
-];
-const BOOL_ZERO_KEYS = [
-  'contiguous_gradients',
-  'reduce_scatter',
-  'overlap_comm',
-  'allgather_partitions',
-  'load_from_fp32_weights',
-  'elastic_checkpoint',
-  'round_robin_gradients',
-  'gather_16bit_weights_on_model_save',
-  'stage3_gather_16bit_weights_on_model_save',
-  'ignore_unused_parameters',
-];
-/**
- * "auto" values accelerate always fills before DeepSpeed sees them (DeepSpeedPlugin and
- * Accelerator._prepare_deepspeed). Any other "auto" makes accelerate's deepspeed_config_process raise
- * "`key` not found in kwargs" at prepare().
- */
-const AUTO_FILLED = new Set([
-  'fp16.enabled',
-  'bf16.enabled',
-  'zero_optimization.stage',
-  'zero_optimization.stage3_gather_16bit_weights_on_model_save',
-  'zero_optimization.offload_optimizer.device',
-  'zero_optimization.offload_param.device',
-  'train_batch_size',
-  'train_micro_batch_size_per_gpu',
-  'gradient_accumulation_steps',
-  'gradient_clipping',
-]);
-/** "auto" values accelerate fills only under a condition, which zerowiz cannot see from here. */
-const AUTO_CONDITIONAL: Record<string, string> = {
-  'zero_optimization.reduce_bucket_size':
-    'the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise',
-  'zero_optimization.stage3_prefetch_bucket_size':
-    'the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise',
-  'zero_optimization.stage3_param_persistence_threshold':
-    'the model has config.hidden_size (or hidden_sizes); DiT modules without a .config make accelerate raise',
-  'optimizer.params.lr': 'the script passes accelerate.utils.DummyOptim',
-  'optimizer.params.weight_decay': 'the script passes accelerate.utils.DummyOptim',
-  'scheduler.params.warmup_min_lr': 'the script passes accelerate.utils.DummyScheduler',
-  'scheduler.params.warmup_max_lr': 'the script passes accelerate.utils.DummyScheduler',
-  'scheduler.params.warmup_num_steps': 'the script passes accelerate.utils.DummyScheduler',
-  'scheduler.params.total_num_steps': 'the script passes accelerate.utils.DummyScheduler with total_num_steps',
-};
+/** zero_optimization fields, aliases and deprecated names (DeepSpeedZeroConfig; unknown keys are errors). */
+export const ZERO_KEYS: ReadonlySet<string> = keysIn('json', 'zero_optimization');
+const zeroKeysOf = (type: 'int' | 'bool') =>
+  CONFIG_KEYS.filter(
+    (k) =>
+      k.file === 'json' &&
+      k.path === `zero_optimization.${k.path.split('.')[1]}` &&
+      k.type === type &&
+      (type === 'bool' || k.min === 0),
+  ).flatMap((k) => [k.path.split('.')[1]!, ...(k.alias ? [k.alias] : [])]);
+/** Whole-number zero_optimization keys (>= 0), by both names. */
+const INT_ZERO_KEYS = zeroKeysOf('int');
+/** Boolean zero_optimization keys, by both names. */
+const BOOL_ZERO_KEYS = zeroKeysOf('bool');
+/** The name of a zero_optimization key in messages (`offload_optimizer`, not its dotted path). */
+const zeroName = (path: string) => path.replace(/^zero_optimization\./, '');
 
 function findAutos(v: unknown, path: string, out: string[]): void {
   if (v === 'auto') out.push(path);
@@ -530,7 +335,7 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
     );
     return out;
   }
-  const unknownIn = (obj: Record<string, unknown>, known: Set<string>, where: string) => {
+  const unknownIn = (obj: Record<string, unknown>, known: ReadonlySet<string>, where: string) => {
     const bad = Object.keys(obj)
       .filter((k) => !known.has(k))
       .sort();
@@ -544,18 +349,22 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       );
   };
   unknownIn(zero, ZERO_KEYS, 'zero_optimization');
-  for (const [dep, repl] of Object.entries(DEPRECATED)) {
-    if (!(dep in zero)) continue;
-    const replKey = repl.split('.')[0]!;
-    if (replKey in zero)
+  for (const dep of DEPRECATED_JSON_KEYS) {
+    const name = zeroName(dep.path);
+    if (!dep.deprecated || !(name in zero)) continue;
+    const repl = mustKey('json', dep.deprecated.use);
+    const replName = zeroName(repl.path);
+    const replTop = replName.split('.')[0]!;
+    // DeepSpeed asserts only where it carries the value over (cpu_offload_use_pin_memory just warns).
+    if (dep.deprecated.carries !== 'nothing' && (replTop in zero || (repl.alias !== undefined && repl.alias in zero)))
       out.push(
         err(
           'ds-deprecated-and-new',
-          `zero_optimization has both the deprecated ${dep} and ${repl}; DeepSpeed refuses that`,
-          `keep only ${repl}`,
+          `zero_optimization has both the deprecated ${name} and ${replName}; DeepSpeed refuses that`,
+          `keep only ${replName}`,
         ),
       );
-    else out.push(warn('ds-deprecated', `zero_optimization.${dep} is deprecated`, `use ${repl} instead`));
+    else out.push(warn('ds-deprecated', `zero_optimization.${name} is deprecated`, `use ${replName} instead`));
   }
   const stage = zero.stage;
   let stageNum = 0;
@@ -611,8 +420,8 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
   }
   const devices: Record<string, string> = {};
   for (const [name, known] of [
-    ['offload_optimizer', OFFLOAD_OPTIMIZER_KEYS],
-    ['offload_param', OFFLOAD_PARAM_KEYS],
+    ['offload_optimizer', keysIn('json', 'zero_optimization.offload_optimizer')],
+    ['offload_param', keysIn('json', 'zero_optimization.offload_param')],
   ] as const) {
     const block = zero[name];
     if (block === undefined || block === null) continue;
@@ -675,8 +484,8 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
     );
   }
   for (const [name, known] of [
-    ['fp16', FP16_KEYS],
-    ['bf16', BF16_KEYS],
+    ['fp16', keysIn('json', 'fp16')],
+    ['bf16', keysIn('json', 'bf16')],
   ] as const) {
     const block = cfg[name];
     if (isPlainObject(block)) unknownIn(block, known, name);
@@ -703,17 +512,31 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       ),
     );
   }
-  const conditional = autos.filter((p) => p in AUTO_CONDITIONAL);
+  // Who fills each "auto" (the key table): accelerate always, accelerate under a condition, or nobody.
+  const rule = (p: string) => autoRule(p);
+  const conditional = autos.filter((p) => rule(p)?.accelerate?.when !== undefined);
   if (conditional.length > 0) {
     out.push(
       warn(
         'auto-conditional',
-        `"auto" at ${conditional.join(', ')} is filled only when ${[...new Set(conditional.map((p) => AUTO_CONDITIONAL[p]))].join('; and when ')}`,
+        `"auto" at ${conditional.join(', ')} is filled only when ${[...new Set(conditional.map((p) => rule(p)!.accelerate!.when!))].join('; and when ')}`,
         'write concrete values if that does not hold for your script',
       ),
     );
   }
-  const unfilled = autos.filter((p) => !AUTO_FILLED.has(p) && !(p in AUTO_CONDITIONAL) && !p.endsWith('.nvme_path'));
+  const trainerOnly = autos.filter((p) => onlyTrainerFills(p));
+  if (trainerOnly.length > 0) {
+    out.push(
+      warn(
+        'auto-trainer-only',
+        `"auto" at ${trainerOnly.join(', ')} is filled only by the HF Trainer (from ${trainerOnly.map((p) => rule(p)!.trainer).join('; ')}): accelerate fills it nowhere, so a script that calls accelerate itself raises "not found in kwargs" at prepare()`,
+        'keep it for a Trainer script; for a plain accelerate script write the value there',
+      ),
+    );
+  }
+  const unfilled = autos.filter(
+    (p) => rule(p)?.accelerate === undefined && !onlyTrainerFills(p) && !p.endsWith('.nvme_path'),
+  );
   if (unfilled.length > 0) {
     out.push(
       err(
@@ -754,6 +577,34 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
         'set train_batch_size to "auto" or to the product',
       ),
     );
+  }
+  // A fixed total beside an "auto" micro batch or accumulation: accelerate fills those and leaves the total.
+  const autoBatch = (
+    [
+      ['train_micro_batch_size_per_gpu', micro],
+      ['gradient_accumulation_steps', gas],
+    ] as const
+  )
+    .filter(([, v]) => v === 'auto')
+    .map(([k]) => k);
+  if (typeof tbs === 'number' && autoBatch.length > 0) {
+    const ws = opts.worldSize;
+    if (ws && Number.isInteger(tbs) && tbs % ws !== 0)
+      out.push(
+        err(
+          'ds-batch-size',
+          `train_batch_size ${tbs} is not a multiple of the ${ws} GPUs, so no micro batch and accumulation can make DeepSpeed's identity (${tbs} = micro batch x accumulation x ${ws}) hold`,
+          'write "auto" for train_batch_size (accelerate then computes it), or a multiple of the GPUs',
+        ),
+      );
+    else
+      out.push(
+        warn(
+          'ds-batch-fixed',
+          `train_batch_size ${tbs} is fixed while ${autoBatch.join(' and ')} ${autoBatch.length > 1 ? 'are' : 'is'} "auto": accelerate fills ${autoBatch.length > 1 ? 'them' : 'it'} from your DataLoader's batch size and Accelerator(gradient_accumulation_steps=...) and leaves train_batch_size as it is, and DeepSpeed asserts ${tbs} = micro batch x accumulation x ${ws ?? 'the GPUs'}`,
+          'write "auto" for train_batch_size (accelerate then computes it), or fix the micro batch and the accumulation too',
+        ),
+      );
   }
   for (const [k, v] of [
     ['train_batch_size', tbs],

@@ -8,6 +8,7 @@ import { EstimateInputError } from './estimate.js';
 import type { EstimateInput, LoraSpec } from './estimate.js';
 import { lookupModel } from './models.js';
 import type { BlockKind, ModelEntry } from './models.js';
+import { autoFill, numberDefault } from '../config/keys.js';
 import { placementOf } from '../config/modes.js';
 import type { Placement } from '../config/modes.js';
 import type { Interconnect, Precision, ZeroKnobs } from './peak.js';
@@ -100,18 +101,33 @@ export function precisionOf(mixed: Answers['mixed_precision']): Precision {
   return 'bf16';
 }
 
-/** DeepSpeed's buffer knobs from the answers; `auto` as accelerate fills it (hidden_size^2, 0.9 x hidden_size^2). */
-function knobsOf(a: EstimateAnswers, hidden: number | null): ZeroKnobs {
-  const h2 = hidden === null ? null : hidden * hidden;
-  return {
-    reduceBucketElems: a.reduce_bucket_size === 'auto' ? (h2 ?? 5e8) : a.reduce_bucket_size,
+/**
+ * DeepSpeed's buffer knobs from the answers. An "auto" is what accelerate fills at prepare() (the key table's rule,
+ * from the model's hidden size); without a hidden size accelerate has nothing to fill it with and raises, so the
+ * knob is estimated at the key's DeepSpeed default and `notes` says so.
+ */
+function knobsOf(a: EstimateAnswers, hidden: number | null, notes: string[]): ZeroKnobs {
+  const unfilled: string[] = [];
+  const knob = (v: number | 'auto', path: string): number => {
+    if (v !== 'auto') return v;
+    const filled = autoFill(path, { hiddenSize: hidden, microBatch: null, accumulation: null, worldSize: 1 });
+    if (typeof filled === 'number') return filled;
+    unfilled.push(path.replace(/^zero_optimization\./, ''));
+    return numberDefault(path);
+  };
+  const knobs: ZeroKnobs = {
+    reduceBucketElems: knob(a.reduce_bucket_size, 'zero_optimization.reduce_bucket_size'),
     overlapComm: a.overlap_comm,
     contiguousGradients: a.contiguous_gradients,
-    prefetchBucketElems:
-      a.prefetch_bucket_size === 'auto' ? Math.floor(0.9 * (h2 ?? 5e8 / 0.9)) : a.prefetch_bucket_size,
+    prefetchBucketElems: knob(a.prefetch_bucket_size, 'zero_optimization.stage3_prefetch_bucket_size'),
     maxLiveParams: a.max_live_parameters,
     subGroupElems: a.sub_group_size,
   };
+  if (unfilled.length > 0)
+    notes.push(
+      `${unfilled.join(', ')} "auto" with no hidden size known: accelerate fills them from model.config.hidden_size and raises when the model has none; estimated at DeepSpeed's defaults`,
+    );
+  return knobs;
 }
 
 /** The LoRA adapters: rank and the shapes of the named targets from the catalog; EstimateInputError otherwise. */
@@ -244,7 +260,7 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     activation,
     precision,
     extraGpuParams: a.extra_gpu_params,
-    knobs: knobsOf(a, shape.hidden ?? model?.hidden ?? null),
+    knobs: knobsOf(a, shape.hidden ?? model?.hidden ?? null, notes),
     cudaContextBytes: ctx.cudaContextBytes ?? null,
     interconnect: ctx.interconnect ?? { kind: 'unknown', nvlinks: null },
     headroomPercent: a.headroom,

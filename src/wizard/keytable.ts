@@ -46,6 +46,7 @@ export type Surface =
   | 'help'
   | 'picture'
   | 'glossary'
+  | 'explain'
   | 'steps'
   | 'editing'
   | 'offer'
@@ -61,6 +62,7 @@ export type Command =
   | 'help'
   | 'glossary'
   | 'picture'
+  | 'explain'
   | 'nextTab'
   | 'scrollUp'
   | 'scrollDown'
@@ -144,6 +146,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('nextTab', 'Tab', 'preview', 2, (_i, k) => k.tab && !k.shift),
     b('scrollUp', 'PgUp/Dn', 'scroll', 1, (_i, k) => k.pageUp),
     b('scrollDown', 'PgDn', '', 0, (_i, k) => k.pageDown),
+    b('explain', 'e', 'explain', 1, (i, k) => plain(i, k, 'e')),
     b('quit', 'q', 'quit', 2, (i, k) => plain(i, k, 'q')),
   ],
   question: [
@@ -196,6 +199,16 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('bottom', '', '', 0, (_i, k) => k.end),
     SWALLOW,
   ],
+  explain: [
+    b('close', 'Esc/e', 'close', 3, (i, k) => k.escape || plain(i, k, 'e') || plain(i, k, 'q') || k.leftArrow),
+    b('up', '↑↓', 'scroll', 2, (i, k) => k.upArrow || plain(i, k, 'k')),
+    b('down', '', '', 0, (i, k) => k.downArrow || plain(i, k, 'j')),
+    b('scrollUp', 'PgUp/Dn', 'page', 2, (_i, k) => k.pageUp),
+    b('scrollDown', '', '', 0, (i, k) => k.pageDown || plain(i, k, ' ')),
+    b('top', 'Home/End', 'ends', 1, (_i, k) => k.home),
+    b('bottom', '', '', 0, (_i, k) => k.end),
+    SWALLOW,
+  ],
   steps: [
     b('up', '↑↓', 'move', 2, (i, k) => (k.upArrow && !k.shift) || plain(i, k, 'k')),
     b('down', '', '', 0, (i, k) => (k.downArrow && !k.shift) || plain(i, k, 'j')),
@@ -232,7 +245,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
 export const START_STACK: readonly Surface[] = ['list', 'start'];
 
 /** Surfaces that take every key (besides Ctrl+C): nothing outside them is reachable, nor hinted. */
-const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'dialog', 'glossary', 'offer']);
+const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'dialog', 'glossary', 'explain', 'offer']);
 
 /** The binding a key meets first, innermost surface first (Ctrl+C before any), or null. */
 export function resolveKey(
@@ -401,6 +414,7 @@ const SURFACE_TITLES: Partial<Record<Surface, string>> = {
   help: 'help (`?`)',
   picture: 'the ZeRO picture (`p`)',
   glossary: 'the glossary',
+  explain: 'the explain view (`e`)',
   steps: 'the steps screen',
   offer: 'the "change everywhere?" offer',
   templates: 'the step templates',
@@ -420,6 +434,8 @@ const LONG_LABELS: Partial<Record<Command, string>> = {
   picture: 'the picture of the highlighted mode: what each GPU and the CPU (or NVMe) hold, and the traffic',
   submit: 'accept (refused while the text is invalid)',
   glossary: "the glossary, with your model's numbers",
+  explain:
+    'explain: every value accelerate and DeepSpeed will use for each step, where it comes from and why (as `zerowiz explain`)',
   nextTab: 'preview: YAML → JSON → commands',
   templates: 'start the steps again from a template',
   config:
@@ -431,6 +447,7 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
   list: { up: 'move the highlight (also k/j); on the ZeRO question the panel, the preview and the picture follow' },
   app: { scrollUp: 'scroll the preview' },
   glossary: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
+  explain: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
   steps: { up: 'move between the rows (also k/j)', help: "this screen's keys, with what each does" },
   diff: { up: 'scroll the diff' },
 };

@@ -1,7 +1,7 @@
 /**
  * The wizard's whole state as one pure reducer, next to the flow: the flow itself (screen, question,
  * answers), the start screen's sub-view, the steps screen, the draft of the highlighted answer, the preview's
- * tab and scroll, the help / picture / glossary overlays, the finish screen's machine, the one
+ * tab and scroll, the help / picture / glossary / explain overlays, the finish screen's machine, the one
  * "Quit without writing?" dialog, and the review row the cursor returns to after an edit. The view renders
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
@@ -63,6 +63,8 @@ export interface ImportNotes {
   path: string;
   kept: string[];
   moved: string[];
+  /** What the import changed or kept in a way the files do not say (src/config/import.ts notes). */
+  notes?: string[];
 }
 
 /** An overlay over the body. */
@@ -70,7 +72,9 @@ export type Overlay =
   | { kind: 'help' }
   | { kind: 'picture' }
   /** `from`: the overlay Esc returns to; `at`: the entry it opened on. */
-  | { kind: 'glossary'; top: number; at?: string; from: 'help' | 'picture' | null };
+  | { kind: 'glossary'; top: number; at?: string; from: 'help' | 'picture' | null }
+  /** Every value each step will use and where it comes from (src/config/explain.ts), scrolled to `top`. */
+  | { kind: 'explain'; top: number };
 
 /** The review row the cursor stays on: the row's key, and the question's row if that one is gone. */
 export interface ReviewCursor {
@@ -151,7 +155,15 @@ export type WizardAction =
   | { type: 'startPath'; text: string }
   | { type: 'newSetup' }
   | { type: 'preset'; name: string; given: Partial<Answers>; base: SetupBase }
-  | { type: 'imported'; path: string; given: Partial<Answers>; base: SetupBase; kept: string[]; moved: string[] }
+  | {
+      type: 'imported';
+      path: string;
+      given: Partial<Answers>;
+      base: SetupBase;
+      kept: string[];
+      moved: string[];
+      notes?: string[];
+    }
   | { type: 'importFailed'; error: string }
   | { type: 'detected'; env: DetectedEnv; description: string }
   | { type: 'detectFailed' }
@@ -164,6 +176,8 @@ export type WizardAction =
   | { type: 'openGlossary'; at?: string }
   | { type: 'glossaryScroll'; delta: number; maxTop: number }
   | { type: 'closeOverlay' }
+  | { type: 'openExplain' }
+  | { type: 'explainScroll'; delta: number; maxTop: number }
   /** A review row was chosen: `key` is the row (a finding's or the answer's), `id` the question it opens. */
   | { type: 'reviewJump'; key: string; id: QuestionId }
   | { type: 'openSteps' }
@@ -304,13 +318,14 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
       const counts = [
         a.kept.length ? `${a.kept.length} key(s) kept` : '',
         a.moved.length ? `${a.moved.length} moved` : '',
+        a.notes?.length ? `${a.notes.length} changed` : '',
       ]
         .filter(Boolean)
         .join(', ');
       return {
         ...next,
         stepsSeen: true,
-        imported: { path: a.path, kept: [...a.kept], moved: [...a.moved] },
+        imported: { path: a.path, kept: [...a.kept], moved: [...a.moved], notes: [...(a.notes ?? [])] },
         message: counts ? `${counts} (listed in the review) · from ${a.path}` : `from ${a.path}`,
       };
     }
@@ -343,6 +358,11 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
       const { at: _at, ...rest } = s.overlay;
       return { ...s, overlay: { ...rest, top: Math.max(0, Math.min(a.maxTop, s.overlay.top + a.delta)) } };
     }
+    case 'openExplain':
+      return screenOf(s) === 'start' ? s : { ...s, overlay: { kind: 'explain', top: 0 } };
+    case 'explainScroll':
+      if (s.overlay?.kind !== 'explain') return s;
+      return { ...s, overlay: { kind: 'explain', top: Math.max(0, Math.min(a.maxTop, s.overlay.top + a.delta)) } };
     case 'closeOverlay':
       if (s.overlay?.kind === 'glossary' && s.overlay.from) return { ...s, overlay: { kind: s.overlay.from } };
       return { ...s, overlay: null };
@@ -456,6 +476,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   if (s.result) return [];
   if (s.dialog) return ['dialog', 'app'];
   if (s.overlay?.kind === 'glossary') return ['glossary', 'app'];
+  if (s.overlay?.kind === 'explain') return ['explain', 'app'];
   const screen = screenOf(s);
   if (screen === 'start') {
     // No preview yet: Tab and the paging keys mean nothing here.

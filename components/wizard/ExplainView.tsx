@@ -1,0 +1,53 @@
+/**
+ * The explain view over the body (`e` wherever the preview is): every value accelerate and DeepSpeed will use
+ * for each step of the setup, where it comes from and why, the same lines as `zerowiz explain` prints
+ * (src/config/explain.ts explainLines). The app builds the window (explainWindow): its keys need its top and
+ * length.
+ */
+import type React from 'react';
+import { Box, Text } from 'ink';
+import { clip, softWrap } from '../../src/text.js';
+import { tint } from '../common/theme.js';
+
+/** The rows the view's own title takes. */
+export const EXPLAIN_TITLE_ROWS = 1;
+
+/** The lines shown, where they start, how far they can scroll, and the position text. */
+export interface ExplainWindow {
+  lines: string[];
+  top: number;
+  maxTop: number;
+  position: string;
+}
+
+/** The window of `lines` (wrapped to `width`, never cut) that starts at `top`, `height` rows tall. */
+export function explainWindow(lines: readonly string[], width: number, height: number, top: number): ExplainWindow {
+  const all = lines.flatMap((l) => softWrap(l, Math.max(10, width)));
+  const rows = Math.max(1, height);
+  const maxTop = Math.max(0, all.length - rows);
+  const start = Math.min(maxTop, Math.max(0, top));
+  const shown = all.slice(start, start + rows);
+  return { lines: shown, top: start, maxTop, position: `lines ${start + 1}-${start + shown.length} of ${all.length}` };
+}
+
+/** The view: a title with the position, then the window (step headers bold, rules and losers dimmed). */
+export function ExplainView({ width, view }: { width: number; view: ExplainWindow | null }): React.JSX.Element {
+  if (!view) return <Text color={tint('dim')}>working out every value of the run…</Text>;
+  return (
+    <Box flexDirection="column">
+      <Text bold color={tint('accent')} wrap="truncate">
+        {clip(`Explain · ${view.position} · every value the run will use, where it comes from and why`, width)}
+      </Text>
+      {view.lines.map((l, i) => (
+        <Text
+          key={i}
+          bold={l.startsWith('step ')}
+          color={/^\s+(why|over):/.test(l) ? tint('dim') : /^\s+error:/.test(l) ? tint('bad') : undefined}
+          wrap="truncate"
+        >
+          {l}
+        </Text>
+      ))}
+    </Box>
+  );
+}

@@ -1,0 +1,43 @@
+/**
+ * Reading a DeepSpeed JSON the way accelerate does: HfDeepSpeedConfig opens the file and calls Python's
+ * `json.load`, which refuses comments, trailing commas and single quotes. A YAML parser would take such a file
+ * and read something else (a `// stage 3, ...` comment line became keys, and the stage another number), so the
+ * JSON is parsed as JSON, and a comment is named as the reason accelerate refuses the file.
+ */
+
+/** The parsed value, or why accelerate's json.load would refuse the text. */
+export type JsonParse = { ok: true; data: unknown } | { ok: false; problem: string };
+
+/** The 1-based line of the first `//` or `/*` outside a string, or null. */
+function commentLine(text: string): number | null {
+  let line = 1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\n') line++;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '/' && (text[i + 1] === '/' || text[i + 1] === '*')) return line;
+  }
+  return null;
+}
+
+/** Parses a DeepSpeed JSON's text as accelerate's json.load would. */
+export function parseDeepSpeedJson(text: string): JsonParse {
+  try {
+    return { ok: true, data: JSON.parse(text) };
+  } catch (e) {
+    const line = commentLine(text);
+    if (line !== null)
+      return {
+        ok: false,
+        problem: `JSON does not allow comments (line ${line}); accelerate reads the file with json.load and refuses it`,
+      };
+    return {
+      ok: false,
+      problem: `it is not valid JSON (${(e as Error).message}); accelerate reads the file with json.load and refuses it`,
+    };
+  }
+}
