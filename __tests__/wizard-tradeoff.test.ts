@@ -84,7 +84,7 @@ describe('the ZeRO tradeoff view model', () => {
     });
     const t = tradeoffOf(seedLike, undefined, { models });
     expect(t.report!.input.trainable).toBe(32 * 122880 * 60);
-    expect(t.report!.input.activation).toMatchObject({ tokens: 4096 + 512, checkpointing: 'full', block: 'dit' });
+    expect(t.report!.input.activation).toMatchObject({ tokens: 4096 + 512, checkpointing: 'full', block: 'mmdit' });
     expect(t.context).toContain('LoRA r32 · 4608 tok x1 ckpt');
     // Without the catalog the shape is unknown: no activations, and a note says so.
     const bare = tradeoffOf(seedLike, undefined, { models: [] });

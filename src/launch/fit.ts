@@ -11,6 +11,9 @@ import { formatBytesShort } from '../units.js';
 import { ownModeEstimate, type OwnModeEstimate } from '../config/validate.js';
 import type { OomFacts } from './alerts.js';
 import type { RunEstimateJson } from './live-record.js';
+import { listRunRecords, readRecordSetup } from './record.js';
+import type { MeasuredRun } from '../estimate/measured.js';
+import type { Answers } from '../config/questions.js';
 
 /** What zerowiz predicted for a run, and what it would suggest when the run runs out of memory. */
 export interface LaunchEstimate {
@@ -77,4 +80,45 @@ export function launchEstimate(setup: Setup, models?: readonly ModelEntry[]): La
       }
     },
   };
+}
+
+/**
+ * The local run records under `cwd` as MeasuredRun (Slurm jobs and records whose setup cannot be read are
+ * left out); never throws.
+ */
+export function loadMeasuredRuns(cwd: string = process.cwd()): MeasuredRun[] {
+  try {
+    const out: MeasuredRun[] = [];
+    for (const rec of listRunRecords(cwd).records) {
+      if (rec.json.slurm) continue;
+      let answers: Answers;
+      try {
+        answers = readRecordSetup(rec).answers;
+      } catch {
+        continue;
+      }
+      out.push({
+        id: rec.json.id,
+        startedAt: rec.json.startedAt,
+        answers,
+        steps: rec.json.steps
+          .filter((s) => s.usesConfig)
+          .map((s) => {
+            const peaks = s.live?.gpu.peaks ?? [];
+            const top = peaks.reduce<{ index: number; usedBytes: number } | null>(
+              (a, p) => (a === null || p.usedBytes > a.usedBytes ? p : a),
+              null,
+            );
+            return {
+              peakBytes: top?.usedBytes ?? null,
+              gpu: top?.index ?? null,
+              oom: (s.live?.alerts ?? []).some((x) => x.id === 'cuda-oom'),
+            };
+          }),
+      });
+    }
+    return out;
+  } catch {
+    return [];
+  }
 }
