@@ -336,7 +336,11 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     notes.push(
       'master weights none: DeepSpeed keeps fp32 master weights with fp16 (bf16_master_weights_and_grads is a bf16 option)',
     );
-  const interconnect = ctx.interconnect ?? interconnectOfAnswer(a.gpu_links);
+  // The setup's own gpu_links answer (what the wizard detected, carried to the launch) wins over a context's.
+  const interconnect =
+    a.gpu_links !== undefined && a.gpu_links !== ''
+      ? interconnectOfAnswer(a.gpu_links)
+      : (ctx.interconnect ?? { kind: 'unknown', nvlinks: null });
   const input: EstimateInput = {
     params: a.model_params,
     largestLayer: Math.min(largestLayer, a.model_params),
