@@ -44,6 +44,8 @@ interface Row {
       loraModules: Record<string, [number, number, number]>;
     };
     method: 'full' | 'lora';
+    /** The trained parameters as a count (rows of scripts/calibrate-gpu.py), instead of LoRA modules. */
+    trainableParams?: number;
     precision: 'bf16';
     microBatch: number;
     seqLen?: number;
@@ -99,6 +101,11 @@ function inputOf(r: Row, over: Partial<EstimateInput> = {}): EstimateInput {
       ...(m.residualFp32 ? { residualBytes: 4 } : {}),
     },
     lora: w.lora ? { rank: w.lora.rank, shapes: w.lora.targets.map((t) => m.loraModules[t]!) } : null,
+    ...(w.trainableParams !== undefined && !w.lora
+      ? w.method === 'lora'
+        ? { loraParams: w.trainableParams, params: m.params - w.trainableParams }
+        : { trainableParams: w.trainableParams }
+      : {}),
     ...over,
   };
 }
@@ -154,7 +161,8 @@ describe('calibration against published measurements', () => {
   it('has sourced rows, each with a link, how it was read and a per-GPU figure that matches the quoted one', () => {
     expect(doc.rows.length).toBeGreaterThanOrEqual(4);
     for (const r of doc.rows) {
-      expect(r.source).toMatch(/^https:\/\//);
+      // A published page, or a run of scripts/calibrate-gpu.py on a named GPU.
+      expect(r.source).toMatch(/^(https:\/\/|scripts\/calibrate-gpu\.py on )/);
       expect(r.reading.length, r.id).toBeGreaterThan(10);
       if (r.measured.gib !== undefined) expect(r.measured.bytesPerGpu).toBe(Math.round(r.measured.gib * 2 ** 30));
       else expect(r.measured.bytesPerGpu).toBe(Math.round((r.measured.gb! * 1e9) / (r.measured.gpus ?? 1)));
