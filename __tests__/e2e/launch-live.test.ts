@@ -118,7 +118,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
 
     const j = runJson(d);
     expect(j.estimate).toEqual({ mode: '1', gpuBytesPerGpu: expect.any(Number) });
-    expect(Math.round(j.estimate!.gpuBytesPerGpu / 2 ** 30)).toBe(43);
+    expect(Math.round(j.estimate!.gpuBytesPerGpu / 2 ** 30)).toBe(46);
     const live = j.steps[0]!.live!;
     expect(live.gpu.telemetry).toBe('ok');
     expect(live.gpu.peaks.map((p) => [p.index, p.usedBytes / 2 ** 20])).toEqual([
@@ -133,7 +133,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     // The Trainer's loss falls all through the run: the last is the lowest, so no `(min ...)` after it.
     expect(live.metrics.lastLoss).toBe(live.metrics.minLoss);
     expect(runs.stdout).toMatch(
-      /\n {2}train: peak 76\.2 GiB on GPU 1 vs estimated 42\.9 GiB \(\+78%\) · loss 0\.\d{4}\n/,
+      /\n {2}train: peak 76\.2 GiB on GPU 1 vs estimated 46\.5 GiB \(\+64%\) · loss 0\.\d{4}\n/,
     );
     const listed = JSON.parse((await zerowiz(['runs', '--json'], d, env())).stdout) as {
       estimate: unknown;
@@ -153,7 +153,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
       (x) => /│ 7 \S+ +29\.3\/79\.6G +97% pk 29\.3/.test(x) && /│ Max_MA +\d/.test(x) && /│ lr +\d/.test(x),
       20_000,
     );
-    expect(screen).toMatch(/│ GPU memory · ┃ estimate 42\.9 GiB/);
+    expect(screen).toMatch(/│ GPU memory · ┃ estimate 46\.5 GiB/);
     expect(screen).toMatch(/│ 1 \S+ +76\.2\/79\.6G +97% pk 76\.2/);
     expect(screen).toMatch(/│ loss +\d\.\d{4} \(Trainer log\)/);
     // No GPU rows under the log in the wide layout: the panel has them.
@@ -197,7 +197,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     s.write('a');
     const list = await s.waitFor(/alerts of this run \(1\)/);
     expect(list).toMatch(/train: CUDA out of memory on GPU 3/);
-    expect(list).toMatch(/fix: switch to ZeRO-2, which fits by the estimate \(30\.2 GiB per GPU against 42\.9/);
+    expect(list).toMatch(/fix: switch to ZeRO-2, which fits by the estimate \(33\.8 GiB per GPU against 46\.5/);
     expect(list).toMatch(/torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 1\.50 GiB/);
     s.write(KEYS.esc);
     await s.waitFor(/── train · \d+ lines/);
@@ -270,7 +270,7 @@ describe('stream mode (--no-tui)', () => {
     );
     expect(oom.code).toBe(1);
     const fix =
-      /^\[zerowiz\] ALERT in train: CUDA out of memory on GPU 3 trying to allocate 1\.5 GiB; fix: (switch to ZeRO-2 .*)$/m.exec(
+      /^\[zerowiz\] ALERT in train: CUDA out of memory on GPU 3 trying to allocate 1\.5 GiB; fix: (switch to ZeRO-2, .*)$/m.exec(
         oom.stdout,
       )?.[1];
     expect(fix).toBeDefined();
