@@ -45,6 +45,7 @@ const SAMPLES: Partial<Record<QuestionId, { base?: Partial<Answers>; values: [un
   num_processes: { values: [8, 16] },
   mixed_precision: { values: ['bf16', 'fp16'] },
   gradient_checkpointing: { values: [false, true] },
+  master_weights: { values: ['fp32', 'none'] },
   overlap_comm: { values: [false, true] },
   pin_memory: { base: { mode: '3-offload' }, values: [true, false] },
   contiguous_gradients: { values: [true, false] },

@@ -77,7 +77,7 @@ describe('zerowiz estimate --json', () => {
         expect(Number.isInteger(m[k]), k).toBe(true);
       expect([true, false]).toContain(m.fits);
       expect(m).toHaveProperty('zeroInit');
-      // The peak: integers, its items exactly these eight, summing to the GPU peak; fits decided on it.
+      // The peak: integers, its items exactly these ten, summing to the GPU peak; fits decided on it.
       const peak = m.peak as { gpuBytes: number; cpuBytes: number; items: Record<string, number> };
       expect(Object.keys(peak.items)).toEqual([
         'cudaContext',
@@ -85,6 +85,8 @@ describe('zerowiz estimate --json', () => {
         'grads',
         'optimizer',
         'activations',
+        'optimizerStep',
+        'encoders',
         'buffers',
         'extraModels',
         'margin',
@@ -113,10 +115,12 @@ describe('zerowiz estimate --json', () => {
       '71.69',
       '0.12',
     ]);
-    expect(out.recommended).toBe('1');
+    expect(out.recommended).toBe('2');
     expect(out.reason).toMatch(
-      /^ZeRO-1 fits in 80 GiB with .* to spare \(peak .*\) and adds no communication over DDP; no need to shard the parameters\.$/,
+      /^ZeRO-2 fits in 80 GiB with .* to spare \(peak .*\) and adds no communication over DDP; ZeRO-1 also fits at the same cost, with .* less room\.$/,
     );
+    // The new inputs (issue 23) are under input; the shape is otherwise kept.
+    expect(out.input).toMatchObject({ optimizer: 'adamw', masterWeights: 'fp32', frames: null, preset: null });
     expect(JSON.stringify(out)).not.toMatch(/e\+/);
   });
 
@@ -145,9 +149,10 @@ describe('zerowiz estimate --json', () => {
     ]);
     expect(out.input).toMatchObject({ params: 8030261248, largestLayer: 525336576, gpuMemoryBytes: 80e9 });
     // Checkpointed: 31 block inputs (s*h) + one Llama block (4h + 2*kv_dim + 2h + 4f values per token), in
-    // 16-bit, + the logits (10 bytes x vocab x tokens). s 4096, h 4096, kv_dim 1024, f 14336, vocab 128256.
+    // 16-bit, + the logits (10 bytes x vocab x tokens), + FlashAttention's fp32 dq accumulator of one block
+    // (4 bytes x s x h). s 4096, h 4096, kv_dim 1024, f 14336, vocab 128256.
     const block = 4096 * (4 * 4096 + 2 * 1024 + 2 * 4096 + 4 * 14336) * 2;
-    expect(out.input.activationBytes).toBe(31 * 4096 * 4096 * 2 + block + 10 * 128256 * 4096);
+    expect(out.input.activationBytes).toBe(31 * 4096 * 4096 * 2 + block + 10 * 128256 * 4096 + 4 * 4096 * 4096);
     const m1 = out.modes.find((m) => m.mode === '1')!;
     expect((m1.peak as { items: { activations: number } }).items.activations).toBe(out.input.activationBytes);
     // The explicit flags win over the catalog's shape.
@@ -212,11 +217,12 @@ describe('zerowiz estimate (table)', () => {
   it('prints modes, the recommendation and DeepSpeed rows', () => {
     const r = run(['--params', '2851e6', '--largest-layer', '32e6', '--gpus-per-node', '8', '--gpu-memory', '80GiB']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^ZeRO-1 .*<- recommended$/m);
+    // Full fine-tuning: ZeRO-2 leaves more room than ZeRO-1 at the same traffic, so it is the one recommended.
+    expect(r.stdout).toMatch(/^ZeRO-2 .*<- recommended$/m);
     expect(r.stdout).toMatch(/^ZeRO-3 offload NVMe /m);
-    expect(r.stdout).toMatch(/^mode\s+ctx\s+params\s+grads\s+optim\s+acts\s+buffers\s+extra\s+margin$/m);
+    expect(r.stdout).toMatch(/^mode\s+ctx\s+params\s+grads\s+optim\s+acts\s+step\s+enc\s+buffers\s+extra\s+margin$/m);
     expect(r.stdout).toMatch(/zero3\s+71\.69 GiB\s+0\.12 GiB\s+offload_param=cpu, offload_optimizer=cpu, zero_init=1/);
-    expect(r.stdout).toContain('Recommended: ZeRO-1.');
+    expect(r.stdout).toContain('Recommended: ZeRO-2.');
   });
   it('a missing or failing nvidia-smi under --detect is a note, not a failure', () => {
     for (const env of [{ PATH: EMPTY_BIN }, { PATH: FAKE_BIN, ZW_FAKE_NVIDIA_SMI: 'fail' }]) {

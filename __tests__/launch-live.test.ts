@@ -33,9 +33,9 @@ const GIB = 2 ** 30;
 describe('the estimate a launch is compared with', () => {
   it("is the setup's own mode through the peak model; after an OOM it names the next mode that fits, on the GPU's real size", async () => {
     const setup = await loadPreset(HF_EIGHT);
-    const est = launchEstimate(setup)!;
+    const est = launchEstimate(setup, undefined, HF_EIGHT)!;
     expect(est.json.mode).toBe('1');
-    expect(est.json.gpuBytesPerGpu / GIB).toBeCloseTo(42.89, 1);
+    expect(est.json.gpuBytesPerGpu / GIB).toBeCloseTo(46.48, 1);
     expect(est.label).toBe('ZeRO-1');
     // An 80 GiB GPU: ZeRO-2 is the fastest mode with a lower peak that fits.
     const fix = est.whatFits({
@@ -45,10 +45,11 @@ describe('the estimate a launch is compared with', () => {
       freeBytes: null,
       reservedUnallocatedBytes: null,
     });
+    // A command the user can run as printed: `zerowiz launch` has no mode flags, so a preset with the mode.
     expect(fix).toBe(
-      'switch to ZeRO-2 (--mode 2): it fits by the estimate, 30.2 GiB per GPU against 42.9 GiB for ZeRO-1',
+      `switch to ZeRO-2, which fits by the estimate (33.8 GiB per GPU against 46.5 GiB for ZeRO-1): zerowiz preset save hf-eight-zero2 --preset ${HF_EIGHT} --mode 2 && zerowiz launch hf-eight-zero2`,
     );
-    // A 24 GiB GPU (the message says so, whatever the setup assumed): ZeRO-1 and 2 do not fit, ZeRO-3 does.
+    // A 24 GiB GPU (the message says so, whatever the setup assumed): ZeRO-1, 2 and 3 do not fit, 2-offload does.
     const small = est.whatFits({
       gpu: 0,
       triedBytes: null,
@@ -56,7 +57,9 @@ describe('the estimate a launch is compared with', () => {
       freeBytes: null,
       reservedUnallocatedBytes: null,
     });
-    expect(small).toMatch(/^switch to ZeRO-3 \(--mode 3\): it fits by the estimate, 19 GiB per GPU against 42\.9 GiB/);
+    expect(small).toMatch(
+      /^switch to ZeRO-2 offload, which fits by the estimate \(15\.5 GiB per GPU against 46\.5 GiB/,
+    );
     // A 12 GiB GPU: only offloading fits.
     const tiny = est.whatFits({
       gpu: 0,
@@ -65,14 +68,19 @@ describe('the estimate a launch is compared with', () => {
       freeBytes: null,
       reservedUnallocatedBytes: null,
     });
-    expect(tiny).toMatch(/^switch to ZeRO-3 offload \(--mode 3-offload\): it fits by the estimate, 2\.7 GiB per GPU/);
+    expect(tiny).toMatch(/^switch to ZeRO-3 offload, which fits by the estimate \(2\.7 GiB per GPU/);
+    expect(tiny).toContain('--mode 3-offload && zerowiz launch hf-eight-zero3-offload');
     // Host memory: ZeRO-1 loads the whole model on each node's CPU, as every mode does without zero.Init:
     // no mode needs less (the alert then gives the general advice) ...
     expect(est.hostWhatFits()).toBeNull();
     // ... while ZeRO-3 offload with zero.Init has one: ZeRO-3 keeps nothing on the CPU.
-    const offload = launchEstimate({ ...setup, answers: { ...setup.answers, mode: '3-offload', zero3_init: true } })!;
+    const offload = launchEstimate(
+      { ...setup, answers: { ...setup.answers, mode: '3-offload', zero3_init: true } },
+      undefined,
+      'hf-eight',
+    )!;
     expect(offload.hostWhatFits()).toBe(
-      'ZeRO-3 (--mode 3) needs 0 B of CPU memory per node against 117.3 GiB for ZeRO-3 offload, and fits the GPU by the estimate',
+      'ZeRO-3 needs 0 B of CPU memory per node against 117.3 GiB for ZeRO-3 offload, and fits the GPU by the estimate: zerowiz preset save hf-eight-zero3 --preset hf-eight --mode 3 && zerowiz launch hf-eight-zero3',
     );
   });
 

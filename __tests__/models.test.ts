@@ -10,9 +10,18 @@ const linear = (i: number, o: number) => i * o + o;
 
 describe('the built-in model catalog (presets/models.yaml)', () => {
   const models = loadModelCatalog();
-  it('lives in presetsDir() and has the five models the issue names', () => {
+  it("lives in presetsDir() and has the five models issue 12 names, and issue 23's video DiTs", () => {
     expect(existsSync(join(presetsDir(), 'models.yaml'))).toBe(true);
-    expect(models.map((m) => m.id)).toEqual(['qwen-image', 'flux.1-dev', 'wan2.1-14b', 'sdxl-unet', 'llama-3.1-8b']);
+    expect(models.map((m) => m.id)).toEqual([
+      'qwen-image',
+      'flux.1-dev',
+      'wan2.1-14b',
+      'wan2.1-1.3b',
+      'ltx-video',
+      'cogvideox-5b',
+      'sdxl-unet',
+      'llama-3.1-8b',
+    ]);
   });
   it('every entry has a source that says where its figures come from', () => {
     for (const m of models) {
@@ -71,12 +80,14 @@ describe('the shapes the peak model needs', () => {
         [m.block, m.layers, m.hidden, m.heads, m.ffn].every((v) => v !== null),
         m.id,
       ).toBe(true);
-      if (m.kind === 'dit')
+      if (m.kind === 'dit' || m.kind === 'video')
         expect(
           [m.pixelsPerToken, m.textTokens].every((v) => v !== null),
           m.id,
         ).toBe(true);
       else expect(m.vocab, m.id).not.toBeNull();
+      // A video model says how its VAE compresses time; an image model does not.
+      expect(m.temporalFactor !== null, m.id).toBe(m.kind === 'video');
       expect(m.loraTargets.length, m.id).toBeGreaterThan(0);
     }
   });

@@ -193,12 +193,17 @@ describe('traffic and step time (hand-derived)', () => {
 
 describe('activations (hand-derived, flash attention)', () => {
   const llama: ActivationInput = { ...LLAMA_8B_SHAPE, tokens: 4096, microBatch: 1, checkpointing: 'none' };
-  it('values per token per block: attention 4h + 2 kv_dim, MLP 2h + 4f (gated) or 2h + 2f, DiT +6h', () => {
+  it('values per token per block: attention 4h + 2 kv_dim, MLP 2h + 4f (gated) or 2h + 2f, DiT +6h, cross-attention DiT +4h more', () => {
     expect(elementsPerToken(llama)).toBe(4 * 4096 + 2 * 1024 + 2 * 4096 + 4 * 14336);
     // A GPT block with f = 4h and full attention keeps 16h values = 32h bytes (Korthikanti's 34h less dropout).
     expect(elementsPerToken({ block: 'gpt', hidden: 1024, heads: 16, kvHeads: 16, ffn: 4096 })).toBe(16 * 1024);
-    expect(elementsPerToken({ block: 'dit', hidden: 3072, heads: 24, kvHeads: 24, ffn: 12288 })).toBe(
+    // Joint attention (the text in the sequence): the adaLN modulation adds 6h.
+    expect(elementsPerToken({ block: 'mmdit', hidden: 3072, heads: 24, kvHeads: 24, ffn: 12288 })).toBe(
       14 * 3072 + 2 * 12288,
+    );
+    // Cross-attention: its norm input, the query projection's input, the query and the output projection's input.
+    expect(elementsPerToken({ block: 'dit', hidden: 3072, heads: 24, kvHeads: 24, ffn: 12288 })).toBe(
+      18 * 3072 + 2 * 12288,
     );
   });
   it('eager attention adds the 5*a*s^2*b score bytes', () => {
@@ -208,11 +213,14 @@ describe('activations (hand-derived, flash attention)', () => {
   it('no checkpointing: every block; full: (layers - 1) inputs + one block; logits 10 bytes x vocab x tokens', () => {
     const one = 4096 * elementsPerToken(llama) * 2;
     const none = activationBreakdown(llama);
+    // FlashAttention's backward keeps an fp32 dq accumulator for the block it differentiates.
+    const workspace = 4 * 4096 * 4096;
     expect(none).toEqual({
       blocksBytes: 32 * one,
       recomputeBytes: 0,
       logitsBytes: LOGITS_BYTES_PER_VOCAB_TOKEN * 128256 * 4096,
-      totalBytes: 32 * one + 10 * 128256 * 4096,
+      workspaceBytes: workspace,
+      totalBytes: 32 * one + 10 * 128256 * 4096 + workspace,
     });
     const full = activationBreakdown({ ...llama, checkpointing: 'full' });
     expect(full.blocksBytes).toBe(31 * 4096 * 4096 * 2);

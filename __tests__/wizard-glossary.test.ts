@@ -12,7 +12,7 @@ describe('the glossary', () => {
       'Sharding',
       'Offload (CPU or NVMe)',
       'All-gather, reduce-scatter',
-      '"1.5x DDP"',
+      "ZeRO-3's traffic (1.5x DDP and more)",
       'Headroom',
       'Micro-batch',
       'Gradient accumulation',
@@ -60,7 +60,7 @@ describe('the glossary', () => {
 
   it('opens at the word a help screen asks about', () => {
     const v = glossaryView(80, 20, 0, {}, '1.5x');
-    expect(v.lines[0]).toMatchObject({ role: 'term', text: '"1.5x DDP"' });
+    expect(v.lines[0]).toMatchObject({ role: 'term', text: "ZeRO-3's traffic (1.5x DDP and more)" });
     expect(glossaryView(80, 20, 3, {}, 'no-such-word').top).toBe(3);
   });
 

@@ -56,7 +56,9 @@ describe('the ZeRO tradeoff view model', () => {
     const row = t.rows.find((r) => r.key === '3-offload')!;
     const [what, items, cost] = explainRow(t, '3-offload');
     expect(what).toContain(`peak ${row.gpu}/GPU, ${row.cpu} CPU/node`);
-    expect(what).toContain(`DeepSpeed's estimator: ${compactBytes(row.estimate.gpuBytes)}.`);
+    expect(what).toContain(
+      `DeepSpeed's estimator: ${compactBytes(row.estimate.gpuBytes)} (every parameter trained, model states only).`,
+    );
     expect(items).toMatch(
       /^GiB\/GPU: ctx [0-9.]+, params 0, grads 0, optim 0, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/,
     );
@@ -84,7 +86,7 @@ describe('the ZeRO tradeoff view model', () => {
     });
     const t = tradeoffOf(seedLike, undefined, { models });
     expect(t.report!.input.trainable).toBe(32 * 122880 * 60);
-    expect(t.report!.input.activation).toMatchObject({ tokens: 4096 + 512, checkpointing: 'full', block: 'dit' });
+    expect(t.report!.input.activation).toMatchObject({ tokens: 4096 + 512, checkpointing: 'full', block: 'mmdit' });
     expect(t.context).toContain('LoRA r32 · 4608 tok x1 ckpt');
     // Without the catalog the shape is unknown: no activations, and a note says so.
     const bare = tradeoffOf(seedLike, undefined, { models: [] });

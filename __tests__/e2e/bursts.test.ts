@@ -37,9 +37,10 @@ describe('key bursts across screen changes keep every key', () => {
     s.write(`${BS.repeat(5)}29501${ENTER}2${BS.repeat(6)}c10d${ENTER}`);
 
     // list -> list -> list (the model catalog) -> text (its largest layer) -> text -> text -> the workload: list (full or LoRA) -> text
-    // (micro-batch) -> text (tokens or pixels) -> list (gradient checkpointing: 2 = yes) -> the ZeRO table.
+    // (micro-batch) -> text (tokens or pixels) -> list (gradient checkpointing: 2 = yes) -> list (the optimizer:
+    // AdamW) -> the ZeRO table.
     await s.waitFor('Check distributed operations');
-    s.write(`${ENTER.repeat(9)}2`);
+    s.write(`${ENTER.repeat(9)}2${ENTER}`);
 
     // The ZeRO table (6 = ZeRO-3 offload), then text, text, list, list, text, list, text, text, text, text,
     // list: every question to the review, in one write.

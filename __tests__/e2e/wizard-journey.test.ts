@@ -44,6 +44,8 @@ describe('the journey: from a new setup to both passes running', () => {
       await at(s, q);
     // The seed trains with gradient checkpointing: under ZeRO-3 offload it needs DeepSpeed's block (yes).
     await at(s, 'gradient checkpointing', '2');
+    // The optimizer (issue 23): AdamW, DiffSynth-Studio's.
+    await at(s, 'Which optimizer');
     await s.waitFor('Which ZeRO mode');
     await moveTo(s, /^❯ ZeRO-3 offload +\d/);
     // The picture of the highlighted mode: the 8 GPUs and the CPU, with its numbers.

@@ -89,6 +89,7 @@ describe('the glossary from every help', () => {
     await s.waitFor((x) => !x.includes('closes this help'));
     // Back to a text question: its help names Ctrl+G, and g types into the field.
     s.write(KEYS.esc);
+    await at(s, 'Which optimizer', KEYS.esc);
     await at(s, 'Will training use gradient checkpointing', KEYS.esc);
     await at(s, 'Largest image in pixels', '?');
     await settled(s, '(? closes this help · ^G: glossary)');

@@ -124,7 +124,9 @@ describe('the wizard in a real terminal', () => {
       /^GiB\/GPU: ctx [0-9.]+, params [0-9.]+, grads [0-9.]+, optim [0-9.]+, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/m,
     );
     expect(screen).toMatch(/^Per GPU and step: /m);
-    expect(screen).toMatch(/DeepSpeed's\s+estimator: [0-9.]+ [KMGT]iB\./);
+    expect(screen).toMatch(
+      /DeepSpeed's\s+estimator: [0-9.]+ [KMGT]iB \(every parameter trained, model\s+states only\)\./,
+    );
     expect(lines.length).toBe(24);
     expect(lines.every((l) => l.length <= 80)).toBe(true);
   });

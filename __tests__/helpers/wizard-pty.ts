@@ -87,6 +87,7 @@ export async function walkToMode(s: PtySession) {
   await at(s, 'Micro-batch per GPU');
   await at(s, 'Largest image in pixels');
   await at(s, 'gradient checkpointing');
+  await at(s, 'Which optimizer'); // AdamW
   await s.waitFor('Which ZeRO mode');
 }
 

@@ -13,6 +13,7 @@ import { expandPath, expandWord, processContext, type ExpandContext } from '../.
 import type { ImportResult } from '../../src/config/import.js';
 import { csvLogOffer, csvLogSteps, type CsvLogOffer } from '../../src/launch/diffsynth.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
+import type { MeasuredRun } from '../../src/estimate/measured.js';
 import type { Preset, PresetProblem } from '../../src/config/presets.js';
 import {
   question,
@@ -67,6 +68,8 @@ export interface AppDeps extends FinishDeps {
   listPresets(): { presets: Preset[]; problems: PresetProblem[] };
   importConfig(path: string): ImportResult;
   loadModels(): ModelEntry[];
+  /** The run records of the launch directory as measurements (src/launch/fit.ts loadMeasuredRuns), for the ZeRO table. */
+  measuredRuns?: () => MeasuredRun[];
   defaultConfigExists: boolean;
   /** Resolves when listPresets/importConfig/loadModels/planWrite can be called (they may load lazily). */
   ready?: Promise<void>;
@@ -155,6 +158,16 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     if (!loaded) return [];
     try {
       return deps.loadModels();
+    } catch {
+      return [];
+    }
+  }, [deps, loaded]);
+
+  // What the runs of this directory measured, beside the ZeRO table's estimate (read once, after loading).
+  const measuredRuns = useMemo(() => {
+    if (!loaded || !deps.measuredRuns) return [];
+    try {
+      return deps.measuredRuns();
     } catch {
       return [];
     }
@@ -266,10 +279,11 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
       needTradeoff
         ? tradeoffOf(answers, s.flow.given.zero3_init, {
             models,
+            measured: measuredRuns,
             ...(interconnect ? { interconnect } : {}),
           })
         : null,
-    [needTradeoff, answers, s.flow.given.zero3_init, models, interconnect],
+    [needTradeoff, answers, s.flow.given.zero3_init, models, interconnect, measuredRuns],
   );
   const committedKey = useMemo(() => selectedKey(answers), [answers]);
   const highlighted = onMode && s.draft ? selectedKey({ ...answers, ...s.draft } as Answers) : null;

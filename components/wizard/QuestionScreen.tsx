@@ -201,7 +201,8 @@ function ModelQuestion(
           model_params: m.params,
           largest_layer_params: m.largestLayer,
           model_name: m.name,
-          model_kind: m.kind === 'dit' ? 'dit' : 'lm',
+          // A UNet is an image model too: its tokens come from the image size.
+          model_kind: m.kind === 'lm' ? 'lm' : m.kind === 'video' ? 'video' : 'dit',
         }
       : v === '__skip'
         ? { model_params: null }

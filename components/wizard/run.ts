@@ -45,6 +45,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
       import('../../src/estimate/models.js'),
       import('../../src/wizard/finish.js'),
       import('../../src/config/accelerate-config.js'),
+      import('../../src/launch/fit.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
@@ -81,6 +82,8 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
     presetSteps: (name) => need()[0].findPreset(name, env).setup.steps,
     defaultConfigSummary: () => need()[4].readAccelerateConfigSummary(defaultConfigPath, cwd),
+    // The peaks measured in this directory's runs, beside the ZeRO table's estimates.
+    measuredRuns: () => need()[5].loadMeasuredRuns(cwd),
     paths: { env, cwd },
     slurm: whichSync('sbatch', env) ? slurmDeps(env, cwd) : null,
     async checkLaunch(setup, slurm, csvLog) {

@@ -5,6 +5,7 @@ import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
 import {
+  DEEPSPEED_ESTIMATOR_WHY,
   EstimateInputError,
   MAX_GPU_MEMORY_BYTES,
   MAX_HOST_BYTES,
@@ -14,12 +15,16 @@ import {
   formatStepSeconds,
 } from '../estimate/estimate.js';
 import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/estimate.js';
-import { estimateInputFromSetup } from '../estimate/input.js';
+import { estimateInputFromSetup, gpuLinksAnswer, interconnectOfAnswer } from '../estimate/input.js';
 import type { ShapeOverrides } from '../estimate/input.js';
+import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/measured.js';
+import type { MeasuredPeak } from '../estimate/measured.js';
 import { rowLabel } from '../config/modes.js';
-import { findModel, loadModelCatalog } from '../estimate/models.js';
+import { findModel, loadModelCatalog, lookupModel } from '../estimate/models.js';
 import type { ModelEntry } from '../estimate/models.js';
-import type { Interconnect } from '../estimate/peak.js';
+import { OPTIMIZER_KINDS } from '../estimate/peak.js';
+import type { Interconnect, OptimizerKind } from '../estimate/peak.js';
+import type { BlockKind } from '../estimate/models.js';
 import { question, withDefaults } from '../config/questions.js';
 import type { Answers } from '../config/questions.js';
 import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../units.js';
@@ -53,6 +58,10 @@ interface BuiltInput {
   model: ModelEntry | null;
   detection: HostDetection | null;
   notes: string[];
+  /** The answers estimated (the preset's with the flags on top, or the flags'). */
+  answers: Answers;
+  /** With --preset: its name, and the peaks its runs measured in this directory by placement. */
+  preset: { name: string; measured: Map<string, MeasuredPeak> } | null;
 }
 
 /** A count flag within (min, max], as parseCount reads it; UsageError beyond the sane range. */
@@ -83,6 +92,7 @@ const contradiction = (a: string, b: string, hint: string) =>
   new UsageError(`${a} and ${b} cannot be used together`, hint);
 
 async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
+  if (flags.preset !== undefined) return buildPresetInput(flags);
   const notes: string[] = [];
   const model = flags.model !== undefined ? findModel(flags.model) : null;
   if (model && (flags.params !== undefined || flags.largestLayer !== undefined)) {
@@ -167,6 +177,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     }
   }
   const g = gpusPerNode ?? 1;
+  const { tokens, ...given } = workload;
   const answers: Answers = withDefaults({
     model_name: model?.id ?? '',
     model_params: params,
@@ -176,8 +187,23 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     gpu_memory: gpuMemoryBytes,
     cpu_memory: cpuMemoryBytes,
     zero3_init: flags.zeroInit !== false,
-    ...workload,
+    ...given,
+    ...(interconnect ? { gpu_links: gpuLinksAnswer(interconnect) } : {}),
   });
+  const input = setupInput(flags, answers, model, shape, tokens, nvmeFreeBytes, notes);
+  return { input, model, detection, notes, answers, preset: null };
+}
+
+/** The estimator's input for the answers, with the flags' context (shape, tokens, CUDA context, NVMe). */
+function setupInput(
+  flags: EstimateFlags,
+  answers: Answers,
+  model: ModelEntry | null,
+  shape: ShapeOverrides,
+  tokens: number | undefined,
+  nvmeFreeBytes: number | null,
+  notes: string[],
+): EstimateInput {
   const cudaContextBytes =
     flags.cudaContext !== undefined ? bytesFlag(flags.cudaContext, '--cuda-context', MAX_GPU_MEMORY_BYTES) : null;
   let setup: ReturnType<typeof estimateInputFromSetup>;
@@ -186,25 +212,119 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
       models: [],
       model,
       shape,
-      tokens: workload.tokens,
+      ...(tokens !== undefined ? { tokens } : {}),
       nvmeFreeBytes,
       cudaContextBytes,
       includeNvme: flags.nvme !== false,
-      ...(interconnect ? { interconnect } : {}),
+      interconnect: interconnectOfAnswer(answers.gpu_links),
     });
   } catch (err) {
     if (err instanceof EstimateInputError) throw new UsageError(err.message, err.hint);
     throw err;
   }
+  if (!setup.input)
+    throw new UsageError(
+      'the setup has no model size to estimate',
+      'give the model (--params, or the preset answer model_params)',
+    );
+  if (answers.gpu_links === '' && Math.floor(answers.num_processes / Math.max(1, answers.num_machines)) > 1)
+    notes.push('GPU links not detected: the step times assume PCIe (give --detect or --gpu-links nvlink:N).');
   notes.push(...setup.notes.filter((n) => !n.startsWith('precision auto')));
-  return { input: setup.input!, model, detection, notes };
+  return setup.input;
+}
+
+/** Flags that would contradict what a preset's setup says (its model and GPUs come from its answers). */
+const PRESET_FIXED_FLAGS = ['params', 'largestLayer', 'model', 'detect'] as const;
+
+/**
+ * `estimate --preset NAME`: the preset's answers (flags on top: the workload, memory, GPUs), and the peaks the
+ * runs of the same setup measured in this directory (src/launch/fit.ts loadMeasuredRuns).
+ */
+async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
+  const given = PRESET_FIXED_FLAGS.find((k) => flags[k] !== undefined);
+  if (given)
+    throw new UsageError(
+      `--preset takes the model and machine from the preset; --${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} would contradict it`,
+      'change the preset (zerowiz preset save NAME --preset NAME ...), or estimate without --preset',
+    );
+  const { loadPreset } = await import('../config/presets.js');
+  const setup = await loadPreset(flags.preset!);
+  const notes: string[] = [];
+  const catalog = loadModelCatalog();
+  const model = setup.answers.model_name ? lookupModel(setup.answers.model_name, catalog) : null;
+  const workload = workloadAnswers(flags, model);
+  const { tokens, ...over } = workload;
+  if (flags.maxPixels === undefined && flags.seqLen === undefined) delete over.model_kind;
+  const shape = shapeOverrides(flags, over.model_kind ?? setup.answers.model_kind, notes);
+  const machine: Partial<Answers> = {};
+  if (flags.gpuMemory !== undefined)
+    machine.gpu_memory = bytesFlag(flags.gpuMemory, '--gpu-memory', MAX_GPU_MEMORY_BYTES);
+  if (flags.cpuMemory !== undefined) machine.cpu_memory = bytesFlag(flags.cpuMemory, '--cpu-memory', MAX_HOST_BYTES);
+  if (flags.nodes !== undefined) machine.num_machines = parseInteger(flags.nodes, '--nodes', 1, 100_000);
+  if (flags.gpusPerNode !== undefined)
+    machine.num_processes =
+      parseInteger(flags.gpusPerNode, '--gpus-per-node', 1, 1024) *
+      (machine.num_machines ?? setup.answers.num_machines);
+  const answers: Answers = { ...setup.answers, ...over, ...machine };
+  if (answers.model_params === null)
+    throw new UsageError(
+      `preset '${setup.name}' has no model size to estimate`,
+      `save one: zerowiz preset save ${setup.name} --preset ${setup.name} --model-params 20.4B`,
+    );
+  const input = setupInput(flags, answers, model, shape, tokens, null, notes);
+  const { loadMeasuredRuns } = await import('../launch/fit.js');
+  const measured = measuredPeaks(loadMeasuredRuns(process.cwd()), answers);
+  if (measured.size === 0) notes.push(`no run of this setup has measured a GPU peak in ${process.cwd()} yet.`);
+  return { input, model, detection: null, notes, answers, preset: { name: setup.name, measured } };
 }
 
 /** The workload flags as answers (the same ids the wizard asks), with the flag rules of item 16. */
 function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partial<Answers> & { tokens?: number } {
   const out: Partial<Answers> & { tokens?: number } = {};
-  const kind = model ? (model.kind === 'dit' ? 'dit' : 'lm') : flags.maxPixels !== undefined ? 'dit' : 'lm';
+  const block = flags.block !== undefined ? blockFlag(flags.block) : undefined;
+  const imageBlock = block === 'dit' || block === 'mmdit' || block === 'unet';
+  const kind: Answers['model_kind'] = model
+    ? model.kind === 'lm'
+      ? 'lm'
+      : model.kind === 'video'
+        ? 'video'
+        : 'dit'
+    : flags.frames !== undefined
+      ? 'video'
+      : flags.maxPixels !== undefined || imageBlock
+        ? 'dit'
+        : 'lm';
   out.model_kind = kind;
+  if (flags.optimizer !== undefined) {
+    const o = flags.optimizer.trim().toLowerCase();
+    if (!OPTIMIZER_KINDS.includes(o as OptimizerKind))
+      throw new UsageError(
+        `--optimizer '${flags.optimizer}' is not one of ${OPTIMIZER_KINDS.join(', ')}`,
+        'e.g. --optimizer adamw-8bit',
+      );
+    out.optimizer = o as OptimizerKind;
+  }
+  if (flags.masterWeights !== undefined) {
+    const m = flags.masterWeights.trim().toLowerCase();
+    if (m !== 'fp32' && m !== 'none')
+      throw new UsageError(
+        `--master-weights '${flags.masterWeights}' is not fp32 or none`,
+        'e.g. --master-weights none',
+      );
+    out.master_weights = m;
+  }
+  if (flags.frames !== undefined) {
+    if (model && model.kind !== 'video')
+      throw new UsageError(`--frames applies to video models, and ${model.id} is not one`, 'leave --frames out');
+    out.frames = parseInteger(flags.frames, '--frames', 1, 100_000);
+  }
+  if (flags.encodersOnGpu !== undefined) out.encoders_on_gpu = flags.encodersOnGpu;
+  if (flags.gpuLinks !== undefined) {
+    const parsed = question('gpu_links').parse(flags.gpuLinks, withDefaults({}));
+    if (!parsed.ok)
+      throw new UsageError(`--gpu-links: ${parsed.error}`, 'e.g. --gpu-links nvlink:18 or --gpu-links pcie');
+    out.gpu_links = parsed.value;
+  }
   if (flags.loraTargets !== undefined && flags.loraRank === undefined)
     throw new UsageError('--lora-targets needs --lora-rank', 'e.g. --lora-rank 32 --lora-targets to_q,to_k,to_v');
   if (flags.loraRank !== undefined && flags.trainableParams !== undefined)
@@ -232,11 +352,11 @@ function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partia
     );
   if (seqFlag) {
     const tokens = parseInteger((flags.seqLen ?? flags.imageTokens)!, seqFlag, 1, 100_000_000);
-    if (kind === 'dit') out.tokens = tokens;
+    if (kind !== 'lm') out.tokens = tokens;
     else out.seq_len = tokens;
   }
   if (flags.maxPixels !== undefined) {
-    if (model && model.kind !== 'dit')
+    if (model && model.kind === 'lm')
       throw new UsageError(
         `--max-pixels applies to image models, and ${model.id} is not one`,
         'give the tokens per sample with --seq-len',
@@ -278,9 +398,16 @@ function shapeOverrides(flags: EstimateFlags, kind: Answers['model_kind'], notes
   const num = (text: string | undefined, flag: string, max: number) =>
     text === undefined ? undefined : parseInteger(text, flag, 1, max);
   const shape: ShapeOverrides = {};
-  const set = <K extends keyof ShapeOverrides>(k: K, v: number | undefined) => {
+  const set = <K extends Exclude<keyof ShapeOverrides, 'block'>>(k: K, v: number | undefined) => {
     if (v !== undefined) shape[k] = v;
   };
+  if (flags.block !== undefined) shape.block = blockFlag(flags.block);
+  set(
+    'textTokens',
+    flags.textTokens === undefined ? undefined : parseInteger(flags.textTokens, '--text-tokens', 0, 1_000_000),
+  );
+  set('temporalFactor', num(flags.temporalFactor, '--temporal-factor', 64));
+  set('pixelsPerToken', num(flags.pixelsPerToken, '--pixels-per-token', 1_000_000));
   set(
     'hidden',
     num(flags.hiddenSize ?? flags.hidden, flags.hiddenSize !== undefined ? '--hidden-size' : '--hidden', 1_000_000),
@@ -295,11 +422,22 @@ function shapeOverrides(flags: EstimateFlags, kind: Answers['model_kind'], notes
       `--kv-heads (${shape.kvHeads}) cannot exceed --heads (${shape.heads})`,
       'grouped-query attention shares each key/value head among several query heads',
     );
-  if (shape.vocab !== undefined && kind === 'dit') {
+  if (shape.vocab !== undefined && kind !== 'lm') {
     notes.push('--vocab does not apply to an image model (it has no logits); ignored.');
     delete shape.vocab;
   }
   return shape;
+}
+
+/** --block: dit, mmdit, llm (a language model's SwiGLU block) or unet. */
+function blockFlag(text: string): BlockKind {
+  const b = text.trim().toLowerCase();
+  if (b === 'llm') return 'llama';
+  if (b === 'dit' || b === 'mmdit' || b === 'unet' || b === 'llama' || b === 'gpt') return b;
+  throw new UsageError(
+    `--block '${text}' is not dit, mmdit, llm or unet`,
+    'dit: cross-attention to the text (Wan, LTX-Video); mmdit: joint attention (FLUX, Qwen-Image, CogVideoX)',
+  );
 }
 
 /** Every number in the JSON document must be a safe integer (no 5e+35, nothing above 2^53). */
@@ -340,6 +478,13 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
       baseParams: input.baseParams,
       trainableParams: input.trainable,
       precision: input.precision,
+      optimizer: input.optimizer,
+      masterWeights: input.masterWeights,
+      frames: built.answers.model_kind === 'video' ? built.answers.frames : null,
+      encodersOnGpu: built.answers.encoders_on_gpu,
+      encoderTransientBytes: input.encoderTransientBytes,
+      gpuLinks: built.answers.gpu_links,
+      preset: built.preset?.name ?? null,
       extraGpuParams: input.extraGpuParams,
       knobs: input.knobs,
       activationBytes: input.activationBytes,
@@ -372,6 +517,7 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
       nvmeFits: m.nvmeFits,
       note: m.note,
       peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items },
+      measured: measuredJson(built, m),
       time: {
         commMs: ms(m.peak.time.commSeconds),
         pcieMs: ms(m.peak.time.pcieSeconds),
@@ -386,6 +532,19 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
     reason: report.reason,
     advice: report.advice,
     notes: built.notes,
+  };
+}
+
+/** The last peak the preset's runs measured for a row, for --json (null without --preset or a run). */
+function measuredJson(built: BuiltInput, m: ModeEstimate): unknown {
+  const hit = built.preset?.measured.get(placementKey(m.placement)) ?? null;
+  if (!hit) return null;
+  return {
+    runId: hit.runId,
+    day: hit.day,
+    peakBytes: hit.peakBytes,
+    oom: hit.oom,
+    text: measuredText(hit, m.peak.gpuBytes),
   };
 }
 
@@ -426,8 +585,11 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
     input.trainable === input.params
       ? 'all trainable'
       : `${formatCount(input.trainable)} trainable${input.lora ? ` (LoRA rank ${input.lora.rank})` : ''}`;
+  const largest =
+    input.largestLayer === 0 ? 'largest layer not given' : `largest layer ${formatCount(input.largestLayer)}`;
+  const master = input.masterWeights === 'none' ? 'no fp32 master weights' : 'fp32 master weights';
   out.push(
-    `${who}${formatCount(input.params)} params (${trained}), largest layer ${formatCount(input.largestLayer)}; ${input.nodes} node(s) x ${input.gpusPerNode} GPU(s) = ${input.totalGpus}; ${input.precision}; zero_init ${input.zeroInit ? 'on' : 'off'}`,
+    `${built.preset ? `preset ${built.preset.name}: ` : ''}${who}${formatCount(input.params)} params (${trained}), ${largest}; ${input.nodes} node(s) x ${input.gpusPerNode} GPU(s) = ${input.totalGpus}; ${input.precision}, ${input.optimizer}, ${master}; zero_init ${input.zeroInit ? 'on' : 'off'}`,
   );
   out.push(
     `GPU memory ${input.gpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.gpuMemoryBytes)} (usable ${formatBytes(input.usableGpuBytes!)} with ${input.headroomPercent}% headroom)`}; CPU memory per node ${input.cpuMemoryBytes === null ? 'unknown' : `${formatBytes(input.cpuMemoryBytes)} (usable ${formatBytes(input.usableCpuBytes!)})`}`,
@@ -452,9 +614,22 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
     ]);
   }
   out.push(pad(rows, [4, 5]));
+  if (built.preset) {
+    const lines: string[] = [];
+    for (const m of report.modes) {
+      const hit = built.preset.measured.get(placementKey(m.placement));
+      if (!hit || m.offloadDevice === 'nvme') continue;
+      lines.push(`  ${rowLabel(m.mode, m.offloadDevice)}: ${measuredText(hit, m.peak.gpuBytes)} (run ${hit.runId})`);
+    }
+    if (lines.length > 0) out.push('', 'Measured here (the last run of this setup, nvidia-smi):', ...lines);
+  }
   out.push('');
-  out.push('GPU peak line items (GiB): context, params, grads, optimizer, activations, buffers, extra models, margin');
-  const items: string[][] = [['mode', 'ctx', 'params', 'grads', 'optim', 'acts', 'buffers', 'extra', 'margin']];
+  out.push(
+    'GPU peak line items (GiB): context, params, grads, optimizer, activations, optimizer step, encoders, buffers, extra models, margin',
+  );
+  const items: string[][] = [
+    ['mode', 'ctx', 'params', 'grads', 'optim', 'acts', 'step', 'enc', 'buffers', 'extra', 'margin'],
+  ];
   const g1 = (b: number) => (b / 2 ** 30).toFixed(2);
   for (const m of report.modes) {
     const i = m.peak.items;
@@ -465,6 +640,8 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
       g1(i.grads),
       g1(i.optimizer),
       g1(i.activations),
+      g1(i.optimizerStep),
+      g1(i.encoders),
       g1(i.buffers),
       g1(i.extraModels),
       g1(i.margin),
@@ -473,9 +650,18 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
   out.push(pad(items));
   out.push('');
   const rec = report.recommended ? rowLabel(report.recommended, report.recommendedOffloadDevice) : null;
-  out.push(`${rec ? `Recommended: ${rec}. ` : 'No recommendation. '}${report.reason}`);
+  const recRow = report.modes.find(
+    (m) => m.mode === report.recommended && m.offloadDevice === report.recommendedOffloadDevice,
+  );
+  const hit = recRow && built.preset ? built.preset.measured.get(placementKey(recRow.placement)) : undefined;
+  const against = rec && recRow && hit ? measuredContradiction(rec, hit, input.usableGpuBytes, recRow.fits) : null;
+  out.push(
+    `${rec ? `Recommended: ${rec}. ` : 'No recommendation. '}${report.reason}${against ? ` ${against[0]!.toUpperCase()}${against.slice(1)}.` : ''}`,
+  );
   out.push('');
-  out.push("DeepSpeed's estimators (estimate_zero2/zero3_model_states_mem_needs_all_cold; model states only):");
+  out.push(
+    `DeepSpeed's estimators (estimate_zero2/zero3_model_states_mem_needs_all_cold; ${DEEPSPEED_ESTIMATOR_WHY}${input.trainable < input.params ? `: it counts all ${formatCount(input.params)} parameters as trained, where ${formatCount(input.trainable)} are` : ''}):`,
+  );
   const ds: string[][] = [['estimator', 'per CPU', 'per GPU', 'options']];
   for (const r of report.deepspeed) {
     const opts =

@@ -32,6 +32,16 @@ export interface EstimateFlags {
   gradientCheckpointing?: boolean;
   checkpointing?: string;
   precision?: string;
+  optimizer?: string;
+  masterWeights?: string;
+  block?: string;
+  frames?: string;
+  textTokens?: string;
+  temporalFactor?: string;
+  pixelsPerToken?: string;
+  encodersOnGpu?: boolean;
+  gpuLinks?: string;
+  preset?: string;
   extraGpuParams?: string;
   overlapComm?: boolean;
   reduceBucketSize?: string;
@@ -50,7 +60,14 @@ The peak per GPU (what nvidia-smi shows at the worst moment of a step), its line
   cudaContext   CUDA context + kernels 0.92 GiB, NCCL 1.45 GiB (ml-engineering; --cuda-context overrides both)
   params        16-bit weights: whole at stages 1-2, 1/N at stage 3, 0 on the GPU with parameter offload
   grads         16-bit gradients of the trainable T: whole at stage 1, 1/N at stages 2-3, 0 with offload at 2
-  optimizer     fp32 master, Adam m and v (12 T/N) + fp32 gradients (4 T/N; one sub-group at stage 3); 0 offloaded
+  optimizer     master weights, the optimizer's moments and the gradients it steps with: fp32 master + AdamW m, v
+                + fp32 gradients (16 T/N; one sub-group of gradients at stage 3); --master-weights none: 8 T/N;
+                --optimizer adamw-8bit: 2-byte moments, adafactor/sgd: none; 0 on the GPU when offloaded (and then
+                accelerate swaps the optimizer for DeepSpeedCPUAdam)
+  optimizerStep torch AdamW's foreach step copies one moment of the group it steps (T/N, one sub-group at
+                stage 3), beyond the activations it reuses
+  encoders      --encoders-on-gpu: the VAE encoding each sample at full resolution, beyond what the
+                activations reuse (its and the text encoder's weights are extra models)
   activations   per micro-batch: flash attention assumed; per block 4h + 2kv + MLP (2h + 2f plain, 2h + 4f
                 gated) (+6h for DiT blocks) values per token, or (layers - 1) x h + one block with
                 --gradient-checkpointing; language models add 10 bytes x vocab per token of logits
@@ -65,14 +82,15 @@ training (offloaded states, pinned buffers, NVMe swap buffers). Step time: ring 
 x 25 GB/s from nvidia-smi topo -m with --detect), else PCIe 25 GB/s, 25 GB/s per GPU between nodes; offload
 over PCIe 25 GB/s; NVMe 2 GB/s. "+s/step" is the time over ZeRO-1's traffic, with no overlap.
 
-DeepSpeed's estimators (the deepspeed rows; model states only, every parameter trainable, int truncation,
+DeepSpeed's estimators (the deepspeed rows; model states only, every parameter trained, int truncation,
 additional_buffer_factor ${ADDITIONAL_BUFFER_FACTOR} on CPU):
   2: GPU 2P + 18P/N   2-offload: GPU 2P   3: GPU 4L + 18P/N   3-offload: GPU 4L
   1 (zerowiz, DeepSpeed's accounting): GPU 4P + 16P/N; the ZeRO paper's K=12 form gives 4P + 12P/N.
 
 Fits: the GPU peak <= GPU memory minus --headroom (default ${DEFAULT_HEADROOM_PERCENT}%); the CPU peak <= ${100 - CPU_HEADROOM_FRACTION * 100}% of CPU memory;
 NVMe space <= free space at --nvme-path. Recommended: the fastest mode that fits: no offload before offload,
-then less time moving data, then the lower stage. When nothing fits it says what would (checkpointing,
+then less time moving data, then (at the same cost) 1 GiB or more of extra room, then the lower stage. When
+nothing fits it says what would (checkpointing,
 micro-batch 1, a smaller LoRA rank, more GPUs).
 
 Examples:
@@ -116,6 +134,28 @@ export function registerEstimate(program: Command, _ctx: CommandContext): void {
     .option('--gradient-checkpointing', 'activation checkpointing per block')
     .option('--no-gradient-checkpointing', 'no activation checkpointing (the default)')
     .option('--precision <p>', 'bf16, fp16 or fp32 (default bf16)')
+    .option('--optimizer <name>', "adamw, adamw-8bit, adafactor or sgd: the script's optimizer (default adamw)")
+    .option(
+      '--master-weights <m>',
+      "fp32 (DeepSpeed's default) or none (pure bf16: bf16_master_weights_and_grads + bf16_optimizer_states)",
+    )
+    .option(
+      '--block <kind>',
+      'dit (cross-attention), mmdit (joint attention), llm or unet: the block layout for --params',
+    )
+    .option('--frames <n>', "video models: frames per sample (the catalog's temporal VAE factor makes latent frames)")
+    .option('--text-tokens <n>', 'text tokens attended beside the image (default: the catalog model)')
+    .option('--temporal-factor <n>', "the VAE's temporal compression, for --frames without a catalog model")
+    .option(
+      '--pixels-per-token <n>',
+      'pixels per image token, (VAE downscale x patch)^2, without a catalog model (default 256)',
+    )
+    .option('--encoders-on-gpu', 'the text encoder and VAE run on the GPU every step (nothing precomputed)')
+    .option('--gpu-links <links>', 'nvlink:N or pcie: how the GPUs are linked (--detect reads it)')
+    .option(
+      '--preset <name>',
+      "estimate a preset's setup (flags change its answers), with the peaks its runs measured here",
+    )
     .option('--extra-gpu-params <count>', 'frozen models kept on each GPU beside the trained one (text encoder, VAE)')
     .option('--overlap-comm', 'DeepSpeed overlap_comm: a second reduce bucket at stages 1-2')
     .option('--no-overlap-comm', 'no overlap_comm (the default zerowiz writes)')

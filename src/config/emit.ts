@@ -142,6 +142,11 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
     ...DEEPSPEED_DEFAULTS.fp16,
   };
   const bf16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'bf16' };
+  // No fp32 master weights (issue 23): DeepSpeed keeps the master weights, gradients and moments in bf16.
+  if (a.master_weights === 'none' && (precision === 'bf16' || precision === 'auto')) {
+    bf16.bf16_master_weights_and_grads = true;
+    bf16.bf16_optimizer_states = true;
+  }
   const zero: { [key: string]: JsonOut } = { stage: info.stage };
   const optDevice = optimizerOffloadDevice(a);
   const paramDevice = paramOffloadDevice(a);

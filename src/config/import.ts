@@ -576,6 +576,9 @@ function absorbJson(
   else if (fp16 === 'auto' || bf16 === 'auto') raw.mixed_precision = 'auto';
   else if (raw.mixed_precision === undefined) raw.mixed_precision = 'no';
   raw.gradient_checkpointing = isPlainObject(j.activation_checkpointing);
+  // bf16 master weights, gradients and moments (what master_weights none writes): the estimate counts them.
+  const b = isPlainObject(j.bf16) ? j.bf16 : null;
+  if (b && b.bf16_master_weights_and_grads === true && b.bf16_optimizer_states === true) raw.master_weights = 'none';
   if (j.gradient_accumulation_steps !== undefined)
     put('gradient_accumulation_steps', j.gradient_accumulation_steps, 'gradient_accumulation_steps');
   if (j.gradient_clipping !== undefined) put('gradient_clipping', j.gradient_clipping, 'gradient_clipping');

@@ -8,7 +8,7 @@ import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes
 import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../units.js';
 import { UsageError } from '../errors.js';
 import { hasControl } from '../printable.js';
-import type { Interconnect } from '../estimate/peak.js';
+import type { Interconnect, MasterWeights, OptimizerKind } from '../estimate/peak.js';
 import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, LAUNCHERS, keyInfo } from './keys.js';
 
@@ -32,8 +32,8 @@ export const DYNAMO_BACKENDS = [
   'tvm',
 ] as const;
 export type DynamoBackend = (typeof DYNAMO_BACKENDS)[number];
-/** What the trained model's tokens are: a language model's sequence, or an image DiT's patches. */
-export type ModelKindAnswer = 'lm' | 'dit';
+/** What the trained model's tokens are: a language model's sequence, an image DiT's patches, or a video DiT's. */
+export type ModelKindAnswer = 'lm' | 'dit' | 'video';
 /** Full fine-tuning (every parameter trained) or LoRA adapters on a frozen model. */
 export type FineTuning = 'full' | 'lora';
 
@@ -52,6 +52,7 @@ export interface Answers {
   largest_layer_params: number | null;
   gpu_memory: number | null;
   cpu_memory: number | null;
+  gpu_links: string;
   model_kind: ModelKindAnswer;
   fine_tuning: FineTuning;
   lora_rank: number;
@@ -60,8 +61,12 @@ export interface Answers {
   micro_batch: number;
   seq_len: number;
   max_pixels: number;
+  frames: number;
   gradient_checkpointing: boolean;
+  optimizer: OptimizerKind;
+  master_weights: MasterWeights;
   extra_gpu_params: number;
+  encoders_on_gpu: boolean;
   headroom: number;
   mode: Mode;
   offload_device: OffloadDevice;
@@ -264,6 +269,11 @@ export function optimizerOffloadDevice(a: Answers): ParamOffloadDevice {
 export function paramOffloadDevice(a: Answers): ParamOffloadDevice {
   return isStage3(a) ? a.offload_param_device : 'none';
 }
+/** The gpu_links answer for detected links: nvlink:N, pcie, or empty when not detected. */
+function linksOf(i: Interconnect | undefined): string {
+  if (!i || i.kind === 'unknown') return '';
+  return i.kind === 'nvlink' && i.nvlinks ? `nvlink:${i.nvlinks}` : 'pcie';
+}
 const isOffload = (a: Answers) => optimizerOffloadDevice(a) !== 'none' || paramOffloadDevice(a) !== 'none';
 const usesNvme = (a: Answers) => optimizerOffloadDevice(a) === 'nvme' || paramOffloadDevice(a) === 'nvme';
 
@@ -440,6 +450,22 @@ export const QUESTIONS = [
     format: (v) => (v === null ? '' : formatBytesExact(v)),
   }),
   q({
+    id: 'gpu_links',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'How the GPUs of a machine are linked: nvlink:N (N links per pair), pcie, or empty (not known)',
+    help: 'Read from nvidia-smi topo -m when the wizard starts; the step time of each ZeRO mode uses it, and a launch of the setup uses the same links (empty: it says PCIe is assumed). Not written to the configs.',
+    when: hasModel,
+    defaultValue: (_a, env) => linksOf(env.interconnect),
+    parse: (t) => {
+      const v = t.trim().toLowerCase();
+      if (v === '' || v === 'pcie' || /^nvlink:[1-9]\d{0,2}$/.test(v)) return ok(v);
+      return fail(`'${t}' is not nvlink:N, pcie or empty`);
+    },
+    format: (v) => v,
+  }),
+  q({
     id: 'model_kind',
     kind: 'select',
     section: 'model',
@@ -448,11 +474,12 @@ export const QUESTIONS = [
     help: 'Decides whether the workload is a sequence length or an image resolution. Picking a catalog model sets it.',
     choices: [
       { value: 'lm', label: 'language model', help: 'tokens per sample = the sequence length' },
-      { value: 'dit', label: 'image DiT', help: 'tokens per sample = image patches (from the resolution) + text' },
+      { value: 'dit', label: 'image model', help: 'tokens per sample = image patches (from the resolution) + text' },
+      { value: 'video', label: 'video DiT', help: 'tokens per sample = patches per frame x latent frames' },
     ],
     when: hasModel,
     defaultValue: () => 'lm',
-    parse: choiceParser(['lm', 'dit'] as const),
+    parse: choiceParser(['lm', 'dit', 'video'] as const),
     format: (v) => v,
   }),
   q({
@@ -540,13 +567,24 @@ export const QUESTIONS = [
     section: 'model',
     prompt: 'Largest image in pixels (width x height, e.g. 1048576 for 1024x1024; the --max_pixels of the script)',
     help: "The catalog's VAE and patch factors turn pixels into image tokens (Qwen-Image: 256 pixels per token, so 1024x1024 is 4096 tokens), plus the text tokens.",
-    when: (a) => hasModel(a) && a.model_kind === 'dit',
+    when: (a) => hasModel(a) && a.model_kind !== 'lm',
     defaultValue: () => 1048576,
     parse: (t) => {
       const m = /^\s*(\d+)\s*[x*]\s*(\d+)\s*$/.exec(t);
       if (m) return intIn(1, 1e10)(String(Number(m[1]) * Number(m[2])));
       return intIn(1, 1e10)(t);
     },
+    format: String,
+  }),
+  q({
+    id: 'frames',
+    kind: 'text',
+    section: 'model',
+    prompt: 'Frames per video sample (the --num_frames of the script)',
+    help: 'The video VAE compresses time (Wan and CogVideoX 4x, LTX-Video 8x): 81 frames make 21 latent frames, each as many tokens as one image of the size above.',
+    when: (a) => hasModel(a) && a.model_kind === 'video',
+    defaultValue: () => 81,
+    parse: intIn(1, 100000),
     format: String,
   }),
   q({
@@ -564,6 +602,40 @@ export const QUESTIONS = [
     format: yesNo,
   }),
   q({
+    id: 'optimizer',
+    kind: 'select',
+    section: 'model',
+    prompt: 'Which optimizer does the training script use?',
+    help: "Its states per trained parameter: AdamW two moments (fp32 with fp32 master weights: 8 bytes), 8-bit AdamW two 1-byte moments, Adafactor and SGD about none. torch's AdamW also allocates a copy of one moment during its step. With the optimizer offloaded, accelerate replaces it with DeepSpeed's CPU Adam. Used for the memory estimate; not written to the configs.",
+    choices: [
+      { value: 'adamw', label: 'AdamW', help: 'torch.optim.AdamW (DiffSynth-Studio, diffusers, HF Trainer)' },
+      { value: 'adamw-8bit', label: '8-bit AdamW', help: "bitsandbytes' AdamW8bit: 1-byte moments" },
+      { value: 'adafactor', label: 'Adafactor', help: 'factored second moment, no first moment' },
+      { value: 'sgd', label: 'SGD', help: 'no state (momentum 0)' },
+    ],
+    when: hasModel,
+    defaultValue: () => 'adamw',
+    parse: choiceParser(['adamw', 'adamw-8bit', 'adafactor', 'sgd'] as const),
+    format: (v) => v,
+  }),
+  q({
+    id: 'master_weights',
+    kind: 'select',
+    section: 'model',
+    advanced: true,
+    prompt: 'Keep fp32 master weights, or train the bf16 weights directly?',
+    help: 'DeepSpeed keeps an fp32 copy of the trained weights, fp32 gradients and fp32 Adam moments (16 bytes per trained parameter beyond the 16-bit weight and gradient). none writes bf16.bf16_master_weights_and_grads and bf16_optimizer_states into the JSON: master weights, gradients and moments in bf16 (8 bytes), as trainers without DeepSpeed do in pure bf16. bf16 only.',
+    jsonKey: 'bf16.bf16_master_weights_and_grads, bf16.bf16_optimizer_states',
+    choices: [
+      { value: 'fp32', label: 'fp32 master weights', help: "DeepSpeed's default" },
+      { value: 'none', label: 'none (pure bf16)', help: 'bf16_master_weights_and_grads + bf16_optimizer_states' },
+    ],
+    when: hasModel,
+    defaultValue: () => 'fp32',
+    parse: choiceParser(['fp32', 'none'] as const),
+    format: (v) => v,
+  }),
+  q({
     id: 'extra_gpu_params',
     kind: 'text',
     section: 'model',
@@ -578,6 +650,19 @@ export const QUESTIONS = [
       return r.ok ? ok(r.value ?? 0) : r;
     },
     format: (v) => (v === 0 ? '0' : formatCountExact(v)),
+  }),
+  q({
+    id: 'encoders_on_gpu',
+    kind: 'boolean',
+    section: 'model',
+    advanced: true,
+    prompt: 'Do the text encoder and VAE run on the GPU every step (nothing precomputed)?',
+    help: "A cached pass (the seed's data_process) precomputes the latents and text embeddings, so training holds neither. Without it the encoders stay on each GPU (not sharded) and the VAE encodes each sample at full resolution before the forward pass: the estimate adds their weights (the catalog's, unless extra_gpu_params says) and that working memory.",
+    choices: boolChoices,
+    when: (a) => hasModel(a) && a.model_kind !== 'lm',
+    defaultValue: () => false,
+    parse: parseBool,
+    format: yesNo,
   }),
   q({
     id: 'headroom',

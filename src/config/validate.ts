@@ -904,17 +904,41 @@ export function answerFindings(a: Answers, given: Iterable<QuestionId>, as: Answ
 }
 
 /**
- * Checks that need the file system (not part of validate(), which is pure): a ds_config_path that names
+ * An NVMe offload whose nvme_path does not exist here (issue 23: the NVMe presets write /nvme): DeepSpeed
+ * creates its swap folder under it only if it can, and a missing mount means swapping to whatever disk
+ * holds the path, or failing at the first step.
+ */
+function nvmePathFindings(setup: Setup, as: AnswerNaming, cwd: string): Finding[] {
+  const a = setup.answers;
+  if (optimizerOffloadDevice(a) !== 'nvme' && paramOffloadDevice(a) !== 'nvme') return [];
+  const abs = resolve(cwd, a.nvme_path);
+  if (existsSync(abs)) return [];
+  const name = answerName('nvme_path', as);
+  return [
+    warn(
+      'nvme-path-missing',
+      `${name} ${a.nvme_path} does not exist on this machine: DeepSpeed would swap the offloaded states to a folder that is not there`,
+      `give a directory on a local NVMe drive (${as === 'flag' ? '--nvme-path /mnt/nvme' : 'the NVMe path question'}), e.g. the mount point lsblk -o NAME,MOUNTPOINT shows for the drive`,
+      ['nvme_path'],
+    ),
+  ];
+}
+
+/**
+ * Checks that need the file system (not part of validate(), which is pure): an NVMe path that does not
+ * exist (nvmePathFindings); a ds_config_path that names
  * neither an existing file (resolved from `cwd`, as accelerate resolves it from the launch directory) nor
  * the JSON zerowiz writes.
  */
 export function fileFindings(setup: Setup, as: AnswerNaming, cwd = process.cwd()): Finding[] {
+  const out = nvmePathFindings(setup, as, cwd);
   const ref = setup.answers.ds_config_path;
-  if (ref === '') return [];
+  if (ref === '') return out;
   const abs = resolve(cwd, ref);
-  if (abs === resolve(cwd, setup.files.dsConfig) || existsSync(abs)) return [];
+  if (abs === resolve(cwd, setup.files.dsConfig) || existsSync(abs)) return out;
   const name = answerName('ds_config_path', as);
   return [
+    ...out,
     warn(
       'ds-config-path-missing',
       `${name} ${ref} does not exist (resolved from ${cwd}): the YAML would point accelerate at a missing file, and zerowiz writes the JSON to ${setup.files.dsConfig}`,

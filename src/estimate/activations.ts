@@ -28,8 +28,28 @@
  * Logits of a language model: the lm_head output in 16-bit (2 bytes per vocabulary entry and token), its
  * fp32 upcast for the loss (4) and the fp32 gradient of the logits at the start of the backward pass (4):
  * 10 bytes x vocab x tokens; these are not checkpointed.
+ * Diffusion blocks:
+ * - `mmdit` (joint attention: Qwen-Image, FLUX, SD3, CogVideoX): the text tokens join the sequence, with
+ *   their own projections and MLP, so every per-token figure counts image + text tokens; the adaLN
+ *   modulation adds 6h (as above).
+ * - `dit` (cross-attention: Wan, LTX-Video, PixArt): the sequence is the image or video tokens alone; each
+ *   block adds a cross-attention sub-block, its norm's input, the query projection's input, the query and
+ *   the output projection's input (4h per token), and the text's keys and values (2 x kv_dim per text
+ *   token, per sample).
+ * - an fp32 residual stream (Wan's WanAttentionBlock: `with amp.autocast(dtype=torch.float32): x = x + y *
+ *   e[2]`, and `norm1(x).float() * (1 + e[1]) + e[0]`) keeps the checkpointed block inputs and the
+ *   modulation's values in 4 bytes instead of 2.
+ * - `unet` (SDXL): per latent pixel of each level, a ResNet block keeps its two norms' inputs, their SiLU
+ *   outputs and the convolutions' inputs (6C), a transformer layer (self-attention, cross-attention, GEGLU
+ *   feed-forward of 4C) about 26C, its Transformer2D wrapper 3C (norm, proj_in, proj_out); the down path has
+ *   `layers_per_block` blocks per level, the up path one more with the skip concatenated (2C in), the mid
+ *   block two ResNets around its transformer layers. With checkpointing (diffusers checkpoints each ResNet
+ *   and each Transformer2D) each module keeps its input and the largest one is recomputed. Derived, not
+ *   calibrated.
+ * Attention workspace: FlashAttention's backward accumulates dq in fp32 (4 x h bytes per token) for the
+ * block being differentiated.
  */
-import type { BlockKind } from './models.js';
+import type { BlockKind, UnetShape } from './models.js';
 
 /** Activation checkpointing: `none` keeps every activation; `full` recomputes each block in backward. */
 export type Checkpointing = 'none' | 'full';
@@ -38,6 +58,8 @@ export type AttentionKind = 'flash' | 'eager';
 
 /** Bytes per vocabulary entry and token for a language model's logits (16-bit + fp32 copy + fp32 gradient). */
 export const LOGITS_BYTES_PER_VOCAB_TOKEN = 10;
+/** FlashAttention's fp32 dq accumulator during one block's backward: bytes per token and hidden unit. */
+export const ATTENTION_WORKSPACE_BYTES_PER_VALUE = 4;
 
 /** The transformer shape and workload the activation formula needs. */
 export interface ActivationInput {
@@ -50,7 +72,10 @@ export interface ActivationInput {
   ffn: number;
   /** Vocabulary size for the logits; 0 for models without logits (DiTs). */
   vocab: number;
-  /** Tokens per sample: the sequence length, or image tokens + text tokens for a DiT. */
+  /**
+   * Tokens per sample: the sequence length; for a DiT the image or video tokens, plus the text tokens when
+   * they join the sequence (mmdit); for a UNet the latent pixels.
+   */
   tokens: number;
   microBatch: number;
   checkpointing: Checkpointing;
@@ -58,6 +83,12 @@ export interface ActivationInput {
   bytesPerValue: number;
   /** Default flash. */
   attention?: AttentionKind;
+  /** Text tokens a cross-attention DiT attends to (keys and values only); 0 or absent otherwise. */
+  crossTokens?: number;
+  /** Bytes of the residual stream and the modulation's values (4 when the model keeps them in fp32); default bytesPerValue. */
+  residualBytes?: number;
+  /** A UNet's levels (block unet). */
+  unet?: UnetShape | null;
 }
 
 /** The activation total and its parts, bytes per GPU. */
@@ -68,34 +99,104 @@ export interface ActivationBreakdown {
   recomputeBytes: number;
   /** The language model's logits, else 0. */
   logitsBytes: number;
+  /** The attention backward's workspace for one block. */
+  workspaceBytes: number;
   totalBytes: number;
 }
 
-/** Elements one block keeps per token (see the derivation above). */
-export function elementsPerToken(a: Pick<ActivationInput, 'block' | 'hidden' | 'heads' | 'kvHeads' | 'ffn'>): number {
+type BlockShape = Pick<ActivationInput, 'block' | 'hidden' | 'heads' | 'kvHeads' | 'ffn'>;
+
+/** Elements one block keeps per token in the activation dtype, and those kept in the residual's dtype. */
+export function elementsPerTokenSplit(a: BlockShape): { plain: number; residual: number } {
   const h = a.hidden;
   const kvDim = Math.round((a.kvHeads * h) / a.heads);
   const attention = 4 * h + 2 * kvDim;
   const mlp = a.block === 'llama' ? 2 * h + 4 * a.ffn : 2 * h + 2 * a.ffn;
-  const modulation = a.block === 'dit' ? 6 * h : 0;
-  return attention + mlp + modulation;
+  const cross = a.block === 'dit' ? 4 * h : 0;
+  const modulation = a.block === 'dit' || a.block === 'mmdit' ? 6 * h : 0;
+  return { plain: attention + mlp + cross, residual: modulation };
+}
+
+/** Elements one block keeps per token (see the derivation above). */
+export function elementsPerToken(a: BlockShape): number {
+  const { plain, residual } = elementsPerTokenSplit(a);
+  return plain + residual;
 }
 
 /** Bytes one block keeps for the whole micro-batch, without recomputation. */
 export function blockBytes(a: Omit<ActivationInput, 'layers' | 'checkpointing' | 'vocab'>): number {
   const sb = a.tokens * a.microBatch;
   const scores = a.attention === 'eager' ? 5 * a.heads * a.tokens * a.tokens * a.microBatch : 0;
-  return sb * elementsPerToken(a) * a.bytesPerValue + scores;
+  const { plain, residual } = elementsPerTokenSplit(a);
+  const kvDim = Math.round((a.kvHeads * a.hidden) / a.heads);
+  const crossKv = a.block === 'dit' ? 2 * kvDim * (a.crossTokens ?? 0) * a.microBatch * a.bytesPerValue : 0;
+  return sb * (plain * a.bytesPerValue + residual * (a.residualBytes ?? a.bytesPerValue)) + scores + crossKv;
+}
+
+/** Elements per latent pixel of a UNet's modules, by level, kept whole (no checkpointing) and as inputs only. */
+function unetElements(u: UnetShape): { whole: number; inputs: number; largest: number } {
+  const resnet = (c: number) => 6 * c;
+  const transformer = (c: number, depth: number) => (depth > 0 ? 3 * c + 26 * c * depth : 0);
+  let whole = 0;
+  let inputs = 0;
+  let largest = 0;
+  const levels = u.channels.length;
+  u.channels.forEach((c, i) => {
+    const area = 1 / 4 ** i;
+    const depth = u.transformerLayers[i] ?? 0;
+    const prev = i === 0 ? c : u.channels[i - 1]!;
+    // Down: layers_per_block ResNets (+ transformers), then a downsampling conv (not on the last level).
+    for (let j = 0; j < u.layersPerBlock; j++) {
+      whole += area * (resnet(c) + transformer(c, depth));
+      inputs += area * ((j === 0 ? prev : c) + (depth > 0 ? c : 0));
+      largest = Math.max(largest, area * resnet(c), area * transformer(c, depth));
+    }
+    if (i < levels - 1) {
+      whole += area * c;
+      inputs += area * c;
+    }
+    // Up: one more block, the skip concatenated (2C into the first convolution), then an upsampling conv.
+    for (let j = 0; j <= u.layersPerBlock; j++) {
+      whole += area * (resnet(c) + c + transformer(c, depth));
+      inputs += area * (2 * c + (depth > 0 ? c : 0));
+      largest = Math.max(largest, area * (resnet(c) + c), area * transformer(c, depth));
+    }
+    if (i > 0) {
+      whole += area * c;
+      inputs += area * c;
+    }
+  });
+  const last = u.channels[levels - 1]!;
+  const area = 1 / 4 ** (levels - 1);
+  whole += area * (2 * resnet(last) + transformer(last, u.midTransformerLayers));
+  inputs += area * (2 * last + last);
+  largest = Math.max(largest, area * transformer(last, u.midTransformerLayers));
+  return { whole, inputs, largest };
 }
 
 /** Activation bytes per GPU, with their parts. */
 export function activationBreakdown(a: ActivationInput): ActivationBreakdown {
-  const one = blockBytes(a);
   const sb = a.tokens * a.microBatch;
-  const blocksBytes = a.checkpointing === 'full' ? (a.layers - 1) * sb * a.hidden * a.bytesPerValue : a.layers * one;
+  if (a.block === 'unet' && a.unet) {
+    const e = unetElements(a.unet);
+    const v = a.bytesPerValue;
+    const blocksBytes = Math.round(sb * (a.checkpointing === 'full' ? e.inputs : e.whole) * v);
+    const recomputeBytes = a.checkpointing === 'full' ? Math.round(sb * e.largest * v) : 0;
+    return { blocksBytes, recomputeBytes, logitsBytes: 0, workspaceBytes: 0, totalBytes: blocksBytes + recomputeBytes };
+  }
+  const one = blockBytes(a);
+  const residual = a.residualBytes ?? a.bytesPerValue;
+  const blocksBytes = a.checkpointing === 'full' ? (a.layers - 1) * sb * a.hidden * residual : a.layers * one;
   const recomputeBytes = a.checkpointing === 'full' ? one : 0;
   const logitsBytes = a.vocab > 0 ? LOGITS_BYTES_PER_VOCAB_TOKEN * a.vocab * sb : 0;
-  return { blocksBytes, recomputeBytes, logitsBytes, totalBytes: blocksBytes + recomputeBytes + logitsBytes };
+  const workspaceBytes = a.attention === 'eager' ? 0 : ATTENTION_WORKSPACE_BYTES_PER_VALUE * sb * a.hidden;
+  return {
+    blocksBytes,
+    recomputeBytes,
+    logitsBytes,
+    workspaceBytes,
+    totalBytes: blocksBytes + recomputeBytes + logitsBytes + workspaceBytes,
+  };
 }
 
 /** Activation bytes per GPU for the whole model. */

@@ -11,7 +11,7 @@ import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../con
 import type { Mode, OffloadDevice, Placement } from '../config/modes.js';
 import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
 import { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
-import type { Interconnect, Peak, PeakInput, Precision, ZeroKnobs } from './peak.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Peak, PeakInput, Precision, ZeroKnobs } from './peak.js';
 import { formatBytesShort } from '../units.js';
 
 /** DeepSpeed's default `additional_buffer_factor` (applied to CPU memory only). */
@@ -77,6 +77,14 @@ export interface EstimateInput {
   loraParams?: number | null;
   /** Training precision (default bf16). */
   precision?: Precision;
+  /** The optimizer the script builds (default adamw). */
+  optimizer?: OptimizerKind;
+  /** fp32 master weights (default, DeepSpeed's) or none (pure bf16: bf16_master_weights_and_grads). */
+  masterWeights?: MasterWeights;
+  /** The optimizer steps with a fused kernel (DeepSpeed's FusedAdam from a JSON optimizer block); default false. */
+  fusedOptimizer?: boolean;
+  /** The frozen encoders' working memory per GPU when they run every step (not precomputed); default 0. */
+  encoderTransientBytes?: number;
   /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA...). */
   extraGpuParams?: number;
   /** DeepSpeed's buffer knobs; missing ones take DeepSpeed's defaults. */
@@ -269,6 +277,7 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
     throw new EstimateInputError(`headroom must be a percentage from 0 to 90, got ${headroomPercent}`);
   const cudaContextBytes = input.cudaContextBytes ?? null;
   checkBytes(cudaContextBytes, 'CUDA context', MAX_GPU_MEMORY_BYTES);
+  checkBytes(input.encoderTransientBytes ?? 0, 'encoder working memory', MAX_GPU_MEMORY_BYTES * 1024);
   const activation = input.activation ?? null;
   let activations: ActivationBreakdown | null = null;
   if (activation) {
@@ -280,6 +289,7 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
       blocksBytes: input.activationBytes,
       recomputeBytes: 0,
       logitsBytes: 0,
+      workspaceBytes: 0,
       totalBytes: input.activationBytes,
     };
   }
@@ -299,6 +309,10 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
     totalGpus: input.gpusPerNode * input.nodes,
     zeroInit: input.zeroInit,
     precision: input.precision ?? 'bf16',
+    optimizer: input.optimizer ?? 'adamw',
+    masterWeights: input.masterWeights ?? 'fp32',
+    fusedOptimizer: input.fusedOptimizer ?? false,
+    encoderTransientBytes: input.encoderTransientBytes ?? 0,
     knobs,
     activations,
     activation,
@@ -527,26 +541,48 @@ function beyondRange(what: string, n: NormalizedInput): EstimateInputError {
   );
 }
 
-/** Preference order for the recommendation: no offload first, then less time moving data, then the lower stage, cpu before nvme. */
-function preference(row: ModeEstimate): [number, number, number, number] {
-  return [
-    modeOffloads(row.mode) ? 1 : 0,
-    row.peak.time.extraSeconds,
-    MODE_INFO[row.mode].stage,
-    row.offloadDevice === 'nvme' ? 1 : 0,
-  ];
+/** Two rows whose step times differ by less than this cost the same (the table shows 0.01 s steps). */
+export const SAME_COST_SECONDS = 0.01;
+/** At the same cost, a row with at least this much more room (lower peak per GPU) is preferred to a lower stage. */
+export const ROOM_PREFERENCE_MIN_BYTES = 2 ** 30;
+
+/**
+ * Orders rows by the recommendation's preference, the first fitting row being the recommended one: no
+ * offload before offload; then less time moving data; at the same cost (within SAME_COST_SECONDS) the row
+ * with more room, when it has at least ROOM_PREFERENCE_MIN_BYTES more; then the lower stage, CPU before NVMe.
+ */
+export function compareRows(a: ModeEstimate, b: ModeEstimate): number {
+  const offload = (r: ModeEstimate) => (modeOffloads(r.mode) ? 1 : 0);
+  if (offload(a) !== offload(b)) return offload(a) - offload(b);
+  const dt = a.peak.time.extraSeconds - b.peak.time.extraSeconds;
+  if (Math.abs(dt) >= SAME_COST_SECONDS) return dt;
+  const room = a.gpuNeedBytes - b.gpuNeedBytes;
+  if (Math.abs(room) >= ROOM_PREFERENCE_MIN_BYTES) return room;
+  const stage = MODE_INFO[a.mode].stage - MODE_INFO[b.mode].stage;
+  if (stage !== 0) return stage;
+  return (a.offloadDevice === 'nvme' ? 1 : 0) - (b.offloadDevice === 'nvme' ? 1 : 0);
 }
 
-/** Orders rows by the recommendation's preference (see preference): the first fitting row is the recommended one. */
-export function compareRows(a: ModeEstimate, b: ModeEstimate): number {
-  const pa = preference(a);
-  const pb = preference(b);
-  for (let i = 0; i < pa.length; i++) {
-    const d = pa[i]! - pb[i]!;
-    if (d !== 0) return d;
-  }
-  return 0;
+/**
+ * A row's collective traffic as a multiple of DDP's (the table's comm column, the recommendation's sentence
+ * and the glossary all print this): `1x`, `1.5x`, `88.1x`; `-` when DDP moves nothing (one GPU).
+ */
+export function commMultipleText(commBytesPerStep: number, ddpBytesPerStep: number): string {
+  if (ddpBytesPerStep <= 0) return '-';
+  return `${Number((commBytesPerStep / ddpBytesPerStep).toFixed(2))}x`;
 }
+
+/** DDP's traffic per GPU per step in a report: ZeRO-1's collectives (the same volume); 0 with one GPU. */
+export function ddpBytesOf(modes: readonly ModeEstimate[]): number {
+  return modes.find((m) => m.mode === '1')?.commBytesPerStep ?? 0;
+}
+
+/**
+ * Why DeepSpeed's estimator differs from the peak, said wherever its figure is shown: it counts every
+ * parameter as trained (18 bytes each with fp32 Adam, LoRA or not) and the model states only (no
+ * activations, buffers, CUDA context or frozen encoders).
+ */
+export const DEEPSPEED_ESTIMATOR_WHY = 'every parameter trained, model states only';
 
 function label(row: ModeEstimate): string {
   return rowLabel(row.mode, row.offloadDevice);
@@ -677,9 +713,25 @@ export function recommend(
     const smallest = noOffload.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
     tail = `; no mode without offload fits (${label(smallest)} peaks at ${formatBytesShort(smallest.gpuNeedBytes)} per GPU), and it moves ${formatBytesShort(best.offloadBytesPerStep)} per GPU per step over PCIe${best.offloadDevice === 'nvme' ? ' and swaps to NVMe' : ''}${time}`;
   } else if (info.stage === 3) {
-    tail = n.totalGpus === 1 ? '' : `; ZeRO-1 and ZeRO-2 do not fit, and it moves 1.5x the communication of DDP${time}`;
+    const multiple = commMultipleText(best.commBytesPerStep, ddpBytesOf(modes));
+    tail =
+      n.totalGpus === 1
+        ? ''
+        : `; ZeRO-1 and ZeRO-2 do not fit, and it moves ${multiple} the communication of DDP${time}${n.trainable < n.params ? ' (it gathers every parameter, trained or frozen, twice a step)' : ''}`;
   } else {
-    tail = n.totalGpus === 1 ? '' : ' and adds no communication over DDP; no need to shard the parameters';
+    tail = n.totalGpus === 1 ? '' : ' and adds no communication over DDP';
+    // At the same cost, more room: say so when a lower stage also fits (the lower stage is what one expects).
+    const lower = sorted.find(
+      (r) =>
+        r !== best &&
+        r.fits === true &&
+        r.offloadDevice === null &&
+        MODE_INFO[r.mode].stage < info.stage &&
+        Math.abs(r.peak.time.extraSeconds - best.peak.time.extraSeconds) < SAME_COST_SECONDS,
+    );
+    if (lower)
+      tail += `; ${label(lower)} also fits at the same cost, with ${formatBytesShort(lower.gpuNeedBytes - best.gpuNeedBytes)} less room`;
+    else if (info.stage === 1 && n.totalGpus > 1) tail += '; no need to shard the parameters';
   }
   return { recommended: best, reason: `${oneGpu}${fitsText}${tail}.` };
 }

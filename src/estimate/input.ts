@@ -11,7 +11,7 @@ import type { BlockKind, ModelEntry } from './models.js';
 import { autoFill, numberDefault } from '../config/keys.js';
 import { placementOf } from '../config/modes.js';
 import type { Placement } from '../config/modes.js';
-import type { Interconnect, Precision, ZeroKnobs } from './peak.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Precision, ZeroKnobs } from './peak.js';
 import type { Answers } from '../config/questions.js';
 
 /** The answers the estimate reads. */
@@ -37,6 +37,10 @@ export type EstimateAnswers = Pick<
   | 'micro_batch'
   | 'seq_len'
   | 'max_pixels'
+  | 'frames'
+  | 'optimizer'
+  | 'master_weights'
+  | 'encoders_on_gpu'
   | 'extra_gpu_params'
   | 'headroom'
   | 'overlap_comm'
@@ -47,10 +51,18 @@ export type EstimateAnswers = Pick<
   | 'sub_group_size'
 > &
   /** Where the parameters go when the answers split the devices (accelerate asks it apart); absent: the mode's. */
-  Partial<Pick<Answers, 'offload_param_device'>>;
+  Partial<Pick<Answers, 'offload_param_device' | 'gpu_links'>>;
 
 /** Transformer shape values given explicitly (estimate's --hidden-size ...); they win over the catalog's. */
 export interface ShapeOverrides {
+  /** The block layout (estimate --block), instead of the catalog's or the model kind's. */
+  block?: BlockKind;
+  /** Text tokens attended beside the image (estimate --text-tokens). */
+  textTokens?: number;
+  /** The VAE's temporal compression (estimate --temporal-factor), for --frames without a catalog model. */
+  temporalFactor?: number;
+  /** Pixels per image token, (VAE downscale x patch)^2 (estimate --pixels-per-token), without a catalog model. */
+  pixelsPerToken?: number;
   layers?: number;
   hidden?: number;
   heads?: number;
@@ -84,6 +96,9 @@ export interface SetupEstimate {
   placement: Placement;
   /** The training precision assumed. */
   precision: Precision;
+  /** The optimizer and master weights the estimate counts (before an offload row swaps them). */
+  optimizer: OptimizerKind;
+  masterWeights: MasterWeights;
   /** Sentences on what is assumed or left out (e.g. activations not estimated and why). */
   notes: string[];
 }
@@ -153,6 +168,36 @@ function loraOf(a: EstimateAnswers, model: ModelEntry | null): LoraSpec {
   return { rank: a.lora_rank, shapes: targets.map((t) => model.modules[t]!) };
 }
 
+/** Pixels per image token when neither the catalog nor a flag says: an 8x VAE and 2x2 patches (FLUX, Qwen-Image, Wan, CogVideoX). */
+export const DEFAULT_PIXELS_PER_TOKEN = 256;
+
+/** The kind of tokens: the catalog model's, else the answers'. */
+function kindOf(a: EstimateAnswers, model: ModelEntry | null): ModelEntry['kind'] {
+  return model ? model.kind : a.model_kind;
+}
+
+/** Latent frames of a clip of `frames` frames: 1 + ceil((frames - 1) / factor), the causal video VAEs' rule. */
+export function latentFrames(frames: number, temporalFactor: number): number {
+  return 1 + Math.ceil((frames - 1) / temporalFactor);
+}
+
+/** The temporal factor for the answers' frames; EstimateInputError when frames > 1 cannot be turned into tokens. */
+function temporalOf(a: EstimateAnswers, model: ModelEntry | null, ctx: EstimateContext): number | null {
+  const tf = ctx.shape?.temporalFactor ?? model?.temporalFactor ?? null;
+  if (kindOf(a, model) !== 'video') return null;
+  if (a.frames > 1 && tf === null) {
+    throw new EstimateInputError(
+      model
+        ? `${model.id} is not a video model: it has no frames`
+        : 'frames need the VAE temporal compression of the model',
+      model
+        ? 'leave --frames out (or 1) for an image model'
+        : 'give --temporal-factor N (Wan and CogVideoX: 4, LTX-Video: 8)',
+    );
+  }
+  return tf;
+}
+
 /** The activation shape, or null with the reason in `notes`. */
 function activationOf(
   a: EstimateAnswers,
@@ -162,12 +207,31 @@ function activationOf(
   notes: string[],
 ): ActivationInput | null {
   const shape = ctx.shape ?? {};
-  const kind = model ? (model.kind === 'dit' ? 'dit' : model.kind === 'unet' ? 'unet' : 'lm') : a.model_kind;
-  if (kind === 'unet' && Object.keys(shape).length === 0) {
-    notes.push(
-      `activations not estimated: ${model?.name ?? 'the model'} is not a transformer stack with a catalog shape`,
-    );
-    return null;
+  const kind = kindOf(a, model);
+  const image = kind === 'dit' || kind === 'video' || kind === 'unet';
+  const block: BlockKind = shape.block ?? model?.block ?? (kind === 'unet' ? 'unet' : image ? 'mmdit' : 'llama');
+  if (block === 'unet') {
+    if (!model?.unet) {
+      notes.push(
+        `activations not estimated: ${model?.name ?? 'the model'} has no UNet levels in the catalog (SDXL's UNet has)`,
+      );
+      return null;
+    }
+    const ppt = model.pixelsPerToken ?? 64;
+    return {
+      block,
+      layers: 1,
+      hidden: model.unet.channels[0]!,
+      heads: 1,
+      kvHeads: 1,
+      ffn: 4 * model.unet.channels[0]!,
+      vocab: 0,
+      tokens: ctx.tokens ?? Math.ceil(a.max_pixels / ppt),
+      microBatch: a.micro_batch,
+      checkpointing: a.gradient_checkpointing ? 'full' : 'none',
+      bytesPerValue: precision === 'fp32' ? 4 : 2,
+      unet: model.unet,
+    };
   }
   const layers = shape.layers ?? model?.layers ?? null;
   const hidden = shape.hidden ?? model?.hidden ?? null;
@@ -183,22 +247,25 @@ function activationOf(
     );
     return null;
   }
+  const text = image ? (shape.textTokens ?? model?.textTokens ?? 0) : 0;
   let tokens: number;
   if (ctx.tokens !== undefined) {
     tokens = ctx.tokens;
-  } else if (kind === 'dit') {
-    const ppt = model?.pixelsPerToken ?? null;
+  } else if (image) {
+    let ppt = shape.pixelsPerToken ?? model?.pixelsPerToken ?? null;
     if (ppt === null) {
+      ppt = DEFAULT_PIXELS_PER_TOKEN;
       notes.push(
-        'activations not estimated: the image-to-token factors of this model are unknown (give the tokens as --seq-len)',
+        `image tokens assume ${DEFAULT_PIXELS_PER_TOKEN} pixels per token (a VAE that downscales 8x and 2x2 patches; give --pixels-per-token, or the tokens as --seq-len)`,
       );
-      return null;
     }
-    tokens = Math.ceil(a.max_pixels / ppt) + (model?.textTokens ?? 0);
+    const tf = temporalOf(a, model, ctx);
+    const perFrame = Math.ceil(a.max_pixels / ppt);
+    tokens = perFrame * (tf === null ? 1 : latentFrames(a.frames, tf)) + (block === 'mmdit' ? text : 0);
   } else {
     tokens = a.seq_len;
   }
-  const block: BlockKind = model?.block ?? (kind === 'dit' ? 'dit' : 'llama');
+  const v = precision === 'fp32' ? 4 : 2;
   return {
     block,
     layers: layers!,
@@ -206,12 +273,23 @@ function activationOf(
     heads: heads!,
     kvHeads: kvHeads ?? heads!,
     ffn: ffn!,
-    vocab: kind === 'dit' ? 0 : (shape.vocab ?? model?.vocab ?? 0),
+    vocab: image ? 0 : (shape.vocab ?? model?.vocab ?? 0),
     tokens,
     microBatch: a.micro_batch,
     checkpointing: a.gradient_checkpointing ? 'full' : 'none',
-    bytesPerValue: precision === 'fp32' ? 4 : 2,
+    bytesPerValue: v,
+    ...(block === 'dit' ? { crossTokens: text } : {}),
+    ...(model?.residualFp32 ? { residualBytes: 4 } : {}),
   };
+}
+
+/**
+ * The frozen encoders' working memory when they run on the GPU every step (nothing precomputed): the VAE
+ * encoder at full resolution keeps about three tensors of its first block's width alive at once (input,
+ * output, the residual) over the frames it encodes at once, in 16-bit; the text encoder's is far smaller.
+ */
+export function encoderTransientBytes(vaeChannels: number, pixels: number, frames: number, microBatch: number): number {
+  return 3 * vaeChannels * pixels * frames * 2 * microBatch;
 }
 
 /**
@@ -238,7 +316,10 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
   const model = ctx.model ?? (a.model_name ? lookupModel(a.model_name, ctx.models) : null);
   const precision = precisionOf(a.mixed_precision);
   const placement = placementOfAnswers(a);
-  if (a.model_params === null) return { input: null, model, placement, precision, notes };
+  const optimizer = a.optimizer;
+  const masterWeights = a.master_weights;
+  const base = { model, placement, precision, optimizer, masterWeights, notes };
+  if (a.model_params === null) return { input: null, ...base };
   if (a.mixed_precision === 'auto') notes.push('precision auto: assuming bf16, what --mixed_precision bf16 gives');
   const { gpusPerNode, nodes } = topology(a);
   let largestLayer = a.largest_layer_params ?? (model && model.params === a.model_params ? model.largestLayer : null);
@@ -248,6 +329,34 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
   }
   const shape = ctx.shape ?? {};
   const activation = activationOf(a, model, ctx, precision, notes);
+  let extraGpuParams = a.extra_gpu_params;
+  let encoderBytes = 0;
+  if (a.encoders_on_gpu) {
+    const enc = model?.encoders ?? null;
+    if (!enc) {
+      notes.push(
+        `encoders on the GPU: ${model ? `the catalog has no encoders for ${model.id}` : 'the model is not in the catalog'}; give their parameters as --extra-gpu-params (their working memory is not estimated)`,
+      );
+    } else {
+      if (extraGpuParams === 0) extraGpuParams = enc.params;
+      const video = kindOf(a, model) === 'video';
+      const frames = video ? Math.min(a.frames, enc.vaeFramesAtOnce ?? a.frames) : 1;
+      encoderBytes = encoderTransientBytes(enc.vaeChannels, a.max_pixels, frames, a.micro_batch);
+    }
+  }
+  if (optimizer !== 'adamw' || masterWeights === 'none')
+    notes.push(
+      `offload rows count DeepSpeedCPUAdam: with the optimizer offloaded, accelerate swaps the ${optimizer === 'adamw' ? 'optimizer' : optimizer} for it (fp32 master weights and moments on the CPU)`,
+    );
+  if (masterWeights === 'none' && precision === 'fp16')
+    notes.push(
+      'master weights none: DeepSpeed keeps fp32 master weights with fp16 (bf16_master_weights_and_grads is a bf16 option)',
+    );
+  // The setup's own gpu_links answer (what the wizard detected, carried to the launch) wins over a context's.
+  const interconnect =
+    a.gpu_links !== undefined && a.gpu_links !== ''
+      ? interconnectOfAnswer(a.gpu_links)
+      : (ctx.interconnect ?? { kind: 'unknown', nvlinks: null });
   const input: EstimateInput = {
     params: a.model_params,
     largestLayer: Math.min(largestLayer, a.model_params),
@@ -259,10 +368,13 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     nvmeFreeBytes: ctx.nvmeFreeBytes ?? null,
     activation,
     precision,
-    extraGpuParams: a.extra_gpu_params,
+    optimizer,
+    masterWeights,
+    encoderTransientBytes: encoderBytes,
+    extraGpuParams,
     knobs: knobsOf(a, shape.hidden ?? model?.hidden ?? null, notes),
     cudaContextBytes: ctx.cudaContextBytes ?? null,
-    interconnect: ctx.interconnect ?? { kind: 'unknown', nvlinks: null },
+    interconnect,
     headroomPercent: a.headroom,
     includeNvme: ctx.includeNvme !== false,
   };
@@ -272,5 +384,22 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
   } else if (a.trainable_params !== null) {
     input.trainableParams = a.trainable_params;
   }
-  return { input, model, placement, precision, notes };
+  return { input, ...base };
+}
+
+/**
+ * The GPU links a setup carries (the gpu_links answer the wizard fills from `nvidia-smi topo -m`): `nvlink:N`,
+ * `pcie`, or empty when they were not detected.
+ */
+export function interconnectOfAnswer(links: string | undefined): Interconnect {
+  const m = /^nvlink:(\d+)$/.exec(links ?? '');
+  if (m) return { kind: 'nvlink', nvlinks: Number(m[1]) };
+  if (links === 'pcie') return { kind: 'pcie', nvlinks: null };
+  return { kind: 'unknown', nvlinks: null };
+}
+
+/** The gpu_links answer for detected links (the inverse of interconnectOfAnswer); empty when unknown. */
+export function gpuLinksAnswer(i: Interconnect | undefined): string {
+  if (!i || i.kind === 'unknown') return '';
+  return i.kind === 'nvlink' && i.nvlinks ? `nvlink:${i.nvlinks}` : 'pcie';
 }

@@ -21,8 +21,8 @@ const ModelSchema = z
     name: z.string().check(z.minLength(1)),
     params: positiveInt,
     largest_layer: positiveInt,
-    kind: z.optional(z.enum(['lm', 'dit', 'unet'])),
-    block: z.optional(z.enum(['llama', 'gpt', 'dit'])),
+    kind: z.optional(z.enum(['lm', 'dit', 'video', 'unet'])),
+    block: z.optional(z.enum(['llama', 'gpt', 'dit', 'mmdit', 'unet'])),
     layers: z.optional(positiveInt),
     hidden: z.optional(positiveInt),
     heads: z.optional(positiveInt),
@@ -31,6 +31,24 @@ const ModelSchema = z
     vocab: z.optional(positiveInt),
     pixels_per_token: z.optional(positiveInt),
     text_tokens: z.optional(positiveInt),
+    temporal_factor: z.optional(positiveInt),
+    residual_fp32: z.optional(z.boolean()),
+    unet: z.optional(
+      z.strictObject({
+        channels: z.array(positiveInt).check(z.minLength(1)),
+        transformer_layers: z.array(z.int().check(z.nonnegative())),
+        layers_per_block: positiveInt,
+        mid_transformer_layers: z.int().check(z.nonnegative()),
+      }),
+    ),
+    encoders: z.optional(
+      z.strictObject({
+        params: positiveInt,
+        vae_channels: positiveInt,
+        vae_frames_at_once: z.optional(positiveInt),
+        source: z.string().check(z.minLength(1)),
+      }),
+    ),
     modules: z.optional(z.record(z.string(), ModuleSchema)),
     lora_targets: z.optional(z.array(z.string().check(z.minLength(1)))),
     source: z.string().check(z.minLength(1)),
@@ -44,14 +62,34 @@ const ModelSchema = z
 
 const CatalogSchema = z.strictObject({ models: z.array(ModelSchema).check(z.minLength(1)) });
 
-/** What a model's tokens are: a language model's sequence, a DiT's image patches (+ text), or a UNet (no token shape). */
-export type ModelKind = 'lm' | 'dit' | 'unet';
+/** What a model's tokens are: a language model's sequence, an image DiT's patches, a video DiT's patches over frames, or a UNet's latent pixels. */
+export type ModelKind = 'lm' | 'dit' | 'video' | 'unet';
 /**
- * The layout of one transformer block, for the activation formula (src/estimate/activations.ts): `llama` pre-norm
- * with a gated (SwiGLU) MLP; `gpt` pre-norm with a plain GELU MLP; `dit` an adaLN-modulated block with
- * QK-norm, gated residuals and a plain GELU MLP.
+ * The layout of one block, for the activation formula (src/estimate/activations.ts): `llama` pre-norm with a
+ * gated (SwiGLU) MLP; `gpt` pre-norm with a plain GELU MLP; `dit` an adaLN-modulated block with QK-norm,
+ * gated residuals, cross-attention to the text and a plain GELU MLP; `mmdit` the same with joint attention
+ * (the text tokens in the sequence) instead of cross-attention; `unet` a UNet's ResNet and transformer levels.
  */
-export type BlockKind = 'llama' | 'gpt' | 'dit';
+export type BlockKind = 'llama' | 'gpt' | 'dit' | 'mmdit' | 'unet';
+/** A UNet's levels (diffusers UNet2DConditionModel config), for its activations. */
+export interface UnetShape {
+  /** block_out_channels, from the highest resolution down. */
+  channels: number[];
+  /** transformer_layers_per_block per level (0: a level without attention). */
+  transformerLayers: number[];
+  layersPerBlock: number;
+  midTransformerLayers: number;
+}
+/** The frozen encoders a pipeline runs every step when nothing is precomputed. */
+export interface EncodersEntry {
+  /** Parameters of the text encoder(s) and the VAE together. */
+  params: number;
+  /** The VAE encoder's first (widest at full resolution) channel count. */
+  vaeChannels: number;
+  /** Frames the VAE encodes at once (causal chunks); null: the whole clip. */
+  vaeFramesAtOnce: number | null;
+  source: string;
+}
 
 /** One catalog entry. */
 export interface ModelEntry {
@@ -72,6 +110,14 @@ export interface ModelEntry {
   /** Image models: pixels per token, (VAE downscale x patch)^2; text tokens attended beside the image. */
   pixelsPerToken: number | null;
   textTokens: number | null;
+  /** Video models: frames per latent frame after the first (the VAE's temporal compression); null for images. */
+  temporalFactor: number | null;
+  /** The model keeps its residual stream and modulation in fp32 (Wan). */
+  residualFp32: boolean;
+  /** A UNet's levels; null otherwise. */
+  unet: UnetShape | null;
+  /** Its frozen encoders, for a run that does not precompute their outputs; null when not in the catalog. */
+  encoders: EncodersEntry | null;
   /** LoRA target name -> [in_features, out_features, how many Linear layers the name matches]. */
   modules: Record<string, readonly [number, number, number]>;
   /** The targets a LoRA of this model usually names (the default of --lora-targets). */
@@ -115,6 +161,24 @@ export function parseModelCatalog(text: string, file = 'models.yaml'): ModelEntr
       vocab: m.vocab ?? null,
       pixelsPerToken: m.pixels_per_token ?? null,
       textTokens: m.text_tokens ?? null,
+      temporalFactor: m.temporal_factor ?? null,
+      residualFp32: m.residual_fp32 ?? false,
+      unet: m.unet
+        ? {
+            channels: m.unet.channels,
+            transformerLayers: m.unet.transformer_layers,
+            layersPerBlock: m.unet.layers_per_block,
+            midTransformerLayers: m.unet.mid_transformer_layers,
+          }
+        : null,
+      encoders: m.encoders
+        ? {
+            params: m.encoders.params,
+            vaeChannels: m.encoders.vae_channels,
+            vaeFramesAtOnce: m.encoders.vae_frames_at_once ?? null,
+            source: m.encoders.source,
+          }
+        : null,
       modules: m.modules ?? {},
       loraTargets: m.lora_targets ?? [],
       source: m.source,

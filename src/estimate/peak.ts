@@ -65,6 +65,52 @@ export const NVME_BYTES_PER_S = 2e9;
 /** Training precision: bytes of a 16-bit or 32-bit weight. */
 export type Precision = 'bf16' | 'fp16' | 'fp32';
 
+/**
+ * The optimizer the training script builds: torch's AdamW, bitsandbytes' AdamW8bit (1-byte moments),
+ * transformers' Adafactor (factored second moment, no first moment by default) or plain SGD (momentum 0,
+ * torch's default). With the optimizer offloaded, accelerate swaps whichever it is for DeepSpeedCPUAdam
+ * (accelerate utils/deepspeed.py map_pytorch_optim_to_deepspeed), so offloaded rows count Adam.
+ */
+export type OptimizerKind = 'adamw' | 'adamw-8bit' | 'adafactor' | 'sgd';
+/** The optimizers, in the order offered. */
+export const OPTIMIZER_KINDS: readonly OptimizerKind[] = ['adamw', 'adamw-8bit', 'adafactor', 'sgd'];
+/**
+ * Master weights: `fp32` keeps an fp32 copy of the trained weights (DeepSpeed's default; torch AMP keeps the
+ * weights themselves in fp32); `none` trains the 16-bit weights directly (pure bf16; under DeepSpeed the
+ * JSON's bf16.bf16_master_weights_and_grads and bf16_optimizer_states).
+ */
+export type MasterWeights = 'fp32' | 'none';
+
+/** No ZeRO at all: plain PyTorch, or DDP over N GPUs (every state whole on every GPU). */
+export interface NoZeroPlacement {
+  stage: 0;
+  optimizer: 'none';
+  param: 'none';
+}
+/** A ZeRO placement, or none (stage 0: what a trainer without DeepSpeed does). */
+export type PeakPlacement = Placement | NoZeroPlacement;
+/** The stage-0 placement. */
+export const NO_ZERO: NoZeroPlacement = { stage: 0, optimizer: 'none', param: 'none' };
+
+/** Bytes per element of each model state, as the optimizer, the master weights and the placement make them. */
+export interface StateBytes {
+  /** Every parameter (trained and frozen): 2 in bf16/fp16, 4 in fp32 or under torch AMP with fp32 master. */
+  params: number;
+  /** The trained parameters' gradients, as backward writes them. */
+  grads: number;
+  /** A separate master copy of the trained weights (0: the weights are their own master). */
+  master: number;
+  /** Each optimizer moment, and how many there are (Adam 2, Adafactor and SGD 0). */
+  moment: number;
+  moments: number;
+  /** The gradient copy the optimizer steps with (DeepSpeed's fp32 partition; 0 without DeepSpeed). */
+  masterGrads: number;
+  /** Bytes per element of the step group that the optimizer step allocates and frees (foreach intermediates). */
+  stepTemp: number;
+  /** A note when the answers are overridden (offload swaps the optimizer, fp16 keeps fp32 master). */
+  note: string | null;
+}
+
 /** How the GPUs of a node talk to each other, as `nvidia-smi topo -m` shows it (or the default). */
 export interface Interconnect {
   /** nvlink: every GPU pair shows NV#; pcie: some pair goes over PCIe; unknown: not detected. */
@@ -98,6 +144,17 @@ export interface PeakInput {
   totalGpus: number;
   zeroInit: boolean;
   precision: Precision;
+  /** The optimizer the script builds (default adamw). */
+  optimizer: OptimizerKind;
+  /** fp32 master weights (DeepSpeed's default) or none (pure 16-bit). */
+  masterWeights: MasterWeights;
+  /**
+   * The optimizer steps with a fused kernel (DeepSpeed's FusedAdam from the JSON's optimizer block, torch's
+   * fused=True) instead of torch's default foreach implementation, which allocates a copy of the second moment.
+   */
+  fusedOptimizer: boolean;
+  /** Frozen encoders run on this GPU every step (not precomputed): their forward's working memory, bytes. */
+  encoderTransientBytes: number;
   knobs: ZeroKnobs;
   /** Activations per GPU, or null when the model's shape or the workload is unknown. */
   activations: ActivationBreakdown | null;
@@ -115,6 +172,10 @@ export interface PeakItems {
   grads: number;
   optimizer: number;
   activations: number;
+  /** The optimizer step's temporaries beyond the activations freed before it (foreach AdamW's copy of v). */
+  optimizerStep: number;
+  /** Frozen encoders' forward (not precomputed) beyond what the activations and the step reuse. */
+  encoders: number;
   buffers: number;
   extraModels: number;
   margin: number;
@@ -148,13 +209,19 @@ export interface StepTraffic {
   pcieToGpu: number;
   /** GPU -> CPU over PCIe (gradients to the CPU optimizer). */
   pcieToCpu: number;
-  /** NVMe reads and writes (swapped parameters and optimizer states). */
+  /** NVMe reads and writes (swapped parameters and optimizer states): the sum of the four below. */
   nvme: number;
+  /** Optimizer states read from NVMe into the CPU buffers, and written back, per step. */
+  nvmeOptimizerIn: number;
+  nvmeOptimizerOut: number;
+  /** Parameters read from NVMe (forward and backward), and the updated ones written back. */
+  nvmeParamsIn: number;
+  nvmeParamsOut: number;
 }
 
 /** What each GPU and the CPU hold, and the step's traffic: the split the wizard's picture draws. */
 export interface MemoryLayout {
-  placement: Placement;
+  placement: PeakPlacement;
   states: StateSlice[];
   traffic: StepTraffic;
 }
@@ -175,6 +242,8 @@ export interface Peak {
   gpuBytes: number;
   cpuBytes: number;
   items: PeakItems;
+  /** Bytes per element of each state for this placement (the optimizer answer, master weights, offload). */
+  bytes: StateBytes;
   /** CPU per node: the larger of loading the model and the steady state (offloaded states, pinned buffers). */
   cpu: { loadBytes: number; steadyBytes: number };
   nvmeBytes: number;
@@ -185,6 +254,48 @@ export interface Peak {
 /** Bytes of one weight (and its gradient) in the training precision. */
 export function weightBytes(precision: Precision): number {
   return precision === 'fp32' ? 4 : 2;
+}
+
+/**
+ * Bytes per element of each state. Sources: DeepSpeed stage_1_and_2.py / stage3.py (fp32 master partition,
+ * fp32 gradient partition; with bf16.bf16_master_weights_and_grads both in bf16, and with
+ * bf16_optimizer_states Adam's moments too: DeepSpeed's "bf16 master weights and optimizer states" blog);
+ * torch.optim.AdamW (moments in the parameter's dtype; "the foreach implementation uses ~ sizeof(params)
+ * more peak memory than the for-loop version due to the intermediates being a tensorlist": its docstring,
+ * the copy _foreach_sqrt makes of the second moment); bitsandbytes AdamW8bit (1-byte moments, updated in
+ * place); transformers' Adafactor (factored second moment: rows + columns per matrix, counted as 0; a
+ * per-tensor fp32 update); accelerate's offload swap to DeepSpeedCPUAdam (fp32 moments on the CPU).
+ */
+export function stateBytes(
+  placement: PeakPlacement,
+  n: Pick<PeakInput, 'precision' | 'optimizer' | 'masterWeights' | 'fusedOptimizer'>,
+): StateBytes {
+  const w = weightBytes(n.precision);
+  const offloaded = placement.stage !== 0 && placement.optimizer !== 'none';
+  let note: string | null = null;
+  if (offloaded) {
+    if (n.optimizer !== 'adamw' || n.masterWeights === 'none')
+      note =
+        'with the optimizer offloaded, accelerate swaps the optimizer for DeepSpeedCPUAdam: fp32 master weights and moments on the CPU';
+    return { params: w, grads: w, master: 4, moment: 4, moments: 2, masterGrads: 4, stepTemp: 0, note };
+  }
+  let pure = n.masterWeights === 'none' || w === 4;
+  if (n.masterWeights === 'none' && n.precision === 'fp16') {
+    pure = false;
+    note = 'master weights none is modelled for bf16 only; with fp16 DeepSpeed keeps fp32 master weights';
+  }
+  const stateElem = placement.stage === 0 ? (pure ? w : 4) : pure ? w : 4;
+  const moments = n.optimizer === 'adamw' || n.optimizer === 'adamw-8bit' ? 2 : 0;
+  const moment = n.optimizer === 'adamw-8bit' ? 1 : moments > 0 ? stateElem : 0;
+  const stepTemp = n.optimizer === 'adamw' && !n.fusedOptimizer ? moment : 0;
+  if (placement.stage === 0) {
+    // Without DeepSpeed: the weights are the master (fp32 under torch AMP, 16-bit in pure bf16).
+    const p = pure ? w : 4;
+    return { params: p, grads: p, master: 0, moment, moments, masterGrads: 0, stepTemp, note };
+  }
+  // DeepSpeed keeps a master partition (fp32, or bf16 with bf16_master_weights_and_grads) and its gradients.
+  const m = pure ? w : 4;
+  return { params: w, grads: w, master: m, moment, moments, masterGrads: m, stepTemp, note };
 }
 
 /**
@@ -201,7 +312,7 @@ export function loraParams(rank: number, targets: readonly (readonly [number, nu
  * Where DeepSpeed really puts the optimizer: stages 1-2 treat `device: nvme` as plain CPU offload (only
  * stage 3 swaps to NVMe: `swap_optimizer = device == nvme` in stage3.py), and ignore offload_param.
  */
-export function effectiveOptimizer(placement: Placement): Placement['optimizer'] {
+export function effectiveOptimizer(placement: PeakPlacement): Placement['optimizer'] {
   return placement.stage !== 3 && placement.optimizer === 'nvme' ? 'cpu' : placement.optimizer;
 }
 
@@ -212,32 +323,35 @@ function ring(elems: number, bytes: number, n: number): number {
 
 /**
  * Where each model state lives and what one GPU, one node's CPU and its NVMe hold (ZeRO paper, Sec. 5.1,
- * in DeepSpeed's implementation):
- * - 16-bit parameters (P, trainable and frozen): whole on every GPU at stages 1-2; a 1/N slice at stage 3,
- *   on the GPU, or on the CPU / NVMe with offload_param.
- * - 16-bit gradients (T): whole at stage 1 (kept until the end of backward); a 1/N slice at stages 2-3; at
+ * in DeepSpeed's implementation; bytes per element from stateBytes):
+ * - parameters (P, trained and frozen): whole on every GPU at stages 0-2; a 1/N slice at stage 3, on the
+ *   GPU, or on the CPU / NVMe with offload_param.
+ * - gradients (T): whole at stages 0-1 (kept until the end of backward); a 1/N slice at stages 2-3; at
  *   stages 1-2 with the optimizer offloaded they go straight from the bucket to the CPU's fp32 gradient
  *   (none kept in 16-bit, except stage 1's whole ones during backward); at stage 3 the slice sits in pinned
  *   CPU memory when the optimizer is offloaded.
- * - fp32 master weights, Adam momentum and variance (T, 4 bytes each): a 1/N slice where the optimizer is.
- * - fp32 gradients (T, 4 bytes): a 1/N slice at the step, where the optimizer is; at stage 3 without
- *   offload one sub-group's buffer (min(sub_group_size, T/N)) is kept on the GPU.
+ * - master weights and the optimizer's moments (T): a 1/N slice where the optimizer is (whole at stage 0);
+ *   none when the weights are their own master, no moments for Adafactor (factored) or SGD.
+ * - the gradients the optimizer steps with (T, DeepSpeed only): a 1/N slice at the step, where the
+ *   optimizer is; at stage 3 without offload one sub-group's buffer (min(sub_group_size, T/N)).
  * Traffic per GPU and step (ring volumes in the training precision, N = all GPUs):
+ * - stage 0 (DDP): an all-reduce of the T gradients (2 ring volumes);
  * - stages 1-2: reduce-scatter of T gradients, all-gather of T updated parameters;
  * - stage 3: all-gather of all P parameters in forward and again in backward, reduce-scatter of T gradients;
  * - PCIe with the optimizer offloaded: this rank's T/N gradients out and, when the parameters stay on the
  *   GPU, its T/N updated parameters back; with parameters offloaded, its P/N parameters in for forward and
  *   again for backward;
- * - NVMe: optimizer on NVMe reads and writes the fp32 master, momentum and variance (2 x 12 T/N); parameters
- *   on NVMe are read twice (P/N each) and the updated T/N written once.
+ * - NVMe: an optimizer on NVMe reads its fp32 states (master, moments: 12 T/N) in and writes them back;
+ *   parameters on NVMe are read twice (P/N each) and the updated T/N written once.
  */
-export function memoryLayout(placement: Placement, n: PeakInput): MemoryLayout {
+export function memoryLayout(placement: PeakPlacement, n: PeakInput): MemoryLayout {
   const N = n.totalGpus;
   const g = n.gpusPerNode;
-  const w = weightBytes(n.precision);
   const P = n.params;
   const T = n.trainable;
   const { stage } = placement;
+  const b = stateBytes(placement, n);
+  const w = b.params;
   const opt = effectiveOptimizer(placement);
   const param = stage === 3 ? placement.param : 'none';
   const slice = (
@@ -263,36 +377,56 @@ export function memoryLayout(placement: Placement, n: PeakInput): MemoryLayout {
     };
   };
   const optWhere: StateSlice['where'] = opt === 'none' ? 'gpu' : opt;
+  const shardOpt = stage !== 0;
   const states: StateSlice[] = [];
-  states.push(slice('params', P, w, stage === 3, param === 'none' ? 'gpu' : param));
-  if (stage === 1) states.push(slice('grads', T, w, false, 'gpu'));
-  else if (stage === 2) states.push(slice('grads', T, w, true, 'gpu', opt === 'none' ? undefined : 0));
-  else states.push(slice('grads', T, w, true, opt === 'none' ? 'gpu' : 'cpu'));
-  states.push(slice('master', T, 4, true, optWhere));
-  states.push(slice('momentum', T, 4, true, optWhere));
-  states.push(slice('variance', T, 4, true, optWhere));
-  const partition = Math.ceil(T / N);
-  if (stage === 3 && opt === 'none') {
-    // One sub-group's fp32 gradient buffer stays on the GPU (initialize_optimizer_states).
-    states.push(slice('gradsFp32', T, 4, true, 'gpu', Math.min(n.knobs.subGroupElems, partition)));
-  } else {
-    states.push(slice('gradsFp32', T, 4, true, optWhere));
+  // Without DeepSpeed under torch AMP the trained weights are fp32 and the frozen ones stay 16-bit.
+  const paramBytes = w === weightBytes(n.precision) ? w : (w * T + weightBytes(n.precision) * (P - T)) / P;
+  states.push(slice('params', P, paramBytes, stage === 3, param === 'none' ? 'gpu' : param));
+  if (stage <= 1) states.push(slice('grads', T, b.grads, false, 'gpu'));
+  else if (stage === 2) states.push(slice('grads', T, b.grads, true, 'gpu', opt === 'none' ? undefined : 0));
+  else states.push(slice('grads', T, b.grads, true, opt === 'none' ? 'gpu' : 'cpu'));
+  if (b.master > 0) states.push(slice('master', T, b.master, shardOpt, optWhere));
+  if (b.moments > 0) {
+    states.push(slice('momentum', T, b.moment, shardOpt, optWhere));
+    states.push(slice('variance', T, b.moment, shardOpt, optWhere));
   }
+  const partition = Math.ceil(T / N);
+  if (b.masterGrads > 0) {
+    if (stage === 3 && opt === 'none') {
+      // One sub-group's gradient buffer stays on the GPU (initialize_optimizer_states).
+      states.push(slice('gradsFp32', T, b.masterGrads, true, 'gpu', Math.min(n.knobs.subGroupElems, partition)));
+    } else {
+      states.push(slice('gradsFp32', T, b.masterGrads, true, optWhere));
+    }
+  }
+  const wire = weightBytes(n.precision);
   const traffic: StepTraffic = {
-    allReduce: 0,
-    reduceScatter: ring(T, w, N),
-    allGather: stage === 3 ? 2 * ring(P, w, N) : ring(T, w, N),
+    allReduce: stage === 0 ? 2 * ring(T, wire, N) : 0,
+    reduceScatter: stage === 0 ? 0 : ring(T, wire, N),
+    allGather: stage === 0 ? 0 : stage === 3 ? 2 * ring(P, wire, N) : ring(T, wire, N),
     pcieToGpu: 0,
     pcieToCpu: 0,
     nvme: 0,
+    nvmeOptimizerIn: 0,
+    nvmeOptimizerOut: 0,
+    nvmeParamsIn: 0,
+    nvmeParamsOut: 0,
   };
   if (opt !== 'none') {
-    traffic.pcieToCpu += Math.floor((w * T) / N);
-    if (param === 'none') traffic.pcieToGpu += Math.floor((w * T) / N);
+    traffic.pcieToCpu += Math.floor((wire * T) / N);
+    if (param === 'none') traffic.pcieToGpu += Math.floor((wire * T) / N);
   }
-  if (param !== 'none') traffic.pcieToGpu += 2 * Math.floor((w * P) / N);
-  if (stage === 3 && opt === 'nvme') traffic.nvme += Math.floor((24 * T) / N);
-  if (param === 'nvme') traffic.nvme += 2 * Math.floor((w * P) / N) + Math.floor((w * T) / N);
+  if (param !== 'none') traffic.pcieToGpu += 2 * Math.floor((wire * P) / N);
+  if (stage === 3 && opt === 'nvme') {
+    const optimizerStates = Math.floor(((b.master + b.moments * b.moment) * T) / N);
+    traffic.nvmeOptimizerIn = optimizerStates;
+    traffic.nvmeOptimizerOut = optimizerStates;
+  }
+  if (param === 'nvme') {
+    traffic.nvmeParamsIn = 2 * Math.floor((wire * P) / N);
+    traffic.nvmeParamsOut = Math.floor((wire * T) / N);
+  }
+  traffic.nvme = traffic.nvmeOptimizerIn + traffic.nvmeOptimizerOut + traffic.nvmeParamsIn + traffic.nvmeParamsOut;
   return { placement, states, traffic };
 }
 
@@ -334,7 +468,7 @@ export interface PictureBreakdown {
  * piece of 4 bytes per parameter), its home and bytes, and the step's flows by kind; the same numbers as
  * the peak's params, grads and optimizer items.
  */
-export function pictureBreakdown(label: string, placement: Placement, n: PeakInput): PictureBreakdown {
+export function pictureBreakdown(label: string, placement: PeakPlacement, n: PeakInput): PictureBreakdown {
   const layout = memoryLayout(placement, n);
   const pieces = layout.states.map(
     (s): PicturePiece => ({
@@ -357,7 +491,10 @@ export function pictureBreakdown(label: string, placement: Placement, n: PeakInp
     },
     { kind: 'pcie', what: 'grads', bytesPerStep: t.pcieToCpu, direction: 'out' },
     { kind: 'pcie', what: 'params', bytesPerStep: t.pcieToGpu, direction: 'in' },
-    { kind: 'nvme', what: 'master', bytesPerStep: t.nvme },
+    { kind: 'nvme', what: 'master', bytesPerStep: t.nvmeOptimizerIn, direction: 'in', when: 'step' },
+    { kind: 'nvme', what: 'master', bytesPerStep: t.nvmeOptimizerOut, direction: 'out', when: 'step' },
+    { kind: 'nvme', what: 'params', bytesPerStep: t.nvmeParamsIn, direction: 'in', when: 'forward and backward' },
+    { kind: 'nvme', what: 'params', bytesPerStep: t.nvmeParamsOut, direction: 'out', when: 'step' },
   ];
   return {
     label,
@@ -381,6 +518,8 @@ export function cudaContextItem(n: Pick<PeakInput, 'cudaContextBytes'>): number 
 
 /**
  * Communication and gather buffers on one GPU, as DeepSpeed allocates them (see the file comment):
+ * - stage 0 (DDP over N > 1 GPUs): the reducer's gradient buckets, a second copy of the gradients
+ *   (torch DDP's gradient_as_bucket_view defaults to False); none on one GPU.
  * - stages 1-2: the contiguous-gradient bucket, reduce_bucket_size elements in 16-bit, twice with
  *   overlap_comm (only with contiguous_gradients, which offload forces on); with the optimizer offloaded,
  *   the GPU staging buffer of the largest trainable parameter; allgather_bucket_size costs nothing.
@@ -388,9 +527,10 @@ export function cudaContextItem(n: Pick<PeakInput, 'cudaContextBytes'>): number 
  *   largest module plus max(prefetch bucket, max live parameters), never more than the model; the full
  *   16-bit gradient of the largest trainable module before it is reduced.
  */
-export function buffersItem(placement: Placement, n: PeakInput): number {
+export function buffersItem(placement: PeakPlacement, n: PeakInput): number {
   const w = weightBytes(n.precision);
   const k = n.knobs;
+  if (placement.stage === 0) return n.totalGpus > 1 ? stateBytes(placement, n).grads * n.trainable : 0;
   if (placement.stage !== 3) {
     const contiguous = k.contiguousGradients || placement.optimizer !== 'none';
     const bucket = contiguous ? w * k.reduceBucketElems * (k.overlapComm ? 2 : 1) : 0;
@@ -400,6 +540,27 @@ export function buffersItem(placement: Placement, n: PeakInput): number {
   const bucket = k.contiguousGradients ? w * k.reduceBucketElems : 0;
   const gathered = w * Math.min(n.params, n.largestLayer + Math.max(k.prefetchBucketElems, k.maxLiveParams));
   return bucket + gathered + w * n.largestTrainable;
+}
+
+/**
+ * What the optimizer step allocates and frees on the GPU: torch's foreach AdamW makes a copy of the second
+ * moment over the group it steps at once (the whole model without ZeRO; DeepSpeed's flat T/N partition at
+ * stages 1-2; one sub-group at stage 3); Adafactor an fp32 update and its square per tensor (the largest);
+ * a fused or 8-bit optimizer and SGD update in place. Nothing on the GPU when the optimizer is offloaded.
+ */
+export function optimizerStepBytes(placement: PeakPlacement, n: PeakInput): number {
+  if (placement.stage !== 0 && placement.optimizer !== 'none') return 0;
+  const b = stateBytes(placement, n);
+  if (n.optimizer === 'adafactor' && !n.fusedOptimizer) return 2 * 4 * n.largestTrainable;
+  if (b.stepTemp === 0) return 0;
+  const partition = Math.ceil(n.trainable / n.totalGpus);
+  const group =
+    placement.stage === 0
+      ? n.trainable
+      : placement.stage === 3
+        ? Math.min(n.knobs.subGroupElems, partition)
+        : partition;
+  return b.stepTemp * group;
 }
 
 /** Frozen models beside the trained one, whole on every GPU (not prepared, so not sharded), in the training precision. */
@@ -422,7 +583,7 @@ export function marginItem(transientBytes: number): number {
  *   offload_param.buffer_count x buffer_size 16-bit elements), per rank.
  */
 export function cpuPerNode(
-  placement: Placement,
+  placement: PeakPlacement,
   n: PeakInput,
   layout: MemoryLayout,
 ): { loadBytes: number; steadyBytes: number } {
@@ -432,7 +593,7 @@ export function cpuPerNode(
   const loadBytes = g * LOAD_BYTES_PER_PARAM * (zeroInit ? n.largestLayer : n.params);
   let steady = layout.states.reduce((s, x) => s + x.cpuBytesPerNode, 0);
   const partition = Math.ceil(n.trainable / n.totalGpus);
-  if (placement.stage !== 3 && placement.optimizer !== 'none') {
+  if (placement.stage !== 0 && placement.stage !== 3 && placement.optimizer !== 'none') {
     // The pinned 16-bit partition copy and the pinned staging buffer of the largest parameter.
     steady += g * (w * partition + w * n.largestTrainable);
   }
@@ -461,6 +622,7 @@ export function linkOf(n: Pick<PeakInput, 'nodes' | 'interconnect'>): { link: st
 
 /** Seconds of the step's traffic on each link, and the extra over ZeRO-1 (the DDP volume). */
 export function stepTime(n: PeakInput, layout: MemoryLayout): StepTime {
+  // (DDP's own all-reduce is the reference volume, so stage 0 adds nothing over it.)
   const { link, bytesPerS } = linkOf(n);
   const t = layout.traffic;
   const comm = t.allReduce + t.reduceScatter + t.allGather;
@@ -477,8 +639,14 @@ export function stepTime(n: PeakInput, layout: MemoryLayout): StepTime {
   };
 }
 
-/** The peak of one placement: GPU line items, CPU per node, NVMe per node, the layout and the step time. */
-export function peakOf(placement: Placement, n: PeakInput): Peak {
+/**
+ * The peak of one placement: GPU line items, CPU per node, NVMe per node, the layout and the step time.
+ * What a step allocates and frees does not all live at once: the frozen encoders run (when not
+ * precomputed) before the forward, the activations live through backward, the optimizer step's
+ * temporaries after it; the caching allocator reuses the same memory, so the peak counts the largest of
+ * the three, as activations plus what the step and the encoders need beyond them.
+ */
+export function peakOf(placement: PeakPlacement, n: PeakInput): Peak {
   const layout = memoryLayout(placement, n);
   const gpuOf = (...names: StateSlice['state'][]) =>
     layout.states.filter((s) => names.includes(s.state)).reduce((a, s) => a + s.gpuBytes, 0);
@@ -486,15 +654,20 @@ export function peakOf(placement: Placement, n: PeakInput): Peak {
   const grads = gpuOf('grads');
   const optimizer = gpuOf('master', 'momentum', 'variance', 'gradsFp32');
   const activations = n.activations?.totalBytes ?? 0;
+  const step = optimizerStepBytes(placement, n);
+  const optimizerStep = Math.max(0, step - activations);
+  const encoders = Math.max(0, n.encoderTransientBytes - Math.max(activations, step));
   const buffers = buffersItem(placement, n);
   const extraModels = extraModelsItem(n);
-  const margin = marginItem(activations + buffers + (placement.stage === 1 ? grads : 0));
+  const margin = marginItem(activations + optimizerStep + encoders + buffers + (placement.stage <= 1 ? grads : 0));
   const items: PeakItems = {
     cudaContext: cudaContextItem(n),
     params,
     grads,
     optimizer,
     activations,
+    optimizerStep,
+    encoders,
     buffers,
     extraModels,
     margin,
@@ -506,6 +679,7 @@ export function peakOf(placement: Placement, n: PeakInput): Peak {
     gpuBytes,
     cpuBytes: Math.max(cpu.loadBytes, cpu.steadyBytes),
     items,
+    bytes: stateBytes(placement, n),
     cpu,
     nvmeBytes,
     layout,

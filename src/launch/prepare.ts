@@ -7,7 +7,8 @@
 import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
 import { stepFindings, type StepFinding } from '../config/step-findings.js';
-import { formatFinding, validate, type Finding } from '../config/validate.js';
+import { fileFindings, formatFinding, validate, type Finding } from '../config/validate.js';
+import { loadMeasuredRuns, measuredFindings } from './fit.js';
 import { UsageError } from '../errors.js';
 import { accelerateDefaultConfig } from '../paths.js';
 import type { LaunchOptions, PreparedLaunch } from './kind.js';
@@ -60,7 +61,13 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
       'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files',
     );
   }
-  const findings = launchFindings(setup, cwd, env);
+  // The setup's rules and its steps', then what only a launch here can say: files the answers name (an NVMe
+  // path that does not exist), and the peaks measured for this setup in this directory's runs.
+  const findings = [
+    ...launchFindings(setup, cwd, env),
+    ...fileFindings(setup, 'answer', cwd),
+    ...measuredFindings(setup, loadMeasuredRuns(cwd)),
+  ];
   const errors = findings.filter((f) => f.level === 'error');
   if (errors.length > 0) throw invalidSetup(setup, errors);
   const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });

@@ -99,7 +99,7 @@ export class Supervisor {
       ...ownIdentity(),
       watchdog: guard ? { pid: guard.pid, startTime: processStartTime(guard.pid) } : null,
     };
-    const estimate = launchEstimate(plan.setup);
+    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
     rec.json.estimate = estimate?.json ?? null;
     saveRunJson(rec);
     this.record = rec;
@@ -130,7 +130,7 @@ export class Supervisor {
     const guard = opts.guard;
     const env = opts.env;
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
-    const estimate = launchEstimate(plan.setup);
+    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
     const telemetry = new GpuTelemetry({
       env: { ...env, [HELPER_OF_ENV]: rec.dir },
       gpus: runGpus(plan.setup, env),

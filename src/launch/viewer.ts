@@ -95,7 +95,7 @@ export function openView(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record0, i), command: c.text })),
     opts.ringLines,
   );
-  const estimate = launchEstimate(prepared.setup);
+  const estimate = launchEstimate(prepared.setup, undefined, prepared.source, prepared.cwd);
   const noTelemetry = kind.runsHere ? null : (kind.noTelemetry ?? "the run's GPUs are not on this machine");
   const alertContext: AlertContext = {
     precision: prepared.setup.answers?.mixed_precision ?? null,

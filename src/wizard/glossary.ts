@@ -26,11 +26,22 @@ export interface GlossaryContext {
   ddpPerStep?: string;
   /** Model states of the whole model, unsharded: `304 GiB`. */
   modelStates?: string;
+  /** When not every parameter is trained: the trained count (`235.93M`) and the bytes per trained parameter. */
+  trained?: string;
+  bytesPerTrained?: string;
+  /** ZeRO-3's collectives as a multiple of DDP's, the table's comm figure: `1.5x`, `88.1x`. */
+  zero3Multiple?: string;
   /** The headroom rule: `10% of each GPU; 10% of the CPU memory`. */
   headroom?: string;
 }
 
-const forModel = (c: GlossaryContext) => (c.params ? ` (for ${c.params} params: ${c.modelStates ?? '?'})` : '');
+const forModel = (c: GlossaryContext) => {
+  if (!c.params) return '';
+  // A LoRA or a frozen backbone trains few of them: the frozen ones cost only their 16-bit weights.
+  if (c.trained)
+    return ` (for ${c.params} params of which ${c.trained} are trained: 2 bytes for every one, ${c.bytesPerTrained ?? '?'} more for each trained one, ${c.modelStates ?? '?'})`;
+  return ` (for ${c.params} params: ${c.modelStates ?? '?'})`;
+};
 
 /** The entries, in the order a newcomer meets them. */
 export const GLOSSARY: readonly GlossaryEntry[] = [
@@ -44,7 +55,7 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   {
     id: 'model-states',
     term: 'Model states',
-    text: "What training keeps for each parameter besides activations: its 16-bit weight (2 bytes), its 16-bit gradient (2 bytes), the fp32 copy of that gradient DeepSpeed steps the optimizer with (4 bytes) and the optimizer states (12 bytes with Adam): 20 bytes per trained parameter. The ZeRO paper counts 16, without the fp32 gradient; DeepSpeed's own estimator counts it since v0.14.3.",
+    text: "What training keeps for each parameter besides activations: its 16-bit weight (2 bytes) and, for a trained one, its 16-bit gradient (2 bytes), the fp32 copy of that gradient DeepSpeed steps the optimizer with (4 bytes) and the optimizer states (12 bytes with Adam): 20 bytes per trained parameter, 2 per frozen one. The ZeRO paper counts 16, without the fp32 gradient; DeepSpeed's own estimator counts it since v0.14.3 (and every parameter as trained). 8-bit AdamW, Adafactor or no fp32 master weights need less.",
     changes: (c) => `GPU peak and CPU/node count model states${forModel(c)}; the modes differ in where they keep them.`,
   },
   {
@@ -76,9 +87,10 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   },
   {
     id: '1.5x',
-    term: '"1.5x DDP"',
-    text: 'ZeRO-3 all-gathers the parameters twice per step (forward and backward) and reduce-scatters the gradients once: three times the parameters moved instead of twice, 1.5x the traffic of DDP. ZeRO-1 and ZeRO-2 move the same as DDP.',
-    changes: (c) => `comm shows 1x or 1.5x${c.ddpPerStep ? `; 1x = ${c.ddpPerStep} per GPU per step here` : ''}.`,
+    term: "ZeRO-3's traffic (1.5x DDP and more)",
+    text: 'ZeRO-3 all-gathers the parameters twice per step (forward and backward) and reduce-scatters the gradients once. DDP moves the trained gradients twice (its all-reduce); with every parameter trained ZeRO-3 moves three times the parameters instead of twice: 1.5x DDP. With LoRA or a frozen backbone DDP moves only the few trained gradients while ZeRO-3 still gathers every parameter, so the multiple is far larger. ZeRO-1 and ZeRO-2 move the same as DDP.',
+    changes: (c) =>
+      `comm shows 1x for ZeRO-1 and 2, ${c.zero3Multiple ? `${c.zero3Multiple} for ZeRO-3 here` : '1.5x for ZeRO-3 when every parameter is trained'}${c.ddpPerStep ? `; 1x = ${c.ddpPerStep} per GPU per step here` : ''}.`,
   },
   {
     id: 'headroom',

@@ -204,7 +204,9 @@ function flowLabel(f: TrafficFlow, short: boolean): string {
           : ' CPU→NVMe'
         : '';
   const when = f.when ? ` (${short ? f.when.replace('forward', 'fwd').replace('backward', 'bwd') : f.when})` : '';
-  return `${f.kind === 'pcie' || f.kind === 'nvme' ? '' : `${f.kind} `}${f.what}${dir}${when} ${pictureBytes(f.bytesPerStep)}`;
+  // NVMe moves the optimizer states (master weights and moments) and, with parameter offload, the parameters.
+  const what = f.kind === 'nvme' && f.what === 'master' ? (short ? 'optim' : 'optimizer states') : f.what;
+  return `${f.kind === 'pcie' || f.kind === 'nvme' ? '' : `${f.kind} `}${what}${dir}${when} ${pictureBytes(f.bytesPerStep)}`;
 }
 
 /** The picture of one mode's breakdown for `opts.width` x `opts.height`. */

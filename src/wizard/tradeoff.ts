@@ -6,11 +6,16 @@
  */
 import {
   CPU_HEADROOM_FRACTION,
+  DEEPSPEED_ESTIMATOR_WHY,
   EstimateInputError,
+  commMultipleText,
+  ddpBytesOf,
   estimateModes,
   estimatePlacement,
   formatStepSeconds,
 } from '../estimate/estimate.js';
+import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/measured.js';
+import type { MeasuredPeak, MeasuredRun } from '../estimate/measured.js';
 import type { EstimateReport, ModeEstimate } from '../estimate/estimate.js';
 import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate/input.js';
 import type { ModelEntry } from '../estimate/models.js';
@@ -42,6 +47,8 @@ export interface TradeoffRow {
   gpuBar: number;
   cpuBar: number;
   fits: boolean | null;
+  /** The last peak a run of this setup measured here for this row's placement (run records), or null. */
+  measured: MeasuredPeak | null;
   /** What does not fit (empty when it fits or is not known): the GPU bar is red only when `GPU` is here. */
   failsOn: ('GPU' | 'CPU' | 'NVMe')[];
   recommended: boolean;
@@ -87,10 +94,12 @@ export function placementWords(p: Placement): string {
   return `ZeRO-${p.stage}: optimizer states ${WHERE[p.optimizer]}, parameters ${WHERE[p.stage === 3 ? p.param : 'none']}`;
 }
 
-/** What the wizard knows beyond the answers: the model catalog and the GPU links. */
+/** What the wizard knows beyond the answers: the model catalog, the GPU links, the runs measured here. */
 export interface TradeoffContext {
   models?: readonly ModelEntry[];
   interconnect?: Interconnect;
+  /** The run records of this directory (src/launch/fit.ts loadMeasuredRuns): measured peaks beside the estimate. */
+  measured?: readonly MeasuredRun[];
 }
 
 /** Bytes in at most 8 characters: `79.6 GiB`, `312 GiB`, `1.2 TiB`, `640 MiB`. */
@@ -207,7 +216,9 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
     if (err instanceof EstimateInputError) return plain(`Cannot estimate: ${err.message} (${err.hint}).`);
     return plain('Cannot estimate this setup; check the model size and memory answers.');
   }
-  const ddp = report.modes.find((m) => m.mode === '1')?.commBytesPerStep ?? 0;
+  const ddp = ddpBytesOf(report.modes);
+  const measured =
+    ctx.measured && ctx.measured.length > 0 ? measuredPeaks(ctx.measured, a) : new Map<string, MeasuredPeak>();
   const maxGpu = Math.max(1, ...report.modes.map((m) => m.peak.gpuBytes));
   const maxCpu = Math.max(1, ...report.modes.map((m) => m.peak.cpuBytes));
   const gpuScale = report.input.gpuMemoryBytes ?? maxGpu;
@@ -227,11 +238,12 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
       label,
       gpu: compactBytes(m.peak.gpuBytes),
       cpu: compactBytes(m.peak.cpuBytes),
-      comm: ddp === 0 ? '-' : `${Number((m.commBytesPerStep / ddp).toFixed(2))}x`,
+      comm: commMultipleText(m.commBytesPerStep, ddp),
       time: extra <= 0 ? '-' : formatStepSeconds(extra).replace(' s/step', 's'),
       gpuBar: Math.min(1, m.peak.gpuBytes / gpuScale),
       cpuBar: Math.min(1, m.peak.cpuBytes / cpuScale),
       fits: m.fits,
+      measured: measured.get(placementKey(m.placement)) ?? null,
       failsOn,
       recommended: key === recommendedKey,
       estimate: m,
@@ -246,12 +258,18 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
     rows.splice(at + 1, 0, row(estimatePlacement(split, report.input, a.mode, device), SPLIT_ROW_KEY, SPLIT_ROW_LABEL));
   }
   parts.push(workloadText(report));
+  // A recommendation the measurement contradicts says so.
+  const rec = rows.find((r) => r.recommended);
+  const against =
+    rec?.measured && rec.estimate.fits
+      ? measuredContradiction(rec.label, rec.measured, report.input.usableGpuBytes, rec.fits)
+      : null;
   return {
     available: true,
     context: parts.join(' · '),
     rows,
     recommendedKey,
-    reason: report.reason,
+    reason: against ? `${report.reason.replace(/\.$/, '')}, ${against}.` : report.reason,
     notes,
     report,
     ddpBytesPerStep: ddp,
@@ -278,8 +296,10 @@ export function itemsText(m: ModeEstimate): string {
     `grads ${gibShort(i.grads)}`,
     `optim ${gibShort(i.optimizer)}`,
     `acts ${gibShort(i.activations)}`,
-    `buf ${gibShort(i.buffers)}`,
   ];
+  if (i.optimizerStep > 0) parts.push(`step ${gibShort(i.optimizerStep)}`);
+  if (i.encoders > 0) parts.push(`enc ${gibShort(i.encoders)}`);
+  parts.push(`buf ${gibShort(i.buffers)}`);
   if (i.extraModels > 0) parts.push(`extra ${gibShort(i.extraModels)}`);
   parts.push(`margin ${gibShort(i.margin)}`);
   return `GiB/GPU: ${parts.join(', ')}`;
@@ -305,7 +325,7 @@ export function explainRow(t: Tradeoff, key: string): string[] {
       : r.fits
         ? ': fits'
         : `: does not fit${r.failsOn.length > 0 ? ` (${r.failsOn.join(', ')})` : ''}`;
-  const line1 = `peak ${r.gpu}/GPU, ${r.cpu} CPU/node${m.nvmeBytes > 0 ? `, ${compactBytes(m.nvmeBytes)} NVMe` : ''}${fit}. DeepSpeed's estimator: ${compactBytes(m.gpuBytes)}.`;
+  const line1 = `peak ${r.gpu}/GPU, ${r.cpu} CPU/node${m.nvmeBytes > 0 ? `, ${compactBytes(m.nvmeBytes)} NVMe` : ''}${fit}. DeepSpeed's estimator: ${compactBytes(m.gpuBytes)} (${DEEPSPEED_ESTIMATOR_WHY}).`;
   const traffic = [
     t.ddpBytesPerStep > 0
       ? `${compactBytes(m.commBytesPerStep)} network (${r.comm} DDP; 1x = ${compactBytes(t.ddpBytesPerStep)}/step)`
@@ -318,6 +338,7 @@ export function explainRow(t: Tradeoff, key: string): string[] {
       ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
       : '';
   const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
+  if (r.measured) lines.push(`Here: ${measuredText(r.measured, m.peak.gpuBytes)}.`);
   // The split row says what it keeps where (its label cannot).
   if (key === SPLIT_ROW_KEY) lines.push(`${placementWords(m.placement)} (your offload_param_device answer).`);
   return lines;
@@ -338,8 +359,15 @@ export function glossaryContext(t: Tradeoff | null, a: Answers): GlossaryContext
   const n = t.report.input;
   ctx.params = formatCount(n.params);
   if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = compactBytes(t.ddpBytesPerStep);
-  // Unsharded, the states weigh the same in every placement: the first row's layout will do.
+  // Unsharded, the states weigh the same in every placement without offload: the first row's layout will do.
   const states = memoryLayout(row.estimate.placement, n).states;
   ctx.modelStates = compactBytes(states.reduce((sum, x) => sum + x.elements * x.bytesPerElement, 0));
+  if (n.trainable < n.params) {
+    ctx.trained = formatCount(n.trainable);
+    const perTrained = states.filter((x) => x.state !== 'params').reduce((sum, x) => sum + x.bytesPerElement, 0);
+    ctx.bytesPerTrained = `${perTrained} bytes`;
+  }
+  const z3 = t.rows.find((r) => r.mode === '3' && r.key === '3');
+  if (z3 && z3.comm !== '-') ctx.zero3Multiple = z3.comm;
   return ctx;
 }
