@@ -10,7 +10,7 @@
  *   latest + TAG/ (global_stepN/, ...)        DeepSpeed's save_checkpoint into the folder itself
  */
 import { readdirSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isDataPass } from '../../config/step-findings.js';
 import { argValue } from '../../config/step-args.js';
 import { diffSynthOutputPath } from '../diffsynth.js';
@@ -102,6 +102,26 @@ function tagsIn(saveDir: string, names: readonly string[]): FoundCheckpoint[] {
   }));
 }
 
+/** A checkpoint at `path` of a known kind, its numbers read from its name (as findCheckpoints does). */
+export function describeCheckpoint(path: string, kind: CheckpointKind): FoundCheckpoint {
+  const name = basename(path);
+  if (kind === 'deepspeed')
+    return { path, kind, name, step: num(/^global_step(\d+)$/, name), epoch: null, saveDir: dirname(path) };
+  return {
+    path,
+    kind,
+    name,
+    step: num(/^step-(\d+)\.safetensors$/, name) ?? num(/^checkpoint-(\d+)$/, name),
+    epoch: num(/^epoch-(\d+)\.safetensors$/, name),
+  };
+}
+
+/** The order findCheckpoints lists checkpoints in: by the number in the name, then by name. */
+export function checkpointOrder(a: FoundCheckpoint, b: FoundCheckpoint): number {
+  const order = (c: FoundCheckpoint) => c.step ?? c.epoch ?? num(/_(\d+)$/, c.name) ?? -1;
+  return order(a) - order(b) || a.name.localeCompare(b.name, 'en', { numeric: true });
+}
+
 /** Every checkpoint in an output folder, oldest step first (then by name). */
 export function findCheckpoints(root: string): FoundCheckpoint[] {
   let names: string[];
@@ -133,8 +153,7 @@ export function findCheckpoints(root: string): FoundCheckpoint[] {
     }
   }
   if (isFile(join(root, LATEST_FILE)) || names.some((n) => isGlobalStepTag(n))) out.push(...tagsIn(root, names));
-  const order = (c: FoundCheckpoint) => c.step ?? c.epoch ?? num(/_(\d+)$/, c.name) ?? -1;
-  return out.sort((a, b) => order(a) - order(b) || a.name.localeCompare(b.name, 'en', { numeric: true }));
+  return out.sort(checkpointOrder);
 }
 
 function safeList(dir: string): string[] {

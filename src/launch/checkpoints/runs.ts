@@ -10,15 +10,22 @@
  *   "checkpoints": [{"path", "kind", "step", "verdict", "reason", "cause", "bytes", "mtimeMs", "verifiedAt",
  *                    "hasWeights", "deepspeed": {"tag", "stage": 3 | "1-2" | null, "worldSize", "bf16"} | null}]
  */
-import { statSync } from 'node:fs';
-import { relative } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import * as z from 'zod/mini';
 import '../../zod.js';
 import { modelCatalogOrNone } from '../../estimate/models.js';
 import { printable } from '../../printable.js';
 import { readRecordSetup, type RunRecord } from '../record.js';
 import { expectationOf, NO_EXPECTATION, type Expectation } from './expect.js';
-import { findCheckpoints, outputRoots, verifyFound } from './find.js';
+import {
+  checkpointOrder,
+  describeCheckpoint,
+  findCheckpoints,
+  outputRoots,
+  verifyFound,
+  type FoundCheckpoint,
+} from './find.js';
 import type { RecordedVerdict } from './watch.js';
 
 /** One checkpoint of a run as `runs --json` prints it. */
@@ -118,16 +125,84 @@ function expectations(rec: RunRecord): Expectation[] {
   }
 }
 
-function mtimeOf(path: string): number | null {
+/** The newest modification time of a file, or of a folder and its entries two levels down; null when gone. */
+function newestMtime(path: string): number | null {
+  let st: ReturnType<typeof statSync>;
   try {
-    return statSync(path).mtimeMs;
+    st = statSync(path);
   } catch {
     return null;
   }
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  const walk = (dir: string, depth: number) => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {}
+    for (const n of names) {
+      try {
+        const s = statSync(join(dir, n));
+        newest = Math.max(newest, s.mtimeMs);
+        if (s.isDirectory() && depth < 2) walk(join(dir, n), depth + 1);
+      } catch {}
+    }
+  };
+  walk(path, 1);
+  return newest;
 }
 
 /** Checkpoints modified this long after a run ended still count as its own (the last save, flushed). */
 const AFTER_END_SLACK_MS = 60_000;
+
+/** The time window a run's checkpoints were written in (ms since the epoch). */
+function windowOf(rec: RunRecord, now: number): { from: number; to: number } {
+  return {
+    from: Date.parse(rec.json.startedAt) - 2_000,
+    to: (rec.json.endedAt ? Date.parse(rec.json.endedAt) : now) + AFTER_END_SLACK_MS,
+  };
+}
+
+/** The checkpoints the steps' output folders hold from the run's own time, with the step that saved each. */
+function scanRun(rec: RunRecord, now: number): { found: FoundCheckpoint; step: number }[] {
+  const { from, to } = windowOf(rec, now);
+  const out: { found: FoundCheckpoint; step: number }[] = [];
+  const done = new Set<string>();
+  rec.json.steps.forEach((s, i) => {
+    const args = s.argv[0] === 'launch' ? s.argv.slice(1) : s.argv;
+    for (const root of outputRoots(args, rec.json.cwd)) {
+      for (const c of findCheckpoints(root)) {
+        if (done.has(c.path)) continue;
+        const m = newestMtime(c.path);
+        if (m === null || m < from || m > to) continue;
+        done.add(c.path);
+        out.push({ found: c, step: i });
+      }
+    }
+  });
+  return out;
+}
+
+/**
+ * A run's checkpoints as candidates (for `export weights`), oldest first: the stored ones still on disk, else
+ * those the steps' output folders hold from the run's time; each with what the step should have saved.
+ */
+export function runCheckpointCandidates(
+  rec: RunRecord,
+  now = Date.now(),
+): { found: FoundCheckpoint; expect: Expectation }[] {
+  const expects = expectations(rec);
+  const stored = storedCheckpoints(rec);
+  const list =
+    stored !== null
+      ? stored
+          .filter((c) => newestMtime(c.path) !== null)
+          .map((c) => ({ found: describeCheckpoint(c.path, c.kind), step: c.step }))
+      : scanRun(rec, now);
+  return list
+    .sort((a, b) => checkpointOrder(a.found, b.found))
+    .map((x) => ({ found: x.found, expect: expects[x.step] ?? NO_EXPECTATION }));
+}
 
 /**
  * The checkpoints of a run, oldest first, as `runs --json` prints them: the stored verdicts (checked to be
@@ -136,29 +211,11 @@ const AFTER_END_SLACK_MS = 60_000;
 export function checkpointsOf(rec: RunRecord, now = Date.now()): RunCheckpoint[] {
   const stored = storedCheckpoints(rec);
   if (stored !== null) return stored.map(stillThere);
-  const from = Date.parse(rec.json.startedAt) - 2_000;
-  const to = (rec.json.endedAt ? Date.parse(rec.json.endedAt) : now) + AFTER_END_SLACK_MS;
   const expects = expectations(rec);
-  const out: RunCheckpoint[] = [];
-  const done = new Set<string>();
-  rec.json.steps.forEach((s, i) => {
-    const args = s.argv[0] === 'launch' ? s.argv.slice(1) : s.argv;
-    for (const root of outputRoots(args, rec.json.cwd)) {
-      for (const c of findCheckpoints(root)) {
-        if (done.has(c.path)) continue;
-        if (c.kind === 'weights') {
-          // A file's time is known without reading it: skip other runs' files cheaply.
-          const m = mtimeOf(c.path);
-          if (m === null || m < from || m > to) continue;
-        }
-        const v = verifyFound(c, expects[i] ?? NO_EXPECTATION);
-        if (v.mtimeMs < from || v.mtimeMs > to) continue;
-        done.add(c.path);
-        out.push({ path: v.path, verdict: v.verdict, reason: v.reason });
-      }
-    }
+  return scanRun(rec, now).map(({ found, step }) => {
+    const v = verifyFound(found, expects[step] ?? NO_EXPECTATION);
+    return { path: v.path, verdict: v.verdict, reason: v.reason };
   });
-  return out;
 }
 
 /** Lines for `zerowiz runs` under a run's row: one per checkpoint, paths relative to `cwd`. */
