@@ -111,7 +111,7 @@ export function saveCostText(c: SaveCost): string {
     c.commSeconds > 0 ? `all-gather over ${c.link}` : null,
     'PCIe to the host',
     c.nvmeSeconds > 0 ? 'NVMe reads' : null,
-    `${formatBytesShort(c.savedBytes)} written at 1 GB/s (assumed)`,
+    `${formatBytesShort(c.savedBytes)} written at an assumed 1 GB/s`,
   ].filter((x) => x !== null);
   const near =
     c.seconds > NCCL_TIMEOUT_S / 2
