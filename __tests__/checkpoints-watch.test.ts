@@ -195,6 +195,28 @@ describe('each cause has a title and a fix', () => {
   });
 });
 
+describe('a run without a preset to name (a wizard setup never saved)', () => {
+  it('the fix names the question instead of a preset command', () => {
+    const a = checkpointAlert(
+      {
+        path: '/out/epoch-0.safetensors',
+        kind: 'weights',
+        verdict: 'bad',
+        reason: 'x',
+        cause: 'empty-tensors',
+        bytes: 0,
+        mtimeMs: 0,
+        hasWeights: false,
+      },
+      { setupRef: null, runId: null },
+    );
+    expect(a.fix).toMatch(
+      /answer yes to the wizard's "Save 16-bit model weights" question \(--zero3-save-16bit-model yes\)/,
+    );
+    expect(a.fix).not.toMatch(/preset save/);
+  });
+});
+
 describe('a run record keeps its checkpoints; `runs --json` gives {path, verdict, reason}', () => {
   const record = (cwd: string, extra: Record<string, unknown> = {}): RunRecord =>
     ({

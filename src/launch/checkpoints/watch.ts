@@ -41,7 +41,8 @@ export interface WatchedStep {
 
 /** What a fix may name: the preset or file the run came from, the setup's name, the run record's id. */
 export interface FixContext {
-  setupRef: string;
+  /** The preset name or file the run came from; null when there is none (a wizard setup never saved). */
+  setupRef: string | null;
   /** The name `preset save` gives the corrected setup (default: setupRef when it is a plain name). */
   setupName?: string;
   runId: string | null;
@@ -220,7 +221,7 @@ const CAUSE_TITLES: Record<VerdictCause, string> = {
 };
 
 /** The name `preset save` can take for the corrected setup (a preset name, not a path). */
-function presetName(fix: FixContext): string {
+function presetName(fix: FixContext & { setupRef: string }): string {
   if (fix.setupName) return fix.setupName;
   return basename(fix.setupRef).replace(/\.ya?ml$/, '');
 }
@@ -247,16 +248,20 @@ export function checkpointAlert(
   const cause = v.cause ?? 'unreadable';
   const name = v.kind === 'deepspeed' ? `${basename(dirname(v.path))}/${basename(v.path)}` : basename(v.path);
   const title = `checkpoint ${name} is unusable: ${CAUSE_TITLES[cause]}`;
-  const gather = shellJoin([
-    'zerowiz',
-    'preset',
-    'save',
-    presetName(fix),
-    '--preset',
-    fix.setupRef,
-    '--zero3-save-16bit-model',
-    'yes',
-  ]);
+  const ref = fix.setupRef;
+  const gather =
+    ref === null
+      ? null
+      : shellJoin([
+          'zerowiz',
+          'preset',
+          'save',
+          presetName({ ...fix, setupRef: ref }),
+          '--preset',
+          ref,
+          '--zero3-save-16bit-model',
+          'yes',
+        ]);
   const exportCmd =
     fix.runId === null ? null : shellJoin(['zerowiz', 'export', 'weights', fix.runId, '--out', 'weights']);
   const folder = v.kind === 'weights' ? dirname(v.path) : v.path;
@@ -265,7 +270,7 @@ export function checkpointAlert(
     case 'empty-tensors':
     case 'no-tensors':
     case 'too-small':
-      text = `turn the 16-bit gather on so ZeRO-3 saves whole weights: \`${gather}\`, then launch it again; what this run saved holds no usable weights${exportCmd ? `, except in its DeepSpeed states if it wrote any (\`${exportCmd}\` runs zero_to_fp32 on them)` : ''}`;
+      text = `turn the 16-bit gather on so ZeRO-3 saves whole weights: ${gather ? `\`${gather}\`, then launch it again` : 'answer yes to the wizard\'s "Save 16-bit model weights" question (--zero3-save-16bit-model yes), then launch again'}; what this run saved holds no usable weights${exportCmd ? `, except in its DeepSpeed states if it wrote any (\`${exportCmd}\` runs zero_to_fp32 on them)` : ''}`;
       break;
     case 'truncated':
     case 'ds-truncated':
@@ -276,7 +281,7 @@ export function checkpointAlert(
         'the training diverged before this save: resume from the last good checkpoint with a lower learning rate or gradient clipping (`--gradient-clipping 1.0`), or bf16 instead of fp16 (`--mixed-precision bf16`)';
       break;
     case 'lora-mismatch':
-      text = `the saved adapter differs from the configured one: compare the step's --lora_rank and --lora_target_modules with \`${shellJoin(['zerowiz', 'preset', 'show', fix.setupRef])}\``;
+      text = `the saved adapter differs from the configured one: compare the step's --lora_rank and --lora_target_modules with ${ref === null ? "the setup's LoRA rank and targets" : `\`${shellJoin(['zerowiz', 'preset', 'show', ref])}\``}`;
       break;
     case 'ds-missing-ranks':
     case 'ds-unfinished':
