@@ -262,6 +262,24 @@ describe('checkpoint folders and what an output folder holds', () => {
     expect(w.reason).toMatch(/weights: model\.safetensors/);
   });
 
+  it("a checkpoint-N's weights must hold half the model, summed over its shards (DeepSpeed#6836: a 138 KB model)", () => {
+    const ck = join(tmp(), 'checkpoint-5');
+    mkdirSync(ck);
+    writeFileSync(join(ck, 'trainer_state.json'), '{}');
+    writeSafetensors(join(ck, 'model.safetensors'), [{ name: 'w', shape: [10] }]);
+    const v = verifyCheckpointDir(ck, 'hf-checkpoint', { ...NO_EXPECTATION, modelParams: 1000 });
+    expect(v.cause).toBe('too-small');
+    expect(v.reason).toMatch(/holds 10 parameters where the model has 1K/);
+    // Two shards of 300 each: 600 of 1000 is whole enough; each alone would not be.
+    const sh = join(tmp(), 'checkpoint-6');
+    mkdirSync(sh);
+    writeFileSync(join(sh, 'trainer_state.json'), '{}');
+    writeSafetensors(join(sh, 'model-00001-of-00002.safetensors'), [{ name: 'a', shape: [300] }]);
+    writeSafetensors(join(sh, 'model-00002-of-00002.safetensors'), [{ name: 'b', shape: [300] }]);
+    const ok = verifyCheckpointDir(sh, 'hf-checkpoint', { ...NO_EXPECTATION, modelParams: 1000 });
+    expect(ok.verdict, ok.reason).toBe('ok');
+  });
+
   it('a sharded index that names a missing shard is bad', () => {
     const ck = join(tmp(), 'checkpoint-5');
     mkdirSync(ck);

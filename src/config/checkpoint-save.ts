@@ -44,15 +44,25 @@ export function saveCallOf(source: string): SaveCall {
   return null;
 }
 
+/** The setup's own JSON's stage and gather flag (the JSON the steps with `usesConfig` run with). */
+function setupGather(setup: Setup): { stage: unknown; gather: boolean } {
+  const j = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
+  const g = zero.stage3_gather_16bit_weights_on_model_save ?? zero.gather_16bit_weights_on_model_save;
+  return { stage: zero.stage, gather: g === true };
+}
+
 /** ZeRO-3 and the gather flag as the step runs them, or null when the step runs without DeepSpeed or unknown. */
-function stepGather(setup: Setup, i: number, ctx: StepCheckContext): { gather: boolean; where: string } | null {
+function stepGather(
+  setup: Setup,
+  i: number,
+  ctx: StepCheckContext,
+  own: () => { stage: unknown; gather: boolean },
+): { gather: boolean; where: string } | null {
   const c = stepConfig(setup.steps[i]!);
   if (c.kind === 'setup') {
-    const j = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
-    const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
-    if (zero.stage !== 3) return null;
-    const g = zero.stage3_gather_16bit_weights_on_model_save ?? zero.gather_16bit_weights_on_model_save;
-    return { gather: g === true, where: setup.files.dsConfig };
+    const { stage, gather } = own();
+    return stage === 3 ? { gather, where: setup.files.dsConfig } : null;
   }
   if (c.kind === 'default') {
     const ds = ctx.defaultConfig.deepspeed;
@@ -85,8 +95,13 @@ function saveCallOfStep(setup: Setup, i: number, cwd: string): { call: SaveCall;
 /** The findings of the rule, in step order. */
 export function checkpointSaveFindings(setup: Setup, ctx: StepCheckContext): StepFinding[] {
   const out: StepFinding[] = [];
+  let own: { stage: unknown; gather: boolean } | undefined;
+  const ownOnce = () => {
+    own ??= setupGather(setup);
+    return own;
+  };
   setup.steps.forEach((s, i) => {
-    const g = stepGather(setup, i, ctx);
+    const g = stepGather(setup, i, ctx, ownOnce);
     if (!g || g.gather) return;
     const { call, who } = saveCallOfStep(setup, i, ctx.cwd);
     if (call === null) return;

@@ -131,11 +131,15 @@ function loraMismatch(header: SafetensorsHeader, l: LoraExpectation): string | n
   return null;
 }
 
+function tooSmall(what: string, numel: number, params: number): string {
+  return `${what} holds ${formatCount(numel)} parameters where the model has ${formatCount(params)}: a partial save (one rank's ZeRO-3 shard, or weights taken outside the gather)`;
+}
+
 /** Verifies one safetensors file against what the run should save. `lora`: the file is an adapter. */
 export function verifyWeightsFile(
   path: string,
   expect: Expectation,
-  opts: { kind?: CheckpointKind; scanBytes?: number } = {},
+  opts: { kind?: CheckpointKind; scanBytes?: number; part?: boolean } = {},
 ): CheckpointVerdict {
   const kind = opts.kind ?? 'weights';
   const st = stat(path);
@@ -186,12 +190,8 @@ export function verifyWeightsFile(
     shapeNote = `; LoRA shapes not checked: ${expect.loraUnknown}`;
   }
   const numel = header.tensors.reduce((a, t) => a + t.numel, 0);
-  if (layout === null && expect.modelParams !== null && numel < expect.modelParams / 2 && kind !== 'hf-checkpoint')
-    return bad(
-      'too-small',
-      `${basename(path)} holds ${formatCount(numel)} parameters where the model has ${formatCount(expect.modelParams)}: a partial save (one rank's ZeRO-3 shard, or weights taken outside the gather)`,
-      facts,
-    );
+  if (layout === null && expect.modelParams !== null && numel < expect.modelParams / 2 && !opts.part)
+    return bad('too-small', tooSmall(basename(path), numel, expect.modelParams), facts);
   const scan = scanValues(path, header, opts.scanBytes ?? VALUE_SCAN_MAX_BYTES);
   if (scan.nonFinite.length > 0)
     return bad(
@@ -348,14 +348,20 @@ export function verifyCheckpointDir(
   }
   const parts: CheckpointVerdict[] = [];
   const headers = new Map<string, Set<string>>();
+  // Full weights may be sharded: their size is checked over the set, below.
+  let fullNumel = 0;
   for (const f of weightsFiles(dir, names)) {
     const v = verifyWeightsFile(f, expect, {
       kind,
+      part: true,
       ...(opts.scanBytes !== undefined ? { scanBytes: opts.scanBytes } : {}),
     });
     parts.push(v);
     const h = readSafetensorsHeader(f);
-    if (h.ok) headers.set(basename(f), new Set(h.header.tensors.map((t) => t.name)));
+    if (h.ok) {
+      headers.set(basename(f), new Set(h.header.tensors.map((t) => t.name)));
+      if (v.loraLayout === null) fullNumel += h.header.tensors.reduce((a, t) => a + t.numel, 0);
+    }
   }
   const latest = readLatest(dir);
   let ds: CheckpointVerdict | null = null;
@@ -376,6 +382,14 @@ export function verifyCheckpointDir(
       verdict: 'bad',
       cause: firstBad.cause,
       reason: firstBad.reason.startsWith(name) ? firstBad.reason : `${name}/${firstBad.reason}`,
+    };
+  const full = parts.filter((p) => p.kind !== 'deepspeed' && p.loraLayout === null);
+  if (full.length > 0 && expect.modelParams !== null && fullNumel < expect.modelParams / 2)
+    return {
+      ...base,
+      verdict: 'bad',
+      cause: 'too-small',
+      reason: tooSmall(`${name}'s weights`, fullNumel, expect.modelParams),
     };
   const index = names.find((n) => n.endsWith('.safetensors.index.json'));
   if (index) {
