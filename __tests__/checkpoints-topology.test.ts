@@ -17,7 +17,8 @@ import {
   withLoadUniversal,
   type Topology,
 } from '../src/launch/checkpoints/topology.js';
-import { writeDeepSpeedTag } from './helpers/deepspeed-ckpt.js';
+import { ptBytes, writeDeepSpeedTag } from './helpers/deepspeed-ckpt.js';
+import { findCheckpoints } from '../src/launch/checkpoints/find.js';
 import { ROOT } from './helpers/paths.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'zw-topo-'));
@@ -207,6 +208,23 @@ describe('on relaunch: a checkpoint in the output folder written with another to
       /was written with ZeRO-2, 2 processes on 1 node, fp16, DeepSpeed 0\.18\.0 \(zerowiz run record\)/,
     );
     expect(c!.universal[0]!.argv[0]).toBe('python3'); // no accelerate Python known: the one on PATH
+  });
+
+  it('after the conversion, a setup with load_universal resumes from latest_universal: no warning, and the universal folder is no bad tag', () => {
+    const cwd = tmp();
+    const tag = writeDeepSpeedTag(join(cwd, 'out'), { tag: 'global_step500', stage: 3, worldSize: 8, bf16: true });
+    // What ds_to_universal leaves: TAG_universal/ with zero/ and the model states copied, latest_universal beside.
+    mkdirSync(join(`${tag}_universal`, 'zero'), { recursive: true });
+    for (let r = 0; r < 8; r++)
+      writeFileSync(join(`${tag}_universal`, `zero_pp_rank_${r}_mp_rank_00_model_states.pt`), ptBytes(64));
+    writeFileSync(join(cwd, 'out', 'latest_universal'), 'global_step500_universal');
+    expect(findCheckpoints(join(cwd, 'out')).map((c) => c.name)).toEqual(['global_step500']);
+    const setup = withLoadUniversal(hf({ mode: '3', num_processes: 4, mixed_precision: 'bf16' }));
+    const now = { ...topologyOfSetup(setup), versions, versionsProblem: null };
+    expect(relaunchTopologyChecks(setup, cwd, now, null)).toEqual([]);
+    // Without load_universal the old tag is what a resume loads: warned.
+    const plain = hf({ mode: '3', num_processes: 4, mixed_precision: 'bf16' });
+    expect(relaunchTopologyChecks(plain, cwd, now, null)).toHaveLength(1);
   });
 
   it('load_universal goes into the DeepSpeed JSON; starting fresh moves the old checkpoint aside, deleting nothing', () => {

@@ -14,7 +14,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isDataPass } from '../../config/step-findings.js';
 import { argValue } from '../../config/step-args.js';
 import { diffSynthOutputPath } from '../diffsynth.js';
-import { isGlobalStepTag, LATEST_FILE, looksLikeTag, readLatest } from './deepspeed.js';
+import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, looksLikeTag, readLatest } from './deepspeed.js';
 import type { Expectation } from './expect.js';
 import {
   verifyCheckpointDir,
@@ -86,9 +86,13 @@ const num = (re: RegExp, name: string): number | null => {
 /** The DeepSpeed tags of a save folder (those holding states; the one `latest` names first if it exists). */
 function tagsIn(saveDir: string, names: readonly string[]): FoundCheckpoint[] {
   const latest = readLatest(saveDir);
+  // ds_to_universal's output (TAG_universal, named by latest_universal) is a conversion, not a save of the run.
+  const universal = readLatest(saveDir, LATEST_UNIVERSAL_FILE);
   const tags = names.filter(
     (n) =>
       !n.startsWith('.') &&
+      n !== universal &&
+      !n.endsWith('_universal') &&
       isDir(join(saveDir, n)) &&
       (isGlobalStepTag(n) || n === latest || looksLikeTag(join(saveDir, n))),
   );

@@ -29,7 +29,7 @@ import type { Setup } from '../../config/setup.js';
 import { placementOfAnswers } from '../../estimate/input.js';
 import { timestamp } from '../../write.js';
 import type { RunRecord } from '../record.js';
-import { isGlobalStepTag, LATEST_FILE, readLatest, readTag } from './deepspeed.js';
+import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, readLatest, readTag } from './deepspeed.js';
 import { findCheckpoints, outputRoots } from './find.js';
 import { storedCheckpoints } from './runs.js';
 
@@ -418,10 +418,16 @@ export function relaunchTopologyChecks(
   const py = python ?? 'python3';
   const out: TopologyCheck[] = [];
   const seen = new Set<string>();
+  // With "checkpoint": {"load_universal": true}, DeepSpeed resumes from the tag latest_universal names.
+  const ckpt = setup.extra?.json?.checkpoint;
+  const loadsUniversal =
+    typeof ckpt === 'object' && ckpt !== null && (ckpt as Record<string, unknown>).load_universal === true;
   setup.steps.forEach((s) => {
     if (!s.usesConfig) return;
     for (const root of outputRoots(s.args, cwd)) {
       for (const r of resumeTags(root)) {
+        const converted = readLatest(r.saveDir, LATEST_UNIVERSAL_FILE);
+        if (loadsUniversal && converted !== null && existsSync(join(r.saveDir, converted))) continue;
         const tagDir = join(r.saveDir, r.tag);
         if (seen.has(tagDir)) continue;
         seen.add(tagDir);
