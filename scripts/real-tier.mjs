@@ -3,10 +3,11 @@
  * `npm run test:real`: the real accelerate tier.
  *
  * 1. A project-local virtual environment, .venv-real/ (git-ignored), with torch, accelerate==1.15.0,
- *    transformers, safetensors and peft (the checkpoint tests write real LoRA files with them), installed ONLY from this machine's local wheel stores: the find-links, index and
- *    extra-index URLs and the constraints file that `pip config list` names, passed as the only indexes
- *    (the default PyPI index is unreachable here and pip would spend minutes retrying it). A marker file
- *    with the installed versions lets the next run reuse a good environment.
+ *    transformers, safetensors and peft (the checkpoint tests write real LoRA files with them), installed
+ *    ONLY from this machine's local wheel stores: the find-links, index and extra-index URLs and the
+ *    constraints file that `pip config list` names, passed as the only indexes (the default PyPI index is
+ *    unreachable here and pip would spend minutes retrying it). A marker file with the installed versions
+ *    lets the next run reuse a good environment.
  * 2. vitest with vitest.real.config.ts (the tests under __tests__/real), with ZEROWIZ_REAL_PYTHON set.
  *
  * When the environment cannot be made (no python3, no local wheel store, pip fails) it prints a block that
