@@ -195,6 +195,21 @@ describe('each cause has a title and a fix', () => {
   });
 });
 
+describe('text from the files never reaches a terminal raw', () => {
+  it('a tensor or file name holding control characters is escaped in the verdict and the alert', () => {
+    const root = tmp();
+    const name = 'epoch-\x1b[2J.safetensors';
+    writeSafetensors(join(root, name), [{ name: 'a.\x07\x1b]0;pwned\x07.lora_A.default.weight', shape: [0] }]);
+    const { w, tick } = watcher(root);
+    w.poll();
+    tick();
+    const [ev] = w.poll();
+    expect(ev!.verdict.reason).toMatch(/\\x07\\x1b\]0;pwned/);
+    for (const text of [ev!.verdict.reason, ev!.alert!.title, ev!.alert!.fix])
+      expect(/[\u0000-\u001f\u007f-\u009f]/.test(text), text).toBe(false);
+  });
+});
+
 describe('a run without a preset to name (a wizard setup never saved)', () => {
   it('the fix names the question instead of a preset command', () => {
     const a = checkpointAlert(

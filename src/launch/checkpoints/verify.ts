@@ -17,6 +17,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { printable } from '../../printable.js';
 import { formatBytesShort, formatCount } from '../../units.js';
 import { isCompleteZip, LATEST_FILE, looksLikeTag, readLatest, readTag, type DeepSpeedTag } from './deepspeed.js';
 import type { Expectation, LoraExpectation } from './expect.js';
@@ -135,8 +136,8 @@ function tooSmall(what: string, numel: number, params: number): string {
   return `${what} holds ${formatCount(numel)} parameters where the model has ${formatCount(params)}: a partial save (one rank's ZeRO-3 shard, or weights taken outside the gather)`;
 }
 
-/** Verifies one safetensors file against what the run should save. `lora`: the file is an adapter. */
-export function verifyWeightsFile(
+/** The verdict on one safetensors file; `part`: one file of a set (its size is judged over the set). */
+function verifyWeightsFileRaw(
   path: string,
   expect: Expectation,
   opts: { kind?: CheckpointKind; scanBytes?: number; part?: boolean } = {},
@@ -228,7 +229,7 @@ function rangeGaps(ranks: readonly number[], n: number): number[] {
  * Verifies one DeepSpeed tag folder. `saveDir` is the folder holding the tags and `latest`; `complete` says
  * whether the save is known to be over (`latest` names this tag or a newer one).
  */
-export function verifyDeepSpeedTag(
+function verifyDeepSpeedTagRaw(
   tagDir: string,
   expect: Expectation,
   opts: { saveDir?: string; kind?: CheckpointKind } = {},
@@ -325,7 +326,7 @@ function indexProblem(dir: string, indexName: string, headers: Map<string, Set<s
  * Verifies a checkpoint folder: HF's `checkpoint-N` (complete once `trainer_state.json` is written) or
  * accelerate's `save_state` folder. `names`: its entries (read here when not given).
  */
-export function verifyCheckpointDir(
+function verifyCheckpointDirRaw(
   dir: string,
   kind: 'hf-checkpoint' | 'accelerate-checkpoint',
   expect: Expectation,
@@ -420,4 +421,37 @@ export function verifyCheckpointDir(
     ds ? `${basename(ds.path)}: ${ds.reason}` : null,
   ].filter((x) => x !== null);
   return { ...base, verdict: 'ok', cause: null, reason: `${name}: ${what.join('; ')}` };
+}
+
+/** A verdict whose reason is safe to print: names from the files (tensors, files) may hold control characters. */
+function clean(v: CheckpointVerdict): CheckpointVerdict {
+  return { ...v, reason: printable(v.reason) };
+}
+
+/** Verifies one safetensors file against what the run should save (see verifyWeightsFileRaw). */
+export function verifyWeightsFile(
+  path: string,
+  expect: Expectation,
+  opts: { kind?: CheckpointKind; scanBytes?: number; part?: boolean } = {},
+): CheckpointVerdict {
+  return clean(verifyWeightsFileRaw(path, expect, opts));
+}
+
+/** Verifies one DeepSpeed tag folder (see verifyDeepSpeedTagRaw). */
+export function verifyDeepSpeedTag(
+  tagDir: string,
+  expect: Expectation,
+  opts: { saveDir?: string; kind?: CheckpointKind } = {},
+): CheckpointVerdict {
+  return clean(verifyDeepSpeedTagRaw(tagDir, expect, opts));
+}
+
+/** Verifies a checkpoint folder, HF's checkpoint-N or accelerate's save_state folder (see verifyCheckpointDirRaw). */
+export function verifyCheckpointDir(
+  dir: string,
+  kind: 'hf-checkpoint' | 'accelerate-checkpoint',
+  expect: Expectation,
+  opts: { scanBytes?: number } = {},
+): CheckpointVerdict {
+  return clean(verifyCheckpointDirRaw(dir, kind, expect, opts));
 }

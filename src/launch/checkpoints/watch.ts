@@ -13,6 +13,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { printable } from '../../printable.js';
 import { shellJoin, shellWord } from '../../quote.js';
 import type { CheckpointAlertFacts } from '../alerts.js';
 import { readLatest } from './deepspeed.js';
@@ -297,5 +298,5 @@ export function checkpointAlert(
     default:
       text = `look at the file: \`${shellJoin(['ls', '-l', v.path])}\``;
   }
-  return { path: v.path, title, fix: text };
+  return { path: v.path, title: printable(title), fix: printable(text) };
 }
