@@ -180,6 +180,24 @@ describe('on relaunch: a checkpoint in the output folder written with another to
     ).toEqual([]);
   });
 
+  it('the warning escapes control characters in the paths it names', () => {
+    const cwd = tmp();
+    const out = 'out\x1b[2J';
+    writeDeepSpeedTag(join(cwd, out), { tag: 'global_step1', stage: 3, worldSize: 8, bf16: true });
+    const setup: Setup = {
+      ...hf({ mode: '3', num_processes: 4, mixed_precision: 'bf16' }),
+      steps: [{ name: 'train', usesConfig: true, args: ['train.py', '--output_dir', out] }],
+    };
+    const [c] = relaunchTopologyChecks(
+      setup,
+      cwd,
+      { ...topologyOfSetup(setup), versions, versionsProblem: null },
+      null,
+    );
+    expect(c!.warning).toContain('out\\x1b[2J');
+    expect(/[\u0000-\u001f]/.test(c!.warning)).toBe(false);
+  });
+
   it('prefers the topology a zerowiz run record kept for that checkpoint (versions included)', () => {
     const cwd = tmp();
     const tag = writeDeepSpeedTag(join(cwd, 'out'), { tag: 'global_step5', stage: 2, worldSize: 2 });

@@ -25,6 +25,7 @@ import '../../zod.js';
 import { deepMerge } from '../../config/emit.js';
 import { launchMixedPrecision } from '../../config/effective.js';
 import { MODE_INFO } from '../../config/modes.js';
+import { printable } from '../../printable.js';
 import type { Setup } from '../../config/setup.js';
 import { placementOfAnswers } from '../../estimate/input.js';
 import { timestamp } from '../../write.js';
@@ -473,13 +474,15 @@ export function relaunchTopologyChecks(
           .filter((d) => !d.blocking)
           .map((d) => `${d.key} ${d.saved} -> ${d.now}`)
           .join(', ');
-        const warning = [
-          `the checkpoint a resume would load, ${tagDir} (${r.tag}), was written with ${describeTopology(saved)} (${saved.source === 'record' ? 'zerowiz run record' : 'read from its files'}); this launch runs ${describeTopology(now)}.`,
-          `DeepSpeed cannot resume ZeRO states across a different ${what} (DeepSpeed#2898, #7628; accelerate#784): the resume fails or loads the wrong partitions.${told ? ` Also different: ${told}.` : ''}`,
-          `Ways forward: convert it to a Universal Checkpoint and resume with load_universal (zerowiz runs \`${universal[0]!.argv.join(' ')}\` as an extra step and sets "checkpoint": {"load_universal": true} in the DeepSpeed JSON)${accelerateTag ? `; accelerate's load_state names the tag ${r.tag} itself, so put the universal folder in its place afterwards` : ''};`,
-          `or take the weights only (\`${fp32.argv.join(' ')}\`);`,
-          `or start fresh: the old checkpoints are moved aside (${r.fresh.map((p) => basename(p)).join(', ')} -> *.set-aside-<time>), nothing is deleted.`,
-        ].join(' ');
+        const warning = printable(
+          [
+            `the checkpoint a resume would load, ${tagDir} (${r.tag}), was written with ${describeTopology(saved)} (${saved.source === 'record' ? 'zerowiz run record' : 'read from its files'}); this launch runs ${describeTopology(now)}.`,
+            `DeepSpeed cannot resume ZeRO states across a different ${what} (DeepSpeed#2898, #7628; accelerate#784): the resume fails or loads the wrong partitions.${told ? ` Also different: ${told}.` : ''}`,
+            `Ways forward: convert it to a Universal Checkpoint and resume with load_universal (zerowiz runs \`${universal[0]!.argv.join(' ')}\` as an extra step and sets "checkpoint": {"load_universal": true} in the DeepSpeed JSON)${accelerateTag ? `; accelerate's load_state names the tag ${r.tag} itself, so put the universal folder in its place afterwards` : ''};`,
+            `or take the weights only (\`${fp32.argv.join(' ')}\`);`,
+            `or start fresh: the old checkpoints are moved aside (${r.fresh.map((p) => basename(p)).join(', ')} -> *.set-aside-<time>), nothing is deleted.`,
+          ].join(' '),
+        );
         out.push({
           checkpoint: tagDir,
           saveDir: r.saveDir,
