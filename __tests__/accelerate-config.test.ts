@@ -119,6 +119,7 @@ describe("what accelerate's default config holds", () => {
       offloadOptimizer: 'cpu',
       offloadParam: 'cpu',
       activationCheckpointing: true,
+      gather16bitOnSave: true,
     });
     expect(isZero3Offload(s.deepspeed)).toBe(true);
     expect(describeAccelerateConfig(s)).toBe(
@@ -152,6 +153,7 @@ describe("what accelerate's default config holds", () => {
       stage: 2,
       offloadOptimizer: 'cpu',
       activationCheckpointing: false,
+      gather16bitOnSave: false,
     });
     expect(isZero3Offload(s.deepspeed)).toBe(false);
     const z3 = summarizeAccelerateConfig('x', {

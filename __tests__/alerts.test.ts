@@ -15,6 +15,7 @@ describe('the alert table', () => {
     expect(ids.sort()).toEqual(
       [
         'auto-unfilled',
+        'checkpoint-bad',
         'cuda-oom',
         'ds-op-build',
         'host-oom',

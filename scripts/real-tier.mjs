@@ -2,11 +2,12 @@
 /**
  * `npm run test:real`: the real accelerate tier.
  *
- * 1. A project-local virtual environment, .venv-real/ (git-ignored), with torch, accelerate==1.15.0 and
- *    transformers, installed ONLY from this machine's local wheel stores: the find-links, index and
- *    extra-index URLs and the constraints file that `pip config list` names, passed as the only indexes
- *    (the default PyPI index is unreachable here and pip would spend minutes retrying it). A marker file
- *    with the installed versions lets the next run reuse a good environment.
+ * 1. A project-local virtual environment, .venv-real/ (git-ignored), with torch, accelerate==1.15.0,
+ *    transformers, safetensors and peft (the checkpoint tests write real LoRA files with them), installed
+ *    ONLY from this machine's local wheel stores: the find-links, index and extra-index URLs and the
+ *    constraints file that `pip config list` names, passed as the only indexes (the default PyPI index is
+ *    unreachable here and pip would spend minutes retrying it). A marker file with the installed versions
+ *    lets the next run reuse a good environment.
  * 2. vitest with vitest.real.config.ts (the tests under __tests__/real), with ZEROWIZ_REAL_PYTHON set.
  *
  * When the environment cannot be made (no python3, no local wheel store, pip fails) it prints a block that
@@ -23,10 +24,10 @@ export const VENV_DIR = process.env.ZEROWIZ_REAL_VENV ?? join(ROOT, '.venv-real'
 const PY = join(VENV_DIR, 'bin', 'python');
 const MARKER = join(VENV_DIR, 'zerowiz-real.json');
 /** What the tier installs; accelerate is pinned to the version the tests were written against. */
-const REQUIREMENTS = ['torch', 'accelerate==1.15.0', 'transformers'];
+const REQUIREMENTS = ['torch', 'accelerate==1.15.0', 'transformers', 'safetensors', 'peft'];
 const MARKER_VERSION = 1;
 const VERSIONS_PY =
-  'import json, sys, torch, accelerate, transformers, yaml; print(json.dumps({"python": sys.version.split()[0], "torch": torch.__version__, "accelerate": accelerate.__version__, "transformers": transformers.__version__}))';
+  'import json, sys, torch, accelerate, transformers, yaml, safetensors, peft; print(json.dumps({"python": sys.version.split()[0], "torch": torch.__version__, "accelerate": accelerate.__version__, "transformers": transformers.__version__, "safetensors": safetensors.__version__, "peft": peft.__version__}))';
 
 function log(line) {
   process.stderr.write(`real tier: ${line}\n`);
@@ -88,7 +89,9 @@ export function ensureRealVenv() {
       const marker = JSON.parse(readFileSync(MARKER, 'utf8'));
       const now = versions();
       if (marker.version === MARKER_VERSION && now && JSON.stringify(now) === JSON.stringify(marker.installed)) {
-        log(`reusing .venv-real (torch ${now.torch}, accelerate ${now.accelerate}, transformers ${now.transformers})`);
+        log(
+          `reusing .venv-real (torch ${now.torch}, accelerate ${now.accelerate}, transformers ${now.transformers}, safetensors ${now.safetensors}, peft ${now.peft})`,
+        );
         return { ready: true, python: PY, versions: now };
       }
     } catch {
@@ -132,10 +135,10 @@ export function ensureRealVenv() {
   if (pip.status !== 0)
     return skip(`pip could not install ${REQUIREMENTS.join(' ')} from the local stores (exit ${pip.status})`);
   const now = versions();
-  if (!now) return skip('the new environment cannot import torch, accelerate and transformers');
+  if (!now) return skip('the new environment cannot import torch, accelerate, transformers, safetensors and peft');
   writeFileSync(MARKER, `${JSON.stringify({ version: MARKER_VERSION, installed: now }, null, 2)}\n`);
   log(
-    `made .venv-real in ${((Date.now() - started) / 1000).toFixed(0)} s: torch ${now.torch}, accelerate ${now.accelerate}, transformers ${now.transformers}`,
+    `made .venv-real in ${((Date.now() - started) / 1000).toFixed(0)} s: torch ${now.torch}, accelerate ${now.accelerate}, transformers ${now.transformers}, safetensors ${now.safetensors}, peft ${now.peft}`,
   );
   return { ready: true, python: PY, versions: now };
 }

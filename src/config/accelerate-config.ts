@@ -42,6 +42,11 @@ export interface DeepSpeedSummary {
   offloadParam: string | null;
   /** Whether an `activation_checkpointing` block is configured (false without a JSON: accelerate writes none). */
   activationCheckpointing: boolean;
+  /**
+   * Whether ZeRO-3 gathers 16-bit weights on save (stage3_gather_16bit_weights_on_model_save; "auto" and absent
+   * are false, as accelerate fills and DeepSpeed defaults them); absent where not read.
+   */
+  gather16bitOnSave?: boolean;
 }
 
 function str(v: unknown): string | null {
@@ -52,6 +57,10 @@ function num(v: unknown): number | null {
 }
 function device(v: unknown): string | null {
   return isPlainObject(v) ? str(v.device) : null;
+}
+/** A yes/no as accelerate's YAML or DeepSpeed's JSON writes it (true, "true"); anything else is false. */
+function yes(v: unknown): boolean {
+  return v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
 }
 
 /**
@@ -93,6 +102,9 @@ export function summarizeAccelerateConfig(
         offloadOptimizer: device(zero.offload_optimizer),
         offloadParam: device(zero.offload_param),
         activationCheckpointing: isPlainObject(j.activation_checkpointing),
+        gather16bitOnSave: yes(
+          zero.stage3_gather_16bit_weights_on_model_save ?? zero.gather_16bit_weights_on_model_save,
+        ),
       };
     } else {
       // accelerate builds the JSON from these keys; its default stage is 2.
@@ -103,6 +115,7 @@ export function summarizeAccelerateConfig(
         offloadOptimizer: str(ds.offload_optimizer_device),
         offloadParam: str(ds.offload_param_device),
         activationCheckpointing: false,
+        gather16bitOnSave: yes(ds.zero3_save_16bit_model),
       };
     }
   }

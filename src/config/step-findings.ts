@@ -2,7 +2,8 @@
  * Findings about a setup's launch steps, in the form of validate's findings (phase 2 adds them to its
  * list): the script exists or an earlier step makes it; the data pass writes the cache the training pass
  * reads; DeepSpeed checkpointing is configured where a step asks for gradient checkpointing under ZeRO-3
- * offload; and a step without --config_file is told which config accelerate will use instead.
+ * offload; a step without --config_file is told which config accelerate will use instead; and a step that
+ * saves through get_state_dict under ZeRO-3 has the 16-bit gather on (checkpoint-save.ts).
  *
  * Pure except for what `missingScripts` (src/launch/preflight.ts) looks up on disk; the caller reads
  * accelerate's default config once (readAccelerateConfigSummary) and passes it in.
@@ -17,6 +18,7 @@ import {
   type AccelerateConfigSummary,
   type DeepSpeedSummary,
 } from './accelerate-config.js';
+import { checkpointSaveFindings } from './checkpoint-save.js';
 import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { missingScripts } from '../launch/preflight.js';
 import type { Setup } from './setup.js';
@@ -209,5 +211,8 @@ export function stepFindings(setup: Setup, ctx: StepCheckContext): StepFinding[]
       fixAction: pin,
     });
   });
+
+  // ZeRO-3 without the 16-bit gather while the step saves through get_state_dict (./checkpoint-save.ts).
+  out.push(...checkpointSaveFindings(setup, ctx));
   return out;
 }

@@ -25,7 +25,8 @@ export type AlertId =
   | 'ds-op-build'
   | 'zero3-16bit-save'
   | 'auto-unfilled'
-  | 'host-oom';
+  | 'host-oom'
+  | 'checkpoint-bad';
 
 /** One alert, as the pane, stream mode, run.json and the summary show it. */
 export interface Alert {
@@ -83,6 +84,15 @@ export interface AlertFacts {
   /** host-oom from the step's end. */
   exitCode?: number | null;
   signal?: string | null;
+  /** checkpoint-bad: the checkpoint, what is wrong with it and the fix (src/launch/checkpoints/watch.ts). */
+  checkpoint?: CheckpointAlertFacts;
+}
+
+/** What a bad checkpoint's alert says (built by src/launch/checkpoints/watch.ts checkpointAlert). */
+export interface CheckpointAlertFacts {
+  path: string;
+  title: string;
+  fix: string;
 }
 
 /** A real message an entry matches, and where it comes from. */
@@ -416,6 +426,26 @@ export const ALERT_PATTERNS: readonly AlertPattern[] = [
     },
   },
   {
+    id: 'checkpoint-bad',
+    fatal: false,
+    needles: [],
+    re: null,
+    quotes: [
+      {
+        text: 'size mismatch for score.lora_A.default.weight: copying a param with shape torch.Size([0]) from checkpoint, the shape in current model is torch.Size([64, 5120]).',
+        source: 'OpenRLHF/OpenRLHF#682 (what loading a ZeRO-3 LoRA saved without the gather says; OpenRLHF#651, #839)',
+      },
+      {
+        text: "Expected 8 of '*_optim_states.pt' under 'out/global_step500' but found 7 files. Possibly due to an overwrite of an old checkpoint, or a checkpoint didn't get saved by one or more processes.",
+        source: 'deepspeedai/DeepSpeed deepspeed/utils/zero_to_fp32.py parse_optim_states (a rank that did not save)',
+      },
+    ],
+    nonMatches: [],
+    cause: (f) => f.checkpoint?.path ?? '',
+    title: (f) => f.checkpoint?.title ?? 'a checkpoint is unusable',
+    fix: (f) => f.checkpoint?.fix ?? 'see `zerowiz runs` for the checkpoints and their verdicts',
+  },
+  {
     id: 'zero3-16bit-save',
     fatal: true,
     needles: ['Cannot get 16bit model weights'],
@@ -621,6 +651,14 @@ export class AlertEngine {
       scale: o.scale,
       fp16: o.fp16,
     });
+  }
+
+  /**
+   * A checkpoint the run saved is unusable (src/launch/checkpoints/watch.ts: its verdict, title and fix); fires
+   * once per checkpoint path. Not fatal: the run goes on, and the next save may be good.
+   */
+  checkpoint(step: number, facts: CheckpointAlertFacts): Alert | null {
+    return this.fire(patternById('checkpoint-bad'), step, { match: null, line: facts.path, checkpoint: facts });
   }
 
   /** zerowiz is stopping the run: SIGKILLs from now on are ours, not the OOM killer's. */
