@@ -10,6 +10,7 @@ import { registerEstimate } from './commands/estimate.js';
 import { registerLaunch } from './commands/launch.js';
 import { registerAttach } from './commands/attach.js';
 import { registerExport } from './commands/export.js';
+import { registerCheck } from './commands/check.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
@@ -71,6 +72,7 @@ export function buildProgram(ui: UiLoaders): Program {
     registerLaunch,
     registerAttach,
     registerExport,
+    registerCheck,
   ])
     register(program, ctx);
   for (const sub of program.commands)

@@ -25,7 +25,12 @@ export type AlertId =
   | 'ds-op-build'
   | 'zero3-16bit-save'
   | 'auto-unfilled'
-  | 'host-oom';
+  | 'host-oom'
+  /** Raised by the run's health watch (./health.ts), not by a log line: */
+  | 'stall'
+  | 'memory-pressure'
+  | 'shm-full'
+  | 'space-low';
 
 /** One alert, as the pane, stream mode, run.json and the summary show it. */
 export interface Alert {

@@ -1,0 +1,71 @@
+/** The work of `zerowiz check`: load the setup, run the checks (src/launch/checks/), print them. */
+import { hostname } from 'node:os';
+import { UsageError } from '../errors.js';
+import { loadPreset } from '../config/presets.js';
+import { pathFlag } from '../expand.js';
+import { writeOut } from '../terminal.js';
+import { parseInteger } from '../units.js';
+import type { PassFilter } from '../launch/checks/plan.js';
+import { nodeCheckLine, nodeDoneLine, reportLines } from '../launch/checks/format.js';
+import { runChecks } from '../launch/checks/run.js';
+import { CHECK_IDS, type CheckId, checksJson, failures, isCheckId } from '../launch/checks/types.js';
+import type { CheckFlags } from './check.js';
+
+/** The checks `--skip-check` (and `--no-speed-test`) leave out; an unknown id is bad input. */
+export function skipSet(flags: Pick<CheckFlags, 'skipCheck' | 'speedTest'>): Set<CheckId> {
+  const out = new Set<CheckId>();
+  for (const raw of flags.skipCheck ?? []) {
+    for (const id of raw
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '')) {
+      if (!isCheckId(id))
+        throw new UsageError(`--skip-check: there is no check '${id}'`, `the checks are: ${CHECK_IDS.join(', ')}`);
+      out.add(id);
+    }
+  }
+  if (flags.speedTest === false) out.add('nvme-speed');
+  return out;
+}
+
+/** `--pass N|NAME` as a filter over the setup's passes. */
+export function passFilter(value: string | undefined, steps: readonly { name: string }[]): PassFilter {
+  if (value === undefined) return { kind: 'all' };
+  const byName = steps.findIndex((s) => s.name === value);
+  if (byName >= 0) return { kind: 'one', index: byName };
+  if (/^\d+$/.test(value.trim())) {
+    const n = parseInteger(value, '--pass', 1, Math.max(1, steps.length));
+    return { kind: 'one', index: n - 1 };
+  }
+  throw new UsageError(
+    `--pass: the setup has no pass '${value}'`,
+    `its passes are: ${steps.map((s, i) => `${i + 1} (${s.name})`).join(', ') || 'none'}`,
+  );
+}
+
+/** `zerowiz check`. Returns the exit code (0); a failed check is a UsageError after the report (exit 2). */
+export async function checkCommand(ref: string, flags: CheckFlags): Promise<number> {
+  const skip = skipSet(flags);
+  const setup = await loadPreset(ref);
+  const filter = passFilter(flags.pass, setup.steps);
+  const report = await runChecks(setup, {
+    skip,
+    filter,
+    accelerate: flags.accelerate === undefined ? undefined : pathFlag('--accelerate', flags.accelerate),
+    port: flags.port === undefined ? undefined : parseInteger(flags.port, '--port', 1, 65535),
+    machineRank: flags.machineRank === undefined ? undefined : parseInteger(flags.machineRank, '--machine-rank', 0),
+  });
+  const { plan, results } = report;
+  if (flags.nodeReport) {
+    const host = hostname().split('.')[0] ?? 'localhost';
+    writeOut(`${[...results.map((r) => nodeCheckLine(host, r)), nodeDoneLine(host, results)].join('\n')}\n`);
+  } else if (flags.json) writeOut(`${JSON.stringify(checksJson(results), null, 2)}\n`);
+  else writeOut(`${reportLines(plan, results).join('\n')}\n`);
+  const bad = failures(results);
+  if (bad.length > 0)
+    throw new UsageError(
+      `${bad.length} check(s) failed: ${bad.map((r) => r.id).join(', ')}`,
+      `fix them in the order shown (each FAIL has its fix: line), or skip one you accept with --skip-check ID`,
+    );
+  return 0;
+}
