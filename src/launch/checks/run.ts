@@ -174,7 +174,13 @@ export async function runChecks(setup: Setup, opts: CheckOptions = {}): Promise<
   const mem = memory ? await memory : null;
   add(
     'host-memory',
-    () => judgeHostMemory(plan, mem!.value, plan.estimate ? (launchEstimate(setup)?.hostWhatFits() ?? null) : null),
+    // A mode needing less CPU is advice only when the estimate knows the GPU it must also fit.
+    () =>
+      judgeHostMemory(
+        plan,
+        mem!.value,
+        plan.estimate && setup.answers.gpu_memory !== null ? (launchEstimate(setup)?.hostWhatFits() ?? null) : null,
+      ),
     mem?.ms,
   );
   const s = shm ? await shm : null;
