@@ -1,5 +1,14 @@
 /** The checks before a pass: the plan of a setup and each judge, on measured values (pure). */
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +37,13 @@ import { diffSynthPattern, globFiles, judgeInputs, judgeModels, parseCsv } from 
 import { judgeOps } from '../src/launch/checks/ops.js';
 import { checkPlan } from '../src/launch/checks/plan.js';
 import { interpreterOf, type ProbeResult } from '../src/launch/checks/probe.js';
+import {
+  PROBE_CACHE_MAX_AGE_MS,
+  cleanAnswer,
+  loadProbe,
+  probeCacheKey,
+  saveProbe,
+} from '../src/launch/checks/probe-cache.js';
 import { judgePython } from '../src/launch/checks/python.js';
 import { type NvmeInfo, judgeDisk, judgeNvme, judgeNvmeSpeed } from '../src/launch/checks/storage.js';
 import { CHECK_IDS, checksJson, failures, inFixOrder, passed, failed } from '../src/launch/checks/types.js';
@@ -704,5 +720,53 @@ describe('the verdict and its forms', () => {
     const lines = reportLines(plan, [failed('inputs', 'a \u001b[31mred\u001b[0m name', 'n', 'f')]);
     expect(lines.join('\n')).not.toContain('\u001b');
     expect(findPreset('zero3').name).toBe('zero3');
+  });
+});
+
+describe("the probe's remembered answer", () => {
+  const req = { ops: [{ name: 'cpu_adam', builder: 'CPUAdamBuilder', cuda: false }], zero: {}, deepspeed: true };
+  const clean = () =>
+    probe({ deepspeed: { ops: { cpu_adam: { installed: false, compatible: true, log: '', cudaProblem: null } } } });
+
+  it('keeps only an answer with nothing to fix', () => {
+    expect(cleanAnswer(clean(), req)).toBe(true);
+    expect(
+      cleanAnswer(
+        probe({
+          torch: { ninja: false },
+          deepspeed: { ops: { cpu_adam: { installed: false, compatible: true, log: '', cudaProblem: null } } },
+        }),
+        req,
+      ),
+    ).toBe(false);
+    expect(cleanAnswer(probe({ deepspeed: { ops: {} } }), req)).toBe(false);
+    expect(cleanAnswer(probe({ deepspeed: null }), req)).toBe(false);
+  });
+
+  it('is used while the interpreter and the package folders are unchanged, at most a day, and written privately', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-cache-'));
+    const venv = mkdtempSync(join(tmpdir(), 'zw-venv-'));
+    const python = join(venv, 'python');
+    writeFileSync(python, '');
+    const site = join(venv, 'site-packages');
+    mkdirSync(join(site, 'torch'), { recursive: true });
+    const result = clean();
+    result.packages.torch.path = join(site, 'torch');
+    const key = probeCacheKey(python, req, { PATH: '/bin' });
+    expect(probeCacheKey(python, req, { PATH: '/bin', LDFLAGS: '-L/x' })).not.toBe(key);
+    expect(probeCacheKey(python, req, { PATH: '/bin', HOME: '/elsewhere' })).toBe(key);
+    // A link planted at the target is replaced, never written through.
+    const victim = join(venv, 'victim');
+    writeFileSync(victim, 'keep');
+    symlinkSync(victim, join(dir, `${key}.json`));
+    saveProbe(dir, key, python, result, 1000);
+    expect(readFileSync(victim, 'utf8')).toBe('keep');
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(loadProbe(dir, key, 2000)?.at).toBe(1000);
+    expect(loadProbe(dir, key, 1000 + PROBE_CACHE_MAX_AGE_MS + 1)).toBeNull();
+    // pip installs something next to torch: site-packages' mtime moves, the answer is asked again.
+    writeFileSync(join(site, 'new_pkg.pth'), '');
+    utimesSync(site, new Date(), new Date(Date.now() + 5000));
+    expect(loadProbe(dir, key, 2000)).toBeNull();
   });
 });

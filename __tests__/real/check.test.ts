@@ -5,7 +5,7 @@
  * for another torch; the config's keys through DeepSpeed's own model; a CPU torch against an old driver.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/presets.js';
@@ -95,6 +95,39 @@ describe('the Python checks ask the real interpreter of accelerate, once', () =>
     expect(py.fix).toBe(`${PYTHON} -m pip install deepspeed`);
     expect(get(results, 'deepspeed-ops').status).toBe('skip');
     expect(get(results, 'versions').status).toBe('skip');
+  });
+});
+
+describe("the probe's answer, remembered", () => {
+  it('a second check reuses a clean answer (no interpreter starts); an install next to deepspeed asks again', async () => {
+    const copy = tempDir('zw-ds-');
+    cpSync(STANDIN, copy, { recursive: true });
+    const site = tempDir('zw-site-');
+    const log = join(site, 'starts.log');
+    writeFileSync(
+      join(site, 'sitecustomize.py'),
+      `import os\nopen(${JSON.stringify(log)}, "a").write(f"{os.getpid()}\\n")\n`,
+    );
+    const env = realEnv({
+      PYTHONPATH: `${site}:${copy}`,
+      PATH: `${VENV_BIN}:/usr/bin:/bin`,
+      XDG_CACHE_HOME: tempDir('zw-cache-'),
+    });
+    const setup = await loadPreset('zero3-offload');
+    const first = await runChecks(setup, { cwd: tempDir(), env, accelerate: ACCELERATE, skip: new Set(NOT_PYTHON) });
+    expect(get(first.results, 'python').status).toBe('pass');
+    const second = await runChecks(setup, { cwd: tempDir(), env, accelerate: ACCELERATE, skip: new Set(NOT_PYTHON) });
+    expect(get(second.results, 'python').measured).toContain('nothing installed since; --fresh asks again');
+    expect(get(second.results, 'deepspeed-ops').status).toBe(get(first.results, 'deepspeed-ops').status);
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+    console.log(
+      `probe: ${get(first.results, 'python').ms} ms asked, ${get(second.results, 'python').ms} ms remembered`,
+    );
+    // "pip install" beside the deepspeed package: the folder holding it changes, the interpreter is asked again.
+    mkdirSync(join(copy, 'newpkg-1.0.dist-info'));
+    const third = await runChecks(setup, { cwd: tempDir(), env, accelerate: ACCELERATE, skip: new Set(NOT_PYTHON) });
+    expect(get(third.results, 'python').measured).not.toContain('nothing installed since');
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(2);
   });
 });
 

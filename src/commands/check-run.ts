@@ -54,6 +54,7 @@ export async function checkCommand(ref: string, flags: CheckFlags): Promise<numb
     accelerate: flags.accelerate === undefined ? undefined : pathFlag('--accelerate', flags.accelerate),
     port: flags.port === undefined ? undefined : parseInteger(flags.port, '--port', 1, 65535),
     machineRank: flags.machineRank === undefined ? undefined : parseInteger(flags.machineRank, '--machine-rank', 0),
+    fresh: flags.fresh,
   });
   const { plan, results } = report;
   if (flags.nodeReport) {

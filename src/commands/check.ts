@@ -13,6 +13,7 @@ export interface CheckFlags {
   port?: string;
   machineRank?: string;
   nodeReport?: boolean;
+  fresh?: boolean;
 }
 
 /** Registers `zerowiz check`. */
@@ -39,6 +40,10 @@ export function registerCheck(program: Command, ctx: CommandContext): void {
         '--accelerate <path>',
         'the accelerate executable (default: ZEROWIZ_ACCELERATE, else `accelerate` on PATH)',
       ),
+    )
+    .option(
+      '--fresh',
+      "ask accelerate's Python again instead of the answer remembered from the last clean check (kept a day, while nothing is installed)",
     )
     .option('--pass <n|name>', "only what one pass needs (a pass's number from 1, or its name)")
     .option('--port <n>', "the main process port the pass will use (default: the setup's, else 29500)")

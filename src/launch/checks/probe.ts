@@ -261,7 +261,14 @@ export function looksLikePython(path: string): boolean {
 }
 
 /** The probe's run: its answer, or why there is none. */
-export type ProbeRun = { ok: true; result: ProbeResult; ms: number } | { ok: false; reason: string; ms: number };
+export type ProbeRun =
+  | {
+      ok: true;
+      result: ProbeResult;
+      ms: number /** When the answer is remembered (probe-cache.ts). */;
+      cachedAt?: number;
+    }
+  | { ok: false; reason: string; ms: number };
 
 /** Runs the probe in `python` (argument array, no shell, a timeout); never throws. */
 export async function runProbe(

@@ -49,7 +49,11 @@ export function judgePython(plan: CheckPlan, found: PythonFound): CheckResult {
   const pk = r.packages;
   const parts = [pkgText('torch', pk.torch), pkgText('accelerate', pk.accelerate)];
   if (plan.deepspeed) parts.push(pkgText('deepspeed', pk.deepspeed));
-  const measured = `Python ${r.python.version} at ${r.python.executable}, from ${found.interpreter.how}: ${parts.join('; ')}`;
+  const kept =
+    run.cachedAt !== undefined
+      ? ` (the answer of ${new Date(run.cachedAt).toISOString().slice(0, 19).replace('T', ' ')} UTC: nothing installed since; --fresh asks again)`
+      : '';
+  const measured = `Python ${r.python.version} at ${r.python.executable}, from ${found.interpreter.how}: ${parts.join('; ')}${kept}`;
   const missing: string[] = [];
   const broken: string[] = [];
   for (const [name, p] of [

@@ -14,7 +14,8 @@ import { judgeHostMemory, judgePort, judgeShm, measureMemory, measurePort, measu
 import { judgeInputs, judgeModels } from './inputs.js';
 import { judgeOps } from './ops.js';
 import { type CheckPlan, checkPlan, type PassFilter } from './plan.js';
-import { fileHead, interpreterOf, looksLikePython, type ProbeRun, runProbe } from './probe.js';
+import { fileHead, interpreterOf, looksLikePython, type ProbeRequest, type ProbeRun, runProbe } from './probe.js';
+import { cleanAnswer, loadProbe, probeCacheDir, probeCacheKey, saveProbe } from './probe-cache.js';
 import { judgePython, type PythonFound } from './python.js';
 import {
   diskPaths,
@@ -45,6 +46,8 @@ export interface CheckOptions {
   port?: number;
   /** The node's rank of a multi-node run (a Slurm node), over the setup's machine_rank. */
   machineRank?: number;
+  /** Ask the interpreter again, not the answer remembered from the last clean check (probe-cache.ts). */
+  fresh?: boolean;
 }
 
 /** What a run of the checks found. */
@@ -89,15 +92,24 @@ async function measurePython(plan: CheckPlan, opts: CheckOptions, env: NodeJS.Pr
       run: null,
     };
   const zero = plan.dsConfig.zero_optimization;
-  const run: ProbeRun = await runProbe(
-    interpreter.python,
-    {
-      ops: plan.ops.map((o) => ({ name: o.name, builder: o.builder, cuda: o.cuda })),
-      zero: plan.deepspeed && zero && typeof zero === 'object' ? (zero as Record<string, unknown>) : null,
-      deepspeed: plan.deepspeed,
-    },
-    { env, cwd: plan.cwd },
-  );
+  const req: ProbeRequest = {
+    ops: plan.ops.map((o) => ({ name: o.name, builder: o.builder, cuda: o.cuda })),
+    zero: plan.deepspeed && zero && typeof zero === 'object' ? (zero as Record<string, unknown>) : null,
+    deepspeed: plan.deepspeed,
+  };
+  const t0 = performance.now();
+  const dir = probeCacheDir(env);
+  const key = probeCacheKey(interpreter.python, req, env);
+  const kept = opts.fresh ? null : loadProbe(dir, key);
+  if (kept)
+    return {
+      kind: 'found',
+      accelerate: exe,
+      interpreter,
+      run: { ok: true, result: kept.result, ms: Math.round(performance.now() - t0), cachedAt: kept.at },
+    };
+  const run: ProbeRun = await runProbe(interpreter.python, req, { env, cwd: plan.cwd });
+  if (run.ok && cleanAnswer(run.result, req)) saveProbe(dir, key, interpreter.python, run.result);
   return { kind: 'found', accelerate: exe, interpreter, run };
 }
 
