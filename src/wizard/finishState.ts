@@ -39,7 +39,9 @@ export type FinishStep =
    */
   | { step: 'slurm'; field: number; values: SlurmValues; partitions: SlurmPartition[]; listError: string | null }
   /** The form is complete: the wizard ends and submits (shell.ts reads it). */
-  | { step: 'slurmSubmit'; values: SlurmValues };
+  | { step: 'slurmSubmit'; values: SlurmValues }
+  /** The machine checks of the steps are running (src/launch/checks/), then back to `after`. */
+  | { step: 'checking'; after: 'menu' | 'written' };
 
 /** The finish screen's state. */
 export interface FinishState {
@@ -48,10 +50,22 @@ export interface FinishState {
   note: string | null;
   /** After a write: the lines printed at exit and the setup as written. */
   written: { lines: string[]; setup: Setup } | null;
+  /** The last machine checks: their count and the lines of what to fix (zerowiz check's, short). */
+  checks?: { summary: string; lines: string[] } | null;
 }
 
 /** The entries of the finish menu. */
-export type FinishItem = 'dir' | 'default' | 'preset' | 'launch' | 'slurm' | 'csvLog' | 'back' | 'quit' | 'exit';
+export type FinishItem =
+  | 'dir'
+  | 'default'
+  | 'preset'
+  | 'check'
+  | 'launch'
+  | 'slurm'
+  | 'csvLog'
+  | 'back'
+  | 'quit'
+  | 'exit';
 
 /** What the finish screen can be told. */
 export type FinishAction =
@@ -81,7 +95,11 @@ export type FinishAction =
   /** The Slurm form could not be opened at all: why (back to the menu). */
   | { type: 'slurmFailed'; error: string }
   /** A Slurm field was refused: why (the field stays). */
-  | { type: 'slurmRefused'; error: string };
+  | { type: 'slurmRefused'; error: string }
+  /** The machine checks ended: their count and what to fix. */
+  | { type: 'checked'; summary: string; lines: string[] }
+  /** The checks could not run at all: why. */
+  | { type: 'checkFailed'; error: string };
 
 /** The slow part to run now, if any. */
 export type FinishEffect =
@@ -89,10 +107,11 @@ export type FinishEffect =
   | { kind: 'write'; plan: WritePlan }
   | { kind: 'save'; name: string }
   | { kind: 'partitions' }
+  | { kind: 'check' }
   | null;
 
 /** The finish screen as it opens. */
-export const FINISH_START: FinishState = { step: { step: 'menu' }, note: null, written: null };
+export const FINISH_START: FinishState = { step: { step: 'menu' }, note: null, written: null, checks: null };
 
 /** The directory the directory field starts with. */
 export const DEFAULT_DIR_TEXT = '.';
@@ -112,6 +131,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       if (a.item === 'preset')
         return { ...s, step: { step: 'presetName', text: a.presetName ?? 'my-setup', after: st.step }, note: null };
       if (a.item === 'slurm') return { ...s, step: { step: 'slurmLoading' }, note: null };
+      if (a.item === 'check') return { ...s, step: { step: 'checking', after: st.step }, note: null };
       return s; // back, quit, launch and exit leave the screen: the wizard handles them
     }
     case 'text':
@@ -192,6 +212,12 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
     }
     case 'slurmRefused':
       return st.step === 'slurm' ? { ...s, note: a.error } : s;
+    case 'checked':
+      return st.step === 'checking'
+        ? { ...s, step: back(st.after), checks: { summary: a.summary, lines: a.lines } }
+        : s;
+    case 'checkFailed':
+      return st.step === 'checking' ? { ...s, step: back(st.after), note: `the checks could not run: ${a.error}` } : s;
     case 'slurmFailed':
       if (st.step !== 'slurmLoading') return s;
       return { ...s, step: back(s.written ? 'written' : 'menu'), note: `cannot open the Slurm form: ${a.error}` };
@@ -209,6 +235,7 @@ export function finishEffect(s: FinishState): FinishEffect {
   if (st.step === 'writing') return { kind: 'write', plan: st.plan };
   if (st.step === 'saving') return { kind: 'save', name: st.name };
   if (st.step === 'slurmLoading') return { kind: 'partitions' };
+  if (st.step === 'checking') return { kind: 'check' };
   return null;
 }
 
@@ -218,6 +245,8 @@ export interface FinishContext {
   defaultConfigPath: string;
   /** Slurm's sbatch is on PATH: offer to submit the steps as a job. */
   slurm?: boolean;
+  /** Offer the machine checks of the steps (zerowiz check). */
+  checks?: boolean;
   /**
    * The loss-log offer for a DiffSynth training step (`--enable_csv_log`): its label, or null when no step
    * gets one.
@@ -249,6 +278,17 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
         ]
       : [];
   const csv = ctx.steps > 0 && ctx.csvLog ? [{ id: 'csvLog' as const, label: ctx.csvLog }] : [];
+  const check =
+    ctx.steps > 0 && ctx.checks
+      ? [
+          {
+            id: 'check' as const,
+            label: s.checks
+              ? 'Check this machine again (zerowiz check)'
+              : 'Check this machine for the steps (zerowiz check: Python, driver, ops, memory, disks, inputs)',
+          },
+        ]
+      : [];
   if (s.step.step === 'written')
     return [
       { id: 'exit', label: 'Done: exit (the paths and the commands are printed)' },
@@ -256,6 +296,7 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
       ...launch,
       ...slurm,
       ...csv,
+      ...check,
     ];
   return [
     { id: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
@@ -264,6 +305,7 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
     ...launch,
     ...slurm,
     ...csv,
+    ...check,
     { id: 'back', label: 'Back to the review' },
     { id: 'quit', label: 'Quit without writing' },
   ];
