@@ -58,7 +58,8 @@ export async function checkCommand(ref: string, flags: CheckFlags): Promise<numb
   });
   const { plan, results } = report;
   if (flags.nodeReport) {
-    const host = hostname().split('.')[0] ?? 'localhost';
+    // Slurm names its node (several slurmd can share a host); else the host's short name.
+    const host = process.env.SLURMD_NODENAME || (hostname().split('.')[0] ?? 'localhost');
     writeOut(`${[...results.map((r) => nodeCheckLine(host, r)), nodeDoneLine(host, results)].join('\n')}\n`);
   } else if (flags.json) writeOut(`${JSON.stringify(checksJson(results), null, 2)}\n`);
   else writeOut(`${reportLines(plan, results).join('\n')}\n`);

@@ -13,6 +13,7 @@
  * them (about 80 ns for a 100-character line that has none, measured in __tests__/bench/metrics.bench.mjs).
  */
 import { formatBytesShort } from '../units.js';
+import { parseNodeCheckLine } from './checks/format.js';
 
 /** Which known failure an alert is. */
 export type AlertId =
@@ -26,6 +27,7 @@ export type AlertId =
   | 'zero3-16bit-save'
   | 'auto-unfilled'
   | 'host-oom'
+  | 'check-failed'
   /** Raised by the run's health watch (./health.ts), not by a log line: */
   | 'stall'
   | 'memory-pressure'
@@ -507,6 +509,37 @@ export const ALERT_PATTERNS: readonly AlertPattern[] = [
     fix: (_f, ctx) => {
       const fits = ctx.hostWhatFits?.() ?? null;
       return `the kernel's OOM killer (or the job's cgroup limit) ends a process that outgrows RAM: check with dmesg | grep -i oom (journalctl -k); ${fits ?? 'offload less (parameter offload needs ~16-18 bytes per parameter of host RAM), turn off pin_memory, load the model once (zero3_init / --initialize_model_on_cpu), or use fewer --dataset_num_workers'}`;
+    },
+  },
+  {
+    id: 'check-failed',
+    fatal: true,
+    needles: ['zerowiz-check '],
+    re: /^zerowiz-check \S+ FAIL [a-z-]+: /,
+    quotes: [
+      {
+        text: "zerowiz-check n1 FAIL shm: /dev/shm is 64 MiB (64 MiB free): too small for NCCL's shared memory segments and the DataLoader workers' batches | need: at least 512 MiB, better 1 GiB, for NCCL between the 2 processes of a node | fix: docker run --shm-size=16g (or --ipc=host)",
+        source:
+          "zerowiz's own node check (src/launch/checks/format.ts nodeCheckLine), the first command of a Slurm pass",
+      },
+    ],
+    nonMatches: [
+      'zerowiz-check n1 PASS shm: /dev/shm is 16 GiB (16 GiB free) | need: at least 512 MiB',
+      'zerowiz-check n1 done: 1 FAIL, 12 PASS',
+    ],
+    cause: (f) => {
+      const c = parseNodeCheckLine(f.line);
+      return c?.kind === 'check' ? `${c.host}:${c.id}` : '';
+    },
+    title: (f) => {
+      const c = parseNodeCheckLine(f.line);
+      if (c?.kind !== 'check') return 'a check before the pass failed';
+      const m = c.measured.length > 160 ? `${c.measured.slice(0, 159)}…` : c.measured;
+      return `check ${c.id} failed on ${c.host} before the pass: ${m}`;
+    },
+    fix: (f) => {
+      const c = parseNodeCheckLine(f.line);
+      return (c?.kind === 'check' ? c.fix : null) ?? 'see `zerowiz check NAME` for the fix';
     },
   },
 ];

@@ -66,7 +66,7 @@ export function judgeShm(plan: CheckPlan, shm: ShmInfo): CheckResult {
   if (shm.sizeBytes < SHM_MIN_BYTES || shm.freeBytes < SHM_MIN_BYTES)
     return failed(
       id,
-      `${measured}: NCCL fails with "Error while creating shared memory segment" or the DataLoader with "bus error"`,
+      `${measured}: too small for NCCL's shared memory segments and the DataLoader workers' batches`,
       need,
       fix,
     );
