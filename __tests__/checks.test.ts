@@ -46,7 +46,9 @@ import {
 } from '../src/launch/checks/probe-cache.js';
 import { judgePython } from '../src/launch/checks/python.js';
 import { type NvmeInfo, judgeDisk, judgeNvme, judgeNvmeSpeed } from '../src/launch/checks/storage.js';
-import { CHECK_IDS, checksJson, failures, inFixOrder, passed, failed } from '../src/launch/checks/types.js';
+import { CHECK_IDS, checksJson, failures, inFixOrder, passed, failed, skipChecks } from '../src/launch/checks/types.js';
+import { checkBeforePass } from '../src/launch/checks/gate.js';
+import { AlertEngine } from '../src/launch/alerts.js';
 import { judgeVersions } from '../src/launch/checks/versions.js';
 
 const GiB = 2 ** 30;
@@ -768,5 +770,35 @@ describe("the probe's remembered answer", () => {
     writeFileSync(join(site, 'new_pkg.pth'), '');
     utimesSync(site, new Date(), new Date(Date.now() + 5000));
     expect(loadProbe(dir, key, 2000)).toBeNull();
+  });
+});
+
+describe('the gate of a local pass (the run supervisor calls it before each pass)', () => {
+  it('checks that one pass: lines for its log that raise check-failed, the reason, and whether it may start', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'zw-gate-'));
+    const seed = await loadPreset('qwen-image-lora-lowvram');
+    const skip = skipChecks(['python,cuda-driver,gpus,deepspeed-ops,versions,host-memory', 'models'], false);
+    const gate = await checkBeforePass(seed, 1, { cwd, skip, env: { PATH: '/usr/bin:/bin' }, host: 'box' });
+    expect(gate.start).toBe(false);
+    expect(gate.reason).toMatch(
+      /^check inputs failed before the pass: in \/.*train: the script examples\/qwen_image\/model_training\/train\.py does not exist.*; fix: run zerowiz in the folder/,
+    );
+    expect(gate.logLines.map((l) => parseNodeCheckLine(l)?.host)).toEqual(Array(gate.logLines.length).fill('box'));
+    const fail = gate.logLines.find((l) => l.startsWith('zerowiz-check box FAIL inputs: '))!;
+    expect(new AlertEngine().line(1, fail)[0]).toMatchObject({ id: 'check-failed', step: 1 });
+    // Only the train pass: the data pass's inputs are not its business.
+    expect(fail).not.toContain('data_process:');
+    mkdirSync(join(cwd, 'examples/qwen_image/model_training'), { recursive: true });
+    writeFileSync(join(cwd, 'examples/qwen_image/model_training/train.py'), '');
+    mkdirSync(join(cwd, 'models/train/Qwen-Image_lora-splited-cache'), { recursive: true });
+    writeFileSync(join(cwd, 'models/train/Qwen-Image_lora-splited-cache/0.pth'), '');
+    const ok = await checkBeforePass(seed, 1, { cwd, skip, env: { PATH: '/usr/bin:/bin' }, host: 'box' });
+    expect(ok).toMatchObject({ start: true, reason: null });
+    expect(ok.results.filter((r) => r.status === 'skip').map((r) => r.id)).toContain('nvme-speed');
+  });
+
+  it('--skip-check ids are checked once, for every verb', () => {
+    expect([...skipChecks(['shm', 'port,disk'])]).toEqual(['shm', 'port', 'disk']);
+    expect(() => skipChecks(['nope'])).toThrow("--skip-check: there is no check 'nope'");
   });
 });

@@ -8,25 +8,8 @@ import { parseInteger } from '../units.js';
 import type { PassFilter } from '../launch/checks/plan.js';
 import { nodeCheckLine, nodeDoneLine, reportLines } from '../launch/checks/format.js';
 import { runChecks } from '../launch/checks/run.js';
-import { CHECK_IDS, type CheckId, checksJson, failures, isCheckId } from '../launch/checks/types.js';
+import { checksJson, failures, skipChecks } from '../launch/checks/types.js';
 import type { CheckFlags } from './check.js';
-
-/** The checks `--skip-check` (and `--no-speed-test`) leave out; an unknown id is bad input. */
-export function skipSet(flags: Pick<CheckFlags, 'skipCheck' | 'speedTest'>): Set<CheckId> {
-  const out = new Set<CheckId>();
-  for (const raw of flags.skipCheck ?? []) {
-    for (const id of raw
-      .split(',')
-      .map((x) => x.trim())
-      .filter((x) => x !== '')) {
-      if (!isCheckId(id))
-        throw new UsageError(`--skip-check: there is no check '${id}'`, `the checks are: ${CHECK_IDS.join(', ')}`);
-      out.add(id);
-    }
-  }
-  if (flags.speedTest === false) out.add('nvme-speed');
-  return out;
-}
 
 /** `--pass N|NAME` as a filter over the setup's passes. */
 export function passFilter(value: string | undefined, steps: readonly { name: string }[]): PassFilter {
@@ -45,7 +28,7 @@ export function passFilter(value: string | undefined, steps: readonly { name: st
 
 /** `zerowiz check`. Returns the exit code (0); a failed check is a UsageError after the report (exit 2). */
 export async function checkCommand(ref: string, flags: CheckFlags): Promise<number> {
-  const skip = skipSet(flags);
+  const skip = skipChecks(flags.skipCheck ?? [], flags.speedTest !== false);
   const setup = await loadPreset(ref);
   const filter = passFilter(flags.pass, setup.steps);
   const report = await runChecks(setup, {

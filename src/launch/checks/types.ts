@@ -3,6 +3,7 @@
  * what was measured, what is needed, the fix), and the verdict over all of them. Pure: the measuring lives
  * in the other modules of this folder, each judged by a pure function into a CheckResult.
  */
+import { UsageError } from '../../errors.js';
 
 /**
  * Every check, in the order a user should fix what fails: the Python environment and the driver first (nothing
@@ -114,4 +115,24 @@ export function checksJson(results: readonly CheckResult[]): {
     failed: ordered.filter((r) => r.status === 'fail').map((r) => r.id),
     warned: ordered.filter((r) => r.status === 'warn').map((r) => r.id),
   };
+}
+
+/**
+ * The checks `--skip-check ID` (repeatable, or comma-separated) and `--no-speed-test` leave out: the one
+ * parser for `zerowiz check` and the launch. An unknown id is bad input.
+ */
+export function skipChecks(values: readonly string[], speedTest = true): Set<CheckId> {
+  const out = new Set<CheckId>();
+  for (const raw of values) {
+    for (const id of raw
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '')) {
+      if (!isCheckId(id))
+        throw new UsageError(`--skip-check: there is no check '${id}'`, `the checks are: ${CHECK_IDS.join(', ')}`);
+      out.add(id);
+    }
+  }
+  if (!speedTest) out.add('nvme-speed');
+  return out;
 }
