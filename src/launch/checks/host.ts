@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { shellJoin } from '../../quote.js';
 import { formatBytesShort } from '../../units.js';
 import type { CheckPlan } from './plan.js';
-import { type CheckResult, failed, passed, skipped, warned } from './types.js';
+import { type CheckResult, failed, passed, warned } from './types.js';
 import { compareDotted } from './gpu.js';
 
 /** Where NCCL and the DataLoader put their shared memory. */
@@ -375,9 +375,4 @@ export function judgePort(
     need,
     fix,
   );
-}
-
-/** Whether the check is skipped because the plan has nothing to bind (no pass). */
-export function portNotNeeded(plan: CheckPlan): CheckResult | null {
-  return plan.steps.length === 0 ? skipped('port', 'no pass to run') : null;
 }

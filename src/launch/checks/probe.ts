@@ -8,7 +8,7 @@
  * (python.ts, ops.ts, versions.ts, gpu.ts).
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { execa } from 'execa';
 import { whichSync } from '../preflight.js';
 import type { OpNeed } from './plan.js';
@@ -314,9 +314,4 @@ export async function runProbe(
 function lastLine(text: string): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   return lines[lines.length - 1] ?? '';
-}
-
-/** The python next to an executable (`/venv/bin/accelerate` -> `/venv/bin/python`), for a fix line. */
-export function pythonBeside(exe: string): string {
-  return join(dirname(exe), 'python');
 }

@@ -5,13 +5,13 @@
  * pass's output folder for what it writes). Measuring touches only files zerowiz makes itself, in a private
  * folder of its own (mkdtemp, mode 0700), removed at once.
  */
-import { constants, accessSync, closeSync, mkdtempSync, openSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { constants, accessSync, closeSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { NVME_BYTES_PER_S } from '../../estimate/peak.js';
 import { formatBytesShort } from '../../units.js';
-import { type CheckPlan, underPath } from './plan.js';
+import type { CheckPlan } from './plan.js';
 import { type CheckResult, failed, passed, skipped, warned } from './types.js';
 
 /** Bytes the speed test writes and reads back (less when the folder has less room). */
@@ -352,18 +352,4 @@ export function judgeDisk(plan: CheckPlan, targets: readonly DiskTarget[]): Chec
       'free some space first',
     );
   return passed(id, measured, need);
-}
-
-/** Whether `p` lies under one of `dirs` (made by an earlier pass). */
-export function madeEarlier(p: string, dirs: readonly string[]): boolean {
-  return dirs.some((d) => underPath(p, d));
-}
-
-/** Removes a file if it exists (never throws). */
-export function removeQuietly(p: string): void {
-  try {
-    unlinkSync(p);
-  } catch {
-    // gone already
-  }
 }
