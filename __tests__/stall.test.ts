@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AlertEngine, MAX_ALERTS_PER_STEP } from '../src/launch/alerts.js';
 import {
   STALL_FACTOR_DEFAULT,
   STALL_MIN_MS_DEFAULT,
@@ -161,5 +162,28 @@ describe('what a stalled rank is doing', () => {
     expect(a.line).toContain('rank 1 (pid 4243) still writes');
     expect(a.fix).toContain('py-spy dump --pid 4242');
     expect(a.fix).toContain('pip install py-spy');
+  });
+});
+
+describe("the watch's alerts join the run's", () => {
+  it('AlertEngine.add keeps a health alert once, calls onAlert, and respects the per-step cap', () => {
+    const seen: string[] = [];
+    const engine = new AlertEngine({ onAlert: (a) => seen.push(a.id) });
+    const a = stallAlert({
+      step: 2,
+      at: 1,
+      state: { silentMs: 60_000, thresholdMs: 45_000, medianStepMs: 1000, episode: 1, basis: 'floor', factor: 10 },
+      ranks: [],
+      pySpyInstalled: true,
+    });
+    expect(engine.add(a)).toEqual(a);
+    expect(engine.add(a)).toBeNull();
+    expect(engine.forStep(2).map((x) => x.id)).toEqual(['stall']);
+    expect(seen).toEqual(['stall']);
+    expect(a.line).toBe('no process of the pass could be read in /proc');
+    expect(a.fix).toMatch(/^py-spy dump --pid PID shows where it waits/);
+    for (let i = 0; i < 20; i++) engine.add({ ...a, title: `t${i}` });
+    expect(engine.forStep(2)).toHaveLength(MAX_ALERTS_PER_STEP);
+    expect(engine.dropped).toBe(5);
   });
 });

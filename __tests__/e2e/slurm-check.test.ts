@@ -58,7 +58,7 @@ describe.skipIf(!availability.ok)('the checks before a Slurm pass, on every node
       ...nodeCheckPreamble({ node: opts.node ?? process.execPath, bin: BIN, setupFile: setup }),
       'MAIN_PORT=29671',
       'zw_mark 1 start',
-      ...nodeCheckLines({ k: 1, total: 1, name: 'train', log: '01-train.log', skip: SKIP }),
+      ...nodeCheckLines({ k: 1, total: 1, name: 'train', logPath: '"$LOG_DIR"/01-train.log', skip: SKIP }),
       'echo "the pass runs" >> "$LOG_DIR"/01-train.log',
       'zw_mark 1 exit 0',
       '',

@@ -681,6 +681,32 @@ export class AlertEngine {
     return list.find((a) => a.fatal) ?? list[0] ?? null;
   }
 
+  /**
+   * An alert raised outside the log lines (the health watch during a pass: ./health.ts), kept with the
+   * others: once per id and cause line per step, within MAX_ALERTS_PER_STEP. Returns it, or null when dropped.
+   */
+  add(a: Alert): Alert | null {
+    const key = `${a.id}:${a.title}`;
+    let seen = this.seen.get(a.step);
+    if (!seen) {
+      seen = new Set();
+      this.seen.set(a.step, seen);
+    }
+    if (seen.has(key)) return null;
+    if (seen.size < MAX_CAUSES_REMEMBERED_PER_STEP) seen.add(key);
+    const count = this.perStep.get(a.step) ?? 0;
+    if (count >= MAX_ALERTS_PER_STEP) {
+      this.dropped++;
+      return null;
+    }
+    this.perStep.set(a.step, count + 1);
+    const kept =
+      a.line.length > ALERT_LINE_MAX_CHARS ? { ...a, line: `${a.line.slice(0, ALERT_LINE_MAX_CHARS - 1)}…` } : a;
+    this.alerts.push(kept);
+    this.opts.onAlert?.(kept);
+    return kept;
+  }
+
   private fire(p: AlertPattern, step: number, f: AlertFacts): Alert | null {
     const key = `${p.id}:${p.cause(f)}`;
     let seen = this.seen.get(step);

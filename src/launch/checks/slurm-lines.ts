@@ -17,8 +17,11 @@ export interface NodeCheckSpec {
   k: number;
   total: number;
   name: string;
-  /** The pass's log file name in $LOG_DIR (the pass then appends to it: `>>`). */
-  log: string;
+  /**
+   * The pass's log as shell text, exactly as the pass's own redirection names it (`"$LOG_DIR"/01-train.log`,
+   * or with the job id for a script submitted by hand); the pass then appends to it (`>>`).
+   */
+  logPath: string;
   /** Checks left out on the nodes (the user's --skip-check; the NVMe speed test is the job's to choose). */
   skip: readonly CheckId[];
 }
@@ -38,7 +41,7 @@ export function nodeCheckPreamble(p: { node: string; bin: string; setupFile: str
  */
 export function nodeCheckLines(s: NodeCheckSpec): string[] {
   const skips = s.skip.map((id) => ` --skip-check ${id}`).join('');
-  const log = `"$LOG_DIR"/${shellWord(s.log)}`;
+  const log = s.logPath;
   return [
     `# the checks of pass ${s.k}/${s.total} on every node (zerowiz check --node-report), into the pass's log`,
     `srun -u --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c 'exec "$0" "$1" check "$2" --pass "$3" --port "$4" --machine-rank "$SLURM_NODEID" --node-report${skips}' "$ZEROWIZ_NODE" "$ZEROWIZ_BIN" "$ZEROWIZ_SETUP" ${s.k} "$MAIN_PORT" > ${log} 2>&1`,
