@@ -16,6 +16,7 @@ describe('the alert table', () => {
       [
         'auto-unfilled',
         'checkpoint-bad',
+        'check-failed',
         'cuda-oom',
         'ds-op-build',
         'host-oom',
@@ -203,7 +204,7 @@ describe('the engine', () => {
   it('costs one regex test on a line without any needle', () => {
     expect(AlertEngine.mayMatch('[2026-05-01 12:00:00,123] [INFO] [engine.py:2100:step] step=12 loss=0.1')).toBe(false);
     expect(AlertEngine.mayMatch('Killed')).toBe(true);
-    expect(LINE_IDS.length).toBe(9);
+    expect(LINE_IDS.length).toBe(10);
   });
 });
 

@@ -11,7 +11,10 @@ import { checkOptions } from '../src/slurm/launch.js';
 import { requirePartition } from '../src/slurm/preflight.js';
 import { parseShapeFlag } from '../src/slurm/shape.js';
 import { importAccelerateConfig } from '../src/config/import.js';
+import { findPreset } from '../src/config/presets.js';
+import type { Setup } from '../src/config/setup.js';
 import { carryOut, diffLines, planWrite, summaryLines } from '../src/wizard/finish.js';
+import { FINISH_START, finishEffect, finishItems, finishReducer } from '../src/wizard/finishState.js';
 
 const PGDN = '\x1b[6~';
 
@@ -191,5 +194,78 @@ describe("the Slurm form's fields are checked as launch --slurm checks its flags
     expect(problem('time', 'soon')).toMatch(/^--time 'soon' is not a Slurm time; give HH:MM:SS/);
     expect(problem('account', '')).toBeNull();
     expect(problem('account', 'a b')).toMatch(/^--account 'a b' is not a Slurm name/);
+  });
+});
+
+describe('the finish screen checks this machine (zerowiz check) on demand', () => {
+  it('runs the checks of the steps and shows the count and what to fix above the menu', async () => {
+    const seed = findPreset('qwen-image-lora-lowvram');
+    let asked: { steps: number; cwd: string } | null = null;
+    const runChecks = vi.fn(async (setup: Setup, cwd: string) => {
+      asked = { steps: setup.steps.length, cwd };
+      return {
+        summary: 'Checks: 2 FAIL, 1 WARN, 9 PASS, 1 SKIP',
+        lines: [
+          'FAIL python  /venv/bin/python -m pip install deepspeed',
+          'FAIL shm  docker run --shm-size=16g',
+          'WARN models  download them first',
+        ],
+      };
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'zw-finish-check-'));
+    const r = render(
+      <App
+        deps={standInDeps({
+          listPresets: () => ({ presets: [seed], problems: [] }),
+          runChecks,
+          paths: { env: {}, cwd: dir },
+        })}
+        onExit={vi.fn()}
+      />,
+    );
+    await frame(r, (x) => x.includes('Start from a preset'));
+    await listening(r);
+    r.stdin.write('2'); // Start from a preset…
+    await frame(r, (x) => x.includes('qwen-image-lora-lowvram'));
+    r.stdin.write('\r');
+    await frame(r, (x) => x.includes('→ Finish'));
+    r.stdin.write('\r'); // Finish
+    let f = await frame(r, (x) => x.includes('Check this machine'));
+    const item = f.split('\n').findIndex((l) => l.includes('Check this machine'));
+    const first = f.split('\n').findIndex((l) => l.includes('Write to a directory'));
+    r.stdin.write(String(item - first + 1));
+    f = await frame(r, (x) => x.includes('Checks: 2 FAIL, 1 WARN, 9 PASS, 1 SKIP'));
+    expect(runChecks).toHaveBeenCalledTimes(1);
+    expect(asked).toEqual({ steps: 2, cwd: dir });
+    expect(f).toContain('FAIL python  /venv/bin/python -m pip install deepspeed');
+    expect(f).toContain('FAIL shm  docker run --shm-size=16g');
+    r.unmount();
+  });
+
+  it('the machine: the entry comes with steps, runs once per choice, keeps the result, says again', () => {
+    const ctx = { steps: 2, defaultConfigPath: 'x', checks: true };
+    expect(finishItems(FINISH_START, ctx).map((i) => i.id)).toEqual([
+      'dir',
+      'default',
+      'preset',
+      'launch',
+      'check',
+      'back',
+      'quit',
+    ]);
+    expect(finishItems(FINISH_START, { ...ctx, steps: 0 }).map((i) => i.id)).not.toContain('check');
+    let s = finishReducer(FINISH_START, { type: 'choose', item: 'check' });
+    expect(s.step).toEqual({ step: 'checking', after: 'menu' });
+    expect(finishEffect(s)).toEqual({ kind: 'check' });
+    s = finishReducer(s, { type: 'checked', summary: 'Checks: 1 FAIL, 12 PASS', lines: ['FAIL shm  x'] });
+    expect(s.step).toEqual({ step: 'menu' });
+    expect(finishEffect(s)).toBeNull();
+    expect(s.checks).toEqual({ summary: 'Checks: 1 FAIL, 12 PASS', lines: ['FAIL shm  x'] });
+    expect(finishItems(s, ctx).find((i) => i.id === 'check')?.label).toBe('Check this machine again (zerowiz check)');
+    const failed = finishReducer(finishReducer(s, { type: 'choose', item: 'check' }), {
+      type: 'checkFailed',
+      error: 'boom',
+    });
+    expect(failed.note).toBe('the checks could not run: boom');
   });
 });

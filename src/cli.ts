@@ -11,6 +11,7 @@ import { registerLaunch } from './commands/launch.js';
 import { registerAttach } from './commands/attach.js';
 import { registerExport } from './commands/export.js';
 import { registerExplain } from './commands/explain.js';
+import { registerCheck } from './commands/check.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
@@ -73,6 +74,7 @@ export function buildProgram(ui: UiLoaders): Program {
     registerAttach,
     registerExport,
     registerExplain,
+    registerCheck,
   ])
     register(program, ctx);
   for (const sub of program.commands)

@@ -22,7 +22,7 @@ import {
   type Question,
   type QuestionId,
 } from '../../src/config/questions.js';
-import { noStepsNote, type LaunchStep } from '../../src/config/setup.js';
+import { noStepsNote, type LaunchStep, type Setup } from '../../src/config/setup.js';
 import type { StepFinding } from '../../src/config/step-findings.js';
 import { clip } from '../../src/text.js';
 import { enterChoice } from '../../src/wizard/display.js';
@@ -349,6 +349,15 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
           }),
         (e) => act({ type: 'finish', action: { type: 'launchRefused', error: (e as Error).message } }),
       );
+    } else if (effect.kind === 'check') {
+      const run =
+        deps.runChecks ??
+        (async (x: Setup, cwd: string) =>
+          (await import('../../src/launch/checks/summary.js')).checkSummary(x, { cwd }));
+      run(current, paths.cwd).then(
+        (c) => act({ type: 'finish', action: { type: 'checked', ...c } }),
+        (e) => act({ type: 'finish', action: { type: 'checkFailed', error: (e as Error).message } }),
+      );
     } else if (effect.kind === 'partitions') {
       const form = deps.slurm?.openForm(setup) ?? Promise.reject(new Error('Slurm (sbatch) is not on PATH'));
       form.then(
@@ -453,6 +462,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     defaultConfigPath: deps.defaultConfigPath,
     slurm: Boolean(deps.slurm),
     csvLog: csvLabel,
+    checks: true,
   };
   const menu = finishItems(s.finish, finishCtx);
 

@@ -44,7 +44,15 @@ export interface FinishDeps {
     slurm: SlurmValues | null,
     csvLog: boolean | 'auto' | undefined,
   ): Promise<{ error: string; hint: string | null } | null>;
+  /**
+   * The machine checks of a setup's steps run in `cwd` (src/launch/checks/summary.ts checkSummary; a test's
+   * stand-in otherwise): their count and the lines of what to fix.
+   */
+  runChecks?(setup: Setup, cwd: string): Promise<{ summary: string; lines: string[] }>;
 }
+
+/** Check lines shown above the finish menu; more are counted. */
+export const FINISH_CHECK_LINES = 4;
 
 /** What the Slurm form opens with. */
 export interface SlurmForm {
@@ -200,6 +208,15 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
           : 'Checking the launch as `zerowiz launch` would…'}
       </Text>
     );
+  if (st.step === 'checking')
+    return (
+      <Text wrap="truncate">
+        {clip(
+          "Checking this machine for the steps (accelerate's Python, the driver, DeepSpeed's ops, memory, disks)…",
+          w,
+        )}
+      </Text>
+    );
   if (st.step === 'slurm') {
     const parts = st.partitions.map((x) => (x.isDefault ? `${x.name} (default)` : x.name));
     return (
@@ -247,8 +264,27 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const written = all
     ? [...(run >= 0 ? all.slice(0, run) : all), 'the commands to run: the preview below (Tab: commands)']
     : null;
+  const checks = p.finish.checks;
+  const checkRows = checks
+    ? [
+        checks.summary,
+        ...checks.lines.slice(0, FINISH_CHECK_LINES),
+        ...(checks.lines.length > FINISH_CHECK_LINES
+          ? [`+${checks.lines.length - FINISH_CHECK_LINES} more: zerowiz check shows every one with its fix`]
+          : []),
+      ]
+    : [];
   return (
     <Box flexDirection="column">
+      {checkRows.map((l, i) => (
+        <Text
+          key={`c${i}`}
+          wrap="truncate"
+          color={/^FAIL/.test(l) ? tint('bad') : /^WARN/.test(l) ? tint('warn') : undefined}
+        >
+          {clip(l, w)}
+        </Text>
+      ))}
       {written ? (
         written
           .flatMap((l, i) => softWrap(l, w).map((x) => [x, i] as const))

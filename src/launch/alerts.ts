@@ -13,6 +13,7 @@
  * them (about 80 ns for a 100-character line that has none, measured in __tests__/bench/metrics.bench.mjs).
  */
 import { formatBytesShort } from '../units.js';
+import { parseNodeCheckLine } from './checks/format.js';
 
 /** Which known failure an alert is. */
 export type AlertId =
@@ -26,7 +27,13 @@ export type AlertId =
   | 'zero3-16bit-save'
   | 'auto-unfilled'
   | 'host-oom'
-  | 'checkpoint-bad';
+  | 'checkpoint-bad'
+  | 'check-failed'
+  /** Raised by the run's health watch (./health.ts), not by a log line: */
+  | 'stall'
+  | 'memory-pressure'
+  | 'shm-full'
+  | 'space-low';
 
 /** One alert, as the pane, stream mode, run.json and the summary show it. */
 export interface Alert {
@@ -534,6 +541,37 @@ export const ALERT_PATTERNS: readonly AlertPattern[] = [
       return `the kernel's OOM killer (or the job's cgroup limit) ends a process that outgrows RAM: check with dmesg | grep -i oom (journalctl -k); ${fits ?? 'offload less (parameter offload needs ~16-18 bytes per parameter of host RAM), turn off pin_memory, load the model once (zero3_init / --initialize_model_on_cpu), or use fewer --dataset_num_workers'}`;
     },
   },
+  {
+    id: 'check-failed',
+    fatal: true,
+    needles: ['zerowiz-check '],
+    re: /^zerowiz-check \S+ FAIL [a-z-]+: /,
+    quotes: [
+      {
+        text: "zerowiz-check n1 FAIL shm: /dev/shm is 64 MiB (64 MiB free): too small for NCCL's shared memory segments and the DataLoader workers' batches | need: at least 512 MiB, better 1 GiB, for NCCL between the 2 processes of a node | fix: docker run --shm-size=16g (or --ipc=host)",
+        source:
+          "zerowiz's own node check (src/launch/checks/format.ts nodeCheckLine), the first command of a Slurm pass",
+      },
+    ],
+    nonMatches: [
+      'zerowiz-check n1 PASS shm: /dev/shm is 16 GiB (16 GiB free) | need: at least 512 MiB',
+      'zerowiz-check n1 done: 1 FAIL, 12 PASS',
+    ],
+    cause: (f) => {
+      const c = parseNodeCheckLine(f.line);
+      return c?.kind === 'check' ? `${c.host}:${c.id}` : '';
+    },
+    title: (f) => {
+      const c = parseNodeCheckLine(f.line);
+      if (c?.kind !== 'check') return 'a check before the pass failed';
+      const m = c.measured.length > 160 ? `${c.measured.slice(0, 159)}…` : c.measured;
+      return `check ${c.id} failed on ${c.host} before the pass: ${m}`;
+    },
+    fix: (f) => {
+      const c = parseNodeCheckLine(f.line);
+      return (c?.kind === 'check' ? c.fix : null) ?? 'see `zerowiz check NAME` for the fix';
+    },
+  },
 ];
 
 function portOf(line: string): string | null {
@@ -614,12 +652,6 @@ export class AlertEngine {
     return ALERT_TRIGGER_RE.test(line);
   }
 
-  /** An alert raised elsewhere (a run's supervisor): kept and told as if it fired here. */
-  add(a: Alert): void {
-    this.alerts.push(a);
-    this.opts.onAlert?.(a);
-  }
-
   /** A finished log line of `step`; returns the alerts it fired (usually none). */
   line(step: number, text: string): Alert[] {
     if (this.opts.given || !ALERT_TRIGGER_RE.test(text)) return [];
@@ -687,6 +719,33 @@ export class AlertEngine {
   reason(step: number): Alert | null {
     const list = this.forStep(step);
     return list.find((a) => a.fatal) ?? list[0] ?? null;
+  }
+
+  /**
+   * An alert raised outside the log lines (the health watch during a pass: ./health.ts; a viewer's copy of its
+   * supervisor's alerts), kept with the others: once per id and cause line per step, within MAX_ALERTS_PER_STEP.
+   * Returns it, or null when dropped.
+   */
+  add(a: Alert): Alert | null {
+    const key = `${a.id}:${a.title}`;
+    let seen = this.seen.get(a.step);
+    if (!seen) {
+      seen = new Set();
+      this.seen.set(a.step, seen);
+    }
+    if (seen.has(key)) return null;
+    if (seen.size < MAX_CAUSES_REMEMBERED_PER_STEP) seen.add(key);
+    const count = this.perStep.get(a.step) ?? 0;
+    if (count >= MAX_ALERTS_PER_STEP) {
+      this.dropped++;
+      return null;
+    }
+    this.perStep.set(a.step, count + 1);
+    const kept =
+      a.line.length > ALERT_LINE_MAX_CHARS ? { ...a, line: `${a.line.slice(0, ALERT_LINE_MAX_CHARS - 1)}…` } : a;
+    this.alerts.push(kept);
+    this.opts.onAlert?.(kept);
+    return kept;
   }
 
   private fire(p: AlertPattern, step: number, f: AlertFacts): Alert | null {

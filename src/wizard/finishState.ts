@@ -45,7 +45,10 @@ export type FinishStep =
    */
   | { step: 'checkingLaunch'; slurm: SlurmValues | null; after: 'menu' | 'written' }
   /** The launch was accepted: the wizard ends and starts it (shell.ts reads it). */
-  | { step: 'launchReady'; slurm: SlurmValues | null };
+  | { step: 'launchReady'; slurm: SlurmValues | null }
+
+  /** The machine checks of the steps are running (src/launch/checks/), then back to `after`. */
+  | { step: 'checking'; after: 'menu' | 'written' };
 
 /** The finish screen's state. */
 export interface FinishState {
@@ -56,10 +59,22 @@ export interface FinishState {
   written: { lines: string[]; setup: Setup } | null;
   /** The preset saved on this screen, if any: a launch is recorded under its name. */
   savedPreset?: string | null;
+  /** The last machine checks: their count and the lines of what to fix (zerowiz check's, short). */
+  checks?: { summary: string; lines: string[] } | null;
 }
 
 /** The entries of the finish menu. */
-export type FinishItem = 'dir' | 'default' | 'preset' | 'launch' | 'slurm' | 'csvLog' | 'back' | 'quit' | 'exit';
+export type FinishItem =
+  | 'dir'
+  | 'default'
+  | 'preset'
+  | 'check'
+  | 'launch'
+  | 'slurm'
+  | 'csvLog'
+  | 'back'
+  | 'quit'
+  | 'exit';
 
 /** What the finish screen can be told. */
 export type FinishAction =
@@ -95,7 +110,12 @@ export type FinishAction =
   /** The launch entry accepted the launch. */
   | { type: 'launchChecked' }
   /** The launch entry refused it: its one line and fix (the screen stays, the answers kept). */
-  | { type: 'launchRefused'; error: string; hint?: string | null };
+  | { type: 'launchRefused'; error: string; hint?: string | null }
+
+  /** The machine checks ended: their count and what to fix. */
+  | { type: 'checked'; summary: string; lines: string[] }
+  /** The checks could not run at all: why. */
+  | { type: 'checkFailed'; error: string };
 
 /** The slow part to run now, if any. */
 export type FinishEffect =
@@ -105,10 +125,11 @@ export type FinishEffect =
   | { kind: 'partitions' }
   /** Check the launch (Slurm's form answers for a submission, else a local launch). */
   | { kind: 'checkLaunch'; slurm: SlurmValues | null }
+  | { kind: 'check' }
   | null;
 
 /** The finish screen as it opens. */
-export const FINISH_START: FinishState = { step: { step: 'menu' }, note: null, written: null };
+export const FINISH_START: FinishState = { step: { step: 'menu' }, note: null, written: null, checks: null };
 
 /** The directory the directory field starts with. */
 export const DEFAULT_DIR_TEXT = '.';
@@ -128,6 +149,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       if (a.item === 'preset')
         return { ...s, step: { step: 'presetName', text: a.presetName ?? 'my-setup', after: st.step }, note: null };
       if (a.item === 'slurm') return { ...s, step: { step: 'slurmLoading' }, note: null };
+      if (a.item === 'check') return { ...s, step: { step: 'checking', after: st.step }, note: null };
       return s; // back, quit, launch and exit leave the screen: the wizard handles them
     }
     case 'text':
@@ -213,6 +235,12 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
     }
     case 'slurmRefused':
       return st.step === 'slurm' ? { ...s, note: a.error } : s;
+    case 'checked':
+      return st.step === 'checking'
+        ? { ...s, step: back(st.after), checks: { summary: a.summary, lines: a.lines } }
+        : s;
+    case 'checkFailed':
+      return st.step === 'checking' ? { ...s, step: back(st.after), note: `the checks could not run: ${a.error}` } : s;
     case 'slurmFailed':
       if (st.step !== 'slurmLoading') return s;
       return { ...s, step: back(s.written ? 'written' : 'menu'), note: `cannot open the Slurm form: ${a.error}` };
@@ -243,6 +271,7 @@ export function finishEffect(s: FinishState): FinishEffect {
   if (st.step === 'saving') return { kind: 'save', name: st.name };
   if (st.step === 'slurmLoading') return { kind: 'partitions' };
   if (st.step === 'checkingLaunch') return { kind: 'checkLaunch', slurm: st.slurm };
+  if (st.step === 'checking') return { kind: 'check' };
   return null;
 }
 
@@ -252,6 +281,8 @@ export interface FinishContext {
   defaultConfigPath: string;
   /** Slurm's sbatch is on PATH: offer to submit the steps as a job. */
   slurm?: boolean;
+  /** Offer the machine checks of the steps (zerowiz check). */
+  checks?: boolean;
   /**
    * The loss-log offer for a DiffSynth training step (`--enable_csv_log`): its label, or null when no step
    * gets one.
@@ -283,6 +314,17 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
         ]
       : [];
   const csv = ctx.steps > 0 && ctx.csvLog ? [{ id: 'csvLog' as const, label: ctx.csvLog }] : [];
+  const check =
+    ctx.steps > 0 && ctx.checks
+      ? [
+          {
+            id: 'check' as const,
+            label: s.checks
+              ? 'Check this machine again (zerowiz check)'
+              : 'Check this machine for the steps (zerowiz check: Python, driver, ops, memory, disks, inputs)',
+          },
+        ]
+      : [];
   if (s.step.step === 'written')
     return [
       { id: 'exit', label: 'Done: exit (the paths and the commands are printed)' },
@@ -290,6 +332,7 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
       ...launch,
       ...slurm,
       ...csv,
+      ...check,
     ];
   return [
     { id: 'dir', label: 'Write to a directory (accelerate_config.yaml + ds_config.json)…' },
@@ -298,6 +341,7 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
     ...launch,
     ...slurm,
     ...csv,
+    ...check,
     { id: 'back', label: 'Back to the review' },
     { id: 'quit', label: 'Quit without writing' },
   ];

@@ -1,0 +1,56 @@
+/** The work of `zerowiz check`: load the setup, run the checks (src/launch/checks/), print them. */
+import { hostname } from 'node:os';
+import { UsageError } from '../errors.js';
+import { loadPreset } from '../config/presets.js';
+import { pathFlag } from '../expand.js';
+import { writeOut } from '../terminal.js';
+import { parseInteger } from '../units.js';
+import type { PassFilter } from '../launch/checks/plan.js';
+import { nodeCheckLine, nodeDoneLine, reportLines } from '../launch/checks/format.js';
+import { runChecks } from '../launch/checks/run.js';
+import { checksJson, failures, skipChecks } from '../launch/checks/types.js';
+import type { CheckFlags } from './check.js';
+
+/** `--pass N|NAME` as a filter over the setup's passes. */
+export function passFilter(value: string | undefined, steps: readonly { name: string }[]): PassFilter {
+  if (value === undefined) return { kind: 'all' };
+  const byName = steps.findIndex((s) => s.name === value);
+  if (byName >= 0) return { kind: 'one', index: byName };
+  if (/^\d+$/.test(value.trim())) {
+    const n = parseInteger(value, '--pass', 1, Math.max(1, steps.length));
+    return { kind: 'one', index: n - 1 };
+  }
+  throw new UsageError(
+    `--pass: the setup has no pass '${value}'`,
+    `its passes are: ${steps.map((s, i) => `${i + 1} (${s.name})`).join(', ') || 'none'}`,
+  );
+}
+
+/** `zerowiz check`. Returns the exit code (0); a failed check is a UsageError after the report (exit 2). */
+export async function checkCommand(ref: string, flags: CheckFlags): Promise<number> {
+  const skip = skipChecks(flags.skipCheck ?? [], flags.speedTest !== false);
+  const setup = await loadPreset(ref);
+  const filter = passFilter(flags.pass, setup.steps);
+  const report = await runChecks(setup, {
+    skip,
+    filter,
+    accelerate: flags.accelerate === undefined ? undefined : pathFlag('--accelerate', flags.accelerate),
+    port: flags.port === undefined ? undefined : parseInteger(flags.port, '--port', 1, 65535),
+    machineRank: flags.machineRank === undefined ? undefined : parseInteger(flags.machineRank, '--machine-rank', 0),
+    fresh: flags.fresh,
+  });
+  const { plan, results } = report;
+  if (flags.nodeReport) {
+    // Slurm names its node (several slurmd can share a host); else the host's short name.
+    const host = process.env.SLURMD_NODENAME || (hostname().split('.')[0] ?? 'localhost');
+    writeOut(`${[...results.map((r) => nodeCheckLine(host, r)), nodeDoneLine(host, results)].join('\n')}\n`);
+  } else if (flags.json) writeOut(`${JSON.stringify(checksJson(results), null, 2)}\n`);
+  else writeOut(`${reportLines(plan, results).join('\n')}\n`);
+  const bad = failures(results);
+  if (bad.length > 0)
+    throw new UsageError(
+      `${bad.length} check(s) failed: ${bad.map((r) => r.id).join(', ')}`,
+      `fix them in the order shown (each FAIL has its fix: line), or skip one you accept with --skip-check ID`,
+    );
+  return 0;
+}
