@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['__tests__/**/*.test.{ts,tsx}'],
     // __tests__/real needs the real accelerate: `npm run test:real` (vitest.real.config.ts) runs it.
     exclude: ['**/node_modules/**', '__tests__/real/**'],
+    setupFiles: ['__tests__/helpers/setup-env.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Real-terminal and subprocess tests spawn the built bin; two cores, so keep workers modest.

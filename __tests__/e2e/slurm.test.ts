@@ -414,6 +414,41 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     expect(starts(d)).toHaveLength(0);
   });
 
+  it('launch --slurm checks each pass on both nodes first: a FAIL ends the job before the pass, with the reason', async () => {
+    const d = checkout();
+    const r = await zerowiz(
+      [
+        'launch',
+        SEED,
+        '--slurm',
+        '--nodes',
+        '2',
+        '--accelerate',
+        FAKE,
+        '--no-tui',
+        // No GPUs or CUDA on the test nodes: what is left checks the Python of accelerate (a Node stand-in).
+        '--skip-check',
+        'cuda-driver,gpus,deepspeed-ops,versions,nvme-speed,host-memory,models,inputs',
+      ],
+      d,
+      env(d, { ZEROWIZ_SKIP_CHECKS: '' }),
+    );
+    expect(r.code).toBe(1);
+    const [id] = records(d);
+    const dir = join(d, '.zerowiz/runs', id!);
+    const script = readFileSync(join(dir, 'job.sbatch'), 'utf8');
+    expect(script).toContain('check "$2" --pass "$3" --port "$4" --machine-rank "$SLURM_NODEID" --node-report');
+    expect(script).toContain(' --skip-check cuda-driver');
+    // The nodes check the setup as the job runs it, from the record.
+    expect(parseYaml(readFileSync(join(dir, 'setup.yaml'), 'utf8')).answers.num_machines).toBe(2);
+    const log = readFileSync(join(dir, runJson(d, id!).steps[0]!.log), 'utf8');
+    for (const n of ['n1', 'n2'])
+      expect(log).toMatch(new RegExp(`^zerowiz-check ${n} FAIL python: .*not by Python`, 'm'));
+    expect(r.stdout).toMatch(/the checks on the nodes failed \(exit 2\); the pass does not start: n[12] FAIL python: /);
+    // The pass never started anywhere.
+    expect(starts(d)).toHaveLength(0);
+  });
+
   it('a pass that fails on a node ends the job: the next pass never starts, the job is failed, exit 1', async () => {
     const d = checkout();
     const r = await zerowiz(

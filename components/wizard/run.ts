@@ -264,10 +264,12 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     // The one launch entry, as `zerowiz launch` runs it.
     const { launch } = await import('../../src/launch/entry.js');
     const { runLogPane } = await import('../launch/run.js');
+    const topo = await relaunchWay(await forThisRun(result.launch, result.csvLog));
     return launch({
-      setup: await forThisRun(result.launch, result.csvLog),
+      setup: topo.setup,
       source: result.launchSource ?? 'wizard',
       pane: runLogPane,
+      topologyWarnings: topo.warnings,
     });
   }
   if (result.slurm) {
@@ -278,12 +280,26 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
       import('../launch/run.js'),
     ]);
     const kind = slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
+    const topo = await relaunchWay(await forThisRun(result.slurm.setup, result.csvLog));
     return launch({
-      setup: await forThisRun(result.slurm.setup, result.csvLog),
+      setup: topo.setup,
       source: result.launchSource ?? 'wizard',
       kind,
       pane: runLogPane,
+      topologyWarnings: topo.warnings,
     });
   }
   return result.code;
+}
+
+/**
+ * Before the wizard's launch, on its terminal: checkpoints in the output folders written with another
+ * topology are told and the way forward asked, as `zerowiz launch` asks it.
+ */
+async function relaunchWay(setup: Setup) {
+  const { offerTopology, setAsideNow } = await import('../../src/commands/topology-offer.js');
+  const cwd = process.cwd();
+  const topo = await offerTopology(setup, {}, { cwd, interactive: process.stdin.isTTY === true, accelerate: null });
+  setAsideNow(topo, cwd);
+  return topo;
 }

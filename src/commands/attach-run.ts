@@ -33,6 +33,8 @@ function preparedOf(record: RunRecord, setup: PreparedLaunch['setup']): Prepared
     commands: recordCommands(record),
     findings: [],
     problems: [],
+    skipChecks: [],
+    topologyWarnings: [],
   };
 }
 

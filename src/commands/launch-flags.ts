@@ -35,4 +35,10 @@ export interface LaunchFlags extends SlurmFlags {
   csvLog?: boolean;
   /** --pin-step NAME: run these steps with zerowiz's config without DeepSpeed. */
   pinStep?: string[];
+  /** --skip-check ID: checks left out before each pass. */
+  skipCheck?: string[];
+  /** --no-speed-test: false. */
+  speedTest?: boolean;
+  /** --on-topology-change: convert | weights | fresh | go-on. */
+  onTopologyChange?: string;
 }

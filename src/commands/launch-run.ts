@@ -15,6 +15,7 @@ import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../
 import { reportDamaged } from './report.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
+import { offerTopology, setAsideNow } from './topology-offer.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
 
 /**
@@ -98,14 +99,26 @@ export async function launchFromCli(
   ctx: CommandContext,
   more: Pick<LaunchRequest, 'kind' | 'closeOnEnd'> = {},
 ): Promise<number> {
+  const checks = { skipCheck: flags.skipCheck, speedTest: flags.speedTest };
   // Refused before anything is asked: the loss-log offer is for a launch that can run.
-  planLaunch({ setup, source, accelerate: flags.accelerate, dryRun: flags.dryRun, ...more });
+  const planned = planLaunch({ setup, source, accelerate: flags.accelerate, dryRun: flags.dryRun, ...checks, ...more });
+  const cwd = process.cwd();
+  const withCsv = await offerCsvLog(setup, flags, { cwd, interactive: onTerminal() });
+  // Checkpoints in the output folders written with another topology: the way forward, asked or given.
+  const topo = await offerTopology(withCsv, flags, {
+    cwd,
+    interactive: onTerminal(),
+    accelerate: planned.prepared.exe?.path ?? null,
+  });
+  if (!flags.dryRun) setAsideNow(topo, cwd);
   return launch({
-    setup: await offerCsvLog(setup, flags, { cwd: process.cwd(), interactive: onTerminal() }),
+    setup: topo.setup,
     source,
     accelerate: flags.accelerate,
     dryRun: flags.dryRun,
     pane: paneFor(flags, ctx),
+    topologyWarnings: topo.warnings,
+    ...checks,
     ...more,
   });
 }

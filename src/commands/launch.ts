@@ -7,6 +7,7 @@ import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../launch/group.js';
 import type { LaunchFlags } from './launch-flags.js';
+import { TOPOLOGY_CHOICE_TEXT, TOPOLOGY_CHOICES } from '../launch/checkpoints/choices.js';
 
 /** Registers `launch` and `runs`. */
 export function registerLaunch(program: Command, ctx: CommandContext): void {
@@ -34,6 +35,19 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option(
+      '--skip-check <id>',
+      'leave this check out before each pass (an id of `zerowiz check --help`, comma-separated ids, or all; repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option('--no-speed-test', 'leave the NVMe read/write test out of the checks before each pass')
+    .addOption(
+      new Option(
+        '--on-topology-change <way>',
+        `when the output folders hold DeepSpeed checkpoints written with another stage, process count or precision: ${TOPOLOGY_CHOICES.map((c) => `${c} (${TOPOLOGY_CHOICE_TEXT[c]})`).join('; ')}. Default: asked on a terminal, else go-on`,
+      ).choices([...TOPOLOGY_CHOICES]),
+    )
     // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
     .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
     .option('--partition <name>', 'Slurm partition (default: the cluster default)')
@@ -54,7 +68,10 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
         '',
         'Steps run in order; a step starts only when the previous one exited 0. Exit codes: 0 all steps done',
         '(or you left the run running), 1 a step failed, 130 stopped, 2 bad input (missing preset, accelerate or',
-        'training script, an invalid setup).',
+        'training script, an invalid setup, or a check before a pass that failed).',
+        'Before each pass the checks of `zerowiz check` run for that pass (on every node of a Slurm job); their',
+        'lines begin the pass log, and a FAIL ends the run before the pass starts (--skip-check ID leaves one out;',
+        'ZEROWIZ_SKIP_CHECKS=ID,... or all does the same from the environment).',
         'The run belongs to no terminal: a supervisor process owns it, and the pane or stream mode only follow its',
         'files. Closing the terminal, d in the pane, or killing this zerowiz leaves it running (`zerowiz attach',
         'RUN` follows it again, `zerowiz stop RUN` stops it). Stopping (q then y in the pane, Ctrl+C confirmed',
@@ -83,7 +100,7 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], slurm?: {jobId, state, phase, reason, nodeList}}]',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./runs-run.js')).runsCommand(opts));
 

@@ -13,6 +13,9 @@ import { formatDuration } from '../launch/stream.js';
 import { kindBlockProblem } from '../launch/kinds.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { reportDamaged } from './report.js';
+import { printable } from '../printable.js';
+import { checkpointsOf, formatCheckpointLines } from '../launch/checkpoints/runs.js';
+import { recordedTopology } from '../launch/checkpoints/topology.js';
 
 /** `zerowiz runs`. */
 export async function runsCommand(opts: { json?: boolean }): Promise<void> {
@@ -42,6 +45,8 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : localColumn(r);
     text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
     for (const l of liveLines(r)) text += `  ${l}\n`;
+    for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
+    for (const t of topologyWarningsOf(r)) text += `  ${t}\n`;
   }
   writeOut(text);
 }
@@ -76,6 +81,17 @@ function liveLines(r: RunRecord): string[] {
   return out;
 }
 
+/** The topology warnings a relaunch kept (it went on without asking), one line each. */
+function topologyWarningsOf(r: RunRecord): string[] {
+  const raw = (r.json as unknown as { topologyWarnings?: { checkpoint?: unknown }[] }).topologyWarnings;
+  if (!Array.isArray(raw)) return [];
+  return raw
+    .filter((w) => typeof w?.checkpoint === 'string')
+    .map((w) =>
+      printable(`relaunched over ${w.checkpoint as string}, written with another topology (run.json keeps the warning)`),
+    );
+}
+
 function recordSummary(r: RunRecord) {
   const j = r.json;
   return {
@@ -107,6 +123,9 @@ function recordSummary(r: RunRecord) {
         alerts: (s.live?.alerts ?? []).map((a) => ({ id: a.id, title: a.title, fatal: a.fatal })),
       };
     }),
+    // Each checkpoint the run saved, as verified when it was written (still there, unchanged, since).
+    checkpoints: checkpointsOf(r),
+    topology: recordedTopology(r),
     ...(j.slurm
       ? {
           slurm: {

@@ -19,7 +19,7 @@
  * Times assume no overlap (an upper bound), the links of peak.ts, and DISK_WRITE_BYTES_PER_S for the file.
  */
 import { estimateInputFromSetup, placementOfAnswers, type EstimateAnswers, type EstimateContext } from './input.js';
-import { normalizeInput } from './estimate.js';
+import { type EstimateInput, normalizeInput } from './estimate.js';
 import type { ModelEntry } from './models.js';
 import { linkOf, NVME_BYTES_PER_S, PCIE_BYTES_PER_S, weightBytes, type PeakInput } from './peak.js';
 import type { Placement } from '../config/modes.js';
@@ -100,6 +100,19 @@ function seconds(s: number): string {
   if (s < 10) return `${Number(s.toFixed(1))} s`;
   if (s < 120) return `${Math.round(s)} s`;
   return `${Math.round(s / 60)} min`;
+}
+
+/**
+ * The cost of saving for a placement of an estimate's input (the ZeRO table's rows): a LoRA or a given
+ * trainable count saves the trainable parameters (DiffSynth's trainer), else the whole model.
+ */
+export function saveCostOfInput(placement: Placement, input: EstimateInput): SaveCost | null {
+  try {
+    const saved = input.lora || (input.trainableParams ?? null) !== null ? 'trainable' : 'all';
+    return saveCost(placement, normalizeInput(input), saved);
+  } catch {
+    return null;
+  }
 }
 
 /** One sentence for where the mode is chosen (and the review): what each save costs, and the timeout when near. */

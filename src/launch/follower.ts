@@ -341,6 +341,7 @@ export class LocalFollower extends RunFollower {
           ...(s.stopSignal ? { stopSignal: s.stopSignal as StepResult['stopSignal'] } : {}),
           ...(s.error ? { error: s.error } : {}),
           ...(s.warning ? { warning: s.warning } : {}),
+          ...(s.refused ? { refused: true } : {}),
         });
       }
     });
@@ -350,7 +351,8 @@ export class LocalFollower extends RunFollower {
     }
     const ended = json.ended === 'running' ? 'interrupted' : json.ended;
     const failedStep = this.results.findIndex((r) => r !== null && r.status !== 'done');
-    const exitCode = ended === 'succeeded' ? 0 : ended === 'failed' ? 1 : 130;
+    const exitCode =
+      ended === 'succeeded' ? 0 : ended === 'failed' ? (json.exitCode === 2 ? 2 : 1) : 130;
     return this.finish(exitCode, failedStep === -1 ? null : failedStep, ended);
   }
 }

@@ -8,6 +8,7 @@
 import type { Setup } from '../config/setup.js';
 import type { Finding } from '../config/validate.js';
 import type { Alert } from './alerts.js';
+import type { CheckId } from './checks/types.js';
 import type { RunFollower } from './follower.js';
 import type { AccelerateExe, PreparedCommand } from './preflight.js';
 import type { RunJson, RunRecord } from './record.js';
@@ -24,6 +25,12 @@ export interface LaunchOptions {
   dryRun?: boolean;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** `--skip-check ID` values (ids, comma-separated ids or `all`): checks left out before each pass. */
+  skipCheck?: string[];
+  /** false: `--no-speed-test` (the NVMe speed test is left out). */
+  speedTest?: boolean;
+  /** Topology warnings of a relaunch that goes on as it is: kept in the run record. */
+  topologyWarnings?: { checkpoint: string; warning: string }[];
 }
 
 /** A setup checked and ready to run. */
@@ -39,6 +46,10 @@ export interface PreparedLaunch {
   findings: Finding[];
   /** Dry run only: what a real launch would have refused. */
   problems: string[];
+  /** The checks left out before each pass (flags and ZEROWIZ_SKIP_CHECKS). */
+  skipChecks: CheckId[];
+  /** Topology warnings the record keeps. */
+  topologyWarnings: { checkpoint: string; warning: string }[];
 }
 
 /** What a kind can ask of the launch while it opens a run. */

@@ -71,6 +71,8 @@ export function localKind(): RunKind {
           setup: prepared.setup,
           accelerate: { path: exe.path, display: exe.display },
           commands: prepared.commands,
+          skipChecks: prepared.skipChecks,
+          topologyWarnings: prepared.topologyWarnings,
         },
         prepared.env,
       );

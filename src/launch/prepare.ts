@@ -4,6 +4,7 @@
  * wizard's review checks them, against accelerate's default config), accelerate, the training scripts.
  * Errors are one UsageError with the fix, which runs as printed.
  */
+import { launchSkips } from './checks/types.js';
 import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
 import { stepFindings, type StepFinding } from '../config/step-findings.js';
@@ -84,6 +85,8 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     commands,
     findings: findings.filter((f) => f.level === 'warning'),
     problems,
+    skipChecks: [...launchSkips(opts.skipCheck ?? [], opts.speedTest ?? true, env)],
+    topologyWarnings: opts.topologyWarnings ?? [],
   };
 }
 

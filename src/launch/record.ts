@@ -59,6 +59,8 @@ export interface RunStepJson {
   error?: string;
   /** Something the user should know about how the step ended (e.g. a process outside it held its output). */
   warning?: string;
+  /** The checks before the step refused it: it never started. */
+  refused?: boolean;
   /** What the run emitted in this step: metrics, GPU peaks, alerts (saved at its end and every minute). */
   live?: LiveStepJson;
 }
@@ -347,6 +349,7 @@ export function recordStepEnd(rec: RunRecord, index: number, r: StepResult): voi
   if (r.stopSignal) s.stopSignal = r.stopSignal;
   if (r.error) s.error = r.error;
   if (r.warning) s.warning = r.warning;
+  if (r.refused) s.refused = true;
 }
 
 /** Records how the run ended (the caller saves, then drops the reserve). */
@@ -371,6 +374,7 @@ const stepJsonSchema = z.object({
   stopSignal: z.optional(z.string()),
   error: z.optional(z.string()),
   warning: z.optional(z.string()),
+  refused: z.optional(z.boolean()),
   live: z.optional(liveStepSchema),
 });
 /**

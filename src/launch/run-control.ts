@@ -23,12 +23,15 @@ export interface StepResult {
   error?: string;
   /** Something the user should know about how it ended (a process outside the step held its output). */
   warning?: string;
+  /** The checks before the step failed: it never started (`error` says which check and why). */
+  refused?: boolean;
 }
 
 /** How the pipeline ended, with the exit code zerowiz uses for it. */
 export interface PipelineOutcome {
   outcome: 'succeeded' | 'failed' | 'interrupted';
-  exitCode: 0 | 1 | 130;
+  /** 2: a check before a pass failed, so the pass never started (bad input for it, as `zerowiz check`). */
+  exitCode: 0 | 1 | 2 | 130;
   /** Index of the step that failed (or was stopped), if any. */
   failedStep: number | null;
   results: (StepResult | null)[];

@@ -13,7 +13,7 @@
  * and nothing they do is on the step's path.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { closeSync, constants, createWriteStream, openSync, type WriteStream, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { describeWriteError } from '../errors.js';
 import {
@@ -330,6 +330,20 @@ export interface PipelineOptions {
   copier?: 'tee' | 'node';
   /** How often the running step's log is parsed for the subscribers (default PARSE_POLL_MS). */
   parsePollMs?: number;
+  /**
+   * Called before each step is spawned (the checks before a pass): its lines go at the top of the step's
+   * log, and a step it refuses never starts (the run fails with exit status 2).
+   */
+  beforeStep?: (index: number) => Promise<StepGate>;
+}
+
+/** What the checks before a step decided (./checks/gate.ts). */
+export interface StepGate {
+  start: boolean;
+  /** Lines for the top of the step's log. */
+  logLines: string[];
+  /** Why the step may not start (the step's error), or null. */
+  reason: string | null;
 }
 
 /** Runs steps in order; a step starts only if the previous one exited 0. */
@@ -399,10 +413,11 @@ export class Pipeline implements RunControl {
       }
     }
     const interrupted = this.stopRequested;
+    const refused = failedStep !== null && this.results[failedStep]?.refused === true;
     const outcome: PipelineOutcome = interrupted
       ? { outcome: 'interrupted', exitCode: 130, failedStep, results: this.results }
       : failedStep !== null
-        ? { outcome: 'failed', exitCode: 1, failedStep, results: this.results }
+        ? { outcome: 'failed', exitCode: refused ? 2 : 1, failedStep, results: this.results }
         : { outcome: 'succeeded', exitCode: 0, failedStep: null, results: this.results };
     this.outcome = outcome;
     this.emit((l) => l.end?.(outcome));
@@ -464,7 +479,50 @@ export class Pipeline implements RunControl {
     return useTee ? teeChannel(logPath, env, onError) : copyChannel(logPath, onError);
   }
 
-  private runStep(i: number): Promise<StepResult> {
+  /** Runs the checks before step `i` (if any), then the step unless they refuse it. */
+  private async runStep(i: number): Promise<StepResult> {
+    const gate = this.opts.beforeStep;
+    if (!gate) return this.spawnStep(i);
+    const spec = this.steps[i]!;
+    const startedAt = Date.now();
+    this.statuses[i] = 'running';
+    let g: StepGate;
+    try {
+      g = await gate(i);
+    } catch (e) {
+      g = { start: true, logLines: [`zerowiz: the checks before this pass could not run: ${(e as Error).message}`], reason: null };
+    }
+    if (g.logLines.length > 0 && spec.logPath !== null && this.logStopped === null) {
+      try {
+        const fd = openLog(spec.logPath);
+        try {
+          writeSync(fd, `${g.logLines.join('\n')}\n`);
+        } finally {
+          closeSync(fd);
+        }
+      } catch (err) {
+        this.stopLogging(describeWriteError(err));
+      }
+    }
+    if (g.start && !this.stopRequested) return this.spawnStep(i);
+    // Refused (or stopped while checking): the step never starts; its log's lines are read all the same.
+    this.emit((l) => l.stepStart?.(i, { pid: null, startedAt }));
+    if (spec.logPath !== null) new StepLogReader(i, spec.logPath, () => this.listeners).finish();
+    const endedAt = Date.now();
+    if (this.stopRequested)
+      return { status: 'stopped', exitCode: null, signal: null, startedAt, endedAt, stopSignal: 'none' };
+    return {
+      status: 'failed',
+      exitCode: null,
+      signal: null,
+      startedAt,
+      endedAt,
+      error: g.reason ?? 'the checks before the pass refused it',
+      refused: true,
+    };
+  }
+
+  private spawnStep(i: number): Promise<StepResult> {
     const spec = this.steps[i]!;
     const startedAt = Date.now();
     this.statuses[i] = 'running';

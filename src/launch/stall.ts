@@ -28,6 +28,25 @@ export interface StallOptions {
   startupMs?: number;
 }
 
+/**
+ * The watchdog's settings from the environment: ZEROWIZ_STALL_FACTOR (k), ZEROWIZ_STALL_MIN_S (the floor) and
+ * ZEROWIZ_STALL_STARTUP_S (the start-up allowance), each a positive number; anything else keeps the default.
+ */
+export function stallOptionsFromEnv(env: NodeJS.ProcessEnv): StallOptions {
+  const num = (name: string): number | undefined => {
+    const v = Number(env[name]);
+    return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : undefined;
+  };
+  const factor = num('ZEROWIZ_STALL_FACTOR');
+  const min = num('ZEROWIZ_STALL_MIN_S');
+  const startup = num('ZEROWIZ_STALL_STARTUP_S');
+  return {
+    ...(factor !== undefined ? { factor } : {}),
+    ...(min !== undefined ? { minMs: min * 1000 } : {}),
+    ...(startup !== undefined ? { startupMs: startup * 1000 } : {}),
+  };
+}
+
 /** A stall, as check() reports it. */
 export interface StallState {
   /** How long nothing came. */

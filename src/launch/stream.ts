@@ -127,6 +127,7 @@ export class StreamPrinter implements PipelineListener {
       this.note(
         `step ${name} stopped after ${took}${r.stopSignal && r.stopSignal !== 'none' ? ` (${r.stopSignal})` : ''}`,
       );
+    else if (r.refused) this.note(`step ${name} did not start: ${r.error}`);
     else
       this.note(
         `step ${name} failed after ${took} (${r.error ? r.error : r.signal ? `signal ${r.signal}` : `exit ${r.exitCode}`})`,

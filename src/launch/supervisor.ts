@@ -38,6 +38,21 @@ import { GpuTelemetry, telemetryIntervalMs, visibleGpuIndices } from './telemetr
 import { RunWatch, watchStepOf } from './watch.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, Watchdog } from './watchdog.js';
 import { topology } from '../estimate/input.js';
+import { modelCatalogOrNone } from '../estimate/models.js';
+import {
+  CHECKPOINT_POLL_INTERVAL_MS,
+  type CheckpointEvent,
+  CheckpointWatcher,
+} from './checkpoints/watch.js';
+import { expectationOf } from './checkpoints/expect.js';
+import { outputRoots } from './checkpoints/find.js';
+import { recordCheckpoints } from './checkpoints/runs.js';
+import { captureTopology, recordTopology } from './checkpoints/topology.js';
+import { checkBeforePass } from './checks/gate.js';
+import { checkPlan } from './checks/plan.js';
+import { type CheckId, skipsAll } from './checks/types.js';
+import { RunHealth, type WatchedPath } from './health.js';
+import { stallOptionsFromEnv } from './stall.js';
 
 /** What the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin). */
 export interface SupervisorPlan {
@@ -49,6 +64,10 @@ export interface SupervisorPlan {
   setup: Setup;
   accelerate: { path: string; display: string };
   commands: PreparedCommand[];
+  /** The checks left out before each pass (--skip-check, ZEROWIZ_SKIP_CHECKS); every id: no checks. */
+  skipChecks?: CheckId[];
+  /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
+  topologyWarnings?: { checkpoint: string; warning: string }[];
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -61,6 +80,21 @@ export function runGpus(setup: Setup, env: NodeJS.ProcessEnv): number[] {
   const n = topology(setup.answers).gpusPerNode;
   const visible = visibleGpuIndices(env);
   return visible ? visible.slice(0, n) : Array.from({ length: n }, (_, i) => i);
+}
+
+/** How often the watch during a pass measures the pass's processes, memory, /dev/shm and free space. */
+export const HEALTH_TICK_MS = 5_000;
+
+/** The folders a pass's watch keeps an eye on: the NVMe offload folder and the pass's outputs. */
+function spacePathsOf(setup: Setup, cwd: string, i: number): WatchedPath[] {
+  try {
+    const plan = checkPlan(setup, { cwd, filter: { kind: 'one', index: i }, models: [] });
+    const out: WatchedPath[] = plan.nvme ? [{ path: plan.nvme.path, what: 'NVMe offload' }] : [];
+    for (const s of plan.steps) for (const o of s.outputs) out.push({ path: o.path, what: `outputs of ${s.name}` });
+    return out;
+  } catch {
+    return [];
+  }
 }
 
 /** Options of a supervisor. */
@@ -101,6 +135,8 @@ export class Supervisor {
     };
     const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
     rec.json.estimate = estimate?.json ?? null;
+    if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
+      (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
     saveRunJson(rec);
     this.record = rec;
     return rec;
@@ -168,9 +204,92 @@ export class Supervisor {
       cwd: plan.cwd,
       env: { ...env, [RUN_DIR_ENV]: rec.dir },
     }));
-    const pipeline = new Pipeline(specs, gracePeriods(env), { guard });
+    const skip = new Set<CheckId>(plan.skipChecks ?? []);
+    const checked = !skipsAll(skip);
+    const pipeline = new Pipeline(specs, gracePeriods(env), {
+      guard,
+      // The checks before each pass, on this machine, at the moment it starts (./checks/gate.ts).
+      beforeStep: checked
+        ? (i) =>
+            checkBeforePass(plan.setup, i, {
+              cwd: plan.cwd,
+              env,
+              accelerate: plan.accelerate.path,
+              skip,
+            })
+        : undefined,
+    });
     this.pipeline = pipeline;
     const keeper = new RecordKeeper({ record: rec, watch, run: pipeline, env });
+    // The topology every checkpoint of this run is written with (stage, offload, processes, versions).
+    void captureTopology(plan.setup, plan.accelerate.path, env).then(
+      (t) => {
+        recordTopology(rec, t);
+        keeper.save();
+      },
+      () => undefined,
+    );
+    // Each checkpoint the steps save, verified once it is written (./checkpoints/watch.ts).
+    const models = modelCatalogOrNone();
+    const checkpoints = new CheckpointWatcher({
+      steps: plan.setup.steps.map((st, i) => ({
+        index: i,
+        name: st.name,
+        roots: outputRoots(st.args, plan.cwd),
+        expect: expectationOf(plan.setup, i, models),
+      })),
+      since: Date.now(),
+      fix: { setupRef: plan.source.startsWith('--last') ? null : plan.source, runId: rec.json.id },
+    });
+    const onCheckpoints = (evs: CheckpointEvent[]) => {
+      if (evs.length === 0) return;
+      for (const e of evs) if (e.alert) watch.alerts.checkpoint(e.step, e.alert);
+      recordCheckpoints(rec, checkpoints.verdicts());
+      keeper.save();
+    };
+    const pollCheckpoints = setInterval(() => onCheckpoints(checkpoints.poll()), CHECKPOINT_POLL_INTERVAL_MS);
+    pollCheckpoints.unref();
+    // The watch during a pass: stalls, memory, /dev/shm, free space (./health.ts).
+    let health: { i: number; h: RunHealth; pgid: number | null; busy: boolean } | null = null;
+    const stall = stallOptionsFromEnv(env);
+    const tickMs = Math.max(250, Math.min(HEALTH_TICK_MS, (stall.minMs ?? HEALTH_TICK_MS) / 4));
+    const healthTick = setInterval(() => {
+      const cur = health;
+      if (!cur || cur.pgid === null || cur.busy) return;
+      cur.busy = true;
+      cur.h
+        .tick(Date.now(), { pgid: cur.pgid })
+        .then(
+          (alerts) => {
+            if (health === cur) for (const a of alerts) watch.addAlert(a);
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          cur.busy = false;
+        });
+    }, tickMs);
+    healthTick.unref();
+    pipeline.subscribe({
+      stepStart: (i, info) => {
+        const h = new RunHealth({ step: i, spacePaths: spacePathsOf(plan.setup, plan.cwd, i), env, stall });
+        h.start(Date.now());
+        health = { i, h, pgid: info.pid, busy: false };
+      },
+      progress: (i, p) => {
+        if (health?.i === i) health.h.progress(Date.now(), p.n);
+      },
+      line: (i) => {
+        if (health?.i === i) health.h.line(Date.now());
+      },
+      lines: (i) => {
+        if (health?.i === i) health.h.line(Date.now());
+      },
+      stepEnd: (i) => {
+        if (health?.i === i) health = null;
+        onCheckpoints(checkpoints.finish(i));
+      },
+    });
     pipeline.subscribe({
       stepStart: () => {
         // A free port for the port-in-use alert's fix, found while the step starts.
@@ -217,6 +336,8 @@ export class Supervisor {
       guard?.finished();
       return o;
     } finally {
+      clearInterval(pollCheckpoints);
+      clearInterval(healthTick);
       keeper.close();
       events.close();
     }

@@ -385,10 +385,13 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean; step
     const why =
       o.outcome === 'interrupted'
         ? `stopped after ${took(i)}${r?.stopSignal && r.stopSignal !== 'none' ? ` (ended by ${r.stopSignal})` : ''}`
-        : `failed after ${took(i)} (${r?.error ?? (r?.signal ? `signal ${r.signal}` : `exit ${r?.exitCode}`)})`;
+        : r?.refused
+          ? `did not start: ${r.error}`
+          : `failed after ${took(i)} (${r?.error ?? (r?.signal ? `signal ${r.signal}` : `exit ${r?.exitCode}`)})`;
     // Stream mode has already printed this line as the step ended.
     if (opts.stepLine !== false) out.push(`step ${st.name} ${why}`);
-    const reason = o.outcome === 'failed' ? watch.alerts.reason(i) : null;
+    // A refused pass's reason is the check's, said above with its fix.
+    const reason = o.outcome === 'failed' && !r?.refused ? watch.alerts.reason(i) : null;
     if (reason) out.push(`  reason: ${reason.title}`, `  fix: ${reason.fix}`);
     out.push(`full log: ${displayDir(st.logPath ?? '', session.prepared.cwd)}`);
   } else if (o.outcome === 'interrupted') {

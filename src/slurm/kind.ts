@@ -97,6 +97,8 @@ export function slurmLaunchKind(request: SlurmRequest, ctx: SlurmContext): RunKi
         dryRun: opts.dryRun,
         env: opts.env ?? ctx.env,
         cwd: opts.cwd ?? ctx.cwd,
+        skipCheck: opts.skipCheck,
+        speedTest: opts.speedTest,
       });
       plan = p;
       const lines = [
@@ -115,6 +117,8 @@ export function slurmLaunchKind(request: SlurmRequest, ctx: SlurmContext): RunKi
         commands: prepareCommands(p.slurm, p.exe ?? { display: opts.accelerate ?? 'accelerate' }),
         findings: p.findings,
         problems: p.problems,
+        skipChecks: p.skipChecks,
+        topologyWarnings: opts.topologyWarnings ?? [],
       };
       return { prepared, lines };
     },
@@ -133,7 +137,7 @@ export function slurmLaunchKind(request: SlurmRequest, ctx: SlurmContext): RunKi
       out.write(
         `# the sbatch script a real launch writes to ${displayDir(dir, prepared.cwd)}/job.sbatch and submits\n`,
       );
-      out.write(slurmScript(p, dir, dryRunStepLogs(p)));
+      out.write(slurmScript(p, dir, dryRunStepLogs(p), { checks: true }));
     },
     async open(prepared, octx) {
       const p = planned();
@@ -180,6 +184,8 @@ export function slurmAttachKind(record: RunRecord, ctx: SlurmContext): RunKind {
         commands: recordCommands(record),
         findings: [],
         problems: [],
+        skipChecks: [],
+        topologyWarnings: [],
       };
       return { prepared, lines: [] };
     },

@@ -6,6 +6,9 @@
  *   submitSlurm      the run record (configs for the shape, the script), `sbatch --parsable`, the job id.
  * Following the job is the launch lifecycle's (src/launch/lifecycle.ts) with the Slurm run kind (./kind.ts).
  */
+import { presetFileFor, renderPresetFile } from '../config/presets.js';
+import { binPath } from '../launch/bin.js';
+import { type CheckId, launchSkips, skipsAll } from '../launch/checks/types.js';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { AccelerateExe } from '../launch/preflight.js';
@@ -66,6 +69,8 @@ export interface SlurmPlan {
   source: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** The checks left out before each pass on the nodes (--skip-check, ZEROWIZ_SKIP_CHECKS). */
+  skipChecks: CheckId[];
 }
 
 /** Options of planSlurmLaunch. */
@@ -77,6 +82,8 @@ export interface PlanOptions {
   dryRun?: boolean;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  skipCheck?: string[];
+  speedTest?: boolean;
 }
 
 /** Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (and `infinite`/`unlimited`). */
@@ -151,6 +158,7 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
     source: opts.source,
     cwd,
     env,
+    skipChecks: [...launchSkips(opts.skipCheck ?? [], opts.speedTest ?? true, env)],
   };
 }
 
@@ -193,8 +201,18 @@ export function changeLines(plan: SlurmPlan): string[] {
 }
 
 /** The sbatch script of a plan, for a record directory (or, in a dry run, where the record would go). */
-export function slurmScript(plan: SlurmPlan, recordDir: string, stepLogs: string[]): string {
+export function slurmScript(
+  plan: SlurmPlan,
+  recordDir: string,
+  stepLogs: string[],
+  opts: { checks?: boolean } = {},
+): string {
   const placed = placedSetup(plan, recordDir);
+  const bin = binPath();
+  const checks =
+    opts.checks && bin !== null && !skipsAll(new Set(plan.skipChecks))
+      ? { node: process.execPath, bin, setupFile: join(recordDir, SETUP_FILE), skip: plan.skipChecks }
+      : undefined;
   return sbatchScript({
     jobName: jobName(plan.setup),
     shape: plan.shape,
@@ -210,8 +228,12 @@ export function slurmScript(plan: SlurmPlan, recordDir: string, stepLogs: string
       `Written by zerowiz for '${plan.setup.name}' (${plan.source}).`,
       ...changeLines(plan).map((l) => `zerowiz changed: ${l}`),
     ],
+    checks,
   });
 }
+
+/** The setup as the job runs it, in the record for the checks on the nodes (`zerowiz check FILE`). */
+export const SETUP_FILE = 'setup.yaml';
 
 /** Where a dry run says the record would go. */
 export function dryRunRecordDir(plan: SlurmPlan): string {
@@ -274,10 +296,12 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     });
     const writes = await writeLaunchConfigFiles(placed, plan.cwd);
     record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));
+    await writeFileSafely(join(record.dir, SETUP_FILE), renderPresetFile(presetFileFor(placed)));
     const script = slurmScript(
       plan,
       record.dir,
       record.json.steps.map((s) => s.log),
+      { checks: true },
     );
     await writeFileSafely(join(record.dir, SCRIPT_FILE), script);
     const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], ctx);

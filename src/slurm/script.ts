@@ -10,6 +10,8 @@
  * A pass starts only when the previous one succeeded. Each pass writes its own log file; the batch shell
  * prints one `zerowiz-step` line when a pass starts and ends, which zerowiz follows.
  */
+import type { CheckId } from '../launch/checks/types.js';
+import { nodeCheckLines, nodeCheckPreamble } from '../launch/checks/slurm-lines.js';
 import { shellJoin, shellWord } from '../quote.js';
 import type { LaunchStep } from '../config/setup.js';
 import type { SlurmShape } from './shape.js';
@@ -57,6 +59,12 @@ export interface ScriptSpec {
   perJobLogs?: boolean;
   /** Comment lines at the top (what zerowiz changed, where the script came from). */
   notes: string[];
+  /**
+   * The checks before each pass on every node (`zerowiz check --node-report`, src/launch/checks/slurm-lines.ts):
+   * the node runtime, zerowiz's bin and the setup file as the nodes see them, and the checks left out. Absent:
+   * the passes start unchecked (a script for plain sbatch, or every check skipped).
+   */
+  checks?: { node: string; bin: string; setupFile: string; skip: readonly CheckId[] };
 }
 
 /** The first port tried for the rendezvous: 20000 + job id mod 10000 keeps jobs on one node apart. */
@@ -161,6 +169,13 @@ export function sbatchScript(spec: ScriptSpec): string {
     `zw_mark() { echo "${STEP_MARK} $* $(date +%s%3N)"; }`,
     '',
     'echo "zerowiz: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NNODES node(s) x $GPUS_PER_NODE GPU(s)), main process on $MAIN_IP"',
+    ...(spec.checks
+      ? [
+          '',
+          '# zerowiz and the setup, for the checks before each pass',
+          ...nodeCheckPreamble({ ...spec.checks, accelerate: spec.accelerate }),
+        ]
+      : []),
   ];
   const flags: NodeFlags = {
     nodes: { sh: '"$SLURM_NNODES"' },
@@ -170,16 +185,20 @@ export function sbatchScript(spec: ScriptSpec): string {
   };
   spec.steps.forEach((step, i) => {
     const k = i + 1;
+    const log = `"$LOG_DIR"/${spec.perJobLogs ? '"$SLURM_JOB_ID"-' : ''}${shellWord(spec.stepLogs[i]!)}`;
+    const checks = spec.checks;
     out.push(
       '',
       `# pass ${k}/${n}: ${step.name}${step.usesConfig ? '' : ' (no --config_file, as in the setup)'}`,
       'MAIN_PORT=$(zw_free_port)',
       `zw_mark ${k} start`,
+      ...(checks ? nodeCheckLines({ k, total: n, name: step.name, logPath: log, skip: checks.skip }) : []),
       // $SLURM_NODEID is inside single quotes: each task (one per node) expands its own.
       `srun -u --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'exec "$0" launch --machine_rank "$SLURM_NODEID" "$@"' "$ACCELERATE" \\`,
       `  ${joinWords(passFlags(step, spec.configFile, flags))} \\`,
       `  ${shellJoin(step.args)} \\`,
-      `  > "$LOG_DIR"/${spec.perJobLogs ? '"$SLURM_JOB_ID"-' : ''}${shellWord(spec.stepLogs[i]!)} 2>&1`,
+      // After the checks the pass appends to the log they began.
+      `  ${checks ? '>>' : '>'} ${log} 2>&1`,
       'rc=$?',
       `zw_mark ${k} exit "$rc"`,
       `if [ "$rc" -ne 0 ]; then echo "zerowiz: pass ${k}/${n} ${step.name} failed (exit $rc)${k < n ? '; the next pass does not start' : ''}"; exit "$rc"; fi`,

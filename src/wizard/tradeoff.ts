@@ -4,6 +4,7 @@
  * highlighted mode (its peak line items beside DeepSpeed's figure). Pure; the estimator does the maths,
  * on the same input as the fit finding and `zerowiz estimate` (src/estimate/input.ts).
  */
+import { saveCostOfInput, saveCostText } from '../estimate/gather.js';
 import {
   CPU_HEADROOM_FRACTION,
   DEEPSPEED_ESTIMATOR_WHY,
@@ -338,6 +339,9 @@ export function explainRow(t: Tradeoff, key: string): string[] {
       ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
       : '';
   const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
+  // What each save of the weights costs in this mode (the 16-bit gather at ZeRO-3).
+  const save = t.report ? saveCostOfInput(m.placement, t.report.input) : null;
+  if (save) lines.push(`Saving: ${saveCostText(save)}.`);
   if (r.measured) lines.push(`Here: ${measuredText(r.measured, m.peak.gpuBytes)}.`);
   // The split row says what it keeps where (its label cannot).
   if (key === SPLIT_ROW_KEY) lines.push(`${placementWords(m.placement)} (your offload_param_device answer).`);

@@ -27,11 +27,13 @@ export interface NodeCheckSpec {
 }
 
 /** The variables the job script sets once, before the passes (absolute paths as the nodes see them). */
-export function nodeCheckPreamble(p: { node: string; bin: string; setupFile: string }): string[] {
+export function nodeCheckPreamble(p: { node: string; bin: string; setupFile: string; accelerate?: string }): string[] {
   return [
     `ZEROWIZ_NODE=${shellWord(p.node)}`,
     `ZEROWIZ_BIN=${shellWord(p.bin)}`,
     `ZEROWIZ_SETUP=${shellWord(p.setupFile)}`,
+    // The accelerate the passes run (srun passes the environment on): the checks ask its Python.
+    ...(p.accelerate ? [`export ZEROWIZ_ACCELERATE=${shellWord(p.accelerate)}`] : []),
   ];
 }
 

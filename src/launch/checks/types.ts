@@ -118,21 +118,42 @@ export function checksJson(results: readonly CheckResult[]): {
 }
 
 /**
- * The checks `--skip-check ID` (repeatable, or comma-separated) and `--no-speed-test` leave out: the one
- * parser for `zerowiz check` and the launch. An unknown id is bad input.
+ * The checks `--skip-check ID` (repeatable, or comma-separated; `all` for every one) and `--no-speed-test`
+ * leave out: the one parser for `zerowiz check` and the launch. An unknown id is bad input.
  */
-export function skipChecks(values: readonly string[], speedTest = true): Set<CheckId> {
+export function skipChecks(values: readonly string[], speedTest = true, flag = '--skip-check'): Set<CheckId> {
   const out = new Set<CheckId>();
   for (const raw of values) {
     for (const id of raw
       .split(',')
       .map((x) => x.trim())
       .filter((x) => x !== '')) {
-      if (!isCheckId(id))
-        throw new UsageError(`--skip-check: there is no check '${id}'`, `the checks are: ${CHECK_IDS.join(', ')}`);
-      out.add(id);
+      if (id === 'all') for (const c of CHECK_IDS) out.add(c);
+      else if (!isCheckId(id))
+        throw new UsageError(`${flag}: there is no check '${id}'`, `the checks are: all, ${CHECK_IDS.join(', ')}`);
+      else out.add(id);
     }
   }
   if (!speedTest) out.add('nvme-speed');
   return out;
+}
+
+/**
+ * The environment variable a launch reads for checks to leave out before each pass, as `--skip-check` takes
+ * them (`all`, or ids comma-separated): for a box whose checks cannot apply (and for tests whose accelerate is
+ * a stand-in). `zerowiz check` itself ignores it: asked for, the checks run.
+ */
+export const SKIP_CHECKS_ENV = 'ZEROWIZ_SKIP_CHECKS';
+
+/** The checks a launch leaves out before each pass: its --skip-check flags, --no-speed-test and the environment. */
+export function launchSkips(values: readonly string[], speedTest: boolean, env: NodeJS.ProcessEnv): Set<CheckId> {
+  const fromEnv = env[SKIP_CHECKS_ENV];
+  const out = skipChecks(values, speedTest);
+  if (fromEnv) for (const id of skipChecks([fromEnv], true, SKIP_CHECKS_ENV)) out.add(id);
+  return out;
+}
+
+/** Whether every check is left out (no check runs before a pass, and nothing is written for them). */
+export function skipsAll(skip: ReadonlySet<CheckId>): boolean {
+  return CHECK_IDS.every((id) => skip.has(id));
 }
