@@ -88,7 +88,9 @@ function topologyWarningsOf(r: RunRecord): string[] {
   return raw
     .filter((w) => typeof w?.checkpoint === 'string')
     .map((w) =>
-      printable(`relaunched over ${w.checkpoint as string}, written with another topology (run.json keeps the warning)`),
+      printable(
+        `relaunched over ${w.checkpoint as string}, written with another topology (run.json keeps the warning)`,
+      ),
     );
 }
 

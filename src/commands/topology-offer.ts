@@ -28,7 +28,10 @@ const KEYS: Record<string, TopologyChoice> = { c: 'convert', w: 'weights', f: 'f
 function choiceOf(flag: string | undefined): TopologyChoice | undefined {
   if (flag === undefined) return undefined;
   if (isTopologyChoice(flag)) return flag;
-  throw new UsageError(`--on-topology-change: '${flag}' is not a way forward`, `give one of ${TOPOLOGY_CHOICES.join(', ')}`);
+  throw new UsageError(
+    `--on-topology-change: '${flag}' is not a way forward`,
+    `give one of ${TOPOLOGY_CHOICES.join(', ')}`,
+  );
 }
 
 /**

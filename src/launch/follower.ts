@@ -351,8 +351,7 @@ export class LocalFollower extends RunFollower {
     }
     const ended = json.ended === 'running' ? 'interrupted' : json.ended;
     const failedStep = this.results.findIndex((r) => r !== null && r.status !== 'done');
-    const exitCode =
-      ended === 'succeeded' ? 0 : ended === 'failed' ? (json.exitCode === 2 ? 2 : 1) : 130;
+    const exitCode = ended === 'succeeded' ? 0 : ended === 'failed' ? (json.exitCode === 2 ? 2 : 1) : 130;
     return this.finish(exitCode, failedStep === -1 ? null : failedStep, ended);
   }
 }

@@ -490,7 +490,11 @@ export class Pipeline implements RunControl {
     try {
       g = await gate(i);
     } catch (e) {
-      g = { start: true, logLines: [`zerowiz: the checks before this pass could not run: ${(e as Error).message}`], reason: null };
+      g = {
+        start: true,
+        logLines: [`zerowiz: the checks before this pass could not run: ${(e as Error).message}`],
+        reason: null,
+      };
     }
     if (g.logLines.length > 0 && spec.logPath !== null && this.logStopped === null) {
       try {

@@ -39,11 +39,7 @@ import { RunWatch, watchStepOf } from './watch.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, Watchdog } from './watchdog.js';
 import { topology } from '../estimate/input.js';
 import { modelCatalogOrNone } from '../estimate/models.js';
-import {
-  CHECKPOINT_POLL_INTERVAL_MS,
-  type CheckpointEvent,
-  CheckpointWatcher,
-} from './checkpoints/watch.js';
+import { CHECKPOINT_POLL_INTERVAL_MS, type CheckpointEvent, CheckpointWatcher } from './checkpoints/watch.js';
 import { expectationOf } from './checkpoints/expect.js';
 import { outputRoots } from './checkpoints/find.js';
 import { recordCheckpoints } from './checkpoints/runs.js';

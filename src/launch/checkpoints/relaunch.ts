@@ -47,7 +47,16 @@ export function relaunchChecks(setup: Setup, cwd: string, acceleratePath: string
 }
 
 /** Flags that make `accelerate launch` run one plain process, whatever its default config says. */
-const ONE_PROCESS = ['--num_processes', '1', '--num_machines', '1', '--mixed_precision', 'no', '--dynamo_backend', 'no'];
+const ONE_PROCESS = [
+  '--num_processes',
+  '1',
+  '--num_machines',
+  '1',
+  '--mixed_precision',
+  'no',
+  '--dynamo_backend',
+  'no',
+];
 
 /**
  * An extra step (`python -m MODULE ARGS`) as a pipeline step: `accelerate launch ... -m MODULE ARGS`, one
