@@ -7,7 +7,8 @@ import { checkpointSaveFindings } from '../src/config/checkpoint-save.js';
 import { loadPreset } from '../src/config/presets.js';
 import { withDefaults } from '../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
-import { stepFindings, type StepCheckContext } from '../src/config/step-findings.js';
+import type { StepCheckContext } from '../src/config/step-finding.js';
+import { stepFindings } from '../src/config/step-findings.js';
 import { SEED_DIR } from './helpers/paths.js';
 
 const SCRIPT = 'examples/qwen_image/model_training/train.py';

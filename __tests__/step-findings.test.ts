@@ -10,7 +10,8 @@ import {
 import { loadPreset } from '../src/config/presets.js';
 import { noStepsNote, type Setup } from '../src/config/setup.js';
 import { withStepConfig } from '../src/config/step-args.js';
-import { stepFindings, type StepCheckContext } from '../src/config/step-findings.js';
+import type { StepCheckContext } from '../src/config/step-finding.js';
+import { stepFindings } from '../src/config/step-findings.js';
 import { validate } from '../src/config/validate.js';
 import { SEED_DIR } from './helpers/paths.js';
 

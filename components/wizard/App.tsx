@@ -23,7 +23,7 @@ import {
   type QuestionId,
 } from '../../src/config/questions.js';
 import { noStepsNote, type LaunchStep, type Setup } from '../../src/config/setup.js';
-import type { StepFinding } from '../../src/config/step-findings.js';
+import type { StepFinding } from '../../src/config/step-finding.js';
 import { clip } from '../../src/text.js';
 import { enterChoice } from '../../src/wizard/display.js';
 import { diffLines } from '../../src/wizard/finish.js';

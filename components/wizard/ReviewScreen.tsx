@@ -3,7 +3,7 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { activeQuestions, movedTo, type Answers, type QuestionId } from '../../src/config/questions.js';
 import type { LaunchStep } from '../../src/config/setup.js';
-import type { StepFix } from '../../src/config/step-findings.js';
+import type { StepFix } from '../../src/config/step-finding.js';
 import type { Finding } from '../../src/config/validate.js';
 import { humanAnswer } from '../../src/wizard/display.js';
 import { STEPS_ROW, type ImportNotes } from '../../src/wizard/shell.js';

@@ -9,7 +9,19 @@ import type { PassFilter } from '../launch/checks/plan.js';
 import { nodeCheckLine, nodeDoneLine, reportLines } from '../launch/checks/format.js';
 import { runChecks } from '../launch/checks/run.js';
 import { checksJson, failures, skipChecks } from '../launch/checks/types.js';
-import type { CheckFlags } from './check.js';
+
+/** Raw flag values as commander hands them over. */
+export interface CheckFlags {
+  json?: boolean;
+  skipCheck?: string[];
+  speedTest?: boolean;
+  accelerate?: string;
+  pass?: string;
+  port?: string;
+  machineRank?: string;
+  nodeReport?: boolean;
+  fresh?: boolean;
+}
 
 /** `--pass N|NAME` as a filter over the setup's passes. */
 export function passFilter(value: string | undefined, steps: readonly { name: string }[]): PassFilter {

@@ -2,19 +2,7 @@
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { CHECK_IDS, CHECK_TITLES } from '../launch/checks/types.js';
-
-/** Raw flag values as commander hands them over. */
-export interface CheckFlags {
-  json?: boolean;
-  skipCheck?: string[];
-  speedTest?: boolean;
-  accelerate?: string;
-  pass?: string;
-  port?: string;
-  machineRank?: string;
-  nodeReport?: boolean;
-  fresh?: boolean;
-}
+import type { CheckFlags } from './check-run.js';
 
 /** Registers `zerowiz check`. */
 export function registerCheck(program: Command, ctx: CommandContext): void {

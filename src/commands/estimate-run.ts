@@ -1,6 +1,5 @@
 /** `zerowiz estimate`'s work, loaded only when the command runs (the model catalog needs yaml and zod). */
 import { pathFlag } from '../expand.js';
-import type { EstimateFlags } from './estimate.js';
 import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
@@ -28,6 +27,55 @@ import type { BlockKind } from '../estimate/models.js';
 import { question, withDefaults } from '../config/questions.js';
 import type { Answers } from '../config/questions.js';
 import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../units.js';
+
+/** Raw flag values as commander hands them over. */
+export interface EstimateFlags {
+  params?: string;
+  largestLayer?: string;
+  gpusPerNode?: string;
+  nodes?: string;
+  gpuMemory?: string;
+  cpuMemory?: string;
+  zeroInit?: boolean;
+  model?: string;
+  detect?: boolean;
+  nvmePath?: string;
+  trainableParams?: string;
+  loraRank?: string;
+  loraTargets?: string;
+  microBatch?: string;
+  seqLen?: string;
+  maxPixels?: string;
+  imageTokens?: string;
+  hiddenSize?: string;
+  hidden?: string;
+  layers?: string;
+  heads?: string;
+  kvHeads?: string;
+  ffnSize?: string;
+  vocab?: string;
+  gradientCheckpointing?: boolean;
+  checkpointing?: string;
+  precision?: string;
+  optimizer?: string;
+  masterWeights?: string;
+  block?: string;
+  frames?: string;
+  textTokens?: string;
+  temporalFactor?: string;
+  pixelsPerToken?: string;
+  encodersOnGpu?: boolean;
+  gpuLinks?: string;
+  preset?: string;
+  extraGpuParams?: string;
+  overlapComm?: boolean;
+  reduceBucketSize?: string;
+  headroom?: string;
+  cudaContext?: string;
+  nvme?: boolean;
+  listModels?: boolean;
+  json?: boolean;
+}
 
 /** Prints the estimate table or JSON for these flags. */
 export async function runEstimate(flags: EstimateFlags): Promise<void> {

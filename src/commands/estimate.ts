@@ -2,55 +2,7 @@
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from '../estimate/estimate.js';
-
-/** Raw flag values as commander hands them over. */
-export interface EstimateFlags {
-  params?: string;
-  largestLayer?: string;
-  gpusPerNode?: string;
-  nodes?: string;
-  gpuMemory?: string;
-  cpuMemory?: string;
-  zeroInit?: boolean;
-  model?: string;
-  detect?: boolean;
-  nvmePath?: string;
-  trainableParams?: string;
-  loraRank?: string;
-  loraTargets?: string;
-  microBatch?: string;
-  seqLen?: string;
-  maxPixels?: string;
-  imageTokens?: string;
-  hiddenSize?: string;
-  hidden?: string;
-  layers?: string;
-  heads?: string;
-  kvHeads?: string;
-  ffnSize?: string;
-  vocab?: string;
-  gradientCheckpointing?: boolean;
-  checkpointing?: string;
-  precision?: string;
-  optimizer?: string;
-  masterWeights?: string;
-  block?: string;
-  frames?: string;
-  textTokens?: string;
-  temporalFactor?: string;
-  pixelsPerToken?: string;
-  encodersOnGpu?: boolean;
-  gpuLinks?: string;
-  preset?: string;
-  extraGpuParams?: string;
-  overlapComm?: boolean;
-  reduceBucketSize?: string;
-  headroom?: string;
-  cudaContext?: string;
-  nvme?: boolean;
-  listModels?: boolean;
-  json?: boolean;
-}
+import type { EstimateFlags } from './estimate-run.js';
 
 const HELP_AFTER = `
 Units: counts take K/M/B/T (20.4B, 7e9, 350M, 1.3T). Memory: GiB, G and a bare number mean 2^30 bytes,

@@ -15,7 +15,17 @@ import type { ScriptContext } from '../config/provenance.js';
 import { withDefaults, type Answers, type QuestionId } from '../config/questions.js';
 import { listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { printable } from '../printable.js';
-import type { ExplainFlags } from './explain.js';
+
+/** Raw flag values as commander hands them over. */
+export interface ExplainFlags {
+  step?: string;
+  sinceLast?: boolean;
+  json?: boolean;
+  scriptBatchSize?: string;
+  scriptAccumulation?: string;
+  scriptMixedPrecision?: string;
+  scriptHiddenSize?: string;
+}
 
 function whole(flag: string, text: string | undefined, min: number): number | null {
   if (text === undefined) return null;

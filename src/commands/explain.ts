@@ -1,19 +1,9 @@
 /** `zerowiz explain NAME|FILE`: every value accelerate and DeepSpeed will use for each step, and where it came from. */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
+import type { ExplainFlags } from './explain-run.js';
 
 const load = () => import('./explain-run.js');
-
-/** Raw flag values as commander hands them over. */
-export interface ExplainFlags {
-  step?: string;
-  sinceLast?: boolean;
-  json?: boolean;
-  scriptBatchSize?: string;
-  scriptAccumulation?: string;
-  scriptMixedPrecision?: string;
-  scriptHiddenSize?: string;
-}
 
 const HELP_AFTER = `
 For each step (or the one --step names): the accelerate config it runs with (its --config_file, else

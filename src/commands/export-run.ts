@@ -22,7 +22,27 @@ import {
   type FileToWrite,
 } from '../write.js';
 import { missingScripts } from '../launch/preflight.js';
-import type { ExportFlags } from './export.js';
+
+/** Raw flag values as commander hands them over. */
+export interface ExportFlags {
+  out?: string;
+  nodes?: string;
+  gpusPerNode?: string;
+  hosts?: string;
+  mainProcessPort?: string;
+  accelerate?: string;
+  partition?: string;
+  time?: string;
+  account?: string;
+  qos?: string;
+  sbatchArg?: string[];
+  /** --pin-step NAME: run these steps with zerowiz's config without DeepSpeed. */
+  pinStep?: string[];
+  /** export weights: the checkpoint's step, the LoRA key layout, the Python with DeepSpeed. */
+  step?: string;
+  layout?: string;
+  python?: string;
+}
 
 /** The port the per-node commands use when the setup names none (accelerate's default). */
 export const DEFAULT_MAIN_PORT = 29_500;

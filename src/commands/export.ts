@@ -6,27 +6,7 @@
 import { Argument, Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { UsageError } from '../errors.js';
-
-/** Raw flag values as commander hands them over. */
-export interface ExportFlags {
-  out?: string;
-  nodes?: string;
-  gpusPerNode?: string;
-  hosts?: string;
-  mainProcessPort?: string;
-  accelerate?: string;
-  partition?: string;
-  time?: string;
-  account?: string;
-  qos?: string;
-  sbatchArg?: string[];
-  /** --pin-step NAME: run these steps with zerowiz's config without DeepSpeed. */
-  pinStep?: string[];
-  /** export weights: the checkpoint's step, the LoRA key layout, the Python with DeepSpeed. */
-  step?: string;
-  layout?: string;
-  python?: string;
-}
+import type { ExportFlags } from './export-run.js';
 
 /** The kinds of export. */
 export const EXPORT_KINDS = ['slurm', 'torchrun', 'hostfile', 'weights'] as const;

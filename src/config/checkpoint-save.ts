@@ -21,9 +21,8 @@ import { isDiffSynthStep } from '../launch/diffsynth.js';
 import { readUserFile } from '../read.js';
 import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import type { Setup } from './setup.js';
-import { stepConfig } from './step-args.js';
-import type { StepCheckContext, StepFinding } from './step-findings.js';
-import { isDataPass } from './step-findings.js';
+import { isDataPass, stepConfig } from './step-args.js';
+import type { StepCheckContext, StepFinding } from './step-finding.js';
 
 /** How a script saves its weights, as far as its text says. */
 export type SaveCall = 'get_state_dict' | 'accelerator.save_model' | 'trainer.save_model' | null;

@@ -100,3 +100,9 @@ export function withStepConfig(step: LaunchStep, config: StepConfig): LaunchStep
     groups.unshift({ flag: '--config_file', value: config.path, joined: false, role: 'launch' });
   return { ...step, usesConfig: config.kind === 'setup', args: flattenArgs(groups) };
 }
+
+/** True for a DiffSynth-Studio data-processing pass (`--task sft:data_process` and the like). */
+export function isDataPass(args: readonly string[]): boolean {
+  const task = argValue(args, '--task');
+  return typeof task === 'string' && task.endsWith('data_process');
+}

@@ -15,40 +15,15 @@ import {
   extraConfigFiles,
   isZero3Offload,
   noDeepSpeedConfigPath,
-  type AccelerateConfigSummary,
   type DeepSpeedSummary,
 } from './accelerate-config.js';
 import { checkpointSaveFindings } from './checkpoint-save.js';
 import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { missingScripts } from '../launch/preflight.js';
 import type { Setup } from './setup.js';
-import { argValue, stepConfig } from './step-args.js';
-import { GRAD_CKPT_FLAGS, setupLacksCheckpointingBlock, type Finding } from './validate.js';
-
-/** A change to the steps that fixes a finding (the wizard offers it; the steps editor applies it). */
-export type StepFix =
-  | { kind: 'pinConfig'; step: number; path: string }
-  | { kind: 'setArg'; step: number; flag: string; value: string }
-  | { kind: 'removeArg'; step: number; flag: string };
-
-/** A finding about one step: a Finding, plus which step and the fix zerowiz can make. */
-export type StepFinding = Finding & { step: number; stepName: string; fixAction?: StepFix };
-
-/** What the step rules read besides the setup. */
-export interface StepCheckContext {
-  /** The directory the steps run in (relative paths are resolved against it). */
-  cwd: string;
-  /** accelerate's default config as found (readAccelerateConfigSummary of accelerateDefaultConfig()). */
-  defaultConfig: AccelerateConfigSummary;
-  /** GPUs detected on this machine, or null (what accelerate launch uses without any config). */
-  gpuCount: number | null;
-}
-
-/** True for a DiffSynth-Studio data-processing pass (`--task sft:data_process` and the like). */
-export function isDataPass(args: readonly string[]): boolean {
-  const task = argValue(args, '--task');
-  return typeof task === 'string' && task.endsWith('data_process');
-}
+import { argValue, isDataPass, stepConfig } from './step-args.js';
+import type { StepCheckContext, StepFinding, StepFix } from './step-finding.js';
+import { GRAD_CKPT_FLAGS, setupLacksCheckpointingBlock } from './validate.js';
 
 function isFile(path: string): boolean {
   try {

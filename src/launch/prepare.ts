@@ -7,7 +7,8 @@
 import { launchSkips } from './checks/types.js';
 import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
-import { stepFindings, type StepFinding } from '../config/step-findings.js';
+import type { StepFinding } from '../config/step-finding.js';
+import { stepFindings } from '../config/step-findings.js';
 import { fileFindings, formatFinding, validate, type Finding } from '../config/validate.js';
 import { loadMeasuredRuns, measuredFindings } from './fit.js';
 import { UsageError } from '../errors.js';

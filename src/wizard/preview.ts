@@ -5,7 +5,8 @@
 import { effectiveLines } from '../config/effective.js';
 import { processFindings } from '../processes.js';
 import { launchLines, type Setup } from '../config/setup.js';
-import { stepFindings, type StepCheckContext, type StepFinding } from '../config/step-findings.js';
+import type { StepCheckContext, StepFinding } from '../config/step-finding.js';
+import { stepFindings } from '../config/step-findings.js';
 import { fileFindings, validate, type Finding } from '../config/validate.js';
 import { setupFiles, type SetupFileRole } from '../write.js';
 

@@ -8,7 +8,7 @@
  */
 import { withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
 import type { LaunchStep, Setup } from '../config/setup.js';
-import type { StepFix } from '../config/step-findings.js';
+import type { StepFix } from '../config/step-finding.js';
 import { flattenArgs, groupArgs, withStepConfig } from '../config/step-args.js';
 import {
   answersOf,

@@ -11,7 +11,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { isDataPass } from '../../config/step-findings.js';
+import { isDataPass } from '../../config/step-args.js';
 import { argValue } from '../../config/step-args.js';
 import { diffSynthOutputPath } from '../diffsynth.js';
 import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, looksLikeTag, readLatest } from './deepspeed.js';

@@ -10,7 +10,7 @@ import { deepSpeedConfigObject, isPlainObject, plainJson } from '../../config/em
 import { modeDevice, rowLabel } from '../../config/modes.js';
 import type { Setup } from '../../config/setup.js';
 import { argValue, stepConfig } from '../../config/step-args.js';
-import { isDataPass } from '../../config/step-findings.js';
+import { isDataPass } from '../../config/step-args.js';
 import { ownModeEstimate } from '../../config/validate.js';
 import { normalizeInput } from '../../estimate/estimate.js';
 import type { ModelEntry } from '../../estimate/models.js';
