@@ -15,10 +15,17 @@
  *   transaction from its journal and removes its temp files. Waiting for a live holder ends after LOCK_WAIT_MS.
  * - The transaction itself is synchronous, with SIGINT/SIGTERM/SIGHUP held back until it ends (then raised
  *   again): Ctrl+C never lands between two renames. Only SIGKILL can, and the journal covers that.
+ * - A folder another local user can write too (a 1777 scratch folder, a group project): every file zerowiz
+ *   creates is new (O_EXCL | O_NOFOLLOW), nothing is read through a link, and a lock, journal or temporary
+ *   file counts only when the user owns it: another user's journal or stale lock is refused with one line
+ *   naming it and its owner, never finished, broken or removed (./safe-fs.ts). A journal's entries must
+ *   each name a file and zerowiz's own temporary file beside it.
  */
 import {
   closeSync,
   constants,
+  fchmodSync,
+  fstatSync,
   fsyncSync,
   linkSync,
   lstatSync,
@@ -31,11 +38,22 @@ import {
   statSync,
   unlinkSync,
   writeSync,
+  type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError, fileError, isOsError } from './errors.js';
+import { printable } from './printable.js';
+import {
+  UntrustedPathError,
+  lstatOrNull,
+  notYoursError,
+  ownedByMe,
+  readNoFollow,
+  unlinkIfMine,
+  userName,
+} from './safe-fs.js';
 import { extraConfigFiles, withFiles } from './config/accelerate-config.js';
 import { toAccelerateYaml, toDeepSpeedJson } from './config/emit.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
@@ -49,11 +67,16 @@ export interface WriteResult {
   backup?: string;
 }
 
-/** One file of a transaction. `guard` sees the current content and may throw to refuse replacing it. */
+/**
+ * One file of a transaction. `guard` sees the current content and may throw to refuse replacing it. `mode`
+ * sets the new file's permissions exactly (e.g. 0o600 in a run record); without it a file that exists keeps
+ * its permissions and a new one gets 0644 less the umask.
+ */
 export interface FileToWrite {
   path: string;
   text: string;
   guard?: (old: string) => void;
+  mode?: number;
 }
 
 /** The lock file's name in each folder zerowiz writes to. */
@@ -150,10 +173,18 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path).slice(0, 100)}.zerowiz-${self().pid}-${hex()}.tmp`);
 }
 
-/** Writes a new file that must not exist yet (O_EXCL: never follows a link); flushed to disk when `sync`. */
-function writeNewFile(path: string, text: string, sync = true): void {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+/**
+ * Writes a new file that must not exist yet (O_EXCL | O_NOFOLLOW: a planted file or link makes it fail,
+ * never written through); flushed to disk when `sync`. `mode` is exact when given, else 0644 less the umask.
+ */
+function writeNewFile(path: string, text: string, sync = true, mode?: number): void {
+  const fd = openSync(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode ?? 0o644,
+  );
   try {
+    if (mode !== undefined) fchmodSync(fd, mode);
     const buf = Buffer.from(text, 'utf8');
     for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
     if (sync) fsyncSync(fd);
@@ -197,13 +228,26 @@ function linkToFreeName(path: string, base: string): string {
       if (code === 'EEXIST') continue;
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK') throw e;
       try {
-        writeNewFile(candidate, readFileSync(path, 'utf8'));
+        const { text, mode } = readWholeNoFollow(path);
+        writeNewFile(candidate, text, true, mode);
         return candidate;
       } catch (e2) {
         if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') continue;
         throw e2;
       }
     }
+  }
+}
+
+/** A regular file's text and permissions, its last component never followed (O_NOFOLLOW). */
+function readWholeNoFollow(path: string): { text: string; mode: number } {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: 'EINVAL', path });
+    return { text: readFileSync(fd, 'utf8'), mode: st.mode & 0o777 };
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -241,18 +285,24 @@ function tryLock(dir: string): Held | null {
   return { dir, path, nonce: owner.nonce };
 }
 
-function readOwner(path: string): { text: string; owner: LockOwner | null; mtimeMs: number } | null {
+/** What is at a lock's path: its stats (never followed), its text when it is a regular file, its holder. */
+interface SeenLock {
+  st: Stats;
+  text: string;
+  owner: LockOwner | null;
+  mtimeMs: number;
+}
+
+function readOwner(path: string): SeenLock | null {
+  const st = lstatOrNull(path);
+  if (!st) return null;
+  const text = st.isFile() ? (readNoFollow(path) ?? '') : '';
   try {
-    const text = readFileSync(path, 'utf8');
-    const mtimeMs = statSync(path).mtimeMs;
-    try {
-      const o = JSON.parse(text) as LockOwner;
-      return { text, owner: typeof o.pid === 'number' && typeof o.nonce === 'string' ? o : null, mtimeMs };
-    } catch {
-      return { text, owner: null, mtimeMs };
-    }
+    const o = JSON.parse(text) as LockOwner;
+    const valid = typeof o.pid === 'number' && typeof o.nonce === 'string' && typeof o.host === 'string';
+    return { st, text, owner: valid ? o : null, mtimeMs: st.mtimeMs };
   } catch {
-    return null;
+    return { st, text, owner: null, mtimeMs: st.mtimeMs };
   }
 }
 
@@ -273,21 +323,31 @@ function breakStaleLock(dir: string): { free: boolean; holder: string } {
   const seen = readOwner(path);
   if (!seen) return { free: true, holder: '' };
   const o = seen.owner;
-  const holder = o ? `pid ${o.pid} on ${o.host}` : 'an unknown process';
+  const holder = o ? `pid ${o.pid} on ${printable(o.host)}` : 'an unknown process';
+  if (!seen.st.isFile())
+    throw new UntrustedPathError(
+      path,
+      `is ${seen.st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'} of ${userName(seen.st.uid)}; zerowiz's lock is a plain file it makes itself`,
+      `remove it if it is yours (it is no zerowiz lock), or write somewhere else; nothing was written`,
+    );
   const stale = o ? !alive(o) : Date.now() - seen.mtimeMs > UNREADABLE_LOCK_STALE_MS;
   if (!stale) return { free: false, holder };
+  // Another user's lock that names no running zerowiz: theirs to remove, never ours to break.
+  if (!ownedByMe(seen.st))
+    throw notYoursError(
+      path,
+      seen.st,
+      'no zerowiz of theirs holds it any more, and zerowiz never breaks or removes a lock of another user',
+      'ask them to remove it, or write somewhere else; nothing was written',
+    );
   const aside = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   try {
     renameSync(path, aside);
   } catch {
     return { free: true, holder };
   }
-  let moved = '';
-  try {
-    moved = readFileSync(aside, 'utf8');
-  } catch {
-    // unreadable: it was the unreadable stale one
-  }
+  // Unreadable (null): it was the unreadable stale one.
+  const moved = readNoFollow(aside) ?? '';
   if (moved !== seen.text) {
     try {
       linkSync(aside, path);
@@ -313,10 +373,84 @@ interface Journal {
   entries: PlanEntry[];
 }
 
+/** The fix every refused journal names. */
+const JOURNAL_FIX =
+  'zerowiz finishes only journals it wrote itself: look at it, remove it, and write again; nothing was written';
+
+/**
+ * The entries of a dead writer's journal `jpath` (named for writer `pid`), checked before anything is done
+ * with them: the journal is the user's own regular file, and each entry names an absolute file and, beside
+ * it, that file's temporary file as this writer names them (`.NAME.zerowiz-<pid>-<hex>.tmp`), the user's
+ * own where it exists, and a backup beside it (`NAME.bak-...`) or none. Throws UntrustedPathError (one
+ * line naming the journal and what is wrong) otherwise; null for an empty or unreadable journal of the
+ * user's own (it is only removed).
+ */
+function journalEntries(jpath: string, pid: number): PlanEntry[] | null {
+  const st = lstatOrNull(jpath);
+  if (!st) return null;
+  if (!st.isFile())
+    throw new UntrustedPathError(
+      jpath,
+      `is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'} of ${userName(st.uid)}, not a journal zerowiz wrote`,
+      JOURNAL_FIX,
+    );
+  if (!ownedByMe(st))
+    throw notYoursError(
+      jpath,
+      st,
+      'zerowiz finishes only journals it wrote itself',
+      'ask them to remove it, or write somewhere else; nothing was written',
+    );
+  const text = readNoFollow(jpath);
+  let j: Partial<Journal> | null = null;
+  try {
+    j = text === null ? null : (JSON.parse(text) as Partial<Journal>);
+  } catch {
+    j = null;
+  }
+  if (!j || !Array.isArray(j.entries)) return null;
+  const out: PlanEntry[] = [];
+  for (const e of j.entries as unknown[]) {
+    const entry = e as Partial<PlanEntry> | null;
+    const path = entry?.path;
+    const temp = entry?.temp;
+    const backup = entry?.backup ?? null;
+    const bad = (why: string) =>
+      new UntrustedPathError(jpath, `${why}; zerowiz does not finish a journal it cannot trust`, JOURNAL_FIX);
+    if (typeof path !== 'string' || typeof temp !== 'string' || !isAbsolute(path) || !isAbsolute(temp))
+      throw bad('holds an entry that is not a file and its temporary file');
+    const folder = dirname(path);
+    const tempName = basename(temp);
+    const expected = `.${basename(path).slice(0, 100)}.zerowiz-${pid}-`;
+    if (
+      dirname(temp) !== folder ||
+      !tempName.startsWith(expected) ||
+      !/^[0-9a-f]+\.tmp$/.test(tempName.slice(expected.length))
+    )
+      throw bad(
+        `names ${printable(path)} with a temporary file outside that file's folder or not zerowiz's (${printable(temp)})`,
+      );
+    if (
+      backup !== null &&
+      (typeof backup !== 'string' ||
+        dirname(backup) !== folder ||
+        !basename(backup).startsWith(`${basename(path)}.bak-`))
+    )
+      throw bad(`names a backup of ${printable(path)} outside that file's folder`);
+    const tst = lstatOrNull(temp);
+    if (tst && (!tst.isFile() || !ownedByMe(tst)))
+      throw bad(`names the temporary file ${printable(temp)}, which is not the user's own regular file`);
+    out.push({ path, temp, backup });
+  }
+  return out;
+}
+
 /**
  * Cleans up after dead writers in `dir` (the lock is held): a journal whose writer died mid-commit is
  * finished (its remaining temp files renamed into place: the new set is whole); one that died before the
  * commit is undone (temps and unneeded backups removed); stray temp files of dead processes are removed.
+ * Only the user's own journals and temp files are used (see journalEntries); another user's are refused
+ * or, for stray temp files, left alone.
  */
 function recoverDir(dir: string): void {
   let names: string[];
@@ -327,35 +461,33 @@ function recoverDir(dir: string): void {
   }
   for (const name of names) {
     const m = JOURNAL_RE.exec(name);
-    if (!m || pidAlive(Number(m[1]))) continue;
+    if (!m) continue;
     const jpath = join(dir, name);
-    let j: Journal | null = null;
-    try {
-      j = JSON.parse(readFileSync(jpath, 'utf8')) as Journal;
-    } catch {
-      j = null;
-    }
-    if (j && Array.isArray(j.entries)) {
-      const started = j.entries.some((e) => !exists(e.temp));
-      for (const e of j.entries) {
+    const jst = lstatOrNull(jpath);
+    // A journal of the user's own whose writer still runs is that writer's; anything else is checked now.
+    if (jst?.isFile() && ownedByMe(jst) && pidAlive(Number(m[1]))) continue;
+    const entries = journalEntries(jpath, Number(m[1]));
+    if (entries) {
+      const started = entries.some((e) => !exists(e.temp));
+      for (const e of entries) {
         if (!exists(e.temp)) continue;
         if (started) {
           try {
             renameSync(e.temp, e.path);
           } catch {
-            unlinkQuietly(e.temp);
+            unlinkIfMine(e.temp);
           }
         } else {
-          unlinkQuietly(e.temp);
-          if (e.backup && sameFile(e.backup, e.path)) unlinkQuietly(e.backup);
+          unlinkIfMine(e.temp);
+          if (e.backup && sameFile(e.backup, e.path)) unlinkIfMine(e.backup);
         }
       }
     }
-    unlinkQuietly(jpath);
+    unlinkIfMine(jpath);
   }
   for (const name of names) {
     const m = TEMP_RE.exec(name);
-    if (m && !pidAlive(Number(m[1]))) unlinkQuietly(join(dir, name));
+    if (m && !pidAlive(Number(m[1]))) unlinkIfMine(join(dir, name));
   }
 }
 
@@ -396,7 +528,7 @@ async function withSignalsHeld<T>(fn: () => T): Promise<T> {
 // The transaction
 
 /** Checks that `path` may be replaced: absent, or a regular file. Returns its content (null when absent). */
-function currentContent(path: string): { old: string | null; big: boolean } {
+function currentContent(path: string): { old: string | null; big: boolean; oldMode?: number } {
   let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(path);
@@ -407,7 +539,7 @@ function currentContent(path: string): { old: string | null; big: boolean } {
   if (st.isSymbolicLink()) {
     let to = '';
     try {
-      to = ` (to ${readlinkSync(path)})`;
+      to = ` (to ${printable(readlinkSync(path))})`;
     } catch {
       // unreadable link
     }
@@ -426,9 +558,11 @@ function currentContent(path: string): { old: string | null; big: boolean } {
       `cannot write ${path}: it is not a regular file`,
       'move it out of the way or write somewhere else; nothing was written',
     );
-  if (st.size > MAX_USER_FILE_BYTES) return { old: null, big: true };
+  if (st.size > MAX_USER_FILE_BYTES) return { old: null, big: true, oldMode: st.mode & 0o777 };
   try {
-    return { old: readFileSync(path, 'utf8'), big: false };
+    // Never through a link, even one swapped in since the lstat above.
+    const { text, mode } = readWholeNoFollow(path);
+    return { old: text, big: false, oldMode: mode };
   } catch (e) {
     throw fileError(e, path, 'cannot read');
   }
@@ -457,7 +591,8 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
         existed: f.old !== null || f.big,
       };
       entries.push(entry);
-      writeNewFile(entry.temp, f.text);
+      // The new file keeps the permissions the old one had (a 0600 config stays 0600), unless `mode` says.
+      writeNewFile(entry.temp, f.text, true, f.mode ?? f.oldMode);
     }
     for (const e of entries) if (e.existed) e.backup = linkToFreeName(e.path, `${e.path}.bak-${timestamp()}`);
     // The journal lets the next writer finish this commit if zerowiz is killed in the middle of it.

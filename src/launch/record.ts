@@ -8,17 +8,7 @@
  * reserve file is kept beside it while the run goes and given back to the disk when a save finds no space.
  * Records are read back through a schema: a damaged one is named and skipped, never a crash.
  */
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
@@ -30,6 +20,8 @@ import type { PreparedCommand } from './preflight.js';
 import { slurmRunJsonSchema, type SlurmRunJson } from '../slurm/schema.js';
 import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from './live-record.js';
 import { describeWriteError, type PipelineOutcome, type StepResult, type StepStatus } from './runner.js';
+import { ensureRunsRoot, makeRunDir, writeRecordFile } from './record-files.js';
+import { UntrustedPathError } from '../safe-fs.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');
@@ -146,25 +138,23 @@ export function createRunRecord(opts: {
   onDir?: (dir: string) => void;
 }): RunRecord {
   const now = opts.now ?? new Date();
-  const root = join(opts.cwd, RUNS_DIR);
+  // `.zerowiz` and `.zerowiz/runs` must be the user's own private folders (another user's, or a link, is
+  // refused with its owner named: UntrustedPathError); the run directory is new, 0700 and pinned.
+  let root: string;
   try {
-    mkdirSync(root, { recursive: true });
+    root = ensureRunsRoot(opts.cwd, RUNS_DIR);
   } catch (err) {
+    if (err instanceof UntrustedPathError) throw err;
+    throw new RecordError(join(opts.cwd, RUNS_DIR), err);
+  }
+  let made: { id: string; dir: string };
+  try {
+    made = makeRunDir(root, `${timestamp(now)}-${safeName(opts.setup.name)}`);
+  } catch (err) {
+    if (err instanceof UntrustedPathError) throw err;
     throw new RecordError(root, err);
   }
-  const base = `${timestamp(now)}-${safeName(opts.setup.name)}`;
-  let id = base;
-  let dir = join(root, id);
-  for (let n = 2; ; n++) {
-    try {
-      mkdirSync(dir);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new RecordError(root, err);
-      id = `${base}-${n}`;
-      dir = join(root, id);
-    }
-  }
+  const { id, dir } = made;
   try {
     opts.onDir?.(dir);
     return fillRecord(dir, id, now, opts);
@@ -260,19 +250,13 @@ function runJsonText(json: RunJson): string {
 /** Temporary files of atomic writes: `<name>.tmp-<pid>`. */
 export const TMP_SUFFIX = '.tmp-';
 
-/** Writes a file atomically (temp file + rename); on failure the temp file is removed and the error thrown. */
+/**
+ * Writes a file of the record atomically and privately (record-files.ts writeRecordFile: a new temp file
+ * `<name>.tmp-<pid>-<hex>` never following a link, renamed over; 0600, or 0700 for a script, whatever the
+ * umask); on failure the temp file is removed and the error thrown.
+ */
 function writeAtomic(path: string, data: string | Buffer, mode?: number): void {
-  const tmp = `${path}${TMP_SUFFIX}${process.pid}`;
-  try {
-    writeFileSync(tmp, data, mode === undefined ? undefined : { mode });
-    if (mode !== undefined) chmodSync(tmp, mode);
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {}
-    throw err;
-  }
+  writeRecordFile(path, data, mode);
 }
 
 /** Whether an error means the disk (or the quota) is full. */
