@@ -17,6 +17,7 @@ import {
 } from '../launch/record.js';
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
 import { shellWord } from '../quote.js';
+import { unpinDir } from '../safe-fs.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
 import { isFinalPhase, type JobInfo } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
@@ -116,6 +117,7 @@ export function recordSubmitted(rec: RunRecord, jobId: string, cluster: string |
 
 /** Removes a record whose job was never submitted (zerowiz made every file in it). */
 export function discardRecord(rec: RunRecord): void {
+  unpinDir(rec.dir);
   rmSync(rec.dir, { recursive: true, force: true });
 }
 
