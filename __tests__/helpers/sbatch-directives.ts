@@ -34,13 +34,13 @@ function lineArgs(text: string): string[] {
     let arg = '';
     let quoted = false;
     let q = '';
-    let escape = false;
+    let escaped = false;
     while (i < text.length && (quoted || !space(text[i])) && text[i] !== '\n') {
       const c = text[i]!;
-      if (escape) {
-        escape = false;
+      if (escaped) {
+        escaped = false;
       } else if (c === '\\') {
-        escape = true;
+        escaped = true;
         i++;
         continue;
       } else if (quoted) {
