@@ -21,6 +21,8 @@ import { slurmRunJsonSchema, type SlurmRunJson } from '../slurm/schema.js';
 import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from './live-record.js';
 import { describeWriteError, type PipelineOutcome, type StepResult, type StepStatus } from './runner.js';
 import { ensureRunsRoot, makeRunDir, writeRecordFile } from './record-files.js';
+import { printable } from '../printable.js';
+import { secretGuards } from '../redact.js';
 import { UntrustedPathError } from '../safe-fs.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
@@ -214,14 +216,19 @@ function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof 
   return rec;
 }
 
-/** commands.sh: puts the config files used back in place, then runs the steps in order, stopping at a failure. */
+/**
+ * commands.sh: puts the config files used back in place, then runs the steps in order, stopping at a
+ * failure. A secret of a step is passed by its variable, never its value (../redact.ts): the script stops
+ * first, naming the variable, when one is not set.
+ */
 export function commandsScript(json: RunJson): string {
   const lines = [
     '#!/bin/sh',
-    `# zerowiz run ${json.id} (${json.name}), started ${json.startedAt}.`,
+    `# zerowiz run ${json.id} (${printable(json.name)}), started ${json.startedAt}.`,
     '# Reproduces the run: restores the config files it used, then runs the steps in order;',
     '# `set -e` stops at the first failing step, as zerowiz does.',
     'set -e',
+    ...secretGuards(json.steps.map((s) => s.argv)),
     'RUN_DIR=$(cd "$(dirname "$0")" && pwd)',
     `cd ${shellWord(json.cwd)}`,
   ];
@@ -233,7 +240,7 @@ export function commandsScript(json: RunJson): string {
     lines.push(`cp "$RUN_DIR/"${shellWord(f.copy)} ${shellWord(f.path)}`);
   }
   json.steps.forEach((s, i) => {
-    lines.push('', `# step ${i + 1}: ${s.name}`, shellJoin([json.accelerate.display, ...s.argv]));
+    lines.push('', `# step ${i + 1}: ${printable(s.name)}`, shellJoin([json.accelerate.display, ...s.argv]));
   });
   return `${lines.join('\n')}\n`;
 }

@@ -34,7 +34,8 @@ import {
 } from './script.js';
 import { formatChange, shapeOfSetup, slurmFindings, slurmSetup, type ShapeChange, type SlurmShape } from './shape.js';
 import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
-import { shellWord } from '../quote.js';
+import { shellArgs, shellWord } from '../quote.js';
+import { redactArgv, secretEnv } from '../redact.js';
 import { printable } from '../printable.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
@@ -196,7 +197,8 @@ export function passCommandTexts(plan: SlurmPlan, recordDir: string): string[] {
       '--machine_rank',
       { sh: '$SLURM_NODEID' },
       ...passFlags(s, placed.files.accelerateConfig, flags),
-      ...s.args,
+      // A secret as its variable (../redact.ts), never its value.
+      ...shellArgs(s.args).map((sh) => ({ sh })),
     ];
     return words.map((w) => (typeof w === 'string' ? shellWord(w) : w.sh)).join(' ');
   });
@@ -285,8 +287,10 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     const argvs = toLaunchCommands(placed).map((c) => c.argv);
     record.json.steps.forEach((s, i) => {
       s.command = texts[i] ?? '';
-      s.argv = argvs[i] ?? s.argv;
+      s.argv = redactArgv(argvs[i] ?? s.argv);
     });
+    // The job script passes each secret by name; sbatch hands the values to the job in its environment.
+    const secrets = secretEnv(placed.steps.map((s) => s.args));
     const writes = await writeLaunchConfigFiles(placed, plan.cwd);
     record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));
     const script = slurmScript(
@@ -295,7 +299,10 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
       record.json.steps.map((s) => s.log),
     );
     await writeFileSafely(join(record.dir, SCRIPT_FILE), script);
-    const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], ctx);
+    const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], {
+      ...ctx,
+      env: { ...ctx.env, ...secrets },
+    });
     const answer = readSbatchAnswer(r);
     if (answer.kind === 'refused')
       throw new UsageError(

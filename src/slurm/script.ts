@@ -12,7 +12,8 @@
  */
 import { UsageError } from '../errors.js';
 import { printable } from '../printable.js';
-import { shellJoin, shellWord } from '../quote.js';
+import { shellArgs, shellJoin, shellWord } from '../quote.js';
+import { secretGuards } from '../redact.js';
 import type { LaunchStep } from '../config/setup.js';
 import type { SlurmShape } from './shape.js';
 
@@ -291,6 +292,8 @@ export function sbatchScript(spec: ScriptSpec): string {
     ...spec.notes.map((l) => `# ${printable(l)}`),
     '',
     'set -uo pipefail',
+    // A secret of a step is passed by name (../redact.ts): the job stops at once, saying which, without it.
+    ...secretGuards(spec.steps.map((s) => s.args)),
     'export PYTHONUNBUFFERED=1',
     `ACCELERATE=${shellWord(spec.accelerate)}`,
     `LOG_DIR=${shellWord(spec.logDir)}`,
@@ -370,7 +373,7 @@ export function perNodeCommands(opts: {
         '--machine_rank',
         String(rank),
         ...passFlags(s, opts.configFile, f),
-        ...s.args,
+        ...shellArgs(s.args).map((sh) => ({ sh })),
       ]),
     ),
   }));
