@@ -42,6 +42,6 @@ export function shellArgs(argv: readonly string[]): string[] {
 export function shellJoin(argv: readonly string[]): string {
   const words = shellArgs(argv);
   const first = argv[0];
-  if (first !== undefined && first.includes('=') && words[0] === shellWord(first)) words[0] = singleQuoted(first);
+  if (first?.includes('=') && words[0] === shellWord(first)) words[0] = singleQuoted(first);
   return words.join(' ');
 }
