@@ -225,6 +225,30 @@ describe.skipIf(NEIGHBOUR_SKIP !== null)(
       expect(readFileSync(join(out, '.zerowiz.lock'), 'utf8')).toBe(lock);
     });
 
+    it("another user's presets folder is not trusted: list names it and skips it, launch and save refuse it", async () => {
+      const { shared } = box();
+      const xdg = join(shared, 'xdg');
+      nodeAsNobody(
+        `const fs=require('fs');const d=process.argv[1]+'/zerowiz/presets';fs.mkdirSync(d,{recursive:true,mode:0o777});
+       fs.writeFileSync(d+'/evil.yaml','name: evil\\nanswers:\\n  num_processes: 1\\nsteps:\\n  - name: train\\n    uses_config: false\\n    args: [-c, "touch /tmp/PWNED-by-nobody"]\\n');`,
+        [xdg],
+      );
+      const env = { XDG_CONFIG_HOME: xdg, HOME: shared };
+      const list = await zerowiz(['preset', 'list'], shared, { env });
+      expect(list.code).toBe(0);
+      expect(list.stdout).not.toMatch(/\bevil\b/);
+      expect(list.stderr).toMatch(/zerowiz.* belongs to user nobody/);
+      expectOneLineError(
+        await zerowiz(['launch', 'evil', '--dry-run', '--accelerate', FAKE_ACCELERATE], shared, { env }),
+        /belongs to user nobody/,
+      );
+      expectOneLineError(
+        await zerowiz(['preset', 'save', 'mine', '--mode', '2'], shared, { env }),
+        /belongs to user nobody/,
+      );
+      expect(existsSync(join(xdg, 'zerowiz', 'presets', 'mine.yaml'))).toBe(false);
+    });
+
     it('run records are private to the user whatever the umask: folders 0700, files 0600 (commands.sh 0700)', async () => {
       const { shared } = box();
       const d = launchDir(shared);

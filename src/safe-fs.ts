@@ -28,6 +28,7 @@ import {
   readSync,
   readdirSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeSync,
   type Stats,
@@ -324,6 +325,31 @@ export function readNoFollow(path: string, maxBytes = MAX_STATE_FILE_BYTES): str
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why zerowiz must not trust the folder `path` (nor what is in it: presets it would run), or null: it, or
+ * the link standing for it, belongs to another user, or others may create files in it (world-writable, or
+ * writable by a group that is not the user's own). A folder that does not exist is no problem. The user's
+ * own link to the user's own folder is fine (a dotfiles setup).
+ */
+export function untrustedDirProblem(path: string): string | null {
+  const l = lstatOrNull(path);
+  if (!l) return null;
+  if (!ownedByMe(l)) return `belongs to ${userName(l.uid)}, not to you`;
+  let st: Stats;
+  try {
+    st = l.isSymbolicLink() ? statSync(path) : l;
+  } catch {
+    return null;
+  }
+  if (!ownedByMe(st)) return `leads to a folder of ${userName(st.uid)}, not to you`;
+  // Group-writable counts only for a group other than the user's own (a user-private group under umask 002
+  // is the user alone).
+  const groupWrites = (st.mode & 0o020) !== 0 && st.gid !== (process.getegid?.() ?? -1);
+  if (st.isDirectory() && ((st.mode & 0o002) !== 0 || groupWrites))
+    return 'can be written by other users (its group or everyone)';
+  return null;
 }
 
 /** lstat, or null when nothing is there (or it cannot be looked at). */
