@@ -194,6 +194,21 @@ describe.skipIf(NEIGHBOUR_SKIP !== null)(
       expectOneLineError(r, /\.zerowiz-999999-abcdef\.journal.*outside/);
     });
 
+    it('a folder another user swapped for a link: generate --out through it is refused, the folder it leads to gets nothing', async () => {
+      const { root, shared } = box();
+      const victimDir = join(root, 'victim-dir');
+      mkdirSync(victimDir, { mode: 0o700 });
+      writeFileSync(join(victimDir, 'accelerate_config.yaml'), VICTIM_TEXT, { mode: 0o600 });
+      asNobody('ln', ['-s', victimDir, join(shared, 'configs')]);
+      const r = await zerowiz(
+        ['generate', '--mode', '3', '--num-processes', '2', '--out', join(shared, 'configs')],
+        shared,
+      );
+      expectOneLineError(r, /configs is a symbolic link of user nobody/);
+      expect(readdirSync(victimDir)).toEqual(['accelerate_config.yaml']);
+      expect(readFileSync(join(victimDir, 'accelerate_config.yaml'), 'utf8')).toBe(VICTIM_TEXT);
+    });
+
     it('a lock another user planted as a link to /dev/zero is refused at once, not read', async () => {
       const { shared } = box();
       const out = join(shared, 'configs');

@@ -27,6 +27,7 @@ import {
   openSync,
   readSync,
   readdirSync,
+  readlinkSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -349,6 +350,44 @@ export function untrustedDirProblem(path: string): string | null {
   const groupWrites = (st.mode & 0o020) !== 0 && st.gid !== (process.getegid?.() ?? -1);
   if (st.isDirectory() && ((st.mode & 0o002) !== 0 || groupWrites))
     return 'can be written by other users (its group or everyone)';
+  return null;
+}
+
+/** How many links a path may go through before foreignLinkOnPath gives up (the kernel's own limit). */
+const MAX_LINKS_ON_PATH = 40;
+
+/**
+ * The first symbolic link on the way to `path` (its folders and itself, following each link to where it
+ * leads) that another user made: neither the user nor root owns it. Null when there is none. A folder that
+ * is the user's own link (a dotfiles setup) or a system link is fine; a link another user planted would send
+ * zerowiz's write somewhere the user never named.
+ */
+export function foreignLinkOnPath(path: string): { link: string; uid: number } | null {
+  const me = myUid();
+  let todo = resolve(path)
+    .split('/')
+    .filter((c) => c !== '');
+  let at = '/';
+  for (let links = 0; todo.length > 0; ) {
+    const next = join(at, todo.shift()!);
+    const st = lstatOrNull(next);
+    if (!st) return null; // the rest does not exist yet: zerowiz makes it
+    if (!st.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    if (st.uid !== me && st.uid !== 0 && me !== -1) return { link: next, uid: st.uid };
+    if (++links > MAX_LINKS_ON_PATH) return null; // a loop: the write fails on its own with ELOOP
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      return null;
+    }
+    const parts = target.split('/').filter((c) => c !== '');
+    if (target.startsWith('/')) at = '/';
+    todo = [...parts, ...todo];
+  }
   return null;
 }
 

@@ -47,6 +47,7 @@ import { UsageError, fileError, isOsError } from './errors.js';
 import { printable } from './printable.js';
 import {
   UntrustedPathError,
+  foreignLinkOnPath,
   lstatOrNull,
   notYoursError,
   ownedByMe,
@@ -724,6 +725,17 @@ export async function withDirLocks<T>(dirs: readonly string[], fn: (held: readon
  */
 export async function writeFilesTogether(files: readonly FileToWrite[]): Promise<WriteResult[]> {
   const abs = files.map((f) => ({ ...f, path: resolve(f.path) }));
+  // A link another user made on the way (a folder swapped for a link to somewhere of the user's) would send
+  // the write where the user never asked: refused before anything, the user's own and system links are fine.
+  for (const f of abs) {
+    const foreign = foreignLinkOnPath(f.path);
+    if (foreign)
+      throw new UntrustedPathError(
+        foreign.link,
+        `is a symbolic link of ${userName(foreign.uid)}; zerowiz never writes through a link another user made`,
+        'look at where it leads and remove it, or write somewhere else; nothing was written',
+      );
+  }
   // Check what is in the way before creating any folder or lock.
   for (const f of abs) {
     try {
