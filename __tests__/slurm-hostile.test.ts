@@ -259,8 +259,9 @@ describe('--sbatch-arg: every spelling of what zerowiz sets itself', () => {
 function withSbatch(
   body: string,
   extra: Record<string, string> = {},
+  dir?: string,
 ): { env: NodeJS.ProcessEnv; d: string; calls: () => string[] } {
-  const d = tmp();
+  const d = dir ?? tmp();
   writeFileSync(join(d, 'train.py'), '');
   const bin = join(d, 'bin');
   mkdirSync(bin);
@@ -278,8 +279,8 @@ function withSbatch(
   };
 }
 
-async function submitWith(body: string, extra: Record<string, string> = {}) {
-  const box = withSbatch(body, extra);
+async function submitWith(body: string, extra: Record<string, string> = {}, dir?: string) {
+  const box = withSbatch(body, extra, dir);
   const setup = await loadPreset(join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml'));
   const plan = planSlurmLaunch(
     setup,
@@ -371,5 +372,26 @@ describe("Slurm's answers are untrusted text", () => {
     expect(hasControl(readFileSync(join((rec as { dir: string }).dir, 'run.json'), 'utf8').replace(/\n/g, ''))).toBe(
       false,
     );
+  });
+});
+
+describe('a record that holds raw bytes', () => {
+  it('written raw before (or edited since), it is read back escaped: zerowiz runs shows no control byte', async () => {
+    const d = tmp();
+    const { dir } = (await (await submitWith('echo 4242', {}, d)).run()).record;
+    const path = join(dir, 'run.json');
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { slurm: Record<string, unknown>; ended: string };
+    Object.assign(json.slurm, {
+      state: 'COMPLETED\x1b]0;pwned\x07',
+      phase: 'done',
+      reason: 'R\u009b2J',
+      nodeList: 'n1\x1b[2J',
+    });
+    json.ended = 'succeeded';
+    writeFileSync(path, JSON.stringify(json));
+    const r = runCli(['runs'], { cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/slurm job 4242 done \[COMPLETED\\X1B\]0;PWNED\\X07\]/);
+    expect(hasControl(r.stdout.replace(/\n/g, ''))).toBe(false);
   });
 });
