@@ -209,6 +209,17 @@ describe.skipIf(NEIGHBOUR_SKIP !== null)(
       expect(readFileSync(join(victimDir, 'accelerate_config.yaml'), 'utf8')).toBe(VICTIM_TEXT);
     });
 
+    it('a folder another user made first (squatting the name in a 1777 folder): nothing is written into it', async () => {
+      const { shared } = box();
+      nodeAsNobody("require('fs').mkdirSync(process.argv[1], { mode: 0o777 })", [join(shared, 'configs')]);
+      const r = await zerowiz(
+        ['generate', '--mode', '3', '--num-processes', '2', '--out', join(shared, 'configs')],
+        shared,
+      );
+      expectOneLineError(r, /configs belongs to user nobody \(uid \d+\), not to you/);
+      expect(readdirSync(join(shared, 'configs'))).toEqual([]);
+    });
+
     it('a lock another user planted as a link to /dev/zero is refused at once, not read', async () => {
       const { shared } = box();
       const out = join(shared, 'configs');

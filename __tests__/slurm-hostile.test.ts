@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -393,5 +394,24 @@ describe('a record that holds raw bytes', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/slurm job 4242 done \[COMPLETED\\X1B\]0;PWNED\\X07\]/);
     expect(hasControl(r.stdout.replace(/\n/g, ''))).toBe(false);
+  });
+});
+
+describe('a Slurm run record is private', () => {
+  it('its folder 0700, its files 0600 (commands.sh 0700), under umask 000', async () => {
+    const { run } = await submitWith('echo 4242');
+    const old = process.umask(0);
+    let dir: string;
+    try {
+      dir = (await run()).record.dir;
+    } finally {
+      process.umask(old);
+    }
+    expect(lstatSync(dir).mode & 0o777).toBe(0o700);
+    // The space reserve is the record code's own (empty bytes; the 0700 folder keeps it private).
+    for (const f of readdirSync(dir).filter((n) => n !== '.space-reserve'))
+      expect(`${f} ${(lstatSync(join(dir, f)).mode & 0o777).toString(8)}`).toBe(
+        `${f} ${f === 'commands.sh' ? '700' : '600'}`,
+      );
   });
 });

@@ -166,6 +166,84 @@ function pidAlive(pid: number): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The folders of a write, pinned
+
+/** Each folder a write holds, opened once (refcounted: writes of one process may overlap). */
+const pins = new Map<string, { fd: number; count: number }>();
+const PROC_FD_OK = (() => {
+  try {
+    return lstatSync('/proc/self/fd').isDirectory();
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Opens `dir` (already checked: no link another user made on the way) and keeps it for the write: every
+ * operation in it goes through /proc/self/fd/N (see v()), so a rename of the folder, or a link put in its
+ * place, can no longer send a file of the write anywhere else. A folder another user owns (root aside) is
+ * refused: they could swap what zerowiz writes there at any time.
+ */
+function pinDir(dir: string): void {
+  const have = pins.get(dir);
+  if (have) {
+    have.count++;
+    return;
+  }
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (e) {
+    throw fileError(e, dir, 'cannot write in');
+  }
+  const st = fstatSync(fd);
+  if (!ownedByMe(st) && st.uid !== 0) {
+    closeSync(fd);
+    throw notYoursError(
+      dir,
+      st,
+      "zerowiz writes your files only into folders of your own (or root's): another user could swap them",
+      'write into a folder of your own (make one, e.g. a subfolder); nothing was written',
+    );
+  }
+  // Opened what was checked: no link of another user's on the way now either, and the path still names
+  // the folder opened (a swap between the check and the open is caught here; after it, the descriptor rules).
+  let now: ReturnType<typeof statSync> | null = null;
+  try {
+    now = statSync(dir);
+  } catch {}
+  const foreign = foreignLinkOnPath(dir);
+  if (foreign || !now || now.ino !== st.ino || now.dev !== st.dev) {
+    closeSync(fd);
+    throw new UntrustedPathError(
+      dir,
+      foreign
+        ? `leads through a symbolic link of ${userName(foreign.uid)} (${foreign.link}); zerowiz never writes through a link another user made`
+        : 'changed while zerowiz opened it (another process swapped it)',
+      'look at what is there and write again, or write somewhere else; nothing was written',
+    );
+  }
+  pins.set(dir, { fd, count: 1 });
+}
+
+function unpinDir(dir: string): void {
+  const have = pins.get(dir);
+  if (!have) return;
+  if (--have.count > 0) return;
+  closeSync(have.fd);
+  pins.delete(dir);
+}
+
+/** The path zerowiz uses for `p`: through its folder's pinned descriptor while a write holds it. */
+function v(p: string): string {
+  if (!PROC_FD_OK) return p;
+  const self = pins.get(p);
+  if (self) return `/proc/self/fd/${self.fd}`;
+  const parent = pins.get(dirname(p));
+  return parent ? `/proc/self/fd/${parent.fd}/${basename(p)}` : p;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Small synchronous helpers
 
 const hex = () => randomBytes(6).toString('hex');
@@ -180,7 +258,7 @@ function tempPathFor(path: string): string {
  */
 function writeNewFile(path: string, text: string, sync = true, mode?: number): void {
   const fd = openSync(
-    path,
+    v(path),
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     mode ?? 0o644,
   );
@@ -199,7 +277,7 @@ function writeNewFile(path: string, text: string, sync = true, mode?: number): v
 
 function unlinkQuietly(path: string): void {
   try {
-    unlinkSync(path);
+    unlinkSync(v(path));
   } catch {
     // already gone
   }
@@ -207,7 +285,7 @@ function unlinkQuietly(path: string): void {
 
 function exists(path: string): boolean {
   try {
-    lstatSync(path);
+    lstatSync(v(path));
     return true;
   } catch {
     return false;
@@ -222,7 +300,7 @@ function linkToFreeName(path: string, base: string): string {
   for (let i = 0; ; i++) {
     const candidate = i === 0 ? base : `${base}-${i}`;
     try {
-      linkSync(path, candidate);
+      linkSync(v(path), v(candidate));
       return candidate;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
@@ -242,7 +320,7 @@ function linkToFreeName(path: string, base: string): string {
 
 /** A regular file's text and permissions, its last component never followed (O_NOFOLLOW). */
 function readWholeNoFollow(path: string): { text: string; mode: number } {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  const fd = openSync(v(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: 'EINVAL', path });
@@ -269,7 +347,7 @@ function tryLock(dir: string): Held | null {
   const temp = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   writeNewFile(temp, JSON.stringify(owner), false);
   try {
-    linkSync(temp, path);
+    linkSync(v(temp), v(path));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return null;
@@ -295,9 +373,9 @@ interface SeenLock {
 }
 
 function readOwner(path: string): SeenLock | null {
-  const st = lstatOrNull(path);
+  const st = lstatOrNull(v(path));
   if (!st) return null;
-  const text = st.isFile() ? (readNoFollow(path) ?? '') : '';
+  const text = st.isFile() ? (readNoFollow(v(path)) ?? '') : '';
   try {
     const o = JSON.parse(text) as LockOwner;
     const valid = typeof o.pid === 'number' && typeof o.nonce === 'string' && typeof o.host === 'string';
@@ -343,15 +421,15 @@ function breakStaleLock(dir: string): { free: boolean; holder: string } {
     );
   const aside = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   try {
-    renameSync(path, aside);
+    renameSync(v(path), v(aside));
   } catch {
     return { free: true, holder };
   }
   // Unreadable (null): it was the unreadable stale one.
-  const moved = readNoFollow(aside) ?? '';
+  const moved = readNoFollow(v(aside)) ?? '';
   if (moved !== seen.text) {
     try {
-      linkSync(aside, path);
+      linkSync(v(aside), v(path));
     } catch {
       // another writer took the free slot; the moved holder finds its lock gone and rolls back
     }
@@ -387,7 +465,7 @@ const JOURNAL_FIX =
  * user's own (it is only removed).
  */
 function journalEntries(jpath: string, pid: number): PlanEntry[] | null {
-  const st = lstatOrNull(jpath);
+  const st = lstatOrNull(v(jpath));
   if (!st) return null;
   if (!st.isFile())
     throw new UntrustedPathError(
@@ -402,7 +480,7 @@ function journalEntries(jpath: string, pid: number): PlanEntry[] | null {
       'zerowiz finishes only journals it wrote itself',
       'ask them to remove it, or write somewhere else; nothing was written',
     );
-  const text = readNoFollow(jpath);
+  const text = readNoFollow(v(jpath));
   let j: Partial<Journal> | null = null;
   try {
     j = text === null ? null : (JSON.parse(text) as Partial<Journal>);
@@ -438,7 +516,7 @@ function journalEntries(jpath: string, pid: number): PlanEntry[] | null {
         !basename(backup).startsWith(`${basename(path)}.bak-`))
     )
       throw bad(`names a backup of ${printable(path)} outside that file's folder`);
-    const tst = lstatOrNull(temp);
+    const tst = lstatOrNull(v(temp));
     if (tst && (!tst.isFile() || !ownedByMe(tst)))
       throw bad(`names the temporary file ${printable(temp)}, which is not the user's own regular file`);
     out.push({ path, temp, backup });
@@ -456,7 +534,7 @@ function journalEntries(jpath: string, pid: number): PlanEntry[] | null {
 function recoverDir(dir: string): void {
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirSync(v(dir));
   } catch {
     return;
   }
@@ -464,7 +542,7 @@ function recoverDir(dir: string): void {
     const m = JOURNAL_RE.exec(name);
     if (!m) continue;
     const jpath = join(dir, name);
-    const jst = lstatOrNull(jpath);
+    const jst = lstatOrNull(v(jpath));
     // A journal of the user's own whose writer still runs is that writer's; anything else is checked now.
     if (jst?.isFile() && ownedByMe(jst) && pidAlive(Number(m[1]))) continue;
     const entries = journalEntries(jpath, Number(m[1]));
@@ -474,28 +552,28 @@ function recoverDir(dir: string): void {
         if (!exists(e.temp)) continue;
         if (started) {
           try {
-            renameSync(e.temp, e.path);
+            renameSync(v(e.temp), v(e.path));
           } catch {
-            unlinkIfMine(e.temp);
+            unlinkIfMine(v(e.temp));
           }
         } else {
-          unlinkIfMine(e.temp);
-          if (e.backup && sameFile(e.backup, e.path)) unlinkIfMine(e.backup);
+          unlinkIfMine(v(e.temp));
+          if (e.backup && sameFile(e.backup, e.path)) unlinkIfMine(v(e.backup));
         }
       }
     }
-    unlinkIfMine(jpath);
+    unlinkIfMine(v(jpath));
   }
   for (const name of names) {
     const m = TEMP_RE.exec(name);
-    if (m && !pidAlive(Number(m[1]))) unlinkIfMine(join(dir, name));
+    if (m && !pidAlive(Number(m[1]))) unlinkIfMine(v(join(dir, name)));
   }
 }
 
 function sameFile(a: string, b: string): boolean {
   try {
-    const x = lstatSync(a);
-    const y = lstatSync(b);
+    const x = lstatSync(v(a));
+    const y = lstatSync(v(b));
     return x.ino === y.ino && x.dev === y.dev;
   } catch {
     return false;
@@ -532,7 +610,7 @@ async function withSignalsHeld<T>(fn: () => T): Promise<T> {
 function currentContent(path: string): { old: string | null; big: boolean; oldMode?: number } {
   let st: ReturnType<typeof lstatSync>;
   try {
-    st = lstatSync(path);
+    st = lstatSync(v(path));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { old: null, big: false };
     throw fileError(e, path, 'cannot write');
@@ -540,7 +618,7 @@ function currentContent(path: string): { old: string | null; big: boolean; oldMo
   if (st.isSymbolicLink()) {
     let to = '';
     try {
-      to = ` (to ${printable(readlinkSync(path))})`;
+      to = ` (to ${printable(readlinkSync(v(path)))})`;
     } catch {
       // unreadable link
     }
@@ -601,7 +679,7 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
     journal = join(jdir, `.zerowiz-${self().pid}-${hex()}.journal`);
     const jtemp = tempPathFor(journal);
     writeNewFile(jtemp, JSON.stringify({ pid: self().pid, entries } satisfies Journal), false);
-    renameSync(jtemp, journal);
+    renameSync(v(jtemp), v(journal));
     for (const h of held)
       if (!stillMine(h))
         throw new UsageError(
@@ -609,7 +687,7 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
           'another zerowiz broke this lock as stale; try again',
         );
     for (const e of entries) {
-      renameSync(e.temp, e.path);
+      renameSync(v(e.temp), v(e.path));
       committed++;
     }
     unlinkQuietly(journal);
@@ -637,8 +715,8 @@ function rollBack(entries: Array<PlanEntry & { existed: boolean }>, committed: n
   for (const [i, e] of entries.entries()) {
     if (i < committed) {
       try {
-        if (e.backup) renameSync(e.backup, e.path);
-        else unlinkSync(e.path);
+        if (e.backup) renameSync(v(e.backup), v(e.path));
+        else unlinkSync(v(e.path));
       } catch {
         ok = false;
       }
@@ -680,6 +758,20 @@ function ensureDir(dir: string): void {
 export async function withDirLocks<T>(dirs: readonly string[], fn: (held: readonly Held[]) => T): Promise<T> {
   const sorted = [...new Set(dirs.map((d) => resolve(d)))].sort();
   for (const d of sorted) ensureDir(d);
+  const pinned: string[] = [];
+  try {
+    for (const d of sorted) {
+      pinDir(d);
+      pinned.push(d);
+    }
+    return await lockedLoop(sorted, fn);
+  } finally {
+    for (const d of pinned) unpinDir(d);
+  }
+}
+
+/** withDirLocks' loop over the (pinned) folders: take every lock or wait, then run `fn`. */
+async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held[]) => T): Promise<T> {
   const deadline = Date.now() + lockWaitMs();
   let wait = LOCK_RETRY_MIN_MS;
   for (;;) {
@@ -750,9 +842,9 @@ export async function writeFilesTogether(files: readonly FileToWrite[]): Promise
   );
 }
 
-/** Writes one file safely (see writeFilesTogether). */
-export async function writeFileSafely(path: string, text: string): Promise<WriteResult> {
-  return (await writeFilesTogether([{ path, text }]))[0]!;
+/** Writes one file safely (see writeFilesTogether); `mode` as FileToWrite's. */
+export async function writeFileSafely(path: string, text: string, mode?: number): Promise<WriteResult> {
+  return (await writeFilesTogether([{ path, text, mode }]))[0]!;
 }
 
 /**
@@ -763,7 +855,7 @@ export async function moveAside(path: string, base: string): Promise<string> {
   return withDirLocks([dirname(resolve(path))], () => {
     try {
       const to = linkToFreeName(path, base);
-      unlinkSync(path);
+      unlinkSync(v(path));
       return to;
     } catch (e) {
       throw fileError(e, path, 'cannot move');
@@ -855,10 +947,10 @@ export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promi
 
 /**
  * Writes the files a launch writes (launchConfigFiles) as one transaction; results as writeConfigFiles gives
- * them, [] when no step uses any of them.
+ * them, [] when no step uses any of them. `mode` sets their permissions exactly (0600 in a run record).
  */
-export async function writeLaunchConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
-  return writeSetupFiles(launchConfigFiles(setup, cwd));
+export async function writeLaunchConfigFiles(setup: Setup, cwd = process.cwd(), mode?: number): Promise<WriteResult[]> {
+  return writeSetupFiles(launchConfigFiles(setup, cwd).map((f) => (mode === undefined ? f : { ...f, mode })));
 }
 
 /** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */

@@ -36,6 +36,7 @@ import { formatChange, shapeOfSetup, slurmFindings, slurmSetup, type ShapeChange
 import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
 import { shellArgs, shellWord } from '../quote.js';
 import { redactArgv, secretEnv } from '../redact.js';
+import { PRIVATE_FILE_MODE } from '../safe-fs.js';
 import { printable } from '../printable.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
@@ -291,14 +292,15 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     });
     // The job script passes each secret by name; sbatch hands the values to the job in its environment.
     const secrets = secretEnv(placed.steps.map((s) => s.args));
-    const writes = await writeLaunchConfigFiles(placed, plan.cwd);
+    // Files of the record: private to the user, as the record is (0600).
+    const writes = await writeLaunchConfigFiles(placed, plan.cwd, PRIVATE_FILE_MODE);
     record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));
     const script = slurmScript(
       plan,
       record.dir,
       record.json.steps.map((s) => s.log),
     );
-    await writeFileSafely(join(record.dir, SCRIPT_FILE), script);
+    await writeFileSafely(join(record.dir, SCRIPT_FILE), script, PRIVATE_FILE_MODE);
     const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], {
       ...ctx,
       env: { ...ctx.env, ...secrets },
