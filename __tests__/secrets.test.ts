@@ -266,3 +266,28 @@ describe('a Slurm job', () => {
     expect(sub.record.json.steps[0]!.argv).toContain(SECRET_MARK);
   });
 });
+
+describe('a preset', () => {
+  it('whose steps pass a secret is saved 0600 whatever the umask (one without keeps 0644 less the umask)', async () => {
+    const { savePresetFile } = await import('../src/config/presets.js');
+    const { lstatSync } = await import('node:fs');
+    const d = tmp();
+    const env = { HOME: d, XDG_CONFIG_HOME: join(d, 'cfg') };
+    const base = await loadPreset('zero2');
+    const old = process.umask(0);
+    try {
+      const secret = await savePresetFile(
+        's',
+        { ...base, steps: [{ name: 'train', usesConfig: true, args: ARGS }] },
+        '',
+        undefined,
+        env,
+      );
+      const plain = await savePresetFile('p', base, '', undefined, env);
+      expect(lstatSync(secret.path).mode & 0o777).toBe(0o600);
+      expect(lstatSync(plain.path).mode & 0o777).toBe(0o644);
+    } finally {
+      process.umask(old);
+    }
+  });
+});

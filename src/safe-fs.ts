@@ -353,6 +353,27 @@ export function untrustedDirProblem(path: string): string | null {
   return null;
 }
 
+/**
+ * Makes the folder `path` and any missing parent, each new one private (0700 exactly, whatever the umask);
+ * folders that exist are left as they are (a link of the user's among them is fine). Throws a FileError.
+ */
+export function mkdirPrivate(path: string): void {
+  const abs = resolve(path);
+  const missing: string[] = [];
+  for (let p = abs; lstatOrNull(p) === null; p = dirname(p)) {
+    missing.unshift(p);
+    if (dirname(p) === p) break;
+  }
+  for (const p of missing) {
+    try {
+      mkdirSync(p, { mode: PRIVATE_DIR_MODE });
+      chmodSync(p, PRIVATE_DIR_MODE);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(e, p, 'cannot create');
+    }
+  }
+}
+
 /** How many links a path may go through before foreignLinkOnPath gives up (the kernel's own limit). */
 const MAX_LINKS_ON_PATH = 40;
 

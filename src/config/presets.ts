@@ -10,7 +10,8 @@ import '../zod.js';
 import { UsageError, fileError } from '../errors.js';
 import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from '../paths.js';
-import { UntrustedPathError, lstatOrNull, ownedByMe, untrustedDirProblem, userName } from '../safe-fs.js';
+import { UntrustedPathError, lstatOrNull, mkdirPrivate, ownedByMe, untrustedDirProblem, userName } from '../safe-fs.js';
+import { secretsIn } from '../redact.js';
 import {
   AnswerKeyError,
   QUESTIONS,
@@ -378,6 +379,8 @@ export async function savePresetFile(
   const path = userPresetPath(clean, env);
   const untrusted = userPresetsProblem(env, path);
   if (untrusted) throw untrusted;
+  // Folders zerowiz makes for presets are the user's alone (0700 whatever the umask): presets name commands.
+  mkdirPrivate(dirname(path));
   const text = renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given));
   const guard = (old: string) => {
     try {
@@ -390,7 +393,9 @@ export async function savePresetFile(
       );
     }
   };
-  const [result] = await writeFilesTogether([{ path, text, guard }]);
+  // A preset whose steps pass a secret (../redact.ts) is the user's alone: 0600 whatever the umask.
+  const secret = setup.steps.some((s) => secretsIn(s.args).length > 0);
+  const [result] = await writeFilesTogether([{ path, text, guard, ...(secret ? { mode: 0o600 } : {}) }]);
   const builtin = join(presetsDir(), `${clean}.yaml`);
   return { ...result!, shadows: existsSync(builtin) ? builtin : null };
 }
