@@ -254,7 +254,7 @@ function runJsonText(json: RunJson): string {
   return `${JSON.stringify(json, null, 2)}\n`;
 }
 
-/** Temporary files of atomic writes: `<name>.tmp-<pid>`. */
+/** Temporary files of atomic writes: `<name>.tmp-<pid>-<hex>` (record-files.ts). */
 export const TMP_SUFFIX = '.tmp-';
 
 /**
