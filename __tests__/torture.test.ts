@@ -25,13 +25,13 @@ describe('torture (reduced)', () => {
     const r = spawnSync(
       process.execPath,
       [join(dir, 'run.mjs'), '--iterations', String(iterations), '--seed', String(SEED)],
-      { cwd: ROOT, encoding: 'utf8', timeout: 170_000 },
+      { cwd: ROOT, encoding: 'utf8', timeout: 300_000 },
     );
     const failures = r.stdout.split('\n').filter((l) => l.startsWith('FAIL '));
     expect(failures).toEqual([]);
     expect(r.stdout).toContain(`torture: ${iterations} iterations, 0 failures (seed ${SEED})`);
     expect(r.status).toBe(0);
-  }, 180_000);
+  }, 320_000);
 
   it('refuses an unknown scenario name with a non-zero exit', () => {
     const r = spawnSync(process.execPath, [join(dir, 'run.mjs'), '--only', 'no-such-scenario'], {

@@ -1,3 +1,5 @@
+import { printable } from './printable.js';
+
 /** Bad usage or bad input: the CLI prints `message` (and `hint`) on one line each and exits 2. */
 export class UsageError extends Error {
   readonly hint: string | undefined;
@@ -18,11 +20,16 @@ export class RunError extends Error {
   }
 }
 
-/** The one-line text for an error, without a stack trace. */
+/**
+ * The text for an error, without a stack trace: its message on one line and, for a UsageError, its hint on
+ * a second. Any control character in either (a value holding a newline, an escape from a file or from
+ * Slurm) is shown escaped (./printable.ts), so neither can break the line or reach the terminal raw.
+ */
 export function describeError(err: unknown): string {
-  if (err instanceof UsageError) return err.hint ? `${err.message}\n  hint: ${err.hint}` : err.message;
-  if (err instanceof Error) return err.message;
-  return String(err);
+  if (err instanceof UsageError)
+    return err.hint ? `${printable(err.message)}\n  hint: ${printable(err.hint)}` : printable(err.message);
+  if (err instanceof Error) return printable(err.message);
+  return printable(String(err));
 }
 
 /** What an OS error code means to a user, and what to do about it. */

@@ -15,10 +15,17 @@
  *   transaction from its journal and removes its temp files. Waiting for a live holder ends after LOCK_WAIT_MS.
  * - The transaction itself is synchronous, with SIGINT/SIGTERM/SIGHUP held back until it ends (then raised
  *   again): Ctrl+C never lands between two renames. Only SIGKILL can, and the journal covers that.
+ * - A folder another local user can write too (a 1777 scratch folder, a group project): every file zerowiz
+ *   creates is new (O_EXCL | O_NOFOLLOW), nothing is read through a link, and a lock, journal or temporary
+ *   file counts only when the user owns it: another user's journal or stale lock is refused with one line
+ *   naming it and its owner, never finished, broken or removed (./safe-fs.ts). A journal's entries must
+ *   each name a file and zerowiz's own temporary file beside it.
  */
 import {
   closeSync,
   constants,
+  fchmodSync,
+  fstatSync,
   fsyncSync,
   linkSync,
   lstatSync,
@@ -31,11 +38,23 @@ import {
   statSync,
   unlinkSync,
   writeSync,
+  type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError, fileError, isOsError } from './errors.js';
+import { printable } from './printable.js';
+import {
+  UntrustedPathError,
+  foreignLinkOnPath,
+  lstatOrNull,
+  notYoursError,
+  ownedByMe,
+  readNoFollow,
+  unlinkIfMine,
+  userName,
+} from './safe-fs.js';
 import { extraConfigFiles, withFiles } from './config/accelerate-config.js';
 import { toAccelerateYaml, toDeepSpeedJson } from './config/emit.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
@@ -49,11 +68,16 @@ export interface WriteResult {
   backup?: string;
 }
 
-/** One file of a transaction. `guard` sees the current content and may throw to refuse replacing it. */
+/**
+ * One file of a transaction. `guard` sees the current content and may throw to refuse replacing it. `mode`
+ * sets the new file's permissions exactly (e.g. 0o600 in a run record); without it a file that exists keeps
+ * its permissions and a new one gets 0644 less the umask.
+ */
 export interface FileToWrite {
   path: string;
   text: string;
   guard?: (old: string) => void;
+  mode?: number;
 }
 
 /** The lock file's name in each folder zerowiz writes to. */
@@ -142,6 +166,84 @@ function pidAlive(pid: number): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The folders of a write, pinned
+
+/** Each folder a write holds, opened once (refcounted: writes of one process may overlap). */
+const pins = new Map<string, { fd: number; count: number }>();
+const PROC_FD_OK = (() => {
+  try {
+    return lstatSync('/proc/self/fd').isDirectory();
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Opens `dir` (already checked: no link another user made on the way) and keeps it for the write: every
+ * operation in it goes through /proc/self/fd/N (see v()), so a rename of the folder, or a link put in its
+ * place, can no longer send a file of the write anywhere else. A folder another user owns (root aside) is
+ * refused: they could swap what zerowiz writes there at any time.
+ */
+function pinDir(dir: string): void {
+  const have = pins.get(dir);
+  if (have) {
+    have.count++;
+    return;
+  }
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (e) {
+    throw fileError(e, dir, 'cannot write in');
+  }
+  const st = fstatSync(fd);
+  if (!ownedByMe(st) && st.uid !== 0) {
+    closeSync(fd);
+    throw notYoursError(
+      dir,
+      st,
+      "zerowiz writes your files only into folders of your own (or root's): another user could swap them",
+      'write into a folder of your own (make one, e.g. a subfolder); nothing was written',
+    );
+  }
+  // Opened what was checked: no link of another user's on the way now either, and the path still names
+  // the folder opened (a swap between the check and the open is caught here; after it, the descriptor rules).
+  let now: ReturnType<typeof statSync> | null = null;
+  try {
+    now = statSync(dir);
+  } catch {}
+  const foreign = foreignLinkOnPath(dir);
+  if (foreign || !now || now.ino !== st.ino || now.dev !== st.dev) {
+    closeSync(fd);
+    throw new UntrustedPathError(
+      dir,
+      foreign
+        ? `leads through a symbolic link of ${userName(foreign.uid)} (${foreign.link}); zerowiz never writes through a link another user made`
+        : 'changed while zerowiz opened it (another process swapped it)',
+      'look at what is there and write again, or write somewhere else; nothing was written',
+    );
+  }
+  pins.set(dir, { fd, count: 1 });
+}
+
+function unpinDir(dir: string): void {
+  const have = pins.get(dir);
+  if (!have) return;
+  if (--have.count > 0) return;
+  closeSync(have.fd);
+  pins.delete(dir);
+}
+
+/** The path zerowiz uses for `p`: through its folder's pinned descriptor while a write holds it. */
+function v(p: string): string {
+  if (!PROC_FD_OK) return p;
+  const self = pins.get(p);
+  if (self) return `/proc/self/fd/${self.fd}`;
+  const parent = pins.get(dirname(p));
+  return parent ? `/proc/self/fd/${parent.fd}/${basename(p)}` : p;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Small synchronous helpers
 
 const hex = () => randomBytes(6).toString('hex');
@@ -150,10 +252,18 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path).slice(0, 100)}.zerowiz-${self().pid}-${hex()}.tmp`);
 }
 
-/** Writes a new file that must not exist yet (O_EXCL: never follows a link); flushed to disk when `sync`. */
-function writeNewFile(path: string, text: string, sync = true): void {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+/**
+ * Writes a new file that must not exist yet (O_EXCL | O_NOFOLLOW: a planted file or link makes it fail,
+ * never written through); flushed to disk when `sync`. `mode` is exact when given, else 0644 less the umask.
+ */
+function writeNewFile(path: string, text: string, sync = true, mode?: number): void {
+  const fd = openSync(
+    v(path),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode ?? 0o644,
+  );
   try {
+    if (mode !== undefined) fchmodSync(fd, mode);
     const buf = Buffer.from(text, 'utf8');
     for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
     if (sync) fsyncSync(fd);
@@ -167,7 +277,7 @@ function writeNewFile(path: string, text: string, sync = true): void {
 
 function unlinkQuietly(path: string): void {
   try {
-    unlinkSync(path);
+    unlinkSync(v(path));
   } catch {
     // already gone
   }
@@ -175,7 +285,7 @@ function unlinkQuietly(path: string): void {
 
 function exists(path: string): boolean {
   try {
-    lstatSync(path);
+    lstatSync(v(path));
     return true;
   } catch {
     return false;
@@ -190,20 +300,33 @@ function linkToFreeName(path: string, base: string): string {
   for (let i = 0; ; i++) {
     const candidate = i === 0 ? base : `${base}-${i}`;
     try {
-      linkSync(path, candidate);
+      linkSync(v(path), v(candidate));
       return candidate;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') continue;
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK') throw e;
       try {
-        writeNewFile(candidate, readFileSync(path, 'utf8'));
+        const { text, mode } = readWholeNoFollow(path);
+        writeNewFile(candidate, text, true, mode);
         return candidate;
       } catch (e2) {
         if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') continue;
         throw e2;
       }
     }
+  }
+}
+
+/** A regular file's text and permissions, its last component never followed (O_NOFOLLOW). */
+function readWholeNoFollow(path: string): { text: string; mode: number } {
+  const fd = openSync(v(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: 'EINVAL', path });
+    return { text: readFileSync(fd, 'utf8'), mode: st.mode & 0o777 };
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -224,7 +347,7 @@ function tryLock(dir: string): Held | null {
   const temp = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   writeNewFile(temp, JSON.stringify(owner), false);
   try {
-    linkSync(temp, path);
+    linkSync(v(temp), v(path));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return null;
@@ -241,18 +364,24 @@ function tryLock(dir: string): Held | null {
   return { dir, path, nonce: owner.nonce };
 }
 
-function readOwner(path: string): { text: string; owner: LockOwner | null; mtimeMs: number } | null {
+/** What is at a lock's path: its stats (never followed), its text when it is a regular file, its holder. */
+interface SeenLock {
+  st: Stats;
+  text: string;
+  owner: LockOwner | null;
+  mtimeMs: number;
+}
+
+function readOwner(path: string): SeenLock | null {
+  const st = lstatOrNull(v(path));
+  if (!st) return null;
+  const text = st.isFile() ? (readNoFollow(v(path)) ?? '') : '';
   try {
-    const text = readFileSync(path, 'utf8');
-    const mtimeMs = statSync(path).mtimeMs;
-    try {
-      const o = JSON.parse(text) as LockOwner;
-      return { text, owner: typeof o.pid === 'number' && typeof o.nonce === 'string' ? o : null, mtimeMs };
-    } catch {
-      return { text, owner: null, mtimeMs };
-    }
+    const o = JSON.parse(text) as LockOwner;
+    const valid = typeof o.pid === 'number' && typeof o.nonce === 'string' && typeof o.host === 'string';
+    return { st, text, owner: valid ? o : null, mtimeMs: st.mtimeMs };
   } catch {
-    return null;
+    return { st, text, owner: null, mtimeMs: st.mtimeMs };
   }
 }
 
@@ -273,24 +402,34 @@ function breakStaleLock(dir: string): { free: boolean; holder: string } {
   const seen = readOwner(path);
   if (!seen) return { free: true, holder: '' };
   const o = seen.owner;
-  const holder = o ? `pid ${o.pid} on ${o.host}` : 'an unknown process';
+  const holder = o ? `pid ${o.pid} on ${printable(o.host)}` : 'an unknown process';
+  if (!seen.st.isFile())
+    throw new UntrustedPathError(
+      path,
+      `is ${seen.st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'} of ${userName(seen.st.uid)}; zerowiz's lock is a plain file it makes itself`,
+      `remove it if it is yours (it is no zerowiz lock), or write somewhere else; nothing was written`,
+    );
   const stale = o ? !alive(o) : Date.now() - seen.mtimeMs > UNREADABLE_LOCK_STALE_MS;
   if (!stale) return { free: false, holder };
+  // Another user's lock that names no running zerowiz: theirs to remove, never ours to break.
+  if (!ownedByMe(seen.st))
+    throw notYoursError(
+      path,
+      seen.st,
+      'no zerowiz of theirs holds it any more, and zerowiz never breaks or removes a lock of another user',
+      'ask them to remove it, or write somewhere else; nothing was written',
+    );
   const aside = join(dir, `.${LOCK_FILE_NAME}.zerowiz-${self().pid}-${hex()}.tmp`);
   try {
-    renameSync(path, aside);
+    renameSync(v(path), v(aside));
   } catch {
     return { free: true, holder };
   }
-  let moved = '';
-  try {
-    moved = readFileSync(aside, 'utf8');
-  } catch {
-    // unreadable: it was the unreadable stale one
-  }
+  // Unreadable (null): it was the unreadable stale one.
+  const moved = readNoFollow(v(aside)) ?? '';
   if (moved !== seen.text) {
     try {
-      linkSync(aside, path);
+      linkSync(v(aside), v(path));
     } catch {
       // another writer took the free slot; the moved holder finds its lock gone and rolls back
     }
@@ -313,56 +452,128 @@ interface Journal {
   entries: PlanEntry[];
 }
 
+/** The fix every refused journal names. */
+const JOURNAL_FIX =
+  'zerowiz finishes only journals it wrote itself: look at it, remove it, and write again; nothing was written';
+
+/**
+ * The entries of a dead writer's journal `jpath` (named for writer `pid`), checked before anything is done
+ * with them: the journal is the user's own regular file, and each entry names an absolute file and, beside
+ * it, that file's temporary file as this writer names them (`.NAME.zerowiz-<pid>-<hex>.tmp`), the user's
+ * own where it exists, and a backup beside it (`NAME.bak-...`) or none. Throws UntrustedPathError (one
+ * line naming the journal and what is wrong) otherwise; null for an empty or unreadable journal of the
+ * user's own (it is only removed).
+ */
+function journalEntries(jpath: string, pid: number): PlanEntry[] | null {
+  const st = lstatOrNull(v(jpath));
+  if (!st) return null;
+  if (!st.isFile())
+    throw new UntrustedPathError(
+      jpath,
+      `is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'} of ${userName(st.uid)}, not a journal zerowiz wrote`,
+      JOURNAL_FIX,
+    );
+  if (!ownedByMe(st))
+    throw notYoursError(
+      jpath,
+      st,
+      'zerowiz finishes only journals it wrote itself',
+      'ask them to remove it, or write somewhere else; nothing was written',
+    );
+  const text = readNoFollow(v(jpath));
+  let j: Partial<Journal> | null = null;
+  try {
+    j = text === null ? null : (JSON.parse(text) as Partial<Journal>);
+  } catch {
+    j = null;
+  }
+  if (!j || !Array.isArray(j.entries)) return null;
+  const out: PlanEntry[] = [];
+  for (const e of j.entries as unknown[]) {
+    const entry = e as Partial<PlanEntry> | null;
+    const path = entry?.path;
+    const temp = entry?.temp;
+    const backup = entry?.backup ?? null;
+    const bad = (why: string) =>
+      new UntrustedPathError(jpath, `${why}; zerowiz does not finish a journal it cannot trust`, JOURNAL_FIX);
+    if (typeof path !== 'string' || typeof temp !== 'string' || !isAbsolute(path) || !isAbsolute(temp))
+      throw bad('holds an entry that is not a file and its temporary file');
+    const folder = dirname(path);
+    const tempName = basename(temp);
+    const expected = `.${basename(path).slice(0, 100)}.zerowiz-${pid}-`;
+    if (
+      dirname(temp) !== folder ||
+      !tempName.startsWith(expected) ||
+      !/^[0-9a-f]+\.tmp$/.test(tempName.slice(expected.length))
+    )
+      throw bad(
+        `names ${printable(path)} with a temporary file outside that file's folder or not zerowiz's (${printable(temp)})`,
+      );
+    if (
+      backup !== null &&
+      (typeof backup !== 'string' ||
+        dirname(backup) !== folder ||
+        !basename(backup).startsWith(`${basename(path)}.bak-`))
+    )
+      throw bad(`names a backup of ${printable(path)} outside that file's folder`);
+    const tst = lstatOrNull(v(temp));
+    if (tst && (!tst.isFile() || !ownedByMe(tst)))
+      throw bad(`names the temporary file ${printable(temp)}, which is not the user's own regular file`);
+    out.push({ path, temp, backup });
+  }
+  return out;
+}
+
 /**
  * Cleans up after dead writers in `dir` (the lock is held): a journal whose writer died mid-commit is
  * finished (its remaining temp files renamed into place: the new set is whole); one that died before the
  * commit is undone (temps and unneeded backups removed); stray temp files of dead processes are removed.
+ * Only the user's own journals and temp files are used (see journalEntries); another user's are refused
+ * or, for stray temp files, left alone.
  */
 function recoverDir(dir: string): void {
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirSync(v(dir));
   } catch {
     return;
   }
   for (const name of names) {
     const m = JOURNAL_RE.exec(name);
-    if (!m || pidAlive(Number(m[1]))) continue;
+    if (!m) continue;
     const jpath = join(dir, name);
-    let j: Journal | null = null;
-    try {
-      j = JSON.parse(readFileSync(jpath, 'utf8')) as Journal;
-    } catch {
-      j = null;
-    }
-    if (j && Array.isArray(j.entries)) {
-      const started = j.entries.some((e) => !exists(e.temp));
-      for (const e of j.entries) {
+    const jst = lstatOrNull(v(jpath));
+    // A journal of the user's own whose writer still runs is that writer's; anything else is checked now.
+    if (jst?.isFile() && ownedByMe(jst) && pidAlive(Number(m[1]))) continue;
+    const entries = journalEntries(jpath, Number(m[1]));
+    if (entries) {
+      const started = entries.some((e) => !exists(e.temp));
+      for (const e of entries) {
         if (!exists(e.temp)) continue;
         if (started) {
           try {
-            renameSync(e.temp, e.path);
+            renameSync(v(e.temp), v(e.path));
           } catch {
-            unlinkQuietly(e.temp);
+            unlinkIfMine(v(e.temp));
           }
         } else {
-          unlinkQuietly(e.temp);
-          if (e.backup && sameFile(e.backup, e.path)) unlinkQuietly(e.backup);
+          unlinkIfMine(v(e.temp));
+          if (e.backup && sameFile(e.backup, e.path)) unlinkIfMine(v(e.backup));
         }
       }
     }
-    unlinkQuietly(jpath);
+    unlinkIfMine(v(jpath));
   }
   for (const name of names) {
     const m = TEMP_RE.exec(name);
-    if (m && !pidAlive(Number(m[1]))) unlinkQuietly(join(dir, name));
+    if (m && !pidAlive(Number(m[1]))) unlinkIfMine(v(join(dir, name)));
   }
 }
 
 function sameFile(a: string, b: string): boolean {
   try {
-    const x = lstatSync(a);
-    const y = lstatSync(b);
+    const x = lstatSync(v(a));
+    const y = lstatSync(v(b));
     return x.ino === y.ino && x.dev === y.dev;
   } catch {
     return false;
@@ -396,10 +607,10 @@ async function withSignalsHeld<T>(fn: () => T): Promise<T> {
 // The transaction
 
 /** Checks that `path` may be replaced: absent, or a regular file. Returns its content (null when absent). */
-function currentContent(path: string): { old: string | null; big: boolean } {
+function currentContent(path: string): { old: string | null; big: boolean; oldMode?: number } {
   let st: ReturnType<typeof lstatSync>;
   try {
-    st = lstatSync(path);
+    st = lstatSync(v(path));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { old: null, big: false };
     throw fileError(e, path, 'cannot write');
@@ -407,7 +618,7 @@ function currentContent(path: string): { old: string | null; big: boolean } {
   if (st.isSymbolicLink()) {
     let to = '';
     try {
-      to = ` (to ${readlinkSync(path)})`;
+      to = ` (to ${printable(readlinkSync(v(path)))})`;
     } catch {
       // unreadable link
     }
@@ -426,9 +637,11 @@ function currentContent(path: string): { old: string | null; big: boolean } {
       `cannot write ${path}: it is not a regular file`,
       'move it out of the way or write somewhere else; nothing was written',
     );
-  if (st.size > MAX_USER_FILE_BYTES) return { old: null, big: true };
+  if (st.size > MAX_USER_FILE_BYTES) return { old: null, big: true, oldMode: st.mode & 0o777 };
   try {
-    return { old: readFileSync(path, 'utf8'), big: false };
+    // Never through a link, even one swapped in since the lstat above.
+    const { text, mode } = readWholeNoFollow(path);
+    return { old: text, big: false, oldMode: mode };
   } catch (e) {
     throw fileError(e, path, 'cannot read');
   }
@@ -457,7 +670,8 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
         existed: f.old !== null || f.big,
       };
       entries.push(entry);
-      writeNewFile(entry.temp, f.text);
+      // The new file keeps the permissions the old one had (a 0600 config stays 0600), unless `mode` says.
+      writeNewFile(entry.temp, f.text, true, f.mode ?? f.oldMode);
     }
     for (const e of entries) if (e.existed) e.backup = linkToFreeName(e.path, `${e.path}.bak-${timestamp()}`);
     // The journal lets the next writer finish this commit if zerowiz is killed in the middle of it.
@@ -465,7 +679,7 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
     journal = join(jdir, `.zerowiz-${self().pid}-${hex()}.journal`);
     const jtemp = tempPathFor(journal);
     writeNewFile(jtemp, JSON.stringify({ pid: self().pid, entries } satisfies Journal), false);
-    renameSync(jtemp, journal);
+    renameSync(v(jtemp), v(journal));
     for (const h of held)
       if (!stillMine(h))
         throw new UsageError(
@@ -473,7 +687,7 @@ function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteRe
           'another zerowiz broke this lock as stale; try again',
         );
     for (const e of entries) {
-      renameSync(e.temp, e.path);
+      renameSync(v(e.temp), v(e.path));
       committed++;
     }
     unlinkQuietly(journal);
@@ -501,8 +715,8 @@ function rollBack(entries: Array<PlanEntry & { existed: boolean }>, committed: n
   for (const [i, e] of entries.entries()) {
     if (i < committed) {
       try {
-        if (e.backup) renameSync(e.backup, e.path);
-        else unlinkSync(e.path);
+        if (e.backup) renameSync(v(e.backup), v(e.path));
+        else unlinkSync(v(e.path));
       } catch {
         ok = false;
       }
@@ -544,6 +758,20 @@ function ensureDir(dir: string): void {
 export async function withDirLocks<T>(dirs: readonly string[], fn: (held: readonly Held[]) => T): Promise<T> {
   const sorted = [...new Set(dirs.map((d) => resolve(d)))].sort();
   for (const d of sorted) ensureDir(d);
+  const pinned: string[] = [];
+  try {
+    for (const d of sorted) {
+      pinDir(d);
+      pinned.push(d);
+    }
+    return await lockedLoop(sorted, fn);
+  } finally {
+    for (const d of pinned) unpinDir(d);
+  }
+}
+
+/** withDirLocks' loop over the (pinned) folders: take every lock or wait, then run `fn`. */
+async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held[]) => T): Promise<T> {
   const deadline = Date.now() + lockWaitMs();
   let wait = LOCK_RETRY_MIN_MS;
   for (;;) {
@@ -589,6 +817,17 @@ export async function withDirLocks<T>(dirs: readonly string[], fn: (held: readon
  */
 export async function writeFilesTogether(files: readonly FileToWrite[]): Promise<WriteResult[]> {
   const abs = files.map((f) => ({ ...f, path: resolve(f.path) }));
+  // A link another user made on the way (a folder swapped for a link to somewhere of the user's) would send
+  // the write where the user never asked: refused before anything, the user's own and system links are fine.
+  for (const f of abs) {
+    const foreign = foreignLinkOnPath(f.path);
+    if (foreign)
+      throw new UntrustedPathError(
+        foreign.link,
+        `is a symbolic link of ${userName(foreign.uid)}; zerowiz never writes through a link another user made`,
+        'look at where it leads and remove it, or write somewhere else; nothing was written',
+      );
+  }
   // Check what is in the way before creating any folder or lock.
   for (const f of abs) {
     try {
@@ -603,9 +842,9 @@ export async function writeFilesTogether(files: readonly FileToWrite[]): Promise
   );
 }
 
-/** Writes one file safely (see writeFilesTogether). */
-export async function writeFileSafely(path: string, text: string): Promise<WriteResult> {
-  return (await writeFilesTogether([{ path, text }]))[0]!;
+/** Writes one file safely (see writeFilesTogether); `mode` as FileToWrite's. */
+export async function writeFileSafely(path: string, text: string, mode?: number): Promise<WriteResult> {
+  return (await writeFilesTogether([{ path, text, mode }]))[0]!;
 }
 
 /**
@@ -616,7 +855,7 @@ export async function moveAside(path: string, base: string): Promise<string> {
   return withDirLocks([dirname(resolve(path))], () => {
     try {
       const to = linkToFreeName(path, base);
-      unlinkSync(path);
+      unlinkSync(v(path));
       return to;
     } catch (e) {
       throw fileError(e, path, 'cannot move');
@@ -708,10 +947,10 @@ export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promi
 
 /**
  * Writes the files a launch writes (launchConfigFiles) as one transaction; results as writeConfigFiles gives
- * them, [] when no step uses any of them.
+ * them, [] when no step uses any of them. `mode` sets their permissions exactly (0600 in a run record).
  */
-export async function writeLaunchConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
-  return writeSetupFiles(launchConfigFiles(setup, cwd));
+export async function writeLaunchConfigFiles(setup: Setup, cwd = process.cwd(), mode?: number): Promise<WriteResult[]> {
+  return writeSetupFiles(launchConfigFiles(setup, cwd).map((f) => (mode === undefined ? f : { ...f, mode })));
 }
 
 /** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */

@@ -522,7 +522,7 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
-      'zerowiz: sbatch refused the job:\nsbatch: error: Batch job submission failed: Requested node configuration is not available',
+      'zerowiz: sbatch refused the job: sbatch: error: Batch job submission failed: Requested node configuration is not available\n',
     );
     expect(refused.stderr).toContain('hint: fix what sbatch names');
     expect(refused.stderr).not.toMatch(/\n\s+at /);

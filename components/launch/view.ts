@@ -12,26 +12,31 @@ import type { TelemetryView } from '../../src/launch/telemetry.js';
 import type { RunWatch } from '../../src/launch/watch.js';
 import { formatDuration } from '../../src/launch/stream.js';
 import { fitHints, softWrap, wrap } from '../../src/text.js';
+import { COLOR_ENABLED } from '../common/theme.js';
 import { highlightParts, hintItems, visibleRows, type LinesView, type PaneState } from './state.js';
 
 /** Step rows shown at most (the list scrolls with the selection beyond that). */
 export const MAX_STEP_ROWS = 6;
 
-// SGR sequences (what chalk emits for Ink's props of the same names).
+/** A colour's SGR sequence, or nothing under NO_COLOR (https://no-color.org; the wizard's rule, theme.ts). */
+const colour = (seq: string): string => (COLOR_ENABLED ? seq : '');
+
+// SGR sequences (what chalk emits for Ink's props of the same names). Under NO_COLOR the colours are empty:
+// bold, dim and inverse video (not colours) still mark the selection, the alert and what is dimmed.
 export const SGR = {
   reset: '\x1b[0m',
   bold: '\x1b[1m',
   dim: '\x1b[2m',
   inverse: '\x1b[7m',
-  red: '\x1b[31m',
-  green: '\x1b[32m',
-  yellow: '\x1b[33m',
-  magenta: '\x1b[35m',
-  cyan: '\x1b[36m',
-  gray: '\x1b[90m',
-  bgRed: '\x1b[41m',
-  bgGreen: '\x1b[42m',
-  bgYellow: '\x1b[43m',
+  red: colour('\x1b[31m'),
+  green: colour('\x1b[32m'),
+  yellow: colour('\x1b[33m'),
+  magenta: colour('\x1b[35m'),
+  cyan: colour('\x1b[36m'),
+  gray: colour('\x1b[90m'),
+  bgRed: colour('\x1b[41m'),
+  bgGreen: colour('\x1b[42m'),
+  bgYellow: colour('\x1b[43m'),
 } as const;
 
 const STATUS_ICON: Record<StepState['status'], string> = {

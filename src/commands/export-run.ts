@@ -1,5 +1,6 @@
 /** The work of `zerowiz export slurm|torchrun|hostfile`: shaped configs plus the launcher's artifact, nothing run. */
 import { mkdir } from 'node:fs/promises';
+import { secretGuards } from '../redact.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { shellWord } from '../quote.js';
@@ -142,7 +143,6 @@ export async function exportCommand(
         : resolve(flags.accelerate);
   let artifact: FileToWrite;
   if (kind === 'slurm') {
-    await mkdir(join(out, 'logs'), { recursive: true });
     const script = sbatchScript({
       jobName: jobName(setup),
       shape,
@@ -160,6 +160,8 @@ export async function exportCommand(
         ...plan.changes.map((c) => `zerowiz changed: ${formatChange(c)}`),
       ],
     });
+    // The logs' folder only once the script is known to be writable (sbatchScript refuses bad names first).
+    await mkdir(join(out, 'logs'), { recursive: true });
     artifact = { path: join(out, `${setup.name}.sbatch`), text: script };
   } else {
     const nodesCmds = perNodeCommands({
@@ -179,6 +181,8 @@ export async function exportCommand(
       '# A pass starts only when the previous one succeeded (set -e).',
       ...plan.changes.map((c) => `# zerowiz changed: ${formatChange(c)}`),
       'set -e',
+      // A step's secret is passed by its variable: the script stops first when one is not set.
+      ...secretGuards(placed.steps.map((st) => st.args)),
       `cd ${shellWord(cwd)}`,
       `case "\${NODE_RANK:?set NODE_RANK to this node's rank, 0 to ${nodes - 1}}" in`,
       ...nodesCmds.flatMap((c) => [

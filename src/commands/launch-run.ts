@@ -13,6 +13,7 @@ import { kindBlockProblem } from '../launch/kinds.js';
 import type { RunKind } from '../launch/kind.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { reportDamaged } from './report.js';
+import { restoreSecrets } from '../redact.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
@@ -49,14 +50,21 @@ export async function resolveLaunchSource(
       'no run recorded in this directory',
       `start one with \`${start} NAME\` (records go to .zerowiz/runs/)`,
     );
+  let setup: Setup;
   try {
-    return { setup: readRecordSetup(newest), source: `--last (${newest.json.id})`, record: newest };
+    setup = readRecordSetup(newest);
   } catch (err) {
     throw new UsageError(
       `run record ${displayDir(newest.dir)} cannot be rerun: ${(err as Error).message}`,
       'launch the preset by name instead',
     );
   }
+  // A secret of the run was recorded as its variable: its value comes from the environment again.
+  return {
+    setup: restoreSecrets(setup, process.env, newest.json.id),
+    source: `--last (${newest.json.id})`,
+    record: newest,
+  };
 }
 
 /** `zerowiz launch`: the one launch entry, with the pane when stdin and stdout are a terminal. */

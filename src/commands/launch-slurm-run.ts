@@ -70,7 +70,7 @@ export async function settleSlurmRun(rec: RunRecord, sctx: SlurmContext = slurmC
       `Slurm's scontrol is not on PATH, so zerowiz cannot ask about job ${s.jobId}`,
       `${NO_SLURM_HINT.split(';')[0]}; its logs so far are in ${displayDir(rec.dir)}`,
     );
-  const r = await queryJob(s.jobId, sctx);
+  const r = await queryJob(s.jobId, sctx, s.cluster ?? null);
   if (!r.found) {
     if (!r.gone) throw new UsageError(r.message, 'check that Slurm answers here (`squeue`), then try again');
     settleRecord(rec, null, true);
@@ -91,7 +91,7 @@ export async function refreshSlurmRuns(records: RunRecord[]): Promise<string | n
   if (!whichSync('scontrol', sctx.env))
     return "Slurm's scontrol is not on PATH here: Slurm runs show the last state zerowiz saw";
   for (const r of open) {
-    const lookup = await queryJob(r.json.slurm!.jobId!, sctx);
+    const lookup = await queryJob(r.json.slurm!.jobId!, sctx, r.json.slurm!.cluster ?? null);
     if (lookup.found) settleRecord(r, lookup.job, false);
     else settleRecord(r, null, lookup.gone);
   }

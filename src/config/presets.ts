@@ -4,12 +4,14 @@
  * A broken user preset is reported (file, key, problem) and skipped, never deleted or overwritten.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { basename, extname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
 import { UsageError, fileError } from '../errors.js';
 import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from '../paths.js';
+import { UntrustedPathError, lstatOrNull, mkdirPrivate, ownedByMe, untrustedDirProblem, userName } from '../safe-fs.js';
+import { secretsIn } from '../redact.js';
 import {
   AnswerKeyError,
   QUESTIONS,
@@ -200,6 +202,33 @@ function yamlFiles(dir: string): { paths: string[]; problem: PresetProblem | nul
   return { paths, problem: null };
 }
 
+/**
+ * Why the user's presets cannot be trusted, or null: a preset names commands zerowiz runs, so the folders
+ * holding them (`zerowiz`, `zerowiz/presets`) must be the user's own and writable by no one else, and each
+ * preset file the user's own (safe-fs.ts untrustedDirProblem). `path` is a preset file, or null for the
+ * folders alone.
+ */
+function userPresetsProblem(env: NodeJS.ProcessEnv, path: string | null): UntrustedPathError | null {
+  const dir = userPresetsDir(env);
+  for (const d of [dirname(dir), dir]) {
+    const why = untrustedDirProblem(d);
+    if (why)
+      return new UntrustedPathError(
+        d,
+        `${why}; zerowiz reads and writes your presets only in a folder that is yours alone`,
+        `check what it holds, then make it yours and private (chmod go-w), or set XDG_CONFIG_HOME to a folder of your own`,
+      );
+  }
+  const st = path ? lstatOrNull(path) : null;
+  if (st && !ownedByMe(st))
+    return new UntrustedPathError(
+      path!,
+      `belongs to ${userName(st.uid)}, not to you; zerowiz runs only presets that are yours`,
+      'look at it and remove it, or save your own preset under that name',
+    );
+  return null;
+}
+
 /** Every preset: built-ins then the user's, with the problems of the ones that could not be read. */
 export function listPresets(env: NodeJS.ProcessEnv = process.env): { presets: Preset[]; problems: PresetProblem[] } {
   const presets: Preset[] = [];
@@ -208,10 +237,23 @@ export function listPresets(env: NodeJS.ProcessEnv = process.env): { presets: Pr
     [presetsDir(), 'builtin'],
     [userPresetsDir(env), 'user'],
   ] as const) {
+    const untrusted = source === 'user' ? userPresetsProblem(env, null) : null;
+    if (untrusted) {
+      problems.push({
+        path: printable(untrusted.path),
+        key: '',
+        problem: printable(untrusted.message.slice(untrusted.path.length + 1)),
+      });
+      continue;
+    }
     const { paths, problem } = yamlFiles(dir);
     if (problem) problems.push(problem);
     for (const path of paths) {
       try {
+        if (source === 'user') {
+          const foreign = userPresetsProblem(env, path);
+          if (foreign) throw presetProblem(path, '', foreign.message.slice(path.length + 1));
+        }
         const bad = basename(path).replace(PRESET_EXT_RE, '');
         if (!SAFE_NAME_RE.test(bad) || bad.length > MAX_PRESET_NAME_CHARS)
           throw presetProblem(path, '', 'the file name is not a preset name (letters, digits, . _ -)');
@@ -249,7 +291,11 @@ export function findPreset(ref: string, env: NodeJS.ProcessEnv = process.env): P
   }
   const name = presetName(ref);
   const user = userPresetPath(name, env);
-  if (pathPresent(user)) return readPresetFile(user, 'user');
+  if (pathPresent(user)) {
+    const untrusted = userPresetsProblem(env, user);
+    if (untrusted) throw untrusted;
+    return readPresetFile(user, 'user');
+  }
   for (const ext of ['.yaml', '.yml']) {
     const path = join(presetsDir(), name + ext);
     if (existsSync(path) && !NOT_PRESETS.has(basename(path))) return readPresetFile(path, 'builtin');
@@ -331,6 +377,10 @@ export async function savePresetFile(
 ): Promise<SavedPreset> {
   const clean = presetName(name);
   const path = userPresetPath(clean, env);
+  const untrusted = userPresetsProblem(env, path);
+  if (untrusted) throw untrusted;
+  // Folders zerowiz makes for presets are the user's alone (0700 whatever the umask): presets name commands.
+  mkdirPrivate(dirname(path));
   const text = renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given));
   const guard = (old: string) => {
     try {
@@ -343,7 +393,9 @@ export async function savePresetFile(
       );
     }
   };
-  const [result] = await writeFilesTogether([{ path, text, guard }]);
+  // A preset whose steps pass a secret (../redact.ts) is the user's alone: 0600 whatever the umask.
+  const secret = setup.steps.some((s) => secretsIn(s.args).length > 0);
+  const [result] = await writeFilesTogether([{ path, text, guard, ...(secret ? { mode: 0o600 } : {}) }]);
   const builtin = join(presetsDir(), `${clean}.yaml`);
   return { ...result!, shadows: existsSync(builtin) ? builtin : null };
 }
@@ -366,6 +418,8 @@ export async function savePreset(
 export async function deletePreset(name: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const clean = presetName(name);
   const path = userPresetPath(clean, env);
+  const untrusted = userPresetsProblem(env, path);
+  if (untrusted) throw untrusted;
   if (pathPresent(path)) return moveAside(path, `${path}.deleted-${timestamp()}`);
   if (existsSync(join(presetsDir(), `${clean}.yaml`))) {
     throw new UsageError(

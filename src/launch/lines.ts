@@ -1,25 +1,19 @@
 /**
  * Turning a child's byte stream into display lines: `\r` updates collapse into one line, ANSI and other
- * control sequences are stripped (the raw bytes still go to the log file), and a ring buffer keeps the
- * last N lines so memory stays bounded however long the run is.
+ * control sequences are stripped by the one terminal sanitizer (../printable.ts displayLine: C0, DEL and C1
+ * alike; the raw bytes still go to the log file), and a ring buffer keeps the last N lines so memory stays
+ * bounded however long the run is.
  */
-import stripAnsi from 'strip-ansi';
+import { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine } from '../printable.js';
 
 /** Lines the log pane keeps per step; older lines live only in the step's log file. */
 export const PANE_RING_LINES = 10_000;
 /** Longest line kept for display (characters); the rest is in the log file. */
 export const MAX_DISPLAY_LINE_CHARS = 4_000;
 
-// C0 controls other than tab, plus DEL; matched after ANSI sequences are stripped.
-const CONTROL_RE = /[\x00-\x08\x0b-\x1f\x7f]/g;
-const NEEDS_CLEAN_RE = /[\x00-\x08\x0b-\x1f\x7f\x9b]/;
-
 /** A line fit for the layout: no ANSI sequences, no control characters, tabs expanded, length capped. */
 export function cleanLine(text: string): string {
-  let s = text;
-  if (NEEDS_CLEAN_RE.test(s)) {
-    s = stripAnsi(s).replace(CONTROL_RE, '');
-  }
+  let s = displayLine(text);
   if (s.includes('\t')) s = expandTabs(s);
   if (s.length > MAX_DISPLAY_LINE_CHARS) s = `${s.slice(0, MAX_DISPLAY_LINE_CHARS)}…`;
   return s;
@@ -77,8 +71,6 @@ const LF = 0x0a;
 const CR = 0x0d;
 /** Bytes kept of an unfinished segment; enough for MAX_DISPLAY_LINE_CHARS characters of any UTF-8. */
 const MAX_OPEN_BYTES = MAX_DISPLAY_LINE_CHARS * 4;
-// C0 controls other than tab and newline, DEL and C1 CSI: a block of lines without any is used as is.
-const BLOCK_NEEDS_CLEAN_RE = /[\x00-\x08\x0b-\x1f\x7f\x9b]/;
 
 /** Whether every line of `text` (lines joined by `\n`) is at most `max` characters long. */
 function linesWithin(text: string, max: number): boolean {
@@ -224,7 +216,8 @@ export class LineSplitter {
   /** Complete lines `buf[start, end)` (end just after a \n) without \r and with nothing carried. */
   private block(buf: Buffer, start: number, end: number, sink: LineSink): void {
     const text = buf.toString('utf8', start, end - 1); // without the final \n
-    const clean = !BLOCK_NEEDS_CLEAN_RE.test(text) && !text.includes('\t');
+    // No control character (C0 but newline, DEL, C1) and no tab: the block is used as it is.
+    const clean = !BLOCK_NEEDS_DISPLAY_CLEAN_RE.test(text) && !text.includes('\t');
     if (clean && sink.lines && linesWithin(text, MAX_DISPLAY_LINE_CHARS)) {
       sink.lines(text);
       return;

@@ -7,11 +7,12 @@ import { UsageError } from '../errors.js';
 import { ownerState } from './control.js';
 import { LocalFollower, supervisorControl, type LocalRunControl } from './follower.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-import { displayDir, readRunRecord, saveRunJson, type RunRecord } from './record.js';
+import { displayDir, readRunRecord, RUNS_DIR, saveRunJson, type RunRecord } from './record.js';
 import { startSupervisor, type StartedSupervisor } from './supervisor.js';
 import { TelemetryMirror } from './telemetry.js';
 import { gracePeriods } from './group.js';
 import { writeLaunchConfigFiles } from '../write.js';
+import { ensureRunsRoot } from './record-files.js';
 
 /** The note a record gets when `runs` finds its supervisor gone and nobody ended it. */
 export const ORPHAN_NOTE =
@@ -54,6 +55,9 @@ export function localKind(): RunKind {
           'accelerate is not on PATH',
           'activate the Python environment that has accelerate and deepspeed, or pass --accelerate PATH',
         );
+      // The record's folders must be the user's own before anything is written (another user's, or a link,
+      // is refused here with its owner named).
+      ensureRunsRoot(prepared.cwd, RUNS_DIR);
       const writes = await writeLaunchConfigFiles(prepared.setup, prepared.cwd);
       for (const w of writes) {
         if (w.status !== 'unchanged')

@@ -9,17 +9,7 @@
  * Records are read back through a schema (a kind's own block through the kind's check): a damaged one is named
  * and skipped, never a crash.
  */
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
@@ -32,6 +22,10 @@ import { describeWriteError, UsageError } from '../errors.js';
 import type { SupervisorId } from './control.js';
 import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from './live-record.js';
 import type { PipelineOutcome, StepResult, StepStatus } from './run-control.js';
+import { ensureRunsRoot, makeRunDir, writeRecordFile } from './record-files.js';
+import { printable } from '../printable.js';
+import { redactRunJson, secretGuards } from '../redact.js';
+import { UntrustedPathError } from '../safe-fs.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');
@@ -158,25 +152,23 @@ export function createRunRecord(opts: {
   onDir?: (dir: string) => void;
 }): RunRecord {
   const now = opts.now ?? new Date();
-  const root = join(opts.cwd, RUNS_DIR);
+  // `.zerowiz` and `.zerowiz/runs` must be the user's own private folders (another user's, or a link, is
+  // refused with its owner named: UntrustedPathError); the run directory is new, 0700 and pinned.
+  let root: string;
   try {
-    mkdirSync(root, { recursive: true });
+    root = ensureRunsRoot(opts.cwd, RUNS_DIR);
   } catch (err) {
+    if (err instanceof UntrustedPathError) throw err;
+    throw new RecordError(join(opts.cwd, RUNS_DIR), err);
+  }
+  let made: { id: string; dir: string };
+  try {
+    made = makeRunDir(root, `${timestamp(now)}-${safeName(opts.setup.name)}`);
+  } catch (err) {
+    if (err instanceof UntrustedPathError) throw err;
     throw new RecordError(root, err);
   }
-  const base = `${timestamp(now)}-${safeName(opts.setup.name)}`;
-  let id = base;
-  let dir = join(root, id);
-  for (let n = 2; ; n++) {
-    try {
-      mkdirSync(dir);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new RecordError(root, err);
-      id = `${base}-${n}`;
-      dir = join(root, id);
-    }
-  }
+  const { id, dir } = made;
   try {
     opts.onDir?.(dir);
     return fillRecord(dir, id, now, opts);
@@ -236,14 +228,19 @@ function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof 
   return rec;
 }
 
-/** commands.sh: puts the config files used back in place, then runs the steps in order, stopping at a failure. */
+/**
+ * commands.sh: puts the config files used back in place, then runs the steps in order, stopping at a
+ * failure. A secret of a step is passed by its variable, never its value (../redact.ts): the script stops
+ * first, naming the variable, when one is not set.
+ */
 export function commandsScript(json: RunJson): string {
   const lines = [
     '#!/bin/sh',
-    `# zerowiz run ${json.id} (${json.name}), started ${json.startedAt}.`,
+    `# zerowiz run ${json.id} (${printable(json.name)}), started ${json.startedAt}.`,
     '# Reproduces the run: restores the config files it used, then runs the steps in order;',
     '# `set -e` stops at the first failing step, as zerowiz does.',
     'set -e',
+    ...secretGuards(json.steps.map((s) => s.argv)),
     'RUN_DIR=$(cd "$(dirname "$0")" && pwd)',
     `cd ${shellWord(json.cwd)}`,
   ];
@@ -255,7 +252,7 @@ export function commandsScript(json: RunJson): string {
     lines.push(`cp "$RUN_DIR/"${shellWord(f.copy)} ${shellWord(f.path)}`);
   }
   json.steps.forEach((s, i) => {
-    lines.push('', `# step ${i + 1}: ${s.name}`, shellJoin([json.accelerate.display, ...s.argv]));
+    lines.push('', `# step ${i + 1}: ${printable(s.name)}`, shellJoin([json.accelerate.display, ...s.argv]));
   });
   return `${lines.join('\n')}\n`;
 }
@@ -266,25 +263,19 @@ export function stepLogPath(rec: RunRecord, index: number): string {
 }
 
 function runJsonText(json: RunJson): string {
-  return `${JSON.stringify(json, null, 2)}\n`;
+  return `${JSON.stringify(redactRunJson(json), null, 2)}\n`;
 }
 
-/** Temporary files of atomic writes: `<name>.tmp-<pid>`. */
+/** Temporary files of atomic writes: `<name>.tmp-<pid>-<hex>` (record-files.ts). */
 export const TMP_SUFFIX = '.tmp-';
 
-/** Writes a file atomically (temp file + rename); on failure the temp file is removed and the error thrown. */
+/**
+ * Writes a file of the record atomically and privately (record-files.ts writeRecordFile: a new temp file
+ * `<name>.tmp-<pid>-<hex>` never following a link, renamed over; 0600, or 0700 for a script, whatever the
+ * umask); on failure the temp file is removed and the error thrown.
+ */
 function writeAtomic(path: string, data: string | Buffer, mode?: number): void {
-  const tmp = `${path}${TMP_SUFFIX}${process.pid}`;
-  try {
-    writeFileSync(tmp, data, mode === undefined ? undefined : { mode });
-    if (mode !== undefined) chmodSync(tmp, mode);
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {}
-    throw err;
-  }
+  writeRecordFile(path, data, mode);
 }
 
 /** Whether an error means the disk (or the quota) is full. */

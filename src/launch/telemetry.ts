@@ -7,8 +7,16 @@
  *
  * Never an error: no nvidia-smi, one that fails, one that prints nothing usable, or one that dies mid-run
  * all become "no GPU telemetry" with the reason (the samples and peaks seen so far are kept).
+ *
+ * Its rows are input like any other: a row that cannot be a GPU's (memory that is not a whole number of
+ * MiB within MAX_GPU_MEMORY_MIB, more used than the total, utilisation outside 0-100, an index past
+ * MAX_GPU_INDEX) is rejected, never recorded. Telemetry that has no peak says why (`reason`): nvidia-smi
+ * printed nothing (it may hang in the driver), only rows without memory figures ([N/A]), or only rows that
+ * were rejected. Its own words (stderr, a message) are shown escaped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { MAX_GPU_MEMORY_BYTES } from '../estimate/estimate.js';
+import { printable } from '../printable.js';
 import { signalGroup, stopGroup, trackGroup, untrackGroup } from './group.js';
 import { whichSync } from './preflight.js';
 
@@ -32,6 +40,12 @@ const TELEMETRY_STOP_GRACE_MS = 1000;
 /** Longest output line kept while waiting for its newline. */
 const TELEMETRY_MAX_LINE_CHARS = 4096;
 const MIB = 2 ** 20;
+/** The most memory a GPU row may report, in MiB (the estimator's bound on a GPU: 64 TiB). */
+export const MAX_GPU_MEMORY_MIB = MAX_GPU_MEMORY_BYTES / MIB;
+/** The highest GPU index a row may carry. */
+export const MAX_GPU_INDEX = 1023;
+/** How long a running nvidia-smi may print no row before `reason` says so (or 5 intervals, if longer). */
+export const TELEMETRY_QUIET_MS = 10_000;
 
 /** One GPU at one moment. */
 export interface GpuSample {
@@ -55,27 +69,49 @@ export interface GpuPeak {
 /** Where telemetry stands. */
 export type TelemetryState = 'idle' | 'starting' | 'running' | 'unavailable' | 'lost' | 'stopped';
 
-function field(text: string | undefined): number | null {
-  if (text === undefined) return null;
+/** A field as nvidia-smi prints it: a whole number within `max`, `[...]` (no value: null), else 'bad'. */
+function field(text: string | undefined, max: number): number | null | 'bad' {
+  if (text === undefined) return 'bad';
   const t = text.trim();
-  if (t === '' || t.startsWith('[')) return null; // [N/A], [Not Supported], [Unknown Error], [GPU is lost]
+  if (t.startsWith('[') && t.endsWith(']')) return null; // [N/A], [Not Supported], [Unknown Error], [GPU is lost]
+  if (!/^\d{1,15}$/.test(t)) return 'bad';
   const v = Number(t);
-  return Number.isFinite(v) ? v : null;
+  return v <= max ? v : 'bad';
 }
 
-/** One CSV line (`3, 61234, 81559, 97`), or null when it is not one (a message, an empty line). */
-export function parseTelemetryLine(line: string): GpuSample | null {
+/**
+ * Why a CSV row of four fields cannot be a GPU's, or null when it can (a row of another shape is not a
+ * row at all: parseTelemetryLine says null, and this says null too).
+ */
+export function telemetryRowProblem(line: string): string | null {
   const parts = line.split(',');
   if (parts.length !== 4) return null;
-  const index = field(parts[0]);
-  if (index === null || !Number.isInteger(index) || index < 0) return null;
-  const used = field(parts[1]);
-  const total = field(parts[2]);
+  const index = field(parts[0], MAX_GPU_INDEX);
+  const used = field(parts[1], MAX_GPU_MEMORY_MIB);
+  const total = field(parts[2], MAX_GPU_MEMORY_MIB);
+  const util = field(parts[3], 100);
+  if (index === 'bad' || index === null) return `the GPU index is not a whole number up to ${MAX_GPU_INDEX}`;
+  if (used === 'bad' || total === 'bad')
+    return `memory is not a whole number of MiB up to ${MAX_GPU_MEMORY_MIB} (64 TiB)`;
+  if (util === 'bad') return 'utilisation is not a whole percentage';
+  if (used !== null && total !== null && used > total) return 'more memory used than the GPU has';
+  return null;
+}
+
+/**
+ * One CSV line (`3, 61234, 81559, 97`), or null when it is not one (a message, an empty line) or it cannot
+ * be a GPU's (telemetryRowProblem: a huge or negative figure is rejected, never recorded).
+ */
+export function parseTelemetryLine(line: string): GpuSample | null {
+  const parts = line.split(',');
+  if (parts.length !== 4 || telemetryRowProblem(line) !== null) return null;
+  const used = field(parts[1], MAX_GPU_MEMORY_MIB) as number | null;
+  const total = field(parts[2], MAX_GPU_MEMORY_MIB) as number | null;
   return {
-    index,
-    usedBytes: used === null ? null : Math.round(used * MIB),
-    totalBytes: total === null ? null : Math.round(total * MIB),
-    utilPercent: field(parts[3]),
+    index: field(parts[0], MAX_GPU_INDEX) as number,
+    usedBytes: used === null ? null : used * MIB,
+    totalBytes: total === null ? null : total * MIB,
+    utilPercent: field(parts[3], 100) as number | null,
   };
 }
 
@@ -180,8 +216,14 @@ export class TelemetryMirror implements TelemetryView {
 /** One nvidia-smi loop for a run. */
 export class GpuTelemetry implements TelemetryView {
   state: TelemetryState = 'idle';
-  /** Why there is no telemetry (state unavailable or lost), else null. */
-  reason: string | null = null;
+  /** Why telemetry stopped or never came (state unavailable or lost), set once. */
+  private endReason: string | null = null;
+  /** Samples that carried a memory figure (the ones peaks are made of). */
+  private memorySamples = 0;
+  /** Rows rejected as no GPU's (telemetryRowProblem), and the first of them with why. */
+  private rejectedRows = 0;
+  private firstRejected = '';
+  private startedAt: number | null = null;
   /** The latest sample per GPU index. */
   readonly latest = new Map<number, GpuSample>();
   /** Complete lines parsed into samples. */
@@ -208,6 +250,30 @@ export class GpuTelemetry implements TelemetryView {
     this.track = opts.track ?? { add: trackGroup, remove: untrackGroup };
   }
 
+  /**
+   * Why there is no telemetry, or no peak: set when it is unavailable or lost; otherwise, while no sample
+   * carried a memory figure, what nvidia-smi did instead (printed nothing for a while, only [N/A] rows,
+   * only rejected rows); null while it works.
+   */
+  get reason(): string | null {
+    if (this.endReason !== null) return this.endReason;
+    if (this.memorySamples > 0 || this.startedAt === null) return null;
+    if (this.rejectedRows > 0)
+      return `nvidia-smi gave only rows zerowiz rejects (${this.rejectedRows}), e.g. ${this.firstRejected}; no GPU peak is recorded`;
+    if (this.samples > 0)
+      return `nvidia-smi gave no memory figure in ${this.samples} rows ([N/A]: a driver, vGPU or MIG setup that does not report it); no GPU peak is recorded`;
+    const quietMs = Math.max(TELEMETRY_QUIET_MS, 5 * (this.opts.intervalMs ?? TELEMETRY_INTERVAL_MS));
+    const s = (this.now() - this.startedAt) / 1000;
+    if (this.state === 'stopped' || this.state === 'unavailable' || s * 1000 >= quietMs)
+      return `nvidia-smi printed no sample in ${s < 10 ? s.toFixed(1) : Math.round(s)} s (it may hang in the driver, as on a failing GPU); no GPU peak is recorded`;
+    return null;
+  }
+
+  /** Sets why there is no telemetry (kept as said, whatever samples come). */
+  set reason(why: string | null) {
+    this.endReason = why;
+  }
+
   /** The arguments nvidia-smi gets. */
   get args(): string[] {
     return [...TELEMETRY_QUERY_ARGS, '-lms', String(this.opts.intervalMs ?? TELEMETRY_INTERVAL_MS)];
@@ -217,6 +283,7 @@ export class GpuTelemetry implements TelemetryView {
   start(): void {
     if (this.state !== 'idle') return;
     this.state = 'starting';
+    this.startedAt = this.now();
     // Not there at all (a machine without GPUs): said at once, without a process (a fork costs zerowiz
     // milliseconds at every launch).
     if (whichSync('nvidia-smi', this.opts.env ?? process.env) === null) {
@@ -298,6 +365,12 @@ export class GpuTelemetry implements TelemetryView {
     if (pgid !== null) await stopGroup(pgid, { sigintMs: 0, sigtermMs: TELEMETRY_STOP_GRACE_MS }, 'SIGTERM');
     await this.exited;
     if (this.state === 'starting' || this.state === 'running') this.state = 'stopped';
+    // Stopped without a single memory figure: no telemetry, and why (the record must not say "ok").
+    if (this.state === 'stopped' && this.memorySamples === 0 && this.startedAt !== null) {
+      const why = this.reason;
+      this.state = 'unavailable';
+      this.endReason = why;
+    }
   }
 
   /** SIGKILL now, for exit paths that cannot wait. */
@@ -330,13 +403,20 @@ export class GpuTelemetry implements TelemetryView {
     if (line === '') return false;
     const sample = parseTelemetryLine(line);
     if (!sample) {
-      if (this.firstOutput === '') this.firstOutput = line;
+      const problem = telemetryRowProblem(line);
+      if (problem !== null) {
+        this.rejectedRows++;
+        if (this.firstRejected === '') this.firstRejected = `'${printable(line.slice(0, 120))}' (${problem})`;
+        return this.rejectedRows === 1;
+      }
+      if (this.firstOutput === '') this.firstOutput = printable(line.slice(0, 500));
       return false;
     }
     if (this.gpuFilter && !this.gpuFilter.has(sample.index)) return false;
     this.samples++;
     this.latest.set(sample.index, sample);
     if (sample.usedBytes !== null) {
+      this.memorySamples++;
       const at = this.now();
       bump(this.runPeaks, sample, at);
       if (this.currentStep !== null) bump(this.stepPeaks.get(this.currentStep)!, sample, at);
@@ -356,7 +436,7 @@ export class GpuTelemetry implements TelemetryView {
       this.opts.onUpdate?.(this);
       return;
     }
-    const said = (this.stderr.split('\n')[0] ?? '').trim() || this.firstOutput;
+    const said = printable((this.stderr.split('\n')[0] ?? '').trim()) || this.firstOutput;
     const how = error ? null : signal ? `was killed by ${signal}` : `exited with code ${code}`;
     if (error) {
       this.unavailable(
@@ -366,14 +446,14 @@ export class GpuTelemetry implements TelemetryView {
       this.unavailable(`nvidia-smi ${how} without a sample${said ? `: ${said}` : ''}`);
     } else {
       this.state = 'lost';
-      this.reason = `nvidia-smi ${how} after ${this.samples} samples${said ? `: ${said}` : ''}; GPU telemetry stopped (peaks so far kept)`;
+      this.endReason = `nvidia-smi ${how} after ${this.samples} samples${said ? `: ${said}` : ''}; GPU telemetry stopped (peaks so far kept)`;
       this.opts.onUpdate?.(this);
     }
   }
 
   private unavailable(reason: string): void {
     this.state = 'unavailable';
-    this.reason = reason;
+    this.endReason = reason;
     this.version++;
     this.opts.onUpdate?.(this);
   }

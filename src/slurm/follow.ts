@@ -11,10 +11,10 @@ import { LineSplitter, type LineSink } from '../launch/lines.js';
 import { recordStepEnd, recordStepStart, type RunRecord } from '../launch/record.js';
 import type { PipelineOutcome, RunStatus, StepResult } from '../launch/run-control.js';
 import { Tail } from '../launch/tail.js';
-import { describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
+import { cancelJob, describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';
-import { slurm, type SlurmContext } from './tools.js';
+import type { SlurmContext } from './tools.js';
 
 /** How often the job's state is asked of Slurm (override: ZEROWIZ_SLURM_POLL_MS). */
 export const STATE_POLL_MS = 3_000;
@@ -120,7 +120,7 @@ export class SlurmFollower extends RunFollower {
   private async cancel(): Promise<void> {
     const id = this.opts.record.json.slurm?.jobId;
     if (!id) return;
-    const r = await slurm('scancel', [id], this.opts.ctx);
+    const r = await cancelJob(id, this.opts.record.json.slurm?.cluster ?? null, this.opts.ctx);
     if (r.code !== 0) {
       const why = r.error ?? (r.stderr.trim() || `exit ${r.code}`);
       this.jobLine(`zerowiz: scancel ${id} failed: ${why}`);
@@ -185,7 +185,7 @@ export class SlurmFollower extends RunFollower {
   private async poll(): Promise<boolean> {
     const id = this.opts.record.json.slurm?.jobId;
     if (!id) return true;
-    const r = await queryJob(id, this.opts.ctx);
+    const r = await queryJob(id, this.opts.ctx, this.opts.record.json.slurm?.cluster ?? null);
     if (!r.found) {
       if (r.gone) {
         this.lost = r.message;

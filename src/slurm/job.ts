@@ -3,7 +3,21 @@
  * (MinJobAge after it ends), else from `sacct` when the cluster keeps accounting, else "unknown".
  * Parsing is pure; `queryJob` asks Slurm.
  */
-import { slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
+import { printable } from '../printable.js';
+import { clusterArgs, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
+
+/** The most of one of Slurm's text fields zerowiz keeps (a Reason, a NodeList). */
+const SLURM_FIELD_MAX_CHARS = 200;
+
+/**
+ * One of Slurm's text fields (JobState, Reason, NodeList, a time limit) as zerowiz shows and records it:
+ * untrusted text, so every control character is shown escaped (a value holding an escape sequence or a
+ * newline stays one inert line) and it is cut at SLURM_FIELD_MAX_CHARS.
+ */
+export function slurmText(v: string): string {
+  const t = printable(v);
+  return t.length > SLURM_FIELD_MAX_CHARS ? `${t.slice(0, SLURM_FIELD_MAX_CHARS - 1)}…` : t;
+}
 
 /** How zerowiz names a job's state (the issue's words; Slurm's own name is kept beside it). */
 export type JobPhase = 'pending' | 'running' | 'completing' | 'done' | 'failed' | 'cancelled' | 'timeout';
@@ -69,7 +83,7 @@ export function isFinalPhase(p: JobPhase): boolean {
 
 function field(text: string, key: string): string | null {
   const m = new RegExp(`(?:^|\\s)${key}=(\\S*)`).exec(text);
-  return m ? m[1]! : null;
+  return m ? slurmText(m[1]!) : null;
 }
 
 function exitPair(v: string | null): { exitCode: number | null; signal: number | null } {
@@ -87,7 +101,7 @@ export function parseScontrolJob(text: string): JobInfo | null {
   const nodes = field(line, 'NodeList');
   const phase = phaseOf(state);
   return {
-    jobId: field(line, 'JobId')!,
+    jobId: /^\d+/.exec(field(line, 'JobId')!)![0],
     state,
     phase,
     final: isFinalPhase(phase),
@@ -102,8 +116,11 @@ export function parseScontrolJob(text: string): JobInfo | null {
 /** Parses `sacct -n -P -X -j ID -o JobID,State,ExitCode,NodeList,Reason,Timelimit`; null when it lists no job. */
 export function parseSacct(text: string, jobId: string): JobInfo | null {
   for (const raw of text.split('\n')) {
-    const [id, state, exit, nodes, reason, limit] = raw.trim().split('|');
-    if (id !== jobId || !state) continue;
+    const [id, rawState, exit, rawNodes, rawReason, rawLimit] = raw.trim().split('|');
+    if (id !== jobId || !rawState) continue;
+    const [state, nodes, reason, limit] = [rawState, rawNodes, rawReason, rawLimit].map((v) =>
+      v === undefined ? undefined : slurmText(v),
+    ) as [string, string | undefined, string | undefined, string | undefined];
     const phase = phaseOf(state);
     return {
       jobId,
@@ -129,14 +146,15 @@ export type JobLookup =
  * Asks Slurm about a job: scontrol first (it knows jobs until MinJobAge after their end), then sacct.
  * `gone` is true when Slurm answered and does not know the job (as opposed to Slurm not answering).
  */
-export async function queryJob(jobId: string, ctx: SlurmContext): Promise<JobLookup> {
-  const sc = await slurm('scontrol', ['-o', 'show', 'job', jobId], ctx);
+export async function queryJob(jobId: string, ctx: SlurmContext, cluster: string | null = null): Promise<JobLookup> {
+  const m = clusterArgs(cluster);
+  const sc = await slurm('scontrol', [...m, '-o', 'show', 'job', jobId], ctx);
   const fromScontrol = sc.code === 0 ? parseScontrolJob(sc.stdout) : null;
   if (fromScontrol) return { found: true, job: fromScontrol };
   const scGone = /invalid job id/i.test(sc.stderr + sc.stdout);
   const sa = await slurm(
     'sacct',
-    ['-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Reason,Timelimit'],
+    [...m, '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Reason,Timelimit'],
     ctx,
   );
   const fromSacct = sa.code === 0 ? parseSacct(sa.stdout, jobId) : null;
@@ -149,8 +167,16 @@ export async function queryJob(jobId: string, ctx: SlurmContext): Promise<JobLoo
       message: `Slurm no longer knows job ${jobId}${noAccounting ? ' (it ended longer ago than the cluster remembers, and there is no accounting to ask)' : ''}`,
       answers: [sc, sa],
     };
-  const why = sc.error ?? (`${sc.stderr}`.trim().split('\n')[0] || `scontrol exit ${sc.code}`);
+  const why = printable(sc.error ?? (`${sc.stderr}`.trim().split('\n')[0] || `scontrol exit ${sc.code}`));
   return { found: false, gone: false, message: `could not ask Slurm about job ${jobId}: ${why}`, answers: [sc, sa] };
+}
+
+/**
+ * Cancels a job with `scancel` (of its cluster, `-M`, on a multi-cluster site). Resolves with what scancel
+ * answered; never throws.
+ */
+export function cancelJob(jobId: string, cluster: string | null, ctx: SlurmContext): Promise<SlurmAnswer> {
+  return slurm('scancel', [...clusterArgs(cluster), jobId], ctx);
 }
 
 const PHASE_STATE: Record<JobPhase, string> = {

@@ -12,7 +12,7 @@ import { type CheckId, launchSkips, skipsAll } from '../launch/checks/types.js';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { AccelerateExe } from '../launch/preflight.js';
-import { RUNS_DIR, type RunRecord } from '../launch/record.js';
+import { RUNS_DIR, saveRunJson, type RunRecord } from '../launch/record.js';
 import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/prepare.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
 import type { Finding } from '../config/validate.js';
@@ -26,7 +26,15 @@ import {
   SCRIPT_FILE,
   stepLogName,
 } from './record.js';
-import { checkSbatchArg, passFlags, sbatchScript, type SbatchOptions, type Word } from './script.js';
+import {
+  checkJobPaths,
+  checkSbatchArg,
+  passFlags,
+  sbatchArgWarning,
+  sbatchScript,
+  type SbatchOptions,
+  type Word,
+} from './script.js';
 import {
   formatChange,
   shapeOfSetup,
@@ -36,8 +44,11 @@ import {
   type ShapeLauncher,
   type SlurmShape,
 } from './shape.js';
-import { requireSlurm, slurm, type SlurmContext } from './tools.js';
-import { shellWord } from '../quote.js';
+import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
+import { shellArgs, shellWord } from '../quote.js';
+import { redactArgv, redactSetup, secretEnv } from '../redact.js';
+import { PRIVATE_FILE_MODE } from '../safe-fs.js';
+import { printable } from '../printable.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
 export interface SlurmRequest {
@@ -89,8 +100,11 @@ export interface PlanOptions {
 /** Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (and `infinite`/`unlimited`). */
 const TIME_RE = /^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(?::\d{1,2}){0,2}|infinite|unlimited|UNLIMITED)$/;
 
-/** Checks the sbatch options; throws UsageError. */
-export function checkOptions(o: SbatchOptions): void {
+/**
+ * Checks the sbatch options; throws UsageError for a bad one (a `--sbatch-arg` zerowiz refuses in any
+ * spelling: see checkSbatchArg). Returns the warnings for the ones it lets through (sbatchArgWarning).
+ */
+export function checkOptions(o: SbatchOptions): Finding[] {
   if (o.time !== undefined && !TIME_RE.test(o.time))
     throw new UsageError(
       `--time '${o.time}' is not a Slurm time`,
@@ -112,6 +126,19 @@ export function checkOptions(o: SbatchOptions): void {
         'pass sbatch options as --sbatch-arg=--exclusive, --sbatch-arg=--mem=0, ...',
       );
   }
+  return o.extra.flatMap((a) => {
+    const w = sbatchArgWarning(a);
+    return w
+      ? [
+          {
+            level: 'warning' as const,
+            rule: 'sbatch-arg',
+            message: `--sbatch-arg ${w}`,
+            fix: 'leave it out unless you mean it',
+          },
+        ]
+      : [];
+  });
 }
 
 /**
@@ -127,7 +154,10 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
       `'${setup.name}' has no launch steps`,
       'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz export` to only write the files',
     );
-  checkOptions(req.options);
+  const optionWarnings = checkOptions(req.options);
+  // The job runs in `cwd` and writes its output under it (the run record): refused here, before anything
+  // is written, when an #SBATCH line cannot carry that path.
+  checkJobPaths(cwd, join(cwd, RUNS_DIR, 'x'));
   const own = shapeOfSetup(setup);
   const shape: SlurmShape = { nodes: req.nodes ?? own.nodes, gpusPerNode: req.gpusPerNode ?? own.gpusPerNode };
   const shaped = slurmSetup(setup, shape, opts.launcher);
@@ -150,7 +180,7 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
     shape,
     options: req.options,
     changes: shaped.changes,
-    findings: findings.filter((f) => f.level === 'warning'),
+    findings: [...optionWarnings, ...findings.filter((f) => f.level === 'warning')],
     fit,
     storage: storageWarnings(setup, cwd, undefined, opts.launcher),
     exe,
@@ -189,7 +219,8 @@ export function passCommandTexts(plan: SlurmPlan, recordDir: string): string[] {
       '--machine_rank',
       { sh: '$SLURM_NODEID' },
       ...passFlags(s, placed.files.accelerateConfig, flags),
-      ...s.args,
+      // A secret as its variable (../redact.ts), never its value.
+      ...shellArgs(s.args).map((sh) => ({ sh })),
     ];
     return words.map((w) => (typeof w === 'string' ? shellWord(w) : w.sh)).join(' ');
   });
@@ -292,38 +323,111 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     const argvs = toLaunchCommands(placed).map((c) => c.argv);
     record.json.steps.forEach((s, i) => {
       s.command = texts[i] ?? '';
-      s.argv = argvs[i] ?? s.argv;
+      s.argv = redactArgv(argvs[i] ?? s.argv);
     });
-    const writes = await writeLaunchConfigFiles(placed, plan.cwd);
+    // The job script passes each secret by name; sbatch hands the values to the job in its environment.
+    const secrets = secretEnv(placed.steps.map((s) => s.args));
+    // Files of the record: private to the user, as the record is (0600).
+    const writes = await writeLaunchConfigFiles(placed, plan.cwd, PRIVATE_FILE_MODE);
     record.json.configFiles = writes.map((w) => ({ path: w.path, copy: w.path.slice(record.dir.length + 1) }));
-    await writeFileSafely(join(record.dir, SETUP_FILE), renderPresetFile(presetFileFor(placed)));
+    // The nodes' checks read it; a secret of a step is left out (the checks do not need it), and it is private.
+    await writeFileSafely(
+      join(record.dir, SETUP_FILE),
+      renderPresetFile(presetFileFor(redactSetup(placed))),
+      PRIVATE_FILE_MODE,
+    );
     const script = slurmScript(
       plan,
       record.dir,
       record.json.steps.map((s) => s.log),
       { checks: true },
     );
-    await writeFileSafely(join(record.dir, SCRIPT_FILE), script);
-    const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], ctx);
-    const m = r.code === 0 ? /^(\d+)(?:;(\S+))?\s*$/m.exec(r.stdout) : null;
-    if (!m) {
-      const said = [r.error ?? '', r.stderr.trim(), r.code === 0 ? r.stdout.trim() : '']
-        .filter((x) => x !== '')
-        .join('\n');
+    await writeFileSafely(join(record.dir, SCRIPT_FILE), script, PRIVATE_FILE_MODE);
+    const r = await slurm('sbatch', ['--parsable', join(record.dir, SCRIPT_FILE)], {
+      ...ctx,
+      env: { ...ctx.env, ...secrets },
+    });
+    const answer = readSbatchAnswer(r);
+    if (answer.kind === 'refused')
       throw new UsageError(
-        `sbatch refused the job:\n${said || `(exit ${r.code}, nothing said)`}`,
+        `sbatch refused the job: ${answer.said}`,
         'fix what sbatch names (--partition, --nodes, --gpus-per-node, --time, --account, --qos, --sbatch-arg) and submit again; --dry-run prints the script',
       );
+    if (answer.kind === 'unknown') {
+      // The job may run: its record stays (the job writes its output there), marked as not known to zerowiz.
+      recordUnknownSubmission(record, answer.said);
+      throw new UsageError(
+        `sbatch did not say which job it made (${answer.said}); the job may have been submitted, and its record is kept in ${record.dir}`,
+        `look for it with \`squeue --me --name=${jobName(plan.setup)}\` (scancel it, or follow its output in that record) before you submit again`,
+      );
     }
-    recordSubmitted(record, m[1]!, m[2] ?? null);
-    const sbatchNotes = r.stderr
-      .split('\n')
-      .map((l) => l.trimEnd())
-      .filter((l) => l !== '');
-    return { record, jobId: m[1]!, sbatchNotes, writes };
+    recordSubmitted(record, answer.jobId, answer.cluster);
+    const sbatchNotes = [
+      ...answer.notes,
+      ...r.stderr
+        .split('\n')
+        .map((l) => printable(l.trimEnd()))
+        .filter((l) => l !== ''),
+    ];
+    return { record, jobId: answer.jobId, sbatchNotes, writes };
   } catch (err) {
-    if (!record.json.slurm?.jobId) discardRecord(record);
+    if (!record.json.slurm?.jobId && record.json.slurm?.state !== UNKNOWN_SUBMISSION) discardRecord(record);
     record = pre;
     throw err;
   }
+}
+
+/** The record state of a submission sbatch did not answer clearly (the job may exist). */
+const UNKNOWN_SUBMISSION = 'UNKNOWN';
+
+/** What sbatch's answer means: a job (with notes on what was odd), a refusal, or no telling. */
+export type SbatchAnswer =
+  | { kind: 'submitted'; jobId: string; cluster: string | null; notes: string[] }
+  | { kind: 'refused'; said: string }
+  | { kind: 'unknown'; said: string };
+
+/**
+ * Reads sbatch's answer. A job id on stdout means a job, whatever else happened (a wrapper that prints
+ * `Submitted batch job N [on cluster C]` instead of `N[;C]`, an sbatch that hung or failed after it
+ * submitted: zerowiz must never lose a job it made). No id: a non-zero exit is a refusal; an exit 0, a
+ * timeout or a kill says nothing either way. A cluster that is no Slurm name is left out (noted).
+ */
+export function readSbatchAnswer(r: SlurmAnswer): SbatchAnswer {
+  const parsable = /^\s*(\d+)(?:;([^\n]*))?\s*$/m.exec(r.stdout);
+  const plain = /^\s*Submitted batch job (\d+)(?: on cluster (\S+))?\s*$/m.exec(r.stdout);
+  const m = parsable ?? plain;
+  const said = printable(
+    [r.error ?? '', r.stderr.trim(), r.stdout.trim()]
+      .filter((x) => x !== '')
+      .join(' / ')
+      .replace(/\s*\n\s*/g, ' ') || `exit ${r.code}, nothing said`,
+  );
+  if (!m) return r.code !== 0 && r.code !== null ? { kind: 'refused', said } : { kind: 'unknown', said };
+  const notes: string[] = [];
+  const raw = m[2]?.trim() ?? '';
+  let cluster: string | null = null;
+  if (raw !== '') {
+    if (CLUSTER_NAME_RE.test(raw)) cluster = raw;
+    else
+      notes.push(
+        `sbatch named the cluster '${printable(raw)}', which is no Slurm cluster name; zerowiz follows job ${m[1]} on the default cluster`,
+      );
+  }
+  if (r.error)
+    notes.push(`sbatch gave job id ${m[1]} but did not exit (${printable(r.error)}); the job is followed all the same`);
+  else if (r.code !== 0)
+    notes.push(`sbatch gave job id ${m[1]} but exited ${r.code}; the job is followed all the same`);
+  return { kind: 'submitted', jobId: m[1]!, cluster, notes };
+}
+
+/** Marks a record whose submission sbatch left unclear: kept, not running as far as zerowiz knows. */
+function recordUnknownSubmission(rec: RunRecord, said: string): void {
+  const s = rec.json.slurm!;
+  s.state = UNKNOWN_SUBMISSION;
+  s.phase = 'unknown';
+  s.reason = `sbatch did not say which job it made: ${said}`.slice(0, 500);
+  rec.json.ended = 'failed';
+  rec.json.endedAt = new Date().toISOString();
+  rec.json.note = 'sbatch did not say whether it submitted the job: look for it with squeue';
+  saveRunJson(rec);
 }

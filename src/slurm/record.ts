@@ -4,11 +4,15 @@
  * and one log per pass; run.json says which job it is and its last known state. The job writes into
  * the record, so the record must be on storage the compute nodes see (see ./preflight.ts).
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../launch/record.js';
 import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
 import { shellWord } from '../quote.js';
+import { PRIVATE_EXEC_MODE, unpinDir } from '../safe-fs.js';
+import { writeRecordFile } from '../launch/record-files.js';
+import { printable } from '../printable.js';
+import { redactArgv, redactSetup, secretGuards } from '../redact.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
 import { isFinalPhase, type JobInfo } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
@@ -54,15 +58,17 @@ export function createSlurmRecord(opts: {
 }): RunRecord {
   const rec = createRunRecord({
     cwd: opts.cwd,
-    setup: opts.setup,
+    // No secret in the record (../redact.ts): `launch --last` takes them back from the environment.
+    setup: redactSetup(opts.setup),
     source: opts.source,
     commands: [],
     accelerate: opts.accelerate,
     now: opts.now,
   });
   const now = (opts.now ?? new Date()).toISOString();
-  rec.json.steps = toLaunchCommands(opts.slurmSetup).map((c, i) =>
-    pendingStepJson({ ...c, text: opts.commandTexts[i] ?? '' }, i),
+  const commands = toLaunchCommands(opts.slurmSetup);
+  rec.json.steps = commands.map((c, i) =>
+    pendingStepJson({ ...c, argv: redactArgv(c.argv), text: opts.commandTexts[i] ?? '' }, i),
   );
   rec.json.slurm = {
     jobId: null,
@@ -79,18 +85,20 @@ export function createSlurmRecord(opts: {
     nodeList: null,
     checkedAt: now,
   };
-  writeFileSync(
+  writeRecordFile(
     join(rec.dir, 'commands.sh'),
     [
       '#!/bin/sh',
-      `# zerowiz run ${rec.json.id} (${rec.json.name}): a Slurm job. Submits its sbatch script again`,
+      `# zerowiz run ${rec.json.id} (${printable(rec.json.name)}): a Slurm job. Submits its sbatch script again`,
       "# (the new job writes into this record's log files; `zerowiz launch --last` makes a new record instead).",
       'set -e',
+      // The job takes each secret from the environment sbatch hands it (../redact.ts).
+      ...secretGuards(commands.map((c) => c.argv)),
       `cd ${shellWord(opts.cwd)}`,
       `sbatch ${shellWord(join(rec.dir, SCRIPT_FILE))}`,
       '',
     ].join('\n'),
-    { mode: 0o755 },
+    PRIVATE_EXEC_MODE,
   );
   saveRunJson(rec);
   return rec;
@@ -108,6 +116,7 @@ export function recordSubmitted(rec: RunRecord, jobId: string, cluster: string |
 
 /** Removes a record whose job was never submitted (zerowiz made every file in it). */
 export function discardRecord(rec: RunRecord): void {
+  unpinDir(rec.dir);
   rmSync(rec.dir, { recursive: true, force: true });
 }
 

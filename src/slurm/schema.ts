@@ -4,6 +4,13 @@
  * record (slurmBlockProblem).
  */
 import * as z from 'zod/mini';
+import { printable } from '../printable.js';
+
+/**
+ * What Slurm said (a state, a reason, a node list), read back escaped: a record written before zerowiz
+ * escaped them, or edited since, never brings a raw control byte to the terminal (`zerowiz runs`, attach).
+ */
+const slurmSaid = z.string().check(z.overwrite((s) => printable(s)));
 
 /** The job states zerowiz tells apart (src/slurm/job.ts JobPhase), plus `unknown`. */
 const PHASES = ['pending', 'running', 'completing', 'done', 'failed', 'cancelled', 'timeout', 'unknown'] as const;
@@ -12,7 +19,7 @@ export const slurmRunJsonSchema = z.object({
   /** The job id sbatch gave; null only between writing the record and sbatch answering. */
   jobId: z.nullable(z.string()),
   /** The cluster, when sbatch named one (`--parsable` prints `id;cluster` on federations). */
-  cluster: z.nullable(z.string()),
+  cluster: z.nullable(slurmSaid),
   shape: z.object({ nodes: z.number(), gpusPerNode: z.number() }),
   options: z.object({
     partition: z.optional(z.string()),
@@ -28,10 +35,10 @@ export const slurmRunJsonSchema = z.object({
   changes: z.array(z.string()),
   submittedAt: z.string(),
   /** The last state zerowiz saw, Slurm's name (PENDING, RUNNING, COMPLETED, ...), or UNKNOWN. */
-  state: z.string(),
+  state: slurmSaid,
   phase: z.enum(PHASES),
-  reason: z.nullable(z.string()),
-  nodeList: z.nullable(z.string()),
+  reason: z.nullable(slurmSaid),
+  nodeList: z.nullable(slurmSaid),
   /** When the state was last read from Slurm. */
   checkedAt: z.string(),
 });

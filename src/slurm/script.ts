@@ -12,7 +12,10 @@
  */
 import type { CheckId } from '../launch/checks/types.js';
 import { nodeCheckLines, nodeCheckPreamble } from '../launch/checks/slurm-lines.js';
-import { shellJoin, shellWord } from '../quote.js';
+import { UsageError } from '../errors.js';
+import { printable } from '../printable.js';
+import { shellArgs, shellJoin, shellWord } from '../quote.js';
+import { secretGuards } from '../redact.js';
 import type { LaunchStep } from '../config/setup.js';
 import type { SlurmShape } from './shape.js';
 
@@ -73,24 +76,169 @@ const MAIN_PORT_SPAN = 10_000;
 /** The marker the batch shell prints around each pass. */
 export const STEP_MARK = 'zerowiz-step';
 
-/** An `#SBATCH` option refused in extra arguments: zerowiz sets these itself. */
-const OWN_OPTIONS = ['--output', '-o', '--error', '-e', '--chdir', '-D', '--parsable', '--job-name', '-J'];
+/**
+ * sbatch's long options, as Slurm 22.05.8's sbatch lists them (every `--X` prefix asked of the real binary:
+ * getopt_long names the options a prefix could mean). getopt_long takes any unambiguous prefix of one, and
+ * an exact name before a longer one (`--export` is not `--export-file`).
+ */
+const SBATCH_LONG_OPTIONS = new Set(
+  (
+    'account acctg-freq array batch bb bbf begin chdir cluster cluster-constraint clusters comment constraint ' +
+    'container context contiguous core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task deadline ' +
+    'delay-boot dependency distribution error exclude exclusive export export-file extra-node-info get-user-env ' +
+    'gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-flags help hint hold ' +
+    'ignore-pbs input job-name kill-on-invalid-dep licenses mail-type mail-user mcs-label mem mem-bind ' +
+    'mem-per-cpu mem-per-gpu mincpus network nice no-kill no-requeue nodefile nodelist nodes ntasks ' +
+    'ntasks-per-core ntasks-per-gpu ntasks-per-node ntasks-per-socket ntasks-per-tres open-mode output ' +
+    'overcommit oversubscribe parsable partition power prefer priority profile propagate qos quiet reboot ' +
+    'requeue reservation signal sockets-per-node spread-job switches tasks-per-node test-only thread-spec ' +
+    'threads-per-core time time-min tmp uid usage use-min-nodes verbose version wait wait-all-nodes wckey wrap'
+  ).split(' '),
+);
+/** sbatch's short options that take a value (the rest of a bundle is that value): 22.05's `--help`. */
+const SBATCH_SHORT_WITH_VALUE = new Set('aAbBcCdDeFGiJLmMnNopqStwx'.split(''));
 
-/** Checks one `--sbatch-arg` value; returns an error message or null. */
-export function checkSbatchArg(arg: string): string | null {
-  if (!arg.startsWith('-')) return `'${arg}' is not an sbatch option (they start with -)`;
-  if (/[\n\r]/.test(arg)) return 'an sbatch option cannot span lines';
-  const name = arg.split('=')[0]!;
-  if (OWN_OPTIONS.includes(name)) return `${name} is set by zerowiz (the job's output goes to the run record)`;
+/** An option `--sbatch-arg` may not give, and why (zerowiz writes it, or it breaks how zerowiz follows the job). */
+interface Refused {
+  long: string;
+  short?: string;
+  /** zerowiz writes this option itself. */
+  own?: boolean;
+  why: string;
+}
+const REFUSED: Refused[] = [
+  { long: 'output', short: 'o', own: true, why: "the job's output goes to the run record" },
+  { long: 'error', short: 'e', own: true, why: "the job's output goes to the run record" },
+  { long: 'chdir', short: 'D', own: true, why: 'the job runs where you launch it' },
+  { long: 'job-name', short: 'J', own: true, why: 'zerowiz-<setup name>' },
+  { long: 'parsable', own: true, why: 'to read the job id' },
+  { long: 'nodes', short: 'N', own: true, why: "from the job's shape: use --nodes" },
+  { long: 'ntasks-per-node', own: true, why: 'one task per node starts accelerate there' },
+  { long: 'array', short: 'a', why: 'zerowiz follows one job, not an array of them' },
+  { long: 'wrap', why: "it replaces zerowiz's job script" },
+  { long: 'test-only', why: 'it submits nothing, and zerowiz would follow a job that does not exist' },
+  { long: 'wait', short: 'W', why: 'sbatch would wait for the job to end before zerowiz can follow it' },
+];
+
+/** The option a `--NAME` spelling means to sbatch (exact, or the only option it abbreviates), or the refused one it could mean. */
+function refusedLong(name: string): Refused | null {
+  if (SBATCH_LONG_OPTIONS.has(name)) return REFUSED.find((r) => r.long === name) ?? null;
+  // A prefix: sbatch takes it for the one option it abbreviates (or refuses it as ambiguous).
+  return REFUSED.find((r) => r.long.startsWith(name)) ?? null;
+}
+
+/** The refused option a short-option word (`-D/tmp`, `-vo/x`, `-Jx`) sets, walking a bundle as getopt does. */
+function refusedShort(word: string): Refused | null {
+  for (const c of word.slice(1)) {
+    const r = REFUSED.find((x) => x.short === c);
+    if (r) return r;
+    if (SBATCH_SHORT_WITH_VALUE.has(c)) return null;
+  }
   return null;
+}
+
+/**
+ * Checks one `--sbatch-arg` value; returns why it is refused, or null. Every spelling of an option zerowiz
+ * sets or that breaks the job it follows is refused: `--output`, its getopt_long abbreviations (`--out`,
+ * `--outp`), the short form with or without a glued value and in a bundle (`-o/x`, `-vo/x`).
+ */
+export function checkSbatchArg(arg: string): string | null {
+  if (!arg.startsWith('-')) return `'${printable(arg)}' is not an sbatch option (they start with -)`;
+  if (/[\n\r]/.test(arg)) return 'an sbatch option cannot span lines';
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(arg)) return `'${printable(arg)}' holds a control character`;
+  if (arg === '-' || arg === '--') return `'${arg}' is not an sbatch option`;
+  const name = arg.startsWith('--') ? arg.slice(2).split('=')[0]! : '';
+  const r = arg.startsWith('--') ? refusedLong(name) : refusedShort(arg);
+  if (!r) return null;
+  const given = arg.startsWith('--') ? `--${name}` : arg;
+  const spelled = given === `--${r.long}` ? '' : ` (sbatch reads ${given} as --${r.long})`;
+  return r.own ? `--${r.long} is set by zerowiz${spelled} (${r.why})` : `--${r.long} is refused${spelled}: ${r.why}`;
+}
+
+/**
+ * What a (not refused) `--sbatch-arg` changes that the user should know, or null: a job environment
+ * without the user's (`--export` other than ALL), another output mode, GPUs other than the shape's.
+ */
+export function sbatchArgWarning(arg: string): string | null {
+  const [name = '', value] = arg.startsWith('--')
+    ? [arg.slice(2).split('=')[0], arg.split('=').slice(1).join('=')]
+    : [];
+  const means = (long: string) =>
+    name === long || (!SBATCH_LONG_OPTIONS.has(name) && name.length > 0 && long.startsWith(name));
+  if (means('export') && !/^ALL(,|$)/.test(value ?? ''))
+    return `--export=${printable(value ?? '')}: the job starts without your environment (PATH, the Python environment, variables a step reads, a secret passed by name); accelerate may not be found`;
+  if (means('export-file'))
+    return "--export-file: the job's environment comes from that file instead of yours; accelerate may not be found";
+  if (means('open-mode'))
+    return `--open-mode=${printable(value ?? '')}: changes how the job's output file (job-<id>.out in the run record) is opened; zerowiz reads it from its start`;
+  if (means('gres') || means('gpus') || means('gpus-per-node') || arg.startsWith('-G'))
+    return `${printable(arg.split('=')[0]!)}: asks Slurm for other GPUs than the job's shape (--gpus-per-node), with which zerowiz counts the processes`;
+  return null;
+}
+
+/** Characters of a path that sbatch's `#SBATCH` reader or slurmd's file name patterns cannot carry. */
+function pathProblem(path: string, option: '--chdir' | '--output'): string | null {
+  if (/[\n\r]/.test(path)) return `${option} ${printable(path)}: sbatch cannot carry a newline in an #SBATCH line`;
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(path))
+    return `${option} ${printable(path)}: holds a control character, which Slurm cannot show or carry safely`;
+  if (option === '--output' && path.includes('\\'))
+    return `${option} ${printable(path)}: slurmd drops a backslash from an output file name (it turns off its %-patterns)`;
+  return null;
+}
+
+/**
+ * Throws UsageError when the directory a job runs in or the folder of its output cannot go into an `#SBATCH`
+ * line as it is (a newline or another control character; a backslash in the output's folder).
+ */
+export function checkJobPaths(cwd: string, outputDir: string): void {
+  requireSlurmPath(cwd, '--chdir');
+  requireSlurmPath(`${outputDir}/job-%j.out`, '--output');
+}
+
+/** Throws the UsageError for a path Slurm cannot take (see pathProblem). */
+function requireSlurmPath(path: string, option: '--chdir' | '--output'): void {
+  const why = pathProblem(path, option);
+  if (why)
+    throw new UsageError(
+      why,
+      option === '--chdir'
+        ? 'rename the directory (or launch from another one): the job runs in it'
+        : 'write the job output to a folder whose name has no backslash or control character',
+    );
+}
+
+/**
+ * A word of an `#SBATCH` line as sbatch reads it (src/sbatch/opt.c, checked against the real sbatch):
+ * single quotes where needed, with each backslash doubled (sbatch takes `\` as an escape even inside
+ * quotes) and a quote as `'\''`. A newline cannot be carried (callers refuse it first).
+ */
+export function sbatchWord(word: string): string {
+  if (/^[A-Za-z0-9_\-./=:,+@%]+$/.test(word)) return word;
+  return `'${word.replace(/\\/g, '\\\\').replace(/'/g, `'\\''`)}'`;
+}
+
+/** An output file name pattern for slurmd: `dir`'s `%` doubled (slurmd reads %x, %j, ... anywhere in it). */
+function outputPattern(dir: string, file: string): string {
+  return `${dir.replace(/%/g, '%%')}/${file}`;
 }
 
 /** The `#SBATCH` lines of a job (shape, partition, time, account, QOS, extra options). */
 export function sbatchDirectives(
   spec: Pick<ScriptSpec, 'jobName' | 'shape' | 'options' | 'cwd'>,
-  output: string,
+  outputDir: string,
+  outputFile: string,
 ): string[] {
   const o = spec.options;
+  requireSlurmPath(spec.cwd, '--chdir');
+  requireSlurmPath(`${outputDir}/${outputFile}`, '--output');
+  for (const a of o.extra) {
+    const why = checkSbatchArg(a);
+    if (why)
+      throw new UsageError(
+        `--sbatch-arg: ${why}`,
+        'pass sbatch options as --sbatch-arg=--exclusive, --sbatch-arg=--mem=0, ...',
+      );
+  }
   const d = [
     `--job-name=${spec.jobName}`,
     `--nodes=${spec.shape.nodes}`,
@@ -101,10 +249,10 @@ export function sbatchDirectives(
     ...(o.account ? [`--account=${o.account}`] : []),
     ...(o.qos ? [`--qos=${o.qos}`] : []),
     `--chdir=${spec.cwd}`,
-    `--output=${output}`,
+    `--output=${outputPattern(outputDir, outputFile)}`,
     ...o.extra,
   ];
-  return d.map((x) => `#SBATCH ${shellWord(x)}`);
+  return d.map((x) => `#SBATCH ${sbatchWord(x)}`);
 }
 
 /** A word of a command line: literal text (quoted as needed) or shell text kept as is. */
@@ -145,12 +293,15 @@ export function sbatchScript(spec: ScriptSpec): string {
   const n = spec.steps.length;
   const out: string[] = [
     '#!/bin/bash',
-    ...sbatchDirectives(spec, `${spec.logDir}/${spec.jobOutput}`),
+    ...sbatchDirectives(spec, spec.logDir, spec.jobOutput),
     '#',
     `# ${spec.jobName}: ${n} pass(es) as job steps, in order; a pass starts only if the previous one succeeded.`,
-    ...spec.notes.map((l) => `# ${l}`),
+    // A comment ends at a newline: what the notes quote (a preset's path) is shown escaped.
+    ...spec.notes.map((l) => `# ${printable(l)}`),
     '',
     'set -uo pipefail',
+    // A secret of a step is passed by name (../redact.ts): the job stops at once, saying which, without it.
+    ...secretGuards(spec.steps.map((s) => s.args)),
     'export PYTHONUNBUFFERED=1',
     `ACCELERATE=${shellWord(spec.accelerate)}`,
     `LOG_DIR=${shellWord(spec.logDir)}`,
@@ -189,7 +340,7 @@ export function sbatchScript(spec: ScriptSpec): string {
     const checks = spec.checks;
     out.push(
       '',
-      `# pass ${k}/${n}: ${step.name}${step.usesConfig ? '' : ' (no --config_file, as in the setup)'}`,
+      `# pass ${k}/${n}: ${printable(step.name)}${step.usesConfig ? '' : ' (no --config_file, as in the setup)'}`,
       'MAIN_PORT=$(zw_free_port)',
       `zw_mark ${k} start`,
       ...(checks ? nodeCheckLines({ k, total: n, name: step.name, logPath: log, skip: checks.skip }) : []),
@@ -201,7 +352,8 @@ export function sbatchScript(spec: ScriptSpec): string {
       `  ${checks ? '>>' : '>'} ${log} 2>&1`,
       'rc=$?',
       `zw_mark ${k} exit "$rc"`,
-      `if [ "$rc" -ne 0 ]; then echo "zerowiz: pass ${k}/${n} ${step.name} failed (exit $rc)${k < n ? '; the next pass does not start' : ''}"; exit "$rc"; fi`,
+      // The step's name is a word of its own: nothing in it is expanded by the batch shell.
+      `if [ "$rc" -ne 0 ]; then echo ${shellWord(`zerowiz: pass ${k}/${n} ${printable(step.name)} failed (exit`)} "$rc)${k < n ? '; the next pass does not start' : ''}"; exit "$rc"; fi`,
     );
   });
   out.push('', `echo "zerowiz: all ${n} pass(es) done"`, '');
@@ -240,7 +392,7 @@ export function perNodeCommands(opts: {
         '--machine_rank',
         String(rank),
         ...passFlags(s, opts.configFile, f),
-        ...s.args,
+        ...shellArgs(s.args).map((sh) => ({ sh })),
       ]),
     ),
   }));

@@ -3,23 +3,24 @@
  * record from its output's marks, as a viewer would have.
  */
 import type { RunRecord } from '../launch/record.js';
-import { describeJob, queryJob } from './job.js';
+import { cancelJob, describeJob, queryJob } from './job.js';
 import { settleRecord, slurmRunOpen } from './record.js';
 import { statePollMs } from './follow.js';
-import { slurm, type SlurmContext } from './tools.js';
+import type { SlurmContext } from './tools.js';
 
 /** Cancels the record's job and waits for its end; resolves with the exit code of `zerowiz stop`. */
 export async function stopSlurmJob(rec: RunRecord, ctx: SlurmContext, say: (line: string) => void): Promise<number> {
   const id = rec.json.slurm?.jobId;
   if (!id) return 0;
-  const r = await slurm('scancel', [id], ctx);
+  const cluster = rec.json.slurm?.cluster ?? null;
+  const r = await cancelJob(id, cluster, ctx);
   if (r.code !== 0) {
     say(`scancel ${id} failed: ${r.error ?? (r.stderr.trim() || `exit ${r.code}`)}`);
     return 2;
   }
   say(`cancelling Slurm job ${id} (scancel); waiting for it to end`);
   for (;;) {
-    const q = await queryJob(id, ctx);
+    const q = await queryJob(id, ctx, cluster);
     if (!q.found) {
       settleRecord(rec, null, q.gone);
       if (q.gone) break;

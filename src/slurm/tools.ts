@@ -6,9 +6,24 @@
 import { execa } from 'execa';
 import { UsageError } from '../errors.js';
 import { whichSync } from '../launch/preflight.js';
+import { printable } from '../printable.js';
 
 /** How long one Slurm client command may take (a busy slurmctld answers slowly, never this slowly). */
 export const SLURM_COMMAND_TIMEOUT_MS = 30_000;
+
+/** The timeout in effect: ZEROWIZ_SLURM_TIMEOUT_MS when set (tests, a site whose slurmctld is slower). */
+export function slurmTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.ZEROWIZ_SLURM_TIMEOUT_MS);
+  return Number.isFinite(v) && v > 0 ? v : SLURM_COMMAND_TIMEOUT_MS;
+}
+
+/** A Slurm cluster name as `-M` takes it (slurm.conf's ClusterName: letters, digits, `_`, `-`, `.`). */
+export const CLUSTER_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** The `-M CLUSTER` arguments for a job of a named cluster (a multi-cluster site), else none. */
+export function clusterArgs(cluster: string | null | undefined): string[] {
+  return cluster && CLUSTER_NAME_RE.test(cluster) ? ['-M', cluster] : [];
+}
 
 /** What a Slurm command answered. */
 export interface SlurmAnswer {
@@ -33,12 +48,13 @@ export function processContext(): SlurmContext {
 
 /** Runs one Slurm client command. Never throws. */
 export async function slurm(cmd: string, args: string[], ctx: SlurmContext): Promise<SlurmAnswer> {
+  const timeoutMs = slurmTimeoutMs(ctx.env);
   try {
     const r = await execa(cmd, args, {
       env: ctx.env,
       extendEnv: false,
       cwd: ctx.cwd,
-      timeout: SLURM_COMMAND_TIMEOUT_MS,
+      timeout: timeoutMs,
       reject: false,
       stdin: 'ignore',
       stripFinalNewline: false,
@@ -48,7 +64,7 @@ export async function slurm(cmd: string, args: string[], ctx: SlurmContext): Pro
       code === 'ENOENT'
         ? `${cmd} is not on PATH`
         : r.timedOut
-          ? `${cmd} did not answer within ${SLURM_COMMAND_TIMEOUT_MS / 1000} s`
+          ? `${cmd} did not answer within ${timeoutMs / 1000} s`
           : r.exitCode === undefined
             ? `${cmd} could not be run`
             : null;
@@ -58,13 +74,16 @@ export async function slurm(cmd: string, args: string[], ctx: SlurmContext): Pro
   }
 }
 
-/** The first line of what a failed command said (stderr first), as it said it. */
+/**
+ * What a failed command said (stderr first), its lines joined with ` / ` on one line, every control
+ * character shown escaped (Slurm's messages are untrusted text).
+ */
 export function firstMessage(a: SlurmAnswer): string {
   const text = `${a.stderr}\n${a.stdout}`
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  return a.error ?? text.join(' / ');
+  return printable(a.error ?? text.join(' / '));
 }
 
 /** Hint for every "Slurm is not here" error. */
