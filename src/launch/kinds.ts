@@ -5,7 +5,7 @@
 import type { RunJson } from './record.js';
 import { slurmBlockProblem } from '../slurm/schema.js';
 
-/** Why a record's kind-specific block is damaged (`slurm.shape.nodes: ...`), or null. */
+/** Why a record's kind-specific block is damaged (`slurm.shape.nodes: ...`), or null (the block then as its schema reads it). */
 export function kindBlockProblem(json: RunJson): string | null {
   return slurmBlockProblem(json);
 }

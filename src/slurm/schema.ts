@@ -53,11 +53,17 @@ declare module '../launch/record.js' {
   }
 }
 
-/** Why a record's `slurm` block is damaged (`slurm.<key>: problem`), or null when it is whole or absent. */
+/**
+ * Why a record's `slurm` block is damaged (`slurm.<key>: problem`), or null when it is whole or absent. A
+ * whole block is replaced by what the schema read (Slurm's words escaped), so no reader sees it raw.
+ */
 export function slurmBlockProblem(json: { slurm?: unknown }): string | null {
   if (json.slurm === undefined) return null;
   const r = z.safeParse(slurmRunJsonSchema, json.slurm);
-  if (r.success) return null;
+  if (r.success) {
+    json.slurm = r.data;
+    return null;
+  }
   const i = r.error.issues[0];
   return `slurm${i?.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i?.message ?? 'not a Slurm block'}`;
 }
