@@ -109,6 +109,9 @@ describe.skipIf(!availability.ok)('the checks before a Slurm pass, on every node
     expect(out).toMatch(/^zerowiz-step 1 exit 2 \d+$/m);
     const log = readFileSync(join(dir, '01-train.log'), 'utf8');
     expect(log).not.toContain('the pass runs');
+    // srun's own words go to the job's output: in the log they once landed inside n1's FAIL line, cutting its fix.
+    expect(log).not.toMatch(/srun: error/);
+    expect(out).toMatch(/srun: error: n[12]: task \d: Exited with exit code 2/);
     const fail = log.split('\n').find((l) => /^zerowiz-check n1 FAIL inputs: /.test(l))!;
     expect(fail).toContain('train: the script train.py does not exist');
     const [alert] = new AlertEngine().line(0, fail);

@@ -7,7 +7,9 @@
  * the pane shows, and whose FAIL lines raise the `check-failed` alert). A FAIL ends the job before the pass
  * starts, with the reason in the job's output; a node without the node runtime or zerowiz (exit 126/127)
  * says so and the pass starts unchecked. srun runs it without -u: its output is then relayed a whole line at a
- * time per task, so the two nodes' lines never interleave inside a line (with -u they did).
+ * time per task, so the two nodes' lines never interleave inside a line (with -u they did). Each task's stderr
+ * joins its stdout on the node; srun's own stderr ("task 0: Exited with exit code 2") goes to the job's output,
+ * never into the log: written to the same file it landed inside a node's FAIL line, cutting its fix off.
  */
 import { shellWord } from '../../quote.js';
 import type { CheckId } from './types.js';
@@ -47,7 +49,7 @@ export function nodeCheckLines(s: NodeCheckSpec): string[] {
   const log = s.logPath;
   return [
     `# the checks of pass ${s.k}/${s.total} on every node (zerowiz check --node-report), into the pass's log`,
-    `srun --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c 'exec "$0" "$1" check "$2" --pass "$3" --port "$4" --machine-rank "$SLURM_NODEID" --node-report${skips}' "$ZEROWIZ_NODE" "$ZEROWIZ_BIN" "$ZEROWIZ_SETUP" ${s.k} "$MAIN_PORT" > ${log} 2>&1`,
+    `srun --ntasks-per-node=1 --kill-on-bad-exit=0 bash -c 'exec "$0" "$1" check "$2" --pass "$3" --port "$4" --machine-rank "$SLURM_NODEID" --node-report${skips} 2>&1' "$ZEROWIZ_NODE" "$ZEROWIZ_BIN" "$ZEROWIZ_SETUP" ${s.k} "$MAIN_PORT" > ${log}`,
     'rc=$?',
     'if [ "$rc" -eq 126 ] || [ "$rc" -eq 127 ]; then',
     `  echo "zerowiz: pass ${s.k}/${s.total} ${s.name}: the nodes cannot run zerowiz's checks (exit $rc: no $ZEROWIZ_NODE or $ZEROWIZ_BIN there); the pass starts unchecked"`,
