@@ -4,6 +4,7 @@ import type { EstimateFlags } from './estimate.js';
 import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
+import { NearMiss } from '../suggest.js';
 import {
   DEEPSPEED_ESTIMATOR_WHY,
   EstimateInputError,
@@ -298,18 +299,24 @@ function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partia
   if (flags.optimizer !== undefined) {
     const o = flags.optimizer.trim().toLowerCase();
     if (!OPTIMIZER_KINDS.includes(o as OptimizerKind))
-      throw new UsageError(
+      throw new NearMiss(
         `--optimizer '${flags.optimizer}' is not one of ${OPTIMIZER_KINDS.join(', ')}`,
+        flags.optimizer,
+        OPTIMIZER_KINDS,
         'e.g. --optimizer adamw-8bit',
+        '--optimizer',
       );
     out.optimizer = o as OptimizerKind;
   }
   if (flags.masterWeights !== undefined) {
     const m = flags.masterWeights.trim().toLowerCase();
     if (m !== 'fp32' && m !== 'none')
-      throw new UsageError(
+      throw new NearMiss(
         `--master-weights '${flags.masterWeights}' is not fp32 or none`,
+        flags.masterWeights,
+        ['fp32', 'none'],
         'e.g. --master-weights none',
+        '--master-weights',
       );
     out.master_weights = m;
   }
@@ -434,9 +441,12 @@ function blockFlag(text: string): BlockKind {
   const b = text.trim().toLowerCase();
   if (b === 'llm') return 'llama';
   if (b === 'dit' || b === 'mmdit' || b === 'unet' || b === 'llama' || b === 'gpt') return b;
-  throw new UsageError(
+  throw new NearMiss(
     `--block '${text}' is not dit, mmdit, llm or unet`,
+    text,
+    ['dit', 'mmdit', 'llm', 'unet'],
     'dit: cross-attention to the text (Wan, LTX-Video); mmdit: joint attention (FLUX, Qwen-Image, CogVideoX)',
+    '--block',
   );
 }
 

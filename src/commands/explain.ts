@@ -1,8 +1,12 @@
 /** `zerowiz explain NAME|FILE`: every value accelerate and DeepSpeed will use for each step, and where it came from. */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
+import { oneOf } from './usage.js';
 
 const load = () => import('./explain-run.js');
+
+/** What `Accelerator(mixed_precision=...)` takes. */
+const SCRIPT_PRECISIONS = ['no', 'fp16', 'bf16', 'fp8'] as const;
 
 /** Raw flag values as commander hands them over. */
 export interface ExplainFlags {
@@ -51,12 +55,15 @@ export function registerExplain(program: Command, ctx: CommandContext): void {
     )
     .addOption(new Option('--script-accumulation <n>', "the script's Accelerator(gradient_accumulation_steps=N)"))
     .addOption(
-      new Option('--script-mixed-precision <p>', "the script's Accelerator(mixed_precision=...)").choices([
-        'no',
-        'fp16',
-        'bf16',
-        'fp8',
-      ]),
+      new Option('--script-mixed-precision <p>', "the script's Accelerator(mixed_precision=...)")
+        .choices(SCRIPT_PRECISIONS)
+        .argParser(
+          oneOf(
+            SCRIPT_PRECISIONS,
+            (v) => `--script-mixed-precision '${v}' is not one of ${SCRIPT_PRECISIONS.join(', ')}`,
+            '--script-mixed-precision',
+          ),
+        ),
     )
     .addOption(new Option('--script-hidden-size <h>', "the model's config.hidden_size, or none (no model.config)"))
     .addHelpText('after', HELP_AFTER)

@@ -4,6 +4,7 @@
  */
 import { Argument, Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
+import { oneOf } from './usage.js';
 
 /** Raw flag values as commander hands them over. */
 export interface ExportFlags {
@@ -33,7 +34,9 @@ export function registerExport(program: Command, ctx: CommandContext): void {
       new Argument(
         '<kind>',
         'what to write: an sbatch script, per-node launch commands with ranks, or a DeepSpeed hostfile',
-      ).choices(EXPORT_KINDS),
+      )
+        .choices(EXPORT_KINDS)
+        .argParser(oneOf(EXPORT_KINDS, (v) => `'${v}' is not a kind of export (${EXPORT_KINDS.join(', ')})`)),
     )
     .argument('<preset>', 'a preset name (see `zerowiz preset list`) or a preset file')
     .description(
