@@ -12,6 +12,7 @@ import { registerAttach } from './commands/attach.js';
 import { registerExport } from './commands/export.js';
 import { registerExplain } from './commands/explain.js';
 import { ZerowizCommand } from './commands/usage.js';
+import { configureOutput } from './commands/output.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
@@ -34,8 +35,15 @@ export function buildProgram(ui: UiLoaders): Program {
     )
     .version(VERSION, '-v, --version')
     .addOption(new Option('--config <file>', 'an accelerate config YAML to import into the wizard'))
+    .addOption(
+      new Option('-q, --quiet', 'leave out the notes and hints on stderr (never the data, warnings or errors)'),
+    )
     .exitOverride()
     .usage('[options] [command]')
+    .hook('preAction', (root) => {
+      // How every command's output looks, once: colour, width, quiet (src/commands/output.ts).
+      configureOutput({ quiet: root.opts().quiet === true });
+    })
     .hook('preSubcommand', (root, sub) => {
       if (root.opts().config !== undefined)
         throw new UsageError(

@@ -2,10 +2,10 @@
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
 import { RunError, UsageError, describeError, fileError, isOsError } from './errors.js';
-import { printableLines } from './printable.js';
 import type { UiLoaders } from './ui.js';
 import { shellWord } from './quote.js';
 import { NearMiss, nearMissHint } from './suggest.js';
+import * as output from './commands/output.js';
 
 /** Errors of a reader that closed early: the output has nowhere to go, and nobody waits for it. */
 const GONE_CODES = new Set(['EPIPE', 'ERR_STREAM_DESTROYED']);
@@ -35,9 +35,7 @@ function endQuietlyOnClosedOutput(): void {
 }
 
 /** Prints one error line (and its hint), with whatever came from files shown escaped. */
-function printError(text: string): void {
-  process.stderr.write(`zerowiz: ${printableLines(text)}\n`);
-}
+const printError = (text: string) => output.error(text);
 
 /** Runs zerowiz with these arguments; resolves with the exit code. Never throws. */
 export async function main(argv: string[], ui: UiLoaders): Promise<number> {

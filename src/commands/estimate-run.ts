@@ -5,6 +5,7 @@ import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
 import { NearMiss } from '../suggest.js';
+import * as output from './output.js';
 import {
   DEEPSPEED_ESTIMATOR_WHY,
   EstimateInputError,
@@ -33,7 +34,7 @@ import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '
 /** Prints the estimate table or JSON for these flags. */
 export async function runEstimate(flags: EstimateFlags): Promise<void> {
   if (flags.listModels) {
-    process.stdout.write(renderCatalog(loadModelCatalog(), flags.json === true));
+    output.data(renderCatalog(loadModelCatalog(), flags.json === true));
     return;
   }
   const built = await buildInput(flags);
@@ -47,9 +48,9 @@ export async function runEstimate(flags: EstimateFlags): Promise<void> {
   if (flags.json) {
     const doc = toJson(report, built);
     assertSafeNumbers(doc, '');
-    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    output.json(doc);
   } else {
-    process.stdout.write(renderTable(report, built));
+    output.data(renderTable(report, built));
   }
 }
 

@@ -11,7 +11,6 @@ import { stepLogName } from '../slurm/record.js';
 import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
 import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
-import { formatFinding } from '../config/validate.js';
 import { pathFlag } from '../expand.js';
 import {
   formatWrite,
@@ -23,6 +22,7 @@ import {
 } from '../write.js';
 import { missingScripts } from '../launch/preflight.js';
 import type { ExportFlags } from './export.js';
+import * as output from './output.js';
 
 /** The port the per-node commands use when the setup names none (accelerate's default). */
 export const DEFAULT_MAIN_PORT = 29_500;
@@ -84,7 +84,7 @@ export async function exportCommand(
     const results = await writeFilesTogether([
       { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) },
     ]);
-    for (const w of results) process.stdout.write(`${formatWrite(w)}\n`);
+    output.lines(results.map(formatWrite));
     return 0;
   }
   const cwd = process.cwd();
@@ -95,14 +95,12 @@ export async function exportCommand(
     { nodes, gpusPerNode, options },
     { source: ref, accelerate: flags.accelerate, dryRun: true, cwd, launcher: kind === 'slurm' ? 'srun' : 'torchrun' },
   );
-  for (const f of [...plan.findings, ...plan.fit]) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
-  for (const c of plan.changes) process.stderr.write(`zerowiz: ${kind}: ${formatChange(c)}\n`);
-  for (const w of plan.storage) process.stderr.write(`zerowiz: warning: ${w}\n`);
+  for (const f of [...plan.findings, ...plan.fit]) output.finding(f);
+  for (const c of plan.changes) output.say(`${kind}: ${formatChange(c)}`);
+  for (const w of plan.storage) output.warn(w);
   const missing = missingScripts(setup, cwd);
   for (const m of missing)
-    process.stderr.write(
-      `zerowiz: note: step '${m.step}': training script ${m.path} not found in ${cwd} (the commands would stop there)\n`,
-    );
+    output.note(`step '${m.step}': training script ${m.path} not found in ${cwd} (the commands would stop there)`);
 
   // The torchrun YAML names the main node and port itself: the first host, the port every node is given.
   const port =
@@ -180,7 +178,7 @@ export async function exportCommand(
     ...inReportOrder(results.slice(0, configs.length).map((r, i) => ({ ...r, role: configs[i]!.role }))),
     results.at(-1)!,
   ];
-  for (const w of shown) process.stdout.write(`${formatWrite(w)}\n`);
+  output.lines(shown.map(formatWrite));
   return 0;
 }
 

@@ -16,6 +16,7 @@ import { reportDamaged } from './report.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
+import * as output from './output.js';
 
 /**
  * What `zerowiz launch` runs: a preset (ref), or with --last the newest run record of this directory. The
@@ -106,6 +107,7 @@ export async function launchFromCli(
     accelerate: flags.accelerate,
     dryRun: flags.dryRun,
     pane: paneFor(flags, ctx),
+    ...output.runSinks(),
     ...more,
   });
 }

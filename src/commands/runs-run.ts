@@ -11,7 +11,7 @@ import { formatLossPair } from '../launch/logparse.js';
 import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 import { formatDuration } from '../launch/stream.js';
 import { kindBlockProblem } from '../launch/kinds.js';
-import { writeErr, writeOut } from '../terminal.js';
+import * as output from './output.js';
 import { reportDamaged } from './report.js';
 
 /** `zerowiz runs`. */
@@ -22,15 +22,15 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   // Slurm runs still open get their state from Slurm first.
   const slurm = records.some((r) => r.json.slurm) ? await import('./launch-slurm-run.js') : null;
   const note = slurm ? await slurm.refreshSlurmRuns(records) : null;
-  if (note) writeErr(`zerowiz: ${note}\n`);
+  if (note) output.note(note);
   if (opts.json) {
-    writeOut(`${JSON.stringify(records.map(recordSummary), null, 2)}\n`);
+    output.json(records.map(recordSummary));
     return;
   }
   if (records.length === 0) {
-    writeOut(
-      'no runs recorded in this directory yet (they go to .zerowiz/runs/); start one with `zerowiz launch NAME`\n',
-    );
+    output.lines([
+      'no runs recorded in this directory yet (they go to .zerowiz/runs/); start one with `zerowiz launch NAME`',
+    ]);
     return;
   }
   const w = Math.max(2, ...records.map((r) => r.json.id.length));
@@ -43,7 +43,7 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
     for (const l of liveLines(r)) text += `  ${l}\n`;
   }
-  writeOut(text);
+  output.data(text);
 }
 
 /** A local run that still goes: who runs it, and how to follow or stop it. */
