@@ -31,7 +31,14 @@ import { finishEffect, finishItems, SLURM_FIELDS } from '../../src/wizard/finish
 import { answersOf, progress } from '../../src/wizard/flow.js';
 import { glossaryTermFor, glossaryView } from '../../src/wizard/glossary.js';
 import { hintLines, type Command, type Surface, type SurfaceHandler } from '../../src/wizard/keytable.js';
-import { finishRows, layoutOf } from '../../src/wizard/layout.js';
+import {
+  DIFF_CHROME_ROWS,
+  EXPLAIN_TITLE_ROWS,
+  GLOSSARY_TITLE_ROWS,
+  explainWindow,
+  finishRows,
+  layoutOf,
+} from '../../src/wizard/layout.js';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import {
   initialWizard,
@@ -49,16 +56,19 @@ import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '.
 import { KeyDispatcher, KeyRouter, useKeyHold } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
-import { DIFF_CHROME_ROWS, FinishScreen, presetDescription, type FinishDeps } from './FinishScreen.js';
-import { EXPLAIN_TITLE_ROWS, ExplainView, explainWindow } from './ExplainView.js';
-import { GLOSSARY_TITLE_ROWS, GlossaryView } from './GlossaryView.js';
-import { draftFor, modeHeight } from './ModeQuestion.js';
+import { FinishScreen, presetDescription, type FinishDeps } from './FinishScreen.js';
+import { ExplainView } from './ExplainView.js';
+import { GlossaryView } from './GlossaryView.js';
 import { PictureView } from './PictureView.js';
 import { Preview } from './Preview.js';
-import { LIST_LIMIT, QuestionScreen, helpLines, modelListShown, promptLines } from './QuestionScreen.js';
-import { ReviewScreen, importLines, reviewItems, type ReviewItem } from './ReviewScreen.js';
+import { QuestionScreen } from './QuestionScreen.js';
+import { ReviewScreen } from './ReviewScreen.js';
 import { StartScreen } from './StartScreen.js';
-import { StepsScreen, stepsChromeRows, stepsHelpLines } from './StepsScreen.js';
+import { StepsScreen } from './StepsScreen.js';
+import { draftFor, modeHeight } from '../../src/wizard/mode-table.js';
+import { LIST_LIMIT, helpLines, modelListShown, promptLines } from '../../src/wizard/question-text.js';
+import { importLines, reviewItems, type ReviewItem } from '../../src/wizard/review.js';
+import { stepsChromeRows, stepsHelpLines } from '../../src/wizard/steps-text.js';
 
 export type { WizardResult };
 

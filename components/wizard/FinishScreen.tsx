@@ -24,6 +24,7 @@ import {
 import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
+import { DIFF_CHROME_ROWS } from '../../src/wizard/layout.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
 export interface FinishDeps {
@@ -65,9 +66,6 @@ export interface SlurmDeps {
 
 /** What the diff's file headers say: the file on disk (---) against what zerowiz would write (+++). */
 export const DIFF_LABELS = { old: '--- on disk: ', new: '+++ zerowiz: ' } as const;
-
-/** Rows the diff's title and key line take: the diff gets the rest. */
-export const DIFF_CHROME_ROWS = 2;
 
 /** `…` and the end of `text` when it is wider than `width` (a path keeps its file name). */
 function clipStart(text: string, width: number): string {

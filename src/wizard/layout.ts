@@ -4,6 +4,34 @@
  * keeping the 80 columns the ZeRO table needs. Overlays (help, the picture, the glossary, the overwrite
  * diff) take the whole body. Every height is counted so nothing is cut at 80x24.
  */
+import { softWrap } from '../text.js';
+
+/** The rows the explain view's own title takes. */
+export const EXPLAIN_TITLE_ROWS = 1;
+
+/** The lines shown, where they start, how far they can scroll, and the position text. */
+export interface ExplainWindow {
+  lines: string[];
+  top: number;
+  maxTop: number;
+  position: string;
+}
+
+/** The window of `lines` (wrapped to `width`, never cut) that starts at `top`, `height` rows tall. */
+export function explainWindow(lines: readonly string[], width: number, height: number, top: number): ExplainWindow {
+  const all = lines.flatMap((l) => softWrap(l, Math.max(10, width)));
+  const rows = Math.max(1, height);
+  const maxTop = Math.max(0, all.length - rows);
+  const start = Math.min(maxTop, Math.max(0, top));
+  const shown = all.slice(start, start + rows);
+  return { lines: shown, top: start, maxTop, position: `lines ${start + 1}-${start + shown.length} of ${all.length}` };
+}
+
+/** The rows the glossary's own title takes. */
+export const GLOSSARY_TITLE_ROWS = 1;
+
+/** Rows the diff's title and key line take: the diff gets the rest. */
+export const DIFF_CHROME_ROWS = 2;
 
 /** The header's detection part until detection answers. */
 export const DETECTING = 'detecting GPUs…';
