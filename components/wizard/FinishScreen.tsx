@@ -271,10 +271,3 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     </Box>
   );
 }
-
-/** The description a preset saved from the wizard gets. */
-export function presetDescription(setup: Setup): string {
-  const a = setup.answers;
-  const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
-  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
-}

@@ -4,6 +4,7 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers, DetectedEnv, Question } from '../../src/config/questions.js';
+import type { Finding } from '../../src/config/validate.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
 import { processContext, type ExpandContext } from '../../src/expand.js';
 import { fieldStart } from '../../src/wizard/display.js';
@@ -189,6 +190,8 @@ export interface QuestionScreenProps {
   tradeoff?: Tradeoff;
   /** The ZeRO row to start on (tradeoff.ts startKey: the highlight the picture left, the answer's, the recommendation). */
   modeStart?: string;
+  /** The findings that point at this question: the help shows them whole. */
+  findings?: readonly Finding[];
 }
 
 const DEFAULT_PATHS: ExpandContext = processContext();
@@ -249,7 +252,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
       {content}
       {p.help ? (
         <Box flexDirection="column">
-          {helpLines(q, p.answers, p.env, width, p.enter, p.glossaryKey).map((l, i) => (
+          {helpLines(q, p.answers, p.env, width, p.enter, p.glossaryKey, p.findings).map((l, i) => (
             <Text key={i} color={tint('accent')}>
               {l}
             </Text>

@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { withFiles } from '../config/accelerate-config.js';
+import type { CsvLogOffer } from '../launch/diffsynth.js';
 import { UsageError } from '../errors.js';
 import { expandPath } from '../expand.js';
 import { accelerateDefaultConfig } from '../paths.js';
@@ -129,4 +130,24 @@ export function summaryLines(results: WriteResult[], setup: Setup): string[] {
   out.push('run:');
   for (const line of launchLines(setup)) out.push(`  ${line}`);
   return out;
+}
+
+/** The description a preset saved from the wizard gets. */
+export function presetDescription(setup: Setup): string {
+  const a = setup.answers;
+  const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
+  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
+}
+
+/**
+ * The finish menu's loss-log entry for a DiffSynth training step (`--enable_csv_log`, src/launch/diffsynth.ts):
+ * on for the steps `on` names, off with what Enter does, or why it is not available; null when no step has one.
+ */
+export function csvLogLabel(offer: CsvLogOffer | null, on: readonly { name: string }[]): string | null {
+  if (!offer) return null;
+  if (offer.steps.length === 0) return offer.note ? `Loss log: not available (${offer.note})` : null;
+  if (on.length > 0)
+    return `Loss log in the pane: ON (Launch adds --enable_csv_log to ${on.map((x) => x.name).join(', ')}; not saved in presets)`;
+  const unsure = offer.steps.some((x) => !x.certain) ? "; this checkout's DiffSynth may not know it" : '';
+  return `Loss log in the pane: off (Enter: add --enable_csv_log to ${offer.steps.map((x) => x.name).join(', ')} at launch${unsure})`;
 }

@@ -448,9 +448,26 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
   app: { scrollUp: 'scroll the preview' },
   glossary: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
   explain: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
-  steps: { up: 'move between the rows (also k/j)', help: "this screen's keys, with what each does" },
+  steps: {
+    up: 'move between the rows (also k/j)',
+    edit: "edit the highlighted row: the step's name, a value or the script (on the config row: as c)",
+    prevStep: 'the previous / next step',
+    addArg: 'add an argument after the highlighted one: its flag first, then its value (Esc takes it out again)',
+    removeArg: 'delete the highlighted argument (the script stays: edit it, or delete the step)',
+    moveArgUp: "move the highlighted argument up / down among the script's arguments",
+    editFlag: "edit the highlighted argument's flag (Enter edits its value)",
+    addStep: 'add a step after this one (one training script, named as you type)',
+    removeStep: 'delete this step',
+    back: 'back to the last question (or to the review, when it opened the steps)',
+    help: "this screen's keys, with what each does",
+  },
   diff: { up: 'scroll the diff' },
 };
+
+/** What a binding does on a surface, in the README's words (a longer text than the hint row's, when there is one). */
+export function longLabel(surface: Surface, x: Binding): string {
+  return SURFACE_LONG_LABELS[surface]?.[x.command] ?? LONG_LABELS[x.command] ?? x.label;
+}
 
 /** What Ctrl+C does, for the README's first row. */
 const ABORT_LONG_LABEL =
@@ -473,7 +490,7 @@ export function keysMarkdown(): string {
       const shown = x.label !== '' && x.priority > 0;
       if ((!shown && x.command !== 'pick') || seen.has(x.command)) continue;
       seen.add(x.command);
-      const label = SURFACE_LONG_LABELS[surface]?.[x.command] ?? LONG_LABELS[x.command] ?? x.label;
+      const label = longLabel(surface, x);
       rows.push(`| ${title} | \`${cell(x.keys)}\` | ${cell(label)} |`);
     }
   }

@@ -7,11 +7,14 @@ import type { Answers, DetectedEnv, Parsed, Question } from '../config/questions
 import type { ModelEntry } from '../estimate/models.js';
 import { expandPathAnswer, type ExpandContext } from '../expand.js';
 import { clip, wrap } from '../text.js';
+import type { Finding } from '../config/validate.js';
 import { type fieldStart, fieldValue } from './display.js';
+import { findingLines } from './finding-text.js';
 
 /**
  * Lines of the help box for a question. `enter` is what Enter chooses now (display.ts enterChoice): the
- * "Default" the help names is that, never a value Enter would not give.
+ * "Default" the help names is that, never a value Enter would not give. `findings` (those that point at this
+ * question) follow, whole: the line under the preview has room for the start of one only.
  */
 export function helpLines(
   q: Question,
@@ -20,6 +23,7 @@ export function helpLines(
   width: number,
   enter?: string,
   glossaryKey = 'g',
+  findings: readonly Finding[] = [],
 ): string[] {
   const formatted = q.format(q.defaultValue(a, env) as never);
   const def = enter ?? (formatted === '' ? '(empty)' : formatted);
@@ -38,7 +42,7 @@ export function helpLines(
     `Sets ${keys}`,
     `Default: ${def}   (? closes this help · ${glossaryKey}: glossary)`,
   ];
-  return parts.flatMap((p) => wrap(p, width));
+  return [...parts.flatMap((p) => wrap(p, width)), ...findings.flatMap((f) => findingLines(f, width))];
 }
 
 /** `a.x, a.y.z` as `a.{x, y.z}`: dotted keys that share their first part, written once. */

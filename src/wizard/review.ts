@@ -9,6 +9,7 @@ import type { StepFix } from '../config/step-findings.js';
 import type { Finding } from '../config/validate.js';
 import { clip, padEnd, wrap } from '../text.js';
 import { humanAnswer } from './display.js';
+import { findingLines } from './finding-text.js';
 import { STEPS_ROW, type ImportNotes } from './shell.js';
 
 /** A finding as the review lists it: validate's, or a step's (with the fix zerowiz can make). */
@@ -27,6 +28,8 @@ export interface ReviewItem {
   label: string;
   value: string;
   choice: ReviewChoice;
+  /** The finding a finding's row stands for (shown whole under the list while it is highlighted). */
+  finding?: ReviewFinding;
 }
 
 function stepsSummary(steps: readonly LaunchStep[]): string {
@@ -69,7 +72,13 @@ export function reviewItems(
       choice = { kind: 'steps' };
       tail = '→ steps';
     } else return;
-    items.push({ key: `f${i}`, value: `f${i}`, choice, label: clip(`${mark} [${tail}] ${f.message}`, width - 2) });
+    items.push({
+      key: `f${i}`,
+      value: `f${i}`,
+      choice,
+      label: clip(`${mark} [${tail}] ${f.message}`, width - 2),
+      finding: f,
+    });
   });
   items.push({
     key: STEPS_ROW,
@@ -124,4 +133,35 @@ export function importLines(n: ImportNotes | null, width: number, maxLines: numb
   const named = new Set(shown.join(' ').split(/[\s,]+/));
   const hidden = [...n.kept, ...n.moved].filter((k) => !named.has(k)).length;
   return [...shown, clip(`… ${hidden} more key(s) not shown (a taller terminal shows them)`, width)];
+}
+
+/**
+ * The rows under the review's list for the highlighted finding, whole (its message and fix: the row above it
+ * has room for the start only): the most any finding needs, at most `max`; 0 without findings.
+ */
+export function reviewDetailRows(items: readonly ReviewItem[], width: number, max: number): number {
+  const need = items.map((i) => (i.finding ? findingLines(i.finding, width).length : 0));
+  return need.some((n) => n > 0) ? Math.min(max, Math.max(...need)) : 0;
+}
+
+/**
+ * What those rows say: the highlighted finding whole (cut to `rows`, its end marked), or, on any other row, how
+ * to read the findings; always `rows` lines.
+ */
+export function reviewDetailLines(
+  item: ReviewItem | undefined,
+  items: readonly ReviewItem[],
+  width: number,
+  rows: number,
+): string[] {
+  if (rows <= 0) return [];
+  let lines: string[];
+  if (item?.finding) {
+    lines = findingLines(item.finding, width);
+    if (lines.length > rows) lines = [...lines.slice(0, rows - 1), clip(`${lines[rows - 1]} …`, width)];
+  } else {
+    const n = items.filter((i) => i.finding).length;
+    lines = [clip(`${n} finding${n === 1 ? '' : 's'} above: highlight one to read it whole, with its fix.`, width)];
+  }
+  return [...lines, ...Array<string>(Math.max(0, rows - lines.length)).fill('')];
 }

@@ -6,13 +6,14 @@
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
  */
-import { withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
+import { question, withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
 import type { LaunchStep, Setup } from '../config/setup.js';
 import type { StepFix } from '../config/step-findings.js';
 import { flattenArgs, groupArgs, withStepConfig } from '../config/step-args.js';
 import {
   answersOf,
   flowReducer,
+  progress,
   initialFlow,
   type FlowAction,
   type FlowState,
@@ -502,4 +503,24 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   if (st === 'confirm') return ['diff', 'app'];
   if (st === 'menu' || st === 'written') return ['list', 'finish', 'app'];
   return []; // planning, writing, saving: only Ctrl+C
+}
+
+/** The header: where the user is (the setup's origin, the screen or question, an overlay), the news, what was detected. */
+export function wizardHeader(s: WizardState, answers: Answers): string {
+  const screen = screenOf(s);
+  if (screen === 'start') return `zerowiz · start${s.message ? ` · ${s.message}` : ''} · ${s.detection}`;
+  const o = s.flow.origin;
+  const origin = o.kind === 'preset' ? `preset ${o.name}` : o.kind === 'import' ? 'imported config' : 'new setup';
+  let where: string = screen;
+  if (screen === 'question') {
+    const q = question(s.flow.current);
+    const pr = progress(q.id, answers);
+    where = q.advanced
+      ? `${q.id} (advanced)`
+      : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
+  }
+  if (s.overlay?.kind === 'picture') where += ' · picture';
+  if (s.overlay?.kind === 'glossary') where += ' · glossary';
+  if (s.overlay?.kind === 'explain') where += ' · explain';
+  return `zerowiz · ${origin}${s.flow.dirty ? ' *' : ''} · ${where}${s.message ? ` · ${s.message}` : ''} · ${s.detection}`;
 }

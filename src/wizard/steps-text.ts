@@ -6,7 +6,9 @@ import { noDeepSpeedConfigPath } from '../config/accelerate-config.js';
 import type { SetupFiles } from '../config/setup.js';
 import { stepConfig } from '../config/step-args.js';
 import { clip, padEnd, wrap } from '../text.js';
-import { KEY_TABLES } from './keytable.js';
+import type { Finding } from '../config/validate.js';
+import { findingLines, findingMark } from './finding-text.js';
+import { KEY_TABLES, longLabel } from './keytable.js';
 import type { StepsEditorState } from './steps.js';
 
 /** What a step's config row says: which accelerate config the step runs with. */
@@ -26,20 +28,45 @@ export function stepTabs(e: StepsEditorState): string {
   return e.steps.map((s, i) => (i === e.step ? `[${s.name}]` : s.name)).join(' ▸ ');
 }
 
-/** Rows the editor shows above its rows and below them, besides the rows themselves. */
-export function stepsChromeRows(e: StepsEditorState, findings: number): number {
-  return 2 + (e.message ? 1 : 0) + findings;
+/** The most rows the shown step's findings take under its rows. */
+export const STEP_FINDING_MAX_ROWS = 4;
+
+/**
+ * The shown step's findings under its rows: the first whole (its message and fix, wrapped), the others one line
+ * each, in at most `max` rows (the last says how many more there are; `?` shows them all whole).
+ */
+export function stepFindingLines(findings: readonly Finding[], width: number, max = STEP_FINDING_MAX_ROWS): string[] {
+  if (findings.length === 0) return [];
+  const [first, ...rest] = findings;
+  const lines = [...findingLines(first!, width), ...rest.map((f) => clip(`${findingMark(f)} ${f.message}`, width))];
+  if (lines.length <= max) return lines;
+  const shown = lines.slice(0, Math.max(1, max - 1));
+  return [...shown, clip(`(${findings.length} finding(s) in all: ? shows them whole)`, width)];
 }
 
-/** The steps screen's lines for the steps' key help (`?`). */
-export function stepsHelpLines(width: number): string[] {
+/** Rows the editor shows above its rows and below them, besides the rows themselves. */
+export function stepsChromeRows(e: StepsEditorState, findingRows: number): number {
+  return 2 + (e.message ? 1 : 0) + findingRows;
+}
+
+/**
+ * The steps screen's help (`?`): each key with what it does (in more words than the hint row under it), then the
+ * shown step's findings whole.
+ */
+export function stepsHelpLines(width: number, findings: readonly Finding[] = []): string[] {
+  const keys = KEY_TABLES.steps.filter((b) => b.label !== '');
+  const keyW = Math.max(...keys.map((b) => b.keys.length)) + 2;
   return [
     'Keys of the steps screen:',
-    // One row each (wrap would fold the padding): key, what it does.
-    ...KEY_TABLES.steps.filter((b) => b.label !== '').map((b) => clip(`  ${padEnd(b.keys, 8)} ${b.label}`, width)),
+    ...keys.flatMap((b) =>
+      wrap(longLabel('steps', b), Math.max(20, width - keyW - 2)).map(
+        (l, i) => `  ${padEnd(i === 0 ? b.keys : '', keyW)}${l}`,
+      ),
+    ),
     ...wrap(
-      'Editing a value that other steps share (the cache path, a model id, LoRA options) offers to change it everywhere. `~` and $VARS in a value are expanded when you accept it, as a shell would. (? closes this · g: glossary)',
+      "Editing a value that other steps share (the cache path, a model id, LoRA options) offers to change it everywhere. `~` and $VARS in a value are expanded when you accept it, as a shell would. The steps run in the directory zerowiz runs in: start zerowiz in your trainer's checkout. (? closes this · g: glossary)",
       width,
     ),
+    ...(findings.length > 0 ? ['', "This step's findings:", ...findings.flatMap((f) => findingLines(f, width))] : []),
   ];
 }
