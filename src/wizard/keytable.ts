@@ -450,17 +450,20 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
   explain: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
   steps: {
     up: 'move between the rows (also k/j)',
-    edit: "edit the highlighted row: the step's name, a value or the script (on the config row: as c)",
+    edit: 'edit the highlighted row (on the config row: as c)',
     prevStep: 'the previous / next step',
-    addArg: 'add an argument after the highlighted one: its flag first, then its value (Esc takes it out again)',
-    removeArg: 'delete the highlighted argument (the script stays: edit it, or delete the step)',
-    moveArgUp: "move the highlighted argument up / down among the script's arguments",
-    editFlag: "edit the highlighted argument's flag (Enter edits its value)",
-    addStep: 'add a step after this one (one training script, named as you type)',
+    addArg: 'add an argument after the highlighted one (its flag, then its value)',
+    removeArg: 'delete the highlighted argument (not the script)',
+    moveArgUp: 'move the highlighted argument up / down',
+    editFlag: "edit the highlighted argument's flag",
+    config: "its config: this setup's, one without DeepSpeed, or accelerate's default",
+    addStep: 'add a step after this one',
     removeStep: 'delete this step',
-    back: 'back to the last question (or to the review, when it opened the steps)',
+    templates: 'start again from a template',
+    back: 'back to the last question (or to the review that opened the steps)',
     help: "this screen's keys, with what each does",
   },
+
   diff: { up: 'scroll the diff' },
 };
 

@@ -64,7 +64,7 @@ export function stepsHelpLines(width: number, findings: readonly Finding[] = [])
       ),
     ),
     ...wrap(
-      "Editing a value that other steps share (the cache path, a model id, LoRA options) offers to change it everywhere. `~` and $VARS in a value are expanded when you accept it, as a shell would. The steps run in the directory zerowiz runs in: start zerowiz in your trainer's checkout. (? closes this · g: glossary)",
+      "A value other steps share can change everywhere; `~` and $VARS expand as a shell would. The steps run where zerowiz runs: start zerowiz in your trainer's checkout. (? closes this · g: glossary)",
       width,
     ),
     ...(findings.length > 0 ? ['', "This step's findings:", ...findings.flatMap((f) => findingLines(f, width))] : []),
