@@ -66,7 +66,8 @@ export function softWrap(line: string, width: number): string[] {
   const out: string[] = [];
   let rest = line;
   while (rest.length > w) {
-    const space = rest.lastIndexOf(' ', w);
+    // The space stays at the end of its piece, so it must fall within the width too.
+    const space = rest.lastIndexOf(' ', w - 1);
     const cut = space > 0 ? space + 1 : w;
     out.push(rest.slice(0, cut));
     rest = rest.slice(cut);

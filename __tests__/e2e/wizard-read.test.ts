@@ -23,6 +23,13 @@ async function seedReview(s: PtySession) {
   await s.waitFor('Review:');
 }
 
+/** Columns of the questions' side: where the preview's tab line starts when it is beside them, else the width. */
+function mainColumns(s: PtySession): number {
+  const tabs = s.lines().find((l) => l.includes(' YAML  JSON  commands')) ?? '';
+  const at = tabs.indexOf(' YAML ');
+  return at > 0 ? at : Number.POSITIVE_INFINITY;
+}
+
 /** The preview's position `a-b/n` on its tab line. */
 function position(screen: string): [number, number, number] {
   const m = / (\d+)-(\d+)\/(\d+) /.exec(screen);
@@ -92,6 +99,44 @@ describe.each([
     expect(position(s.screen())[0]).toBe(Math.min(a + Math.max(1, shown - 1), n - shown + 1));
     s.write(KEYS.pageUp);
     await s.waitFor((x) => position(x)[0] === 1);
+  });
+});
+
+describe.each([
+  [80, 24],
+  [160, 45],
+])('fields at %ix%i', (cols, rows) => {
+  it("the preset name starts as a suggestion that typing replaces (it appended to 'qwen-image-lora-lowvram')", async () => {
+    const { s } = startWizard({ cols, rows });
+    await seedReview(s);
+    await at(s, /❯ → Finish/);
+    await moveTo(s, /^❯ Save the answers and steps as a user preset/);
+    s.write(KEYS.enter);
+    await settled(s, 'Name of the user preset');
+    expect(s.screen()).toContain('(type to replace)');
+    s.write('mine');
+    await s.waitFor(/❯ mine(\s|$)/m);
+    s.write(KEYS.enter);
+    await s.waitFor('saved preset mine');
+  });
+
+  it('a long step value scrolls with the cursor; ^U erases to its start', async () => {
+    const { s } = startWizard({ cols, rows });
+    await seedReview(s);
+    await moveTo(s, /^❯ steps +data_process, train/);
+    s.write(KEYS.enter);
+    await settled(s, 'Steps (the accelerate launch passes');
+    await moveTo(s, /^❯ --model_id_with_orig/);
+    s.write(KEYS.enter); // edit the value: the cursor at its end, the end in view
+    // The questions' column only (at 160 columns the preview's text follows on the same row).
+    const row = () => (s.lines().find((l) => l.startsWith('❯ --model_id_with_orig')) ?? '').slice(0, mainColumns(s));
+    await s.waitFor(() => /diffusion_pytorch_model\.safetensors\s*$/.test(row()));
+    expect(row().length).toBeLessThanOrEqual(cols);
+    s.write('\x15'); // ^U
+    await s.waitFor(() => !row().includes('safetensors'));
+    s.write('Qwen/Qwen-Image:vae/x.safetensors');
+    s.write(KEYS.enter);
+    await s.waitFor(() => /^❯ --model_id_with_orig\S* +Qwen\/Qwen-Image:vae\/x\.safetensors\s*$/.test(row()));
   });
 });
 

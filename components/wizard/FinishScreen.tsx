@@ -155,7 +155,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       </Text>
       <Box>
         <Text color={tint('accent')}>{'❯ '}</Text>
-        <TextField value={text} focus={p.isActive} onChange={p.onText} onSubmit={() => p.onSubmit()} />
+        <TextField
+          value={text}
+          focus={p.isActive}
+          selected
+          width={w - 2}
+          onChange={p.onText}
+          onSubmit={() => p.onSubmit()}
+        />
       </Box>
       {noteLine}
     </Box>
@@ -212,7 +219,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
               <Box key={f}>
                 <Text color={tint('accent')}>{'❯ '}</Text>
                 <Text bold>{label}</Text>
-                <TextField value={st.values[f]} focus={p.isActive} onChange={p.onText} onSubmit={() => p.onSubmit()} />
+                <TextField
+                  value={st.values[f]}
+                  focus={p.isActive}
+                  selected
+                  width={w - 2 - label.length}
+                  onChange={p.onText}
+                  onSubmit={() => p.onSubmit()}
+                />
               </Box>
             );
           return (

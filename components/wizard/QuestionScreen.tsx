@@ -60,6 +60,7 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyP
           value={text}
           focus={isActive}
           surface="answerField"
+          width={width - 2}
           onChange={(v) => {
             setText(v);
             setRefused(false);

@@ -15,7 +15,7 @@ import type { Finding } from '../../src/config/validate.js';
 import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/steps.js';
 import { clip, padEnd, wrap } from '../../src/text.js';
 import { Indicator, PlainItem } from './parts.js';
-import { configText, stepTabs, stepsChromeRows } from '../../src/wizard/steps-text.js';
+import { configText, stepFindingLines, stepTabs, stepsChromeRows } from '../../src/wizard/steps-text.js';
 
 const LABEL_W = 22;
 
@@ -36,7 +36,7 @@ function rowText(e: StepsEditorState, r: StepRow, files: SetupFiles): [string, s
 export interface StepsScreenProps {
   editor: StepsEditorState;
   files: SetupFiles;
-  /** Findings about the shown step (the preview's step findings), one line each. */
+  /** Findings about the shown step (the preview's step findings): the first whole, the others a line each. */
   findings: Finding[];
   width: number;
   height: number;
@@ -91,7 +91,9 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
     );
   }
   const step = e.steps[e.step];
-  const findingLines = p.findings.slice(0, 2).map((f) => clip(`${f.level === 'error' ? '✗' : '!'} ${f.message}`, w));
+  // The first finding whole (its fix too), the others a line each; `?` shows them all whole.
+  const findingLines = stepFindingLines(p.findings, w);
+  const findingColor = p.findings.some((f) => f.level === 'error') ? tint('bad') : tint('warn');
   // A new argument's flag is typed before it is in the step: a row of its own at the cursor.
   const real: (StepRow | null)[] = step ? stepRows(step) : [];
   const rows = e.edit?.adding && e.edit.part === 'flag' ? [...real.slice(0, e.row), null, ...real.slice(e.row)] : real;
@@ -127,6 +129,7 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
               <TextField
                 value={e.edit!.text}
                 focus={p.isActive}
+                width={valueW}
                 onChange={p.onEditText}
                 onSubmit={() => p.onCommit()}
               />
@@ -144,7 +147,7 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
         </Text>
       ) : null}
       {findingLines.map((l, i) => (
-        <Text key={`f${i}`} color={p.findings[i]?.level === 'error' ? tint('bad') : tint('warn')} wrap="truncate">
+        <Text key={`f${i}`} color={findingColor} wrap="truncate">
           {l}
         </Text>
       ))}

@@ -74,6 +74,9 @@ export type Command =
   | 'type'
   | 'cursor'
   | 'erase'
+  | 'eraseToStart'
+  | 'eraseToEnd'
+  | 'eraseWord'
   | 'submit'
   | 'yes'
   | 'no'
@@ -135,8 +138,25 @@ const SWALLOW = b('swallow', '', '', 0, () => true);
 const fieldKeys = (allowHelpKey: boolean): Binding[] => [
   b('submit', 'Enter', 'accept', 3, (_i, k) => k.return),
   // ↑↓ too: a one-line field has nowhere to go, and they must not move the list or the rows around it.
-  b('cursor', '←→', '', 0, (_i, k) => k.leftArrow || k.rightArrow || k.home || k.end || k.upArrow || k.downArrow),
+  b(
+    'cursor',
+    '←→ Home/End ^A/^E',
+    'move the cursor (to the start or the end)',
+    0,
+    (i, k) =>
+      k.leftArrow ||
+      k.rightArrow ||
+      k.home ||
+      k.end ||
+      k.upArrow ||
+      k.downArrow ||
+      (k.ctrl && (i === 'a' || i === 'e')),
+  ),
   b('erase', 'Bksp', '', 0, (_i, k) => k.backspace || k.delete),
+  // As in a shell's line editor.
+  b('eraseToStart', '^U', 'erase to the start of the field', 0, (i, k) => k.ctrl && i === 'u'),
+  b('eraseToEnd', '^K', 'erase to the end of the field', 0, (i, k) => k.ctrl && i === 'k'),
+  b('eraseWord', '^W', 'erase the word before the cursor', 0, (i, k) => k.ctrl && i === 'w'),
   b('type', '', '', 0, (i, k) => printable(i, k) && !(allowHelpKey && i === '?') && !arrowsOrPaging(k)),
 ];
 
@@ -477,8 +497,8 @@ const ABORT_LONG_LABEL =
   'abort at once (exit 130): nothing more is written; files the finish step already wrote are listed';
 
 /**
- * The README's key table, from the tables themselves: one row per binding the hint rows show (and the
- * list's 1-9), Ctrl+C first. A test keeps the README equal to it.
+ * The README's key table, from the tables themselves: one row per binding with words (those the hint rows show
+ * and a field's editing keys) and the list's 1-9, Ctrl+C first. A test keeps the README equal to it.
  */
 export function keysMarkdown(): string {
   const cell = (t: string) => t.replace(/\|/g, '\\|');
@@ -490,7 +510,8 @@ export function keysMarkdown(): string {
   for (const [surface, title] of Object.entries(SURFACE_TITLES) as [Surface, string][]) {
     const seen = new Set<Command>();
     for (const x of KEY_TABLES[surface]) {
-      const shown = x.label !== '' && x.priority > 0;
+      // Every binding with words (a hinted key, or one only the README names: a field's editing keys), and 1-9.
+      const shown = x.label !== '';
       if ((!shown && x.command !== 'pick') || seen.has(x.command)) continue;
       seen.add(x.command);
       const label = longLabel(surface, x);

@@ -6,7 +6,7 @@
 import type { Answers, DetectedEnv, Parsed, Question } from '../config/questions.js';
 import type { ModelEntry } from '../estimate/models.js';
 import { expandPathAnswer, type ExpandContext } from '../expand.js';
-import { clip, wrap } from '../text.js';
+import { clip, padEnd, wrap } from '../text.js';
 import type { Finding } from '../config/validate.js';
 import { type fieldStart, fieldValue } from './display.js';
 import { findingLines } from './finding-text.js';
@@ -53,12 +53,15 @@ function compactKeys(keys: string): string {
   return `${head}.{${list.map((k) => k.slice(head.length + 1)).join(', ')}}`;
 }
 
-/** The list entries of a select or yes/no question. */
+/** The list entries of a select or yes/no question, their ` — ` separators in one column. */
 export function choiceItems(q: Question, width: number): { key: string; label: string; value: string }[] {
-  return (q.choices ?? []).map((c) => ({
+  const choices = q.choices ?? [];
+  // The labels padded to the widest, so every ` — ` stands in one column.
+  const w = Math.max(0, ...choices.map((c) => c.label.length));
+  return choices.map((c) => ({
     key: String(c.value),
     value: String(c.value),
-    label: clip(c.help ? `${c.label}  — ${c.help}` : c.label, width - 2),
+    label: clip(c.help ? `${padEnd(c.label, w)}  — ${c.help}` : c.label, width - 2),
   }));
 }
 
