@@ -422,6 +422,18 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
         );
       }
       let next: WizardState = { ...s, finish };
+      if (act.type === 'saved' && s.finish.step.step === 'saving') {
+        // The setup is that preset from now on: a launch is recorded under its name (the record's directory is
+        // named after the setup), not as `custom`.
+        const name = act.name;
+        next = {
+          ...next,
+          flow: { ...next.flow, base: { ...next.flow.base, name } },
+          finish: finish.written
+            ? { ...finish, written: { ...finish.written, setup: { ...finish.written.setup, name } } }
+            : finish,
+        };
+      }
       if (act.type === 'wrote' && s.finish.step.step === 'writing') {
         // From now on the preview (and a later preset or launch) shows the setup as written.
         const { answers: _a, ...base } = act.setup;
