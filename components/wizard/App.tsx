@@ -28,7 +28,7 @@ import { csvLogOffer, csvLogSteps } from '../../src/launch/diffsynth.js';
 import { clip } from '../../src/text.js';
 import { SHELL_SURFACES, commitStepEdit, shellCommand, submitFinishField } from '../../src/wizard/commands.js';
 import { enterChoice } from '../../src/wizard/display.js';
-import { csvLogLabel, diffLines } from '../../src/wizard/finish.js';
+import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/finish.js';
 import { finishItems } from '../../src/wizard/finishState.js';
 import { answersOf } from '../../src/wizard/flow.js';
 import { glossaryView } from '../../src/wizard/glossary.js';
@@ -222,6 +222,12 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     csvLog: csvLogLabel(csv, csvOn),
   });
   useFinishEffects(s, setup, deps, dispatch);
+  // Where a Launch writes the config files (the setup as written, once it was).
+  const launchSetup = s.finish.written?.setup ?? setup;
+  const launchNote = useMemo(
+    () => (screen === 'finish' ? launchWritesNote(launchSetup, paths.cwd) : null),
+    [screen, launchSetup, paths.cwd],
+  );
 
   // The layout: header, body (the screen's box and the preview below or beside it), hint rows.
   const hints = hintLines(stack, columns);
@@ -245,7 +251,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         width,
       );
     if (onReview) return reviewRows(reviewNotes.length, items.length, detailRows);
-    if (screen === 'finish') return finishRows(body);
+    if (screen === 'finish') return finishRows(body, { items: menu.length, launchNote, note: s.finish.note, width });
     if (screen === 'steps' && s.steps) return stepsRows(s.steps, stepFindingRows, body);
     return body;
   });
@@ -444,6 +450,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         width={lay.mainWidth}
         height={lay.mainHeight}
         isActive={isActive}
+        launchNote={launchNote}
         onText={(text) => dispatch({ type: 'finish', action: { type: 'text', text } })}
         onSubmit={() => run(submitFinishField(s, deps.slurm?.checkField ?? null))}
         onChoose={(item) => {

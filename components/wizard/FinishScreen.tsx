@@ -24,7 +24,7 @@ import {
 import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
-import { DIFF_CHROME_ROWS } from '../../src/wizard/layout.js';
+import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/layout.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
 export interface FinishDeps {
@@ -126,10 +126,9 @@ export interface FinishScreenProps {
   onChoose: (item: FinishItem) => void;
   onText: (text: string) => void;
   onSubmit: () => void;
+  /** Where a Launch writes the setup's config files (finish.ts launchWritesNote), said under the menu. */
+  launchNote?: string | null;
 }
-
-/** Rows the finish screen's note may take (a refused launch says its reason and its fix). */
-const NOTE_MAX_ROWS = 4;
 
 /** The finish screen. */
 export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
@@ -140,7 +139,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const noteLine = note ? (
     <Box flexDirection="column">
       {softWrap(note, w)
-        .slice(0, NOTE_MAX_ROWS)
+        .slice(0, FINISH_NOTE_MAX_ROWS)
         .map((l, i) => (
           <Text key={i} color={tint('warn')} wrap="truncate">
             {l}
@@ -183,17 +182,29 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     return (
       <Box flexDirection="column">
         <Text bold wrap="truncate">
-          {clip(`These files exist and would change (a backup of each is kept)${where}:`, w)}
+          {clip(
+            st.launch
+              ? `The launch writes these files; they exist and would change (a backup of each is kept)${where}:`
+              : `These files exist and would change (a backup of each is kept)${where}:`,
+            w,
+          )}
         </Text>
         {shown.map((l, i) => (
           <DiffRow key={i} line={l} width={w} />
         ))}
         <Text bold wrap="truncate">
-          {clip('Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll', w)}
+          {clip(
+            st.launch
+              ? 'Overwrite? y: write (backups kept) and launch · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll'
+              : 'Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll',
+            w,
+          )}
         </Text>
       </Box>
     );
   }
+  if (st.step === 'planning' && st.target.kind === 'launch')
+    return <Text>Looking at the files the launch writes…</Text>;
   if (st.step === 'planning' || st.step === 'writing') return <Text>Writing…</Text>;
   if (st.step === 'saving') return <Text>Saving the preset…</Text>;
   if (st.step === 'slurmLoading') return <Text>Asking Slurm for its partitions (sinfo)…</Text>;
@@ -281,6 +292,13 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
+      {p.launchNote && p.items.some((i) => i.id === 'launch')
+        ? softWrap(p.launchNote, w).map((l, i) => (
+            <Text key={`l${i}`} color={tint('dim')}>
+              {l}
+            </Text>
+          ))
+        : null}
       {noteLine}
     </Box>
   );

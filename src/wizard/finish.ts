@@ -11,10 +11,21 @@ import { expandPath } from '../expand.js';
 import { accelerateDefaultConfig } from '../paths.js';
 import { readUserFile } from '../read.js';
 import { launchLines, type Setup } from '../config/setup.js';
-import { formatWrite, setupFiles, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
+import {
+  formatWrite,
+  inReportOrder,
+  launchConfigFiles,
+  setupFiles,
+  setupInDir,
+  writeConfigFiles,
+  type WriteResult,
+} from '../write.js';
 
-/** Where to write: accelerate's default config location, or a directory. */
-export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string };
+/**
+ * Where to write: accelerate's default config location, a directory, or where the setup's own paths say (what
+ * a launch writes before it runs: launchConfigFiles).
+ */
+export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string } | { kind: 'launch' };
 
 /** One file to write: its path, its current content (null if absent) and the new text. */
 export interface PlannedFile {
@@ -50,6 +61,7 @@ export function setupForTarget(
   env: NodeJS.ProcessEnv = process.env,
   cwd = process.cwd(),
 ): Setup {
+  if (target.kind === 'launch') return setup;
   if (target.kind === 'default') {
     const yaml = accelerateDefaultConfig(env);
     return withFiles(setup, { accelerateConfig: yaml, dsConfig: join(dirname(yaml), 'ds_config.json') });
@@ -74,7 +86,7 @@ export function planWrite(
   cwd = process.cwd(),
 ): WritePlan {
   const s = setupForTarget(setup, target, env, cwd);
-  const all = setupFiles(s, cwd);
+  const all = target.kind === 'launch' ? launchConfigFiles(s, cwd) : setupFiles(s, cwd);
   // Shown YAML first, then the JSON, then the rest (they are written together all the same).
   const order = { accelerate: 0, deepspeed: 1, noDeepSpeed: 2 } as const;
   const files = [...all]
@@ -150,4 +162,17 @@ export function csvLogLabel(offer: CsvLogOffer | null, on: readonly { name: stri
     return `Loss log in the pane: ON (Launch adds --enable_csv_log to ${on.map((x) => x.name).join(', ')}; not saved in presets)`;
   const unsure = offer.steps.some((x) => !x.certain) ? "; this checkout's DiffSynth may not know it" : '';
   return `Loss log in the pane: off (Enter: add --enable_csv_log to ${offer.steps.map((x) => x.name).join(', ')} at launch${unsure})`;
+}
+
+/**
+ * Where a launch of `setup` writes its config files, said before it starts: `Launch writes cfg/a.yaml and
+ * cfg/ds.json in /work` (as the setup names them; relative ones are in the directory zerowiz runs in); null when
+ * it writes none.
+ */
+export function launchWritesNote(setup: Setup, cwd = process.cwd()): string | null {
+  const named = inReportOrder(launchConfigFiles(setup, cwd)).map((f) => f.named);
+  if (named.length === 0) return null;
+  const list = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  const relative = named.some((n) => !n.startsWith('/'));
+  return `Launch writes ${list}${relative ? ` in ${cwd}` : ''} first (a file that would change is shown first).`;
 }

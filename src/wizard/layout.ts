@@ -6,7 +6,7 @@
  */
 import type { Answers, DetectedEnv, Question } from '../config/questions.js';
 import type { Finding } from '../config/validate.js';
-import { softWrap, wrap } from '../text.js';
+import { softWrap } from '../text.js';
 import { modeHeight } from './mode-table.js';
 import { LIST_LIMIT, helpLines, promptLines } from './question-text.js';
 import { stepsChromeRows } from './steps-text.js';
@@ -151,9 +151,22 @@ export function layoutOf(i: LayoutInput): Layout {
   };
 }
 
-/** The finish screen's box for a body of `body` rows. */
-export function finishRows(body: number): number {
-  return Math.max(FINISH_MIN_ROWS, Math.floor(body / 2));
+/** The most rows the finish screen's note takes (a refused launch's reason and fix). */
+export const FINISH_NOTE_MAX_ROWS = 4;
+
+/**
+ * The finish screen's box for a body of `body` rows: half of it at least, and what its menu shows (the title,
+ * the entries, where a Launch writes the config files, the note), `width` columns wide.
+ */
+export function finishRows(
+  body: number,
+  menu?: { items: number; launchNote: string | null; note: string | null; width: number },
+): number {
+  const floor = Math.max(FINISH_MIN_ROWS, Math.floor(body / 2));
+  if (!menu) return floor;
+  const rowsOf = (t: string | null, max = Number.POSITIVE_INFINITY) =>
+    t ? Math.min(max, softWrap(t, menu.width).length) : 0;
+  return Math.max(floor, 1 + menu.items + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS));
 }
 
 /** Whether a box needing `needed` rows shows whole in this layout (else it scrolls or is cut). */
@@ -250,9 +263,4 @@ export function scrollPages(
     diff: pageOf(diffShown),
     diffMaxTop: Math.max(0, p.diffLines - diffShown),
   };
-}
-
-/** Lines of text wrapped to `width`, at most `max` rows (for the layout to count what a note takes). */
-export function wrappedRows(text: string, width: number, max: number): number {
-  return Math.min(max, wrap(text, width).length);
 }
