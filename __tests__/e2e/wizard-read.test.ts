@@ -4,8 +4,8 @@
  * `?` says what each key does, PgDn moves the preview a page, and at 160 columns the questions use the width.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, KEYS, ROOT, type PtySession } from '../helpers/pty.js';
 import { at, marked, moveTo, settled, startWizard, still } from '../helpers/wizard-pty.js';
@@ -149,5 +149,46 @@ describe('at 160x45', () => {
     // The preview's tab line starts after the questions' column: 98 columns of 160 (86 before).
     const tabs = s.lines().find((l) => l.includes(' YAML  JSON  commands'))!;
     expect(tabs.indexOf(' YAML '), screen).toBeGreaterThanOrEqual(98);
+  });
+});
+
+describe.each([
+  [80, 24],
+  [160, 45],
+])('where the steps run, at %ix%i', (cols, rows) => {
+  it("started outside the trainer's checkout: the steps say where they run, the dataset is a finding, L moves them", async () => {
+    const { s, cwd, dir } = startWizard({ cols, rows });
+    // DiffSynth-Studio's checkout, with the seed's script and dataset, beside the directory zerowiz started in.
+    const checkout = join(dir, 'DiffSynth-Studio');
+    for (const f of ['examples/qwen_image/model_training/train.py', 'data/example_image_dataset/metadata.csv']) {
+      mkdirSync(dirname(join(checkout, f)), { recursive: true });
+      writeFileSync(join(checkout, f), '');
+    }
+    await seedReview(s);
+    const review = (await settled(s, 'Review:')).replace(/\s+/g, ' ');
+    expect(review).toMatch(/! \[→ steps\] step data_process: --dataset_base_path data\/example_image_dataset/);
+    await moveTo(s, /^❯ steps +data_process, train/);
+    s.write(KEYS.enter);
+    await settled(s, /runs in \S+ \(L: change\)/);
+    s.write('L');
+    await settled(s, 'Where do the steps run?');
+    s.write('../DiffSynth-Studio');
+    s.write(KEYS.enter);
+    const moved = (await settled(s, `the steps run in ${checkout}`)).replace(/\s+/g, ' ');
+    expect(moved).toMatch(/runs in \S*\/DiffSynth-Studio \(L: change\)/);
+    // The script and the dataset are found there: no finding about them is left.
+    expect(moved).not.toMatch(/does not exist/);
+    s.write('r');
+    const after = (await settled(s, 'Review:')).replace(/\s+/g, ' ');
+    expect(after).not.toMatch(/dataset_base_path data\/example_image_dataset does/);
+    expect(after).not.toMatch(/the script examples\/qwen_image\/model_training\/train\.py does not exist/);
+    // And what zerowiz writes there is relative to it: the directory '.' is the checkout.
+    await moveTo(s, /^❯ → Finish/, KEYS.up);
+    s.write(KEYS.enter);
+    await at(s, /❯ Write to a directory/);
+    await at(s, 'Directory for accelerate_config.yaml');
+    await s.waitFor('Done: exit');
+    expect(existsSync(join(checkout, 'accelerate_config.yaml'))).toBe(true);
+    expect(existsSync(join(cwd, 'accelerate_config.yaml'))).toBe(false);
   });
 });

@@ -26,7 +26,13 @@ import type { ModelEntry } from '../../src/estimate/models.js';
 import { processContext, type ExpandContext } from '../../src/expand.js';
 import { csvLogOffer, csvLogSteps } from '../../src/launch/diffsynth.js';
 import { clip } from '../../src/text.js';
-import { SHELL_SURFACES, commitStepEdit, shellCommand, submitFinishField } from '../../src/wizard/commands.js';
+import {
+  SHELL_SURFACES,
+  commitStepEdit,
+  launchDirActions,
+  shellCommand,
+  submitFinishField,
+} from '../../src/wizard/commands.js';
 import { enterChoice } from '../../src/wizard/display.js';
 import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/finish.js';
 import { finishItems } from '../../src/wizard/finishState.js';
@@ -99,6 +105,11 @@ export interface AppDeps extends FinishDeps {
   defaultConfigSummary?: () => AccelerateConfigSummary;
   /** Where typed paths are expanded against (default: this process's environment and directory). */
   paths?: ExpandContext;
+  /**
+   * The steps run in `dir` from now on (the steps screen's L): the process's directory and every relative path of
+   * the setup follow it. Returns why it cannot be (not a directory), or null. Absent: only the wizard's state moves.
+   */
+  setLaunchDir?: (dir: string) => string | null;
 }
 
 const NO_FINDINGS: PreviewData['findings'] = [];
@@ -126,7 +137,12 @@ export function App(props: AppProps): React.JSX.Element {
 function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.Element {
   const { columns, rows } = useTerminalSize();
   const [s, dispatch] = useReducer(wizardReducer, undefined, () => initialWizard());
-  const paths = deps.paths ?? PROCESS_PATHS;
+  const startPaths = deps.paths ?? PROCESS_PATHS;
+  // Where the steps run: where zerowiz started, or the launch directory set on the steps screen.
+  const paths = useMemo(
+    () => (s.launchDir ? { ...startPaths, cwd: s.launchDir } : startPaths),
+    [startPaths, s.launchDir],
+  );
   const data = useWizardData(deps, paths, configPath, s.result, dispatch, onExit);
   const { loaded, preview$, models } = data;
 
@@ -295,6 +311,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     glossary,
     explain: explainView,
     diffMaxTop: scroll.diffMaxTop,
+    cwd: paths.cwd,
   };
   const run = (actions: readonly WizardAction[] | null): 'handled' | 'unhandled' => {
     if (!actions) return 'unhandled';
@@ -416,6 +433,10 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         }
         onEditText={(text) => dispatch({ type: 'steps', action: { type: 'editText', text } })}
         onCommit={() => run(commitStepEdit(s, paths))}
+        cwd={paths.cwd}
+        launchDirEdit={s.launchDirEdit}
+        onLaunchDirText={(text) => dispatch({ type: 'launchDirEdit', text })}
+        onLaunchDirSubmit={(text) => run(launchDirActions(text, paths, deps.setLaunchDir))}
       />
     );
   } else if (onReview) {

@@ -15,7 +15,7 @@ import type { Finding } from '../../src/config/validate.js';
 import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/steps.js';
 import { clip, padEnd, wrap } from '../../src/text.js';
 import { Indicator, PlainItem } from './parts.js';
-import { configText, stepFindingLines, stepTabs, stepsChromeRows } from '../../src/wizard/steps-text.js';
+import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/steps-text.js';
 
 const LABEL_W = 22;
 
@@ -44,6 +44,12 @@ export interface StepsScreenProps {
   onTemplate: (id: (typeof STEP_TEMPLATES)[number]['id']) => void;
   onEditText: (text: string) => void;
   onCommit: () => void;
+  /** The directory the steps run in (relative paths are read there). */
+  cwd?: string;
+  /** The launch directory's field while it is typed (L), else null. */
+  launchDirEdit?: string | null;
+  onLaunchDirText?: (text: string) => void;
+  onLaunchDirSubmit?: (text: string) => void;
 }
 
 /** The steps screen. */
@@ -64,6 +70,14 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
           renderItem={PlainItem}
           onSelect={(item) => p.onTemplate(item.value as (typeof STEP_TEMPLATES)[number]['id'])}
         />
+        {wrap(
+          `The steps run in ${p.cwd ?? '.'}, where zerowiz started: their relative paths are read there. Start zerowiz in your trainer's checkout, or press L on the next screen.`,
+          w,
+        ).map((l, i) => (
+          <Text key={`w${i}`} color={tint('accent')} wrap="truncate">
+            {l}
+          </Text>
+        ))}
         {STEP_TEMPLATES.flatMap((t) => wrap(`${t.label}: ${t.description}`, w)).map((l, i) => (
           <Text key={i} color={tint('dim')} wrap="truncate">
             {l}
@@ -90,6 +104,39 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
       </Box>
     );
   }
+  if (p.launchDirEdit != null) {
+    return (
+      <Box flexDirection="column">
+        <Text bold wrap="truncate">
+          {clip("Where do the steps run? The trainer's checkout (~ and $VARS work; Enter: set, Esc: back):", w)}
+        </Text>
+        <Box>
+          <Text color={tint('accent')}>{'❯ '}</Text>
+          <TextField
+            value={p.launchDirEdit}
+            focus={p.isActive}
+            selected
+            width={w - 2}
+            onChange={(t) => p.onLaunchDirText?.(t)}
+            onSubmit={(t) => p.onLaunchDirSubmit?.(t)}
+          />
+        </Box>
+        {wrap(
+          'Relative paths of the steps (the script, the dataset, the cache) are read there, the run record is kept there, and the commands run there.',
+          w,
+        ).map((l, i) => (
+          <Text key={i} color={tint('dim')}>
+            {l}
+          </Text>
+        ))}
+        {e.message ? (
+          <Text color={tint('warn')} wrap="truncate">
+            {clip(e.message, w)}
+          </Text>
+        ) : null}
+      </Box>
+    );
+  }
   const step = e.steps[e.step];
   // The first finding whole (its fix too), the others a line each; `?` shows them all whole.
   const findingLines = stepFindingLines(p.findings, w);
@@ -108,8 +155,12 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
       <Text color={tint('dim')} wrap="truncate">
         {clip(
           step
-            ? `step ${e.step + 1}/${e.steps.length} · rows ${top + 1}-${top + shown.length} of ${rows.length} · Enter edits · r: review`
-            : 'N adds a step, t picks a template, r goes on to the review',
+            ? withRunsIn(
+                `step ${e.step + 1}/${e.steps.length} · rows ${top + 1}-${top + shown.length} of ${rows.length}`,
+                p.cwd ?? '.',
+                w,
+              )
+            : withRunsIn('N adds a step, t a template, r the review', p.cwd ?? '.', w),
           w,
         )}
       </Text>

@@ -7,7 +7,7 @@
  */
 import { noDeepSpeedConfigPath } from '../config/accelerate-config.js';
 import type { QuestionId } from '../config/questions.js';
-import { expandWord, type ExpandContext } from '../expand.js';
+import { expandPath, expandWord, type ExpandContext } from '../expand.js';
 import { SLURM_FIELDS, type SlurmField, type SlurmPartition } from './finishState.js';
 import { glossaryTermFor } from './glossary.js';
 import type { Command, KeyPress, Surface } from './keytable.js';
@@ -32,6 +32,8 @@ export interface CommandContext {
   explain: Scrolled | null;
   /** The overwrite diff's last top row (its length less the rows shown). */
   diffMaxTop: number;
+  /** The directory the steps run in (the launch directory's field starts with it). */
+  cwd: string;
 }
 
 /** The surfaces whose keys the shell handles (the focused list and text fields handle their own). */
@@ -96,7 +98,7 @@ function overlayTop(s: WizardState, kind: 'glossary' | 'explain'): number {
 }
 
 /** The steps screen's commands. */
-function stepsCommand(s: WizardState, c: Command): WizardAction[] | null {
+function stepsCommand(s: WizardState, c: Command, ctx: CommandContext): WizardAction[] | null {
   if (!s.steps) return null;
   const plain = STEP_ACTIONS[c];
   if (plain) return steps(plain);
@@ -104,13 +106,15 @@ function stepsCommand(s: WizardState, c: Command): WizardAction[] | null {
   switch (c) {
     case 'edit':
       // Enter on the config row moves its config on, as `c` does; on any other row it edits.
-      if (step && stepRows(step)[s.steps.row]?.kind === 'config') return stepsCommand(s, 'config');
+      if (step && stepRows(step)[s.steps.row]?.kind === 'config') return stepsCommand(s, 'config', ctx);
       return steps({ type: 'startEdit' });
     case 'prevStep':
     case 'nextStep':
       return steps({ type: 'selectStep', index: s.steps.step + (c === 'prevStep' ? -1 : 1) });
     case 'config':
       return step ? steps({ type: 'setConfig', config: nextStepConfig(step, noDeepSpeedConfigPath(s.flow.base)) }) : [];
+    case 'launchDir':
+      return [{ type: 'launchDirEdit', text: ctx.cwd }];
     case 'review':
       return [{ type: 'stepsDone' }];
     case 'back':
@@ -193,11 +197,12 @@ export function shellCommand(
       if (c === 'no') return one({ type: 'dialog', answer: 'no' });
       return null;
     case 'steps':
-      return stepsCommand(s, c);
+      return stepsCommand(s, c, ctx);
     case 'editing': {
       if (c !== 'no') return null;
       const screen = screenOf(s);
       if (screen === 'start') return one({ type: 'startView', view: 'menu' });
+      if (screen === 'steps' && s.launchDirEdit !== null) return one({ type: 'launchDirCancel' });
       if (screen === 'steps') return steps({ type: 'cancelEdit' });
       return one({ type: 'finish', action: { type: 'cancel' } });
     }
@@ -246,4 +251,19 @@ export function submitFinishField(s: WizardState, check: SlurmFieldCheck | null)
     if (why) return [{ type: 'finish', action: { type: 'slurmRefused', error: why } }];
   }
   return [{ type: 'finish', action: { type: 'submit' } }];
+}
+
+/**
+ * Enter in the launch directory's field: the path as a shell reads it (`~`, `$VAR`, relative to where the steps
+ * run now), then `setDir` (the process moves there; null: it did) says whether it can be; the actions that follow.
+ */
+export function launchDirActions(
+  text: string,
+  paths: ExpandContext,
+  setDir: ((dir: string) => string | null) | undefined,
+): WizardAction[] {
+  const x = expandPath(text.trim() === '' ? '.' : text, paths);
+  if (!x.ok) return [{ type: 'launchDirRefused', error: `${x.error}; ${x.hint}` }];
+  const why = setDir ? setDir(x.value) : null;
+  return [why ? { type: 'launchDirRefused', error: why } : { type: 'launchDirSet', dir: x.value }];
 }

@@ -95,6 +95,7 @@ export type Command =
   | 'removeStep'
   | 'config'
   | 'templates'
+  | 'launchDir'
   | 'swallow';
 
 /** One binding: the command, how the hint row names the key and the action, and which keys match. */
@@ -244,6 +245,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('addStep', 'N', 'new step', 1, (i, k) => plain(i, k, 'N')),
     b('removeStep', 'D', 'delete step', 1, (i, k) => plain(i, k, 'D')),
     b('templates', 't', 'template', 1, (i, k) => plain(i, k, 't')),
+    b('launchDir', 'L', 'launch dir', 1, (i, k) => plain(i, k, 'L')),
     b('review', 'r', 'review', 3, (i, k) => plain(i, k, 'r')),
     b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
     b('help', '?', 'keys', 2, (i) => i === '?'),
@@ -480,6 +482,7 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
     addStep: 'add a step after this one',
     removeStep: 'delete this step',
     templates: 'start again from a template',
+    launchDir: "where the steps run: your trainer's checkout (type its path)",
     back: 'back to the last question (or to the review that opened the steps)',
     help: "this screen's keys, with what each does",
   },

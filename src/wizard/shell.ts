@@ -117,6 +117,10 @@ export interface WizardState {
    * the Launch and Slurm actions add the flag to that step's argv for this run. Never saved into a preset.
    */
   csvLog: CsvLogChoice;
+  /** The directory the steps run in, when the user set it here (else the one zerowiz started in). */
+  launchDir: string | null;
+  /** The launch directory's field while it is typed (the steps screen's L), else null. */
+  launchDirEdit: string | null;
   /** Set when the wizard ends. */
   result: WizardResult | null;
 }
@@ -145,6 +149,8 @@ export function initialWizard(
     imported: null,
     modelTyped: false,
     csvLog: 'auto',
+    launchDir: null,
+    launchDirEdit: null,
     result: null,
   };
 }
@@ -189,7 +195,14 @@ export type WizardAction =
   | { type: 'finish'; action: FinishAction }
   | { type: 'quit' }
   | { type: 'abort' }
-  | { type: 'dialog'; answer: 'yes' | 'no' };
+  | { type: 'dialog'; answer: 'yes' | 'no' }
+  /** The launch directory's field (the steps screen's L): opened with, or typed to, `text`. */
+  | { type: 'launchDirEdit'; text: string }
+  | { type: 'launchDirCancel' }
+  /** The steps run in `dir` from now on (checked: a directory). */
+  | { type: 'launchDirSet'; dir: string }
+  /** Why the typed launch directory cannot be used (the field stays). */
+  | { type: 'launchDirRefused'; error: string };
 
 /** The screen shown. */
 export function screenOf(s: WizardState): WizardScreen {
@@ -451,6 +464,19 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
           ? ['zerowiz: aborted; the files written stay:', ...s.finish.written.lines]
           : ['zerowiz: aborted; nothing written.'],
       });
+    case 'launchDirEdit':
+      return screenOf(s) === 'steps' ? { ...s, launchDirEdit: a.text } : s;
+    case 'launchDirCancel':
+      return { ...s, launchDirEdit: null };
+    case 'launchDirSet':
+      return {
+        ...s,
+        launchDir: a.dir,
+        launchDirEdit: null,
+        steps: s.steps ? { ...s.steps, message: `the steps run in ${a.dir}` } : s.steps,
+      };
+    case 'launchDirRefused':
+      return s.steps ? { ...s, steps: { ...s.steps, message: a.error } } : s;
     case 'dialog':
       if (!s.dialog) return s;
       return a.answer === 'yes'
@@ -504,6 +530,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   }
   if (screen === 'steps') {
     const e = s.steps!;
+    if (s.launchDirEdit !== null) return ['textField', 'editing', 'app'];
     if (e.offer) return ['offer', 'app'];
     if (e.edit) return ['textField', 'editing', 'app'];
     if (e.picking) return ['list', 'templates', 'app'];

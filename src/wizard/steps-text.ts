@@ -70,3 +70,15 @@ export function stepsHelpLines(width: number, findings: readonly Finding[] = [])
     ...(findings.length > 0 ? ['', "This step's findings:", ...findings.flatMap((f) => findingLines(f, width))] : []),
   ];
 }
+
+/**
+ * `text · runs in DIR (L: change)` in `width` columns: where the steps run is always said, the directory shortened
+ * from its start when it must be (`…/DiffSynth-Studio`), never the key that changes it.
+ */
+export function withRunsIn(text: string, cwd: string, width: number): string {
+  const tail = ' (L: change)';
+  const head = `${text} · runs in `;
+  const room = width - head.length - tail.length;
+  const dir = cwd.length <= room ? cwd : room > 1 ? `…${cwd.slice(cwd.length - (room - 1))}` : '';
+  return clip(`${head}${dir}${tail}`, width);
+}
