@@ -117,3 +117,21 @@ function spawnFull(args: string[], box: ReturnType<typeof sandbox>) {
     closeSync(fd);
   }
 }
+
+describe('a preset for fewer GPUs than this machine has', () => {
+  const FAKE_BIN = join(ROOT, '__tests__', 'fixtures', 'bin-nvidia');
+  it("the seed's 1 process on an 8-GPU box gets a note with the command that uses them all", () => {
+    const box = sandbox();
+    const env = { ...box.env, PATH: `${FAKE_BIN}:${process.env.PATH ?? ''}`, ZW_FAKE_NVIDIA_SMI: '8' };
+    const r = runCli(['launch', 'qwen-image-lora-lowvram', '--dry-run'], { env, cwd: box.cwd });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      'zerowiz: note: num_processes 1 starts 1 process per machine, and this machine has 8 GPUs: 7 of them stay idle; to use them all: zerowiz preset save qwen-image-lora-lowvram-8gpu --preset qwen-image-lora-lowvram --num-processes 8',
+    );
+    // Eight processes on eight GPUs: nothing to say; without nvidia-smi nothing is known.
+    expect(runCli(['launch', 'zero3', '--dry-run'], { env, cwd: box.cwd }).stderr).not.toMatch(/stay idle/);
+    expect(
+      runCli(['launch', 'qwen-image-lora-lowvram', '--dry-run'], { env: box.env, cwd: box.cwd }).stderr,
+    ).not.toMatch(/stay idle/);
+  });
+});

@@ -30,6 +30,16 @@ function mainColumns(s: PtySession): number {
   return at > 0 ? at : Number.POSITIVE_INFINITY;
 }
 
+/** The questions' column as one line of words (at 160 columns the preview's text is cut off each row). */
+function mainText(s: PtySession): string {
+  const w = mainColumns(s);
+  return s
+    .lines()
+    .map((l) => l.slice(0, w))
+    .join(' ')
+    .replace(/\s+/g, ' ');
+}
+
 /** The preview's position `a-b/n` on its tab line. */
 function position(screen: string): [number, number, number] {
   const m = / (\d+)-(\d+)\/(\d+) /.exec(screen);
@@ -41,6 +51,15 @@ describe.each([
   [80, 24],
   [160, 45],
 ])('at %ix%i', (cols, rows) => {
+  it("the review notes the seed's 1 process on this 8-GPU machine", async () => {
+    const { s } = startWizard({ cols, rows });
+    await seedReview(s);
+    await settled(s, 'Review:');
+    expect(mainText(s)).toContain(
+      'num_processes 1 starts 1 process per machine, and this machine has 8 GPUs: 7 of them stay idle',
+    );
+  });
+
   it('the review shows the highlighted finding whole, with its fix', async () => {
     const { s } = startWizard({ cols, rows });
     await seedReview(s);

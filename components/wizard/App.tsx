@@ -54,7 +54,7 @@ import {
 import { draftFor } from '../../src/wizard/mode-table.js';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { modelListShown } from '../../src/wizard/question-text.js';
-import { importLines, reviewDetailRows, reviewItems } from '../../src/wizard/review.js';
+import { idleGpusLines, importLines, reviewDetailRows, reviewItems } from '../../src/wizard/review.js';
 import {
   initialWizard,
   keyStack,
@@ -253,7 +253,12 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   const layoutBase = { columns, rows, hintRows: hints.length, preview: showPreview };
   // The review's entries depend on the width the layout gives them: measured at the layout's probe width.
   const probe = wizardLayout(layoutBase, () => 0);
-  const reviewNotes = onReview ? importLines(s.imported, probe.mainWidth, Math.max(1, Math.floor(probe.body / 3))) : [];
+  const reviewNotes = onReview
+    ? [
+        ...importLines(s.imported, probe.mainWidth, Math.max(1, Math.floor(probe.body / 3))),
+        ...idleGpusLines(answers, env.gpuCount, probe.mainWidth),
+      ]
+    : [];
   const items = useMemo(
     () => (onReview ? reviewItems(answers, s.flow.given, findings, probe.mainWidth, s.flow.base.steps) : []),
     [onReview, answers, s.flow.given, findings, probe.mainWidth, s.flow.base.steps],

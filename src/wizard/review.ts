@@ -8,6 +8,7 @@ import type { LaunchStep } from '../config/setup.js';
 import type { StepFix } from '../config/step-findings.js';
 import type { Finding } from '../config/validate.js';
 import { clip, padEnd, wrap } from '../text.js';
+import { idleGpusNote } from '../processes.js';
 import { humanAnswer } from './display.js';
 import { findingLines } from './finding-text.js';
 import { STEPS_ROW, type ImportNotes } from './shell.js';
@@ -164,4 +165,13 @@ export function reviewDetailLines(
     lines = [clip(`${n} finding${n === 1 ? '' : 's'} above: highlight one to read it whole, with its fix.`, width)];
   }
   return [...lines, ...Array<string>(Math.max(0, rows - lines.length)).fill('')];
+}
+
+/**
+ * The review's note when the answers start fewer processes per machine than this machine has GPUs (a preset for
+ * one GPU on an 8-GPU box): what stays idle and where to change it, wrapped to `width`; none otherwise.
+ */
+export function idleGpusLines(a: Answers, gpuCount: number | null, width: number): string[] {
+  const note = idleGpusNote(a.num_processes, a.num_machines, gpuCount);
+  return note ? wrap(`Note: ${note} (num_processes below changes it).`, width) : [];
 }
