@@ -12,6 +12,19 @@
  */
 import { shellJoin, shellWord } from '../quote.js';
 import type { LaunchStep } from '../config/setup.js';
+import { stepConfig } from '../config/step-args.js';
+import { NO_DEEPSPEED_CONFIG_NAME } from '../config/accelerate-config.js';
+import { basename } from 'node:path';
+
+/** What a pass's comment says of its config, as its command has it: pinned (which), or none (accelerate's default). */
+function passConfigNote(step: LaunchStep): string {
+  if (step.usesConfig) return '';
+  const c = stepConfig(step);
+  if (c.kind !== 'pinned') return " (no --config_file: accelerate's default config on the nodes)";
+  return basename(c.path) === NO_DEEPSPEED_CONFIG_NAME
+    ? ` (--config_file ${NO_DEEPSPEED_CONFIG_NAME}: without DeepSpeed)`
+    : ` (--config_file ${c.path})`;
+}
 import type { SlurmShape } from './shape.js';
 
 /** What the job asks Slurm for, besides the shape. */
@@ -172,7 +185,7 @@ export function sbatchScript(spec: ScriptSpec): string {
     const k = i + 1;
     out.push(
       '',
-      `# pass ${k}/${n}: ${step.name}${step.usesConfig ? '' : ' (no --config_file, as in the setup)'}`,
+      `# pass ${k}/${n}: ${step.name}${passConfigNote(step)}`,
       'MAIN_PORT=$(zw_free_port)',
       `zw_mark ${k} start`,
       // $SLURM_NODEID is inside single quotes: each task (one per node) expands its own.
