@@ -10,7 +10,7 @@ import {
   walkQuestions,
   type FlowState,
 } from '../src/wizard/flow.js';
-import { NO_DETECTION, withDefaults, type QuestionId } from '../src/config/questions.js';
+import { NO_DETECTION, activeQuestions, withDefaults, type QuestionId } from '../src/config/questions.js';
 
 const env8 = { gpuCount: 8, gpuMemoryBytes: 80 * 2 ** 30, cpuMemoryBytes: 2 ** 40 };
 const started = (): FlowState => flowReducer(initialFlow(env8), { type: 'start', origin: { kind: 'new' } });
@@ -40,6 +40,16 @@ describe('the wizard flow', () => {
     expect(ids.indexOf('gpu_memory')).toBeLessThan(ids.indexOf('mode'));
     expect(ids).not.toContain('overlap_comm');
     expect(ids).not.toContain('model_name');
+  });
+
+  it('asks zero3_init (deepspeed.zero.Init) only at ZeRO-3, where it does something; the review keeps it', () => {
+    for (const mode of ['1', '2', '2-offload'] as const) {
+      const a = withDefaults({ mode });
+      expect(walkQuestions(a).map((q) => q.id)).not.toContain('zero3_init');
+      expect(activeQuestions(a, true).map((q) => q.id)).toContain('zero3_init');
+    }
+    for (const mode of ['3', '3-offload'] as const)
+      expect(walkQuestions(withDefaults({ mode })).map((q) => q.id)).toContain('zero3_init');
   });
 
   it('goes back one question keeping every answer', () => {

@@ -245,6 +245,24 @@ describe('the pane (drawn into a headless terminal)', () => {
     expect(m3.calls.exit).toEqual([130]);
   });
 
+  it('after a failure the progress row says where the bar stopped, not an ETA that will never come', async () => {
+    const model = runningModel();
+    const bar = '  3%|▎         | 30/1000 [00:05<02:41,  6.00it/s, loss=0.1234]';
+    model.partial(0, bar);
+    model.progress(0, parseProgress(bar)!);
+    const m = mount(model);
+    m.pane.draw();
+    const progress = async () => (await m.lines()).find((l) => l.includes('░') && l.includes('30/1000')) ?? '';
+    expect(await progress()).toMatch(/ETA 02:41/);
+    const r = { status: 'failed' as const, exitCode: 1, signal: null, startedAt: 0, endedAt: 5000 };
+    model.stepEnd(0, r);
+    model.end({ outcome: 'failed', exitCode: 1, failedStep: 0, results: [r, null] });
+    m.pane.draw();
+    const after = await progress();
+    expect(after).not.toMatch(/ETA/);
+    expect(after).toMatch(/3% 30\/1000 .*failed here/);
+  });
+
   it('redraws everything after a resize, at the new size', async () => {
     const model = runningModel();
     for (let i = 0; i < 50; i++) model.line(0, `line ${i}`);
@@ -501,6 +519,32 @@ describe('the live rows: metrics, alerts, GPU bars', () => {
     // The whole step starts high (2.0) and falls: its first cell is the top one.
     expect(/tqdm (\S)/.exec(all)?.[1]).toBe('█');
     expect(/tqdm (\S)/.exec(recent)?.[1]).not.toBe('█');
+  });
+
+  it("the side panel says at which step the smallest loss came (it said 'at value #31')", async () => {
+    const { model, watch } = liveModel();
+    const metrics = watch.steps[0]!.metrics;
+    // loss.csv rows every 10 steps: the smallest loss is the 31st row, at step 310.
+    for (let i = 1; i <= 40; i++) metrics.csvRow(i * 10, 'loss', i === 31 ? 0.1643 : 0.5 + i / 100);
+    const m = mount(
+      model,
+      { columns: 160, rows: 30 },
+      { live: { watch, telemetry: null, noTelemetry: 'x', estimateBytes: null } },
+    );
+    m.pane.draw();
+    expect(await m.screen()).toMatch(/min\s+0\.1643 at step 310/);
+    // A source without steps (a log line's loss=) says which value it was.
+    const other = liveModel();
+    for (let i = 1; i <= 5; i++) other.watch.steps[0]!.metrics.loss(i === 3 ? 0.2 : 1, 'log');
+    const n = mount(
+      other.model,
+      { columns: 160, rows: 30 },
+      {
+        live: { watch: other.watch, telemetry: null, noTelemetry: 'x', estimateBytes: null },
+      },
+    );
+    n.pane.draw();
+    expect(await n.screen()).toMatch(/min\s+0\.2000 at loss value 3 of 5/);
   });
 });
 

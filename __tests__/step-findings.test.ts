@@ -17,6 +17,8 @@ import { SEED_DIR } from './helpers/paths.js';
 
 const SCRIPT = 'examples/qwen_image/model_training/train.py';
 const DS_JSON = 'examples/qwen_image/model_training/special/low_vram_training/ds_z3_cpuoffload.json';
+/** The seed's dataset, relative to DiffSynth-Studio's checkout (downloaded there by its README's modelscope command). */
+const DATA_CSV = 'data/example_image_dataset/metadata.csv';
 const presetEnv = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-sf-presets-')) };
 const seed = () => loadPreset('qwen-image-lora-lowvram', presetEnv);
 
@@ -57,7 +59,7 @@ function deepSpeedDefault(d: string, withCheckpointing = true): AccelerateConfig
 describe('step findings', () => {
   it('the seed recipe with its script and no default config: only the note on the first pass, with the pin offered', async () => {
     const s = await seed();
-    const d = dir({ [SCRIPT]: '' });
+    const d = dir({ [SCRIPT]: '', [DATA_CSV]: 'image,prompt\n' });
     const f = stepFindings(s, ctx(d));
     expect(rules(f)).toEqual(['step-default-config@data_process']);
     expect(f[0]).toMatchObject({
@@ -74,6 +76,32 @@ describe('step findings', () => {
       steps: [withStepConfig(s.steps[0]!, { kind: 'pinned', path: noDeepSpeedConfigPath(s) }), s.steps[1]!],
     };
     expect(stepFindings(pinned, ctx(d))).toEqual([]);
+  });
+
+  it('a relative dataset path that is not where the steps run is a warning; the cache an earlier step writes is not', async () => {
+    const s = await seed();
+    // zerowiz started in its own checkout, or anywhere but DiffSynth-Studio's: the data pass's dataset is not there.
+    const d = dir({ [SCRIPT]: '' });
+    const f = stepFindings(s, ctx(d)).filter((x) => x.rule === 'step-path-missing');
+    expect(rules(f)).toEqual(['step-path-missing@data_process', 'step-path-missing@data_process']);
+    expect(f[0]).toMatchObject({ level: 'warning', step: 0 });
+    expect(f[0]!.message).toBe(
+      `step data_process: --dataset_base_path data/example_image_dataset does not exist in ${d} (a relative path is read from where the steps run)`,
+    );
+    expect(f[0]!.fix).toMatch(/start zerowiz in the checkout the paths are relative to/);
+    // The training pass reads ./models/train/..-cache, which the data pass writes: nothing to say about it.
+    expect(f.some((x) => x.stepName === 'train')).toBe(false);
+    // An absolute path, a hub id, a number are not looked for.
+    const other = setStep(s, 0, [
+      SCRIPT,
+      '--dataset_base_path',
+      '/nowhere/x',
+      '--model_id_with_origin_paths',
+      'Qwen/Qwen-Image:vae/x.safetensors',
+      '--dataset_num_workers',
+      '8',
+    ]);
+    expect(stepFindings(other, ctx(d)).filter((x) => x.rule === 'step-path-missing' && x.step === 0)).toEqual([]);
   });
 
   it('a missing script is an error per step; a script an earlier step writes is not', async () => {
@@ -101,7 +129,7 @@ describe('step findings', () => {
 
   it('the training pass must read the cache the data pass writes', async () => {
     const s = await seed();
-    const d = dir({ [SCRIPT]: '' });
+    const d = dir({ [SCRIPT]: '', [DATA_CSV]: '' });
     const moved = setStep(s, 1, replaceArg(s.steps[1]!.args, '--dataset_base_path', 'models/train/other-cache'));
     const f = stepFindings(moved, ctx(d)).find((x) => x.rule === 'step-cache-path-mismatch');
     expect(f).toMatchObject({
@@ -130,7 +158,7 @@ describe('step findings', () => {
 
   it('a DeepSpeed default config hijacks the data pass (DiffSynth-Studio#1107): an error, with the pin offered', async () => {
     const s = await seed();
-    const d = dir({ [SCRIPT]: '' });
+    const d = dir({ [SCRIPT]: '', [DATA_CSV]: '' });
     const f = stepFindings(s, ctx(d, deepSpeedDefault(d)));
     expect(rules(f)).toEqual(['step-default-config-deepspeed@data_process']);
     expect(f[0]!.level).toBe('error');
@@ -144,7 +172,7 @@ describe('step findings', () => {
 
   it('gradient checkpointing under a ZeRO-3 offload default config without the block names the step', async () => {
     const s = await seed();
-    const d = dir({ [SCRIPT]: '' });
+    const d = dir({ [SCRIPT]: '', [DATA_CSV]: '' });
     const f = stepFindings(s, ctx(d, deepSpeedDefault(d, false)));
     expect(rules(f)).toEqual([
       'step-checkpointing-zero3-offload@data_process',
@@ -157,7 +185,7 @@ describe('step findings', () => {
 
   it('for the setup config it adds nothing where validate already reports it, and covers an imported ZeRO-3 offload', async () => {
     const s = await seed();
-    const d = dir({ [SCRIPT]: '' });
+    const d = dir({ [SCRIPT]: '', [DATA_CSV]: '' });
     const off: Setup = { ...s, answers: { ...s.answers, gradient_checkpointing: false } };
     expect(validate(off).map((f) => f.rule)).toContain('zero3-offload-needs-activation-checkpointing');
     expect(rules(stepFindings(off, ctx(d)))).not.toContain('step-checkpointing-zero3-offload@train');
@@ -178,7 +206,7 @@ describe('step findings', () => {
 
   it('a step pinned to a config file that does not exist is an error', async () => {
     const s = await seed();
-    const d = dir({ [SCRIPT]: '', 'mine.yaml': 'distributed_type: MULTI_GPU\n' });
+    const d = dir({ [SCRIPT]: '', [DATA_CSV]: '', 'mine.yaml': 'distributed_type: MULTI_GPU\n' });
     const pin = (p: string) => ({
       ...s,
       steps: [withStepConfig(s.steps[0]!, { kind: 'pinned', path: p }), s.steps[1]!],

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
 import { App, type AppDeps } from '../components/wizard/App.js';
 import { frame, listening, standInDeps } from './helpers/ink.js';
-import { importLines } from '../components/wizard/ReviewScreen.js';
+import { importLines } from '../src/wizard/review.js';
 import { slurmFieldProblem } from '../components/wizard/run.js';
 import { checkOptions } from '../src/slurm/launch.js';
 import { requirePartition } from '../src/slurm/preflight.js';

@@ -10,18 +10,23 @@ import {
 } from '../src/wizard/layout.js';
 
 describe('the layout arithmetic', () => {
-  it('puts the preview beside the questions from 148 columns, the questions keeping 80', () => {
-    expect(SIDE_BY_SIDE_MIN_COLUMNS).toBe(148);
-    expect(sideBySide(147)).toBe(false);
-    expect(sideBySide(148)).toBe(true);
-    for (const columns of [148, 160, 200, 300]) {
+  it('puts the preview beside the questions from 136 columns, the questions keeping 80 and taking the rest', () => {
+    expect(SIDE_BY_SIDE_MIN_COLUMNS).toBe(136);
+    expect(sideBySide(135)).toBe(false);
+    expect(sideBySide(136)).toBe(true);
+    for (const columns of [136, 160, 200, 300]) {
       const l = layoutOf({ columns, rows: 40, hintRows: 1, preview: true, needed: 20 });
       expect(l.wide).toBe(true);
       expect(l.mainWidth).toBeGreaterThanOrEqual(MIN_MAIN_COLUMNS);
       expect(l.mainWidth + 2 + l.previewWidth).toBe(columns);
       expect(l.previewHeight).toBe(l.body);
     }
-    expect(layoutOf({ columns: 160, rows: 40, hintRows: 1, preview: true, needed: 20 }).previewWidth).toBe(72);
+    // At 160 columns the questions use the width (98 columns: their help, findings and panel read whole), the
+    // preview keeps what its JSON needs.
+    expect(layoutOf({ columns: 160, rows: 40, hintRows: 1, preview: true, needed: 20 })).toMatchObject({
+      previewWidth: 60,
+      mainWidth: 98,
+    });
   });
 
   it('at 80x24 with two hint rows: 20 body rows, the question box and the preview below share them', () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadModelCatalog } from '../src/estimate/models.js';
 import { withDefaults, type Answers } from '../src/config/questions.js';
-import { fitMark } from '../components/wizard/ModeQuestion.js';
+import { fitMark } from '../src/wizard/mode-table.js';
 import { enterChoice } from '../src/wizard/display.js';
 import { drawPicture, pictureText } from '../src/wizard/picture.js';
 import {

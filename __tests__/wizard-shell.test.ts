@@ -238,9 +238,16 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
     const checking = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
     expect(checking.result).toBeNull();
     expect(finishEffect(checking.finish)).toEqual({ kind: 'checkLaunch', slurm: null });
-    const launched = run(checking, { type: 'finish', action: { type: 'launchChecked' } });
+    // Accepted, the files the launch writes are planned (a diff when one would change), then it starts.
+    const planned = run(checking, { type: 'finish', action: { type: 'launchChecked' } });
+    expect(finishEffect(planned.finish)).toEqual({ kind: 'plan', target: { kind: 'launch' } });
+    const launched = run(planned, { type: 'finish', action: { type: 'planned', plan: PLAN(false) } });
     expect(launched.result?.launch?.files.accelerateConfig).toBe('/w/cfg/a.yaml');
     expect(launched.result?.launchSource).toBe('qwen-8');
+    // A setup started as "New setup" (named custom) takes the preset's name: its run record is named after it.
+    expect(setupOfWizard(detected()).name).toBe('custom');
+    expect(launched.result?.launch?.name).toBe('qwen-8');
+    expect(setupOfWizard(s).name).toBe('qwen-8');
     const aborted = run(s, { type: 'abort' });
     expect(aborted.result).toEqual({
       code: 130,
@@ -461,9 +468,30 @@ describe('phase 2: the finish actions and the flow around them', () => {
       s,
       { type: 'finish', action: { type: 'choose', item: 'launch' } },
       { type: 'finish', action: { type: 'launchChecked' } },
+      { type: 'finish', action: { type: 'planned', plan: PLAN(false) } },
     );
     expect(launched.result?.csvLog).toBe(false);
     expect(launched.result?.launchSource).toBe('wizard');
+  });
+
+  it('a Launch that would change an existing config file shows the diff: n goes back, y launches', () => {
+    const s = run(
+      walk(detected()),
+      { type: 'stepsDone' },
+      { type: 'flow', action: { type: 'finish' } },
+      { type: 'finish', action: { type: 'choose', item: 'launch' } },
+      { type: 'finish', action: { type: 'launchChecked' } },
+      { type: 'finish', action: { type: 'planned', plan: PLAN(true) } },
+    );
+    expect(s.finish.step).toMatchObject({ step: 'confirm', launch: true });
+    expect(keyStack(s, list)).toEqual(['diff', 'app']);
+    expect(s.result).toBeNull();
+    const back = run(s, { type: 'finish', action: { type: 'cancel' } });
+    expect(back.finish.step).toEqual({ step: 'menu' });
+    expect(back.result).toBeNull();
+    const yes = run(s, { type: 'finish', action: { type: 'confirm' } });
+    expect(yes.result?.launch).toBeDefined();
+    expect(finishEffect(yes.finish)).toBeNull(); // nothing written by the wizard: the launch writes its files
   });
 
   it('a launch the launch entry refuses comes back to the finish screen with its fix, the answers kept', () => {

@@ -1,5 +1,5 @@
 /** The command-line surface (commander). Each subcommand lives in src/commands/. */
-import { Command, Option } from 'commander';
+import { Option } from 'commander';
 import { pathFlag } from './expand.js';
 import { UsageError } from './errors.js';
 import type { UiLoaders } from './ui.js';
@@ -12,16 +12,18 @@ import { registerAttach } from './commands/attach.js';
 import { registerExport } from './commands/export.js';
 import { registerExplain } from './commands/explain.js';
 import { registerCheck } from './commands/check.js';
+import { ZerowizCommand } from './commands/usage.js';
+import { configureOutput } from './commands/output.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';
 
 /** The program, with the exit code its action chose. */
-export type Program = Command & { exitCodeFromAction?: number };
+export type Program = ZerowizCommand & { exitCodeFromAction?: number };
 
 /** Builds the whole CLI. Usage errors print one line and a hint, and exit 2. */
 export function buildProgram(ui: UiLoaders): Program {
-  const program = new Command('zerowiz') as Program;
+  const program = new ZerowizCommand('zerowiz') as Program;
   const ctx: CommandContext = {
     ui,
     setExitCode(code) {
@@ -34,12 +36,15 @@ export function buildProgram(ui: UiLoaders): Program {
     )
     .version(VERSION, '-v, --version')
     .addOption(new Option('--config <file>', 'an accelerate config YAML to import into the wizard'))
-    .showSuggestionAfterError(true)
+    .addOption(
+      new Option('-q, --quiet', 'leave out the notes and hints on stderr (never the data, warnings or errors)'),
+    )
     .exitOverride()
-    .configureOutput({
-      outputError: (str, write) => write(oneLineError(str)),
-    })
     .usage('[options] [command]')
+    .hook('preAction', (root) => {
+      // How every command's output looks, once: colour, width, quiet (src/commands/output.ts).
+      configureOutput({ quiet: root.opts().quiet === true });
+    })
     .hook('preSubcommand', (root, sub) => {
       if (root.opts().config !== undefined)
         throw new UsageError(
@@ -51,10 +56,7 @@ export function buildProgram(ui: UiLoaders): Program {
     })
     .argument('[command]')
     .action(async (command: string | undefined, opts: { config?: string }) => {
-      if (command !== undefined) {
-        const names = program.commands.map((c) => c.name());
-        throw new UsageError(`unknown command '${command}'`, `the commands are: ${names.join(', ')} (zerowiz --help)`);
-      }
+      if (command !== undefined) program.refuseCommand(command);
       if (!process.stdin.isTTY || !process.stdout.isTTY) {
         throw new UsageError(
           'the wizard needs an interactive terminal',
@@ -77,16 +79,5 @@ export function buildProgram(ui: UiLoaders): Program {
     registerCheck,
   ])
     register(program, ctx);
-  for (const sub of program.commands)
-    sub.exitOverride().configureOutput({ outputError: (str, write) => write(oneLineError(str)) });
   return program;
-}
-
-/** commander's error text as zerowiz's one line plus a hint. */
-function oneLineError(str: string): string {
-  const line = str
-    .trim()
-    .split('\n')[0]!
-    .replace(/^error: /, '');
-  return `zerowiz: ${line}\n  hint: see \`zerowiz --help\` (every subcommand has --help)\n`;
 }

@@ -2,8 +2,10 @@
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
 import { RunError, UsageError, describeError, fileError, isOsError } from './errors.js';
-import { printableLines } from './printable.js';
 import type { UiLoaders } from './ui.js';
+import { shellWord } from './quote.js';
+import { NearMiss, nearMissHint } from './suggest.js';
+import * as output from './commands/output.js';
 
 /** Errors of a reader that closed early: the output has nowhere to go, and nobody waits for it. */
 const GONE_CODES = new Set(['EPIPE', 'ERR_STREAM_DESTROYED']);
@@ -33,9 +35,7 @@ function endQuietlyOnClosedOutput(): void {
 }
 
 /** Prints one error line (and its hint), with whatever came from files shown escaped. */
-function printError(text: string): void {
-  process.stderr.write(`zerowiz: ${printableLines(text)}\n`);
-}
+const printError = (text: string) => output.error(text);
 
 /** Runs zerowiz with these arguments; resolves with the exit code. Never throws. */
 export async function main(argv: string[], ui: UiLoaders): Promise<number> {
@@ -48,6 +48,12 @@ export async function main(argv: string[], ui: UiLoaders): Promise<number> {
     if (err instanceof CommanderError) {
       // --help and --version end here with code 0; usage errors were already printed by commander.
       if (err.exitCode === 0) return 0;
+      return 2;
+    }
+    if (err instanceof NearMiss) {
+      // The near miss, with the command line that works when there is one.
+      const hint = nearMissHint(err, argv, shellWord);
+      printError(hint ? `${err.message}\n  hint: ${hint}` : err.message);
       return 2;
     }
     if (err instanceof UsageError) {

@@ -56,3 +56,15 @@ export function processFindings(numProcesses: number, numMachines: number, gpuCo
     },
   ];
 }
+
+/**
+ * Fewer processes per machine than this machine has GPUs: the others stay idle. A note, not a finding: a preset
+ * may mean it (the seed trains on one GPU); the wizard's review and `zerowiz launch` say it. Null when not so or
+ * not known.
+ */
+export function idleGpusNote(numProcesses: number, numMachines: number, gpuCount: number | null): string | null {
+  if (gpuCount === null || numMachines < 1) return null;
+  const per = Math.ceil(numProcesses / numMachines);
+  if (per >= gpuCount) return null;
+  return `num_processes ${numProcesses} starts ${per} process${per === 1 ? '' : 'es'} per machine, and this machine has ${gpuCount} GPUs: ${gpuCount - per} of them stay idle`;
+}

@@ -3,6 +3,14 @@
  * glossary, the ZeRO picture, the steps editor's rows). Every character they handle is one terminal column wide.
  */
 
+/**
+ * Whether colour is allowed at all (https://no-color.org: NO_COLOR set to anything but empty turns it off, and a
+ * `dumb` terminal has none): the one rule for the wizard, the plain commands and the log pane.
+ */
+export function colorAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !(env.NO_COLOR !== undefined && env.NO_COLOR !== '') && env.TERM !== 'dumb';
+}
+
 /** Word-wraps `text` to `width` columns (long words are cut). Always at least one line. */
 export function wrap(text: string, width: number): string[] {
   const w = Math.max(8, width);
@@ -58,7 +66,8 @@ export function softWrap(line: string, width: number): string[] {
   const out: string[] = [];
   let rest = line;
   while (rest.length > w) {
-    const space = rest.lastIndexOf(' ', w);
+    // The space stays at the end of its piece, so it must fall within the width too.
+    const space = rest.lastIndexOf(' ', w - 1);
     const cut = space > 0 ? space + 1 : w;
     out.push(rest.slice(0, cut));
     rest = rest.slice(cut);

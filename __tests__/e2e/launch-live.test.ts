@@ -373,6 +373,9 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
     const d = workDir();
     mkdirSync(join(d, 'examples/qwen_image/model_training'), { recursive: true });
     writeFileSync(join(d, 'examples/qwen_image/model_training/train.py'), '# stand-in\n');
+    // Its example dataset, downloaded as DiffSynth-Studio's README says (the seed's data pass reads it).
+    mkdirSync(join(d, 'data/example_image_dataset'), { recursive: true });
+    writeFileSync(join(d, 'data/example_image_dataset/metadata.csv'), 'image,prompt\n');
     mkdirSync(join(d, 'diffsynth/diffusion'), { recursive: true });
     writeFileSync(
       join(d, 'diffsynth/diffusion/parsers.py'),

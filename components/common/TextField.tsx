@@ -1,12 +1,16 @@
 /**
- * A one-line text field (printable keys and pasted text insert, ←/→ move the cursor, Backspace/Delete
- * erase, Enter submits). The value and cursor live in a ref as well, so keys typed faster than a frame
- * build on each other; keys come through the app's key router (see keys.tsx).
+ * A one-line text field: printable keys and pasted text insert, ←/→ Home/End ^A/^E move the cursor,
+ * Backspace/Delete, ^U, ^K and ^W erase as a shell's line editor does, Enter submits. A prefilled suggestion
+ * (`selected`) is replaced by the first key typed. A value wider than the field scrolls with the cursor. The
+ * editing is src/wizard/field.ts's; the value and cursor live in a ref as well, so keys typed faster than a
+ * frame build on each other; keys come through the app's key router (see keys.tsx).
  */
 import type React from 'react';
 import { useRef, useState } from 'react';
 import { Text } from 'ink';
+import { editField, fieldOf, fieldWindow, type FieldState } from '../../src/wizard/field.js';
 import { useSurface } from './keys.js';
+import { tint } from './theme.js';
 
 /** Props of the field. */
 export interface TextFieldProps {
@@ -19,18 +23,27 @@ export interface TextFieldProps {
    * key is text). Keys it does not claim (Esc, Tab, PgUp/PgDn) go on to the surfaces around it.
    */
   surface?: 'answerField' | 'textField';
+  /** Cells the field has (default: the value's own length): a longer value scrolls with the cursor. */
+  width?: number;
+  /** The value is a suggestion: shown selected, and the first key typed replaces it. */
+  selected?: boolean;
 }
 
 /** The field. */
 export function TextField(p: TextFieldProps): React.JSX.Element {
-  const state = useRef({ value: p.value, cursor: p.value.length });
+  const state = useRef<FieldState & { offset: number }>({ ...fieldOf(p.value, p.selected), offset: 0 });
   const [, setTick] = useState(0);
   // The parent changed the value (or refused a change): follow it.
   if (state.current.value !== p.value)
-    state.current = { value: p.value, cursor: Math.min(state.current.cursor, p.value.length) };
+    state.current = {
+      value: p.value,
+      cursor: Math.min(state.current.cursor, p.value.length),
+      selected: false,
+      offset: state.current.offset,
+    };
   const focus = p.focus !== false;
 
-  // The field's keys (src/wizard/keytable.ts): Enter, the cursor keys, Backspace/Delete, printable text.
+  // The field's keys (src/wizard/keytable.ts): Enter, the cursor keys, the erasers, printable text.
   useSurface(
     p.surface ?? 'textField',
     (command, input, key) => {
@@ -39,37 +52,34 @@ export function TextField(p: TextFieldProps): React.JSX.Element {
         p.onSubmit?.(s.value);
         return 'handled';
       }
-      let { value, cursor } = s;
-      if (command === 'cursor') {
-        if (key.leftArrow) cursor = Math.max(0, cursor - 1);
-        else if (key.rightArrow) cursor = Math.min(value.length, cursor + 1);
-        else if (key.home) cursor = 0;
-        else if (key.end) cursor = value.length;
-      } else if (command === 'erase') {
-        if (cursor > 0) {
-          value = value.slice(0, cursor - 1) + value.slice(cursor);
-          cursor--;
-        }
-      } else if (command === 'type') {
-        value = value.slice(0, cursor) + input + value.slice(cursor);
-        cursor += input.length;
-      } else return 'unhandled';
-      const changed = value !== s.value;
-      state.current = { value, cursor };
+      const next = editField(s, command, input, key);
+      if (!next) return 'unhandled';
+      state.current = { ...next, offset: s.offset };
       setTick((t) => t + 1);
-      if (changed) p.onChange(value);
+      if (next.value !== s.value) p.onChange(next.value);
       return 'handled';
     },
     { isActive: focus },
   );
 
-  const { value, cursor } = state.current;
+  const { value, cursor, selected, offset } = state.current;
   if (!focus) return <Text>{value}</Text>;
+  if (selected)
+    return (
+      <Text>
+        <Text inverse>{value}</Text>
+        <Text color={tint('dim')}>{'  (type to replace)'}</Text>
+      </Text>
+    );
+  const win = fieldWindow(value, cursor, p.width ?? value.length + 1, offset);
+  state.current.offset = win.offset;
   return (
     <Text>
-      {value.slice(0, cursor)}
-      <Text inverse>{value[cursor] ?? ' '}</Text>
-      {value.slice(cursor + 1)}
+      {win.cutLeft ? '…' : ''}
+      {win.before}
+      <Text inverse>{win.at}</Text>
+      {win.after}
+      {win.cutRight ? '…' : ''}
     </Text>
   );
 }

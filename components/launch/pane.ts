@@ -13,8 +13,8 @@ import type { RunModel } from '../../src/launch/model.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/launch/group.js';
 import { LOG_FRAME_INTERVAL_MS, type FrameStats } from './frames.js';
 import { parseKeys } from './keys.js';
+import { paneCommand, paneStack } from './keytable.js';
 import {
-  commandFor,
   initialPaneState,
   paneReducer,
   type KeyInfo,
@@ -200,53 +200,58 @@ export class Pane {
     this.opts.onExit(0);
   }
 
-  /** One key press (Ink's useInput shape). */
+  /** One key press (Ink's useInput shape): what it means on the stack the state focuses (./keytable.ts). */
   key(input: string, key: KeyInfo & { meta?: boolean }): void {
     const { model, controls } = this.opts;
     const state = this.state;
     const layout = this.layout();
     const { view, logHeight } = layout;
     const dispatch = (a: PaneAction) => this.dispatch(a);
-    if (state.search.mode === 'input') {
-      if (key.escape) dispatch({ type: 'searchCancel' });
-      else if (key.return) dispatch({ type: 'searchCommit', view });
-      else if (key.backspace || key.delete) dispatch({ type: 'searchBackspace' });
-      else if (key.ctrl && input === 'c') dispatch({ type: 'searchCancel' });
-      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'searchInput', text: input });
-      return;
+    const stack = paneStack({
+      searchMode: state.search.mode,
+      confirmStop: state.confirmStop,
+      alertsOpen: state.alertsOpen && Boolean(this.opts.live),
+    });
+    const hit = paneCommand(stack, input, key);
+    if (!hit) return;
+    const { surface, command } = hit;
+    switch (command) {
+      case 'searchCancel':
+        dispatch({ type: 'searchCancel' });
+        return;
+      case 'searchCommit':
+        dispatch({ type: 'searchCommit', view });
+        return;
+      case 'searchErase':
+        dispatch({ type: 'searchBackspace' });
+        return;
+      case 'searchType':
+        dispatch({ type: 'searchInput', text: input });
+        return;
+      case 'swallow':
+        return;
     }
-    if (state.confirmStop) {
+    if (surface === 'confirmStop') {
+      // The stop question: y stops, d leaves the run going (where it can outlive the pane), any key but those keeps watching.
       dispatch({ type: 'confirmStop', on: false });
-      if (input === 'y' || input === 'Y' || input === 'q' || (key.ctrl && input === 'c')) {
+      if (command === 'stopYes') {
         this.stopAsked = true;
         controls.stop();
-      } else if (input === 'd' && controls.detach) this.detach();
+      } else if (command === 'stopLeave' && controls.detach) this.detach();
       return;
     }
-    if (key.escape && state.search.mode === 'active') {
-      dispatch({ type: 'searchCancel' });
-      return;
-    }
-    const command = commandFor(input, key);
-    if (state.alertsOpen && this.opts.live) {
-      // The alert list has the scroll keys; Esc or a closes it.
+    if (surface === 'alerts' && this.opts.live) {
+      // The alert list has the scroll keys; Esc or a closes it; the rest are the log's.
       const rows = alertListLength(this.opts.live, model, layout.logCols);
       const scroll = (delta: number) => dispatch({ type: 'scrollAlerts', delta, rows, height: logHeight });
-      if (key.escape || command === 'alerts') dispatch({ type: 'toggleAlerts' });
+      if (command === 'closeAlerts') dispatch({ type: 'toggleAlerts' });
       else if (command === 'up') scroll(-1);
       else if (command === 'down') scroll(1);
       else if (command === 'pageUp') scroll(-(logHeight - 1));
       else if (command === 'pageDown') scroll(logHeight - 1);
       else if (command === 'top') scroll(-rows);
       else if (command === 'bottom') scroll(rows);
-      else if (
-        command === 'quit' ||
-        command === 'detach' ||
-        command === 'spark' ||
-        command === 'nextStep' ||
-        command === 'prevStep'
-      )
-        this.command(command, input, key, layout);
+      else this.command(command, input, key, layout);
       return;
     }
     this.command(command, input, key, layout);

@@ -421,10 +421,12 @@ function progressRow(step: StepState, cols: number): string {
   const b = new RowBuilder(cols);
   if (!p) return b.add(step.status === 'running' ? 'no progress bar yet' : '', SGR.dim).toString();
   const desc = p.desc ? `${p.desc} ` : '';
+  // A step that ended keeps where its bar stopped; the ETA of a bar that will not move again is left out.
+  const ended = step.status === 'failed' || step.status === 'stopped' ? ` · ${step.status} here` : null;
   const tail =
     p.percent !== null
-      ? ` ${String(p.percent).padStart(3)}% ${formatCount(p.n)}/${formatCount(p.total ?? 0)} ${formatRate(p.ratePerS)} ETA ${formatClock(p.remainingS)}`
-      : ` ${formatCount(p.n)}it ${formatRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}`;
+      ? ` ${String(p.percent).padStart(3)}% ${formatCount(p.n)}/${formatCount(p.total ?? 0)} ${formatRate(p.ratePerS)}${ended ?? ` ETA ${formatClock(p.remainingS)}`}`
+      : ` ${formatCount(p.n)}it ${formatRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}${ended ?? ''}`;
   b.add(desc);
   if (p.percent !== null) {
     const barWidth = Math.max(5, Math.min(60, cols - desc.length - tail.length - 1));
@@ -659,7 +661,11 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
       `${formatLoss(m.lastLoss)} (${LOSS_SOURCE_NAMES[m.lossSource ?? 'log']})`,
       Number.isFinite(m.lastLoss) ? SGR.bold : SGR.red,
     );
-    if (m.minLoss !== null) row('min', `${formatLoss(m.minLoss)} at value #${m.minLossAt}`);
+    if (m.minLoss !== null)
+      row(
+        'min',
+        `${formatLoss(m.minLoss)} ${m.minLossStep !== null ? `at step ${m.minLossStep}` : `at loss value ${m.minLossAt} of ${m.lossCount}`}`,
+      );
     const values = state.sparkAll ? m.series.overview(width - 10) : m.series.recent(width - 10);
     row(state.sparkAll ? 'all' : 'recent', sparkline(values, width - 10), SGR.magenta);
   }

@@ -6,29 +6,9 @@
  */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { clip, softWrap } from '../../src/text.js';
+import { clip } from '../../src/text.js';
 import { tint } from '../common/theme.js';
-
-/** The rows the view's own title takes. */
-export const EXPLAIN_TITLE_ROWS = 1;
-
-/** The lines shown, where they start, how far they can scroll, and the position text. */
-export interface ExplainWindow {
-  lines: string[];
-  top: number;
-  maxTop: number;
-  position: string;
-}
-
-/** The window of `lines` (wrapped to `width`, never cut) that starts at `top`, `height` rows tall. */
-export function explainWindow(lines: readonly string[], width: number, height: number, top: number): ExplainWindow {
-  const all = lines.flatMap((l) => softWrap(l, Math.max(10, width)));
-  const rows = Math.max(1, height);
-  const maxTop = Math.max(0, all.length - rows);
-  const start = Math.min(maxTop, Math.max(0, top));
-  const shown = all.slice(start, start + rows);
-  return { lines: shown, top: start, maxTop, position: `lines ${start + 1}-${start + shown.length} of ${all.length}` };
-}
+import type { ExplainWindow } from '../../src/wizard/layout.js';
 
 /** The view: a title with the position, then the window (step headers bold, rules and losers dimmed). */
 export function ExplainView({ width, view }: { width: number; view: ExplainWindow | null }): React.JSX.Element {

@@ -24,6 +24,7 @@ import {
 import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
+import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/layout.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
 export interface FinishDeps {
@@ -73,9 +74,6 @@ export interface SlurmDeps {
 
 /** What the diff's file headers say: the file on disk (---) against what zerowiz would write (+++). */
 export const DIFF_LABELS = { old: '--- on disk: ', new: '+++ zerowiz: ' } as const;
-
-/** Rows the diff's title and key line take: the diff gets the rest. */
-export const DIFF_CHROME_ROWS = 2;
 
 /** `…` and the end of `text` when it is wider than `width` (a path keeps its file name). */
 function clipStart(text: string, width: number): string {
@@ -136,10 +134,9 @@ export interface FinishScreenProps {
   onChoose: (item: FinishItem) => void;
   onText: (text: string) => void;
   onSubmit: () => void;
+  /** Where a Launch writes the setup's config files (finish.ts launchWritesNote), said under the menu. */
+  launchNote?: string | null;
 }
-
-/** Rows the finish screen's note may take (a refused launch says its reason and its fix). */
-const NOTE_MAX_ROWS = 4;
 
 /** The finish screen. */
 export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
@@ -150,7 +147,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const noteLine = note ? (
     <Box flexDirection="column">
       {softWrap(note, w)
-        .slice(0, NOTE_MAX_ROWS)
+        .slice(0, FINISH_NOTE_MAX_ROWS)
         .map((l, i) => (
           <Text key={i} color={tint('warn')} wrap="truncate">
             {l}
@@ -165,7 +162,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       </Text>
       <Box>
         <Text color={tint('accent')}>{'❯ '}</Text>
-        <TextField value={text} focus={p.isActive} onChange={p.onText} onSubmit={() => p.onSubmit()} />
+        <TextField
+          value={text}
+          focus={p.isActive}
+          selected
+          width={w - 2}
+          onChange={p.onText}
+          onSubmit={() => p.onSubmit()}
+        />
       </Box>
       {noteLine}
     </Box>
@@ -186,17 +190,29 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
     return (
       <Box flexDirection="column">
         <Text bold wrap="truncate">
-          {clip(`These files exist and would change (a backup of each is kept)${where}:`, w)}
+          {clip(
+            st.launch
+              ? `The launch writes these files; they exist and would change (a backup of each is kept)${where}:`
+              : `These files exist and would change (a backup of each is kept)${where}:`,
+            w,
+          )}
         </Text>
         {shown.map((l, i) => (
           <DiffRow key={i} line={l} width={w} />
         ))}
         <Text bold wrap="truncate">
-          {clip('Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll', w)}
+          {clip(
+            st.launch
+              ? 'Overwrite? y: write (backups kept) and launch · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll'
+              : 'Overwrite? y: write (backups kept) · n/Esc: cancel · ↑↓ PgUp/PgDn: scroll',
+            w,
+          )}
         </Text>
       </Box>
     );
   }
+  if (st.step === 'planning' && st.target.kind === 'launch')
+    return <Text>Looking at the files the launch writes…</Text>;
   if (st.step === 'planning' || st.step === 'writing') return <Text>Writing…</Text>;
   if (st.step === 'saving') return <Text>Saving the preset…</Text>;
   if (st.step === 'slurmLoading') return <Text>Asking Slurm for its partitions (sinfo)…</Text>;
@@ -231,7 +247,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
               <Box key={f}>
                 <Text color={tint('accent')}>{'❯ '}</Text>
                 <Text bold>{label}</Text>
-                <TextField value={st.values[f]} focus={p.isActive} onChange={p.onText} onSubmit={() => p.onSubmit()} />
+                <TextField
+                  value={st.values[f]}
+                  focus={p.isActive}
+                  selected
+                  width={w - 2 - label.length}
+                  onChange={p.onText}
+                  onSubmit={() => p.onSubmit()}
+                />
               </Box>
             );
           return (
@@ -305,14 +328,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
+      {p.launchNote && p.items.some((i) => i.id === 'launch')
+        ? softWrap(p.launchNote, w).map((l, i) => (
+            <Text key={`l${i}`} color={tint('dim')}>
+              {l}
+            </Text>
+          ))
+        : null}
       {noteLine}
     </Box>
   );
-}
-
-/** The description a preset saved from the wizard gets. */
-export function presetDescription(setup: Setup): string {
-  const a = setup.answers;
-  const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
-  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
 }

@@ -5,9 +5,6 @@ import { tint } from '../common/theme.js';
 import { clip } from '../../src/text.js';
 import type { GlossaryView as GlossaryWindow } from '../../src/wizard/glossary.js';
 
-/** The rows the glossary's own title takes. */
-export const GLOSSARY_TITLE_ROWS = 1;
-
 /**
  * The glossary window: its title with the position, then the lines (terms bold, table effects dimmed). The
  * app builds the window (glossary.ts glossaryView, for the body's rows less GLOSSARY_TITLE_ROWS): its keys

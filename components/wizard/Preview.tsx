@@ -4,6 +4,7 @@ import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';
 import { clip, softWrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
+import { previewFindingRows, previewTextRows } from '../../src/wizard/layout.js';
 
 const TAB_LABEL: Record<PreviewTab, string> = { yaml: 'YAML', json: 'JSON', commands: 'commands' };
 
@@ -70,8 +71,8 @@ export function Preview({
   const noteRows = note ? 1 : 0;
   const errors = preview.findings.filter((f) => f.level === 'error').length;
   const warnings = preview.findings.length - errors;
-  const findingRows = Math.min(preview.findings.length, Math.floor((height - 1) / 3));
-  const bodyRows = Math.max(0, height - 1 - noteRows - findingRows);
+  const findingRows = previewFindingRows(height, preview.findings.length);
+  const bodyRows = previewTextRows(height, preview.findings.length, noteRows > 0);
   const maxScroll = Math.max(0, lines.length - bodyRows);
   const top = Math.min(Math.max(0, scroll), maxScroll);
   const shown = lines.slice(top, top + bodyRows);

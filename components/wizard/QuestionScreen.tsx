@@ -3,68 +3,25 @@ import { useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
-import type { Answers, DetectedEnv, Parsed, Question } from '../../src/config/questions.js';
+import type { Answers, DetectedEnv, Question } from '../../src/config/questions.js';
+import type { Finding } from '../../src/config/validate.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
-import { expandPathAnswer, processContext, type ExpandContext } from '../../src/expand.js';
-import { fieldStart, fieldValue } from '../../src/wizard/display.js';
+import { processContext, type ExpandContext } from '../../src/expand.js';
+import { fieldStart } from '../../src/wizard/display.js';
 import type { Tradeoff } from '../../src/wizard/tradeoff.js';
 import { formatCount } from '../../src/units.js';
-import { clip, wrap } from '../../src/text.js';
+import { clip } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { ModeQuestion } from './ModeQuestion.js';
+import {
+  LIST_LIMIT,
+  choiceItems,
+  helpLines,
+  modelListShown,
+  parseTyped,
+  promptLines,
+} from '../../src/wizard/question-text.js';
 import { Indicator, PlainItem } from './parts.js';
-
-/**
- * Lines of the help box for a question. `enter` is what Enter chooses now (display.ts enterChoice): the
- * "Default" the help names is that, never a value Enter would not give.
- */
-export function helpLines(
-  q: Question,
-  a: Answers,
-  env: DetectedEnv,
-  width: number,
-  enter?: string,
-  glossaryKey = 'g',
-): string[] {
-  const formatted = q.format(q.defaultValue(a, env) as never);
-  const def = enter ?? (formatted === '' ? '(empty)' : formatted);
-  const keys = [
-    q.yamlKey ? `accelerate YAML: ${q.yamlKey}` : 'accelerate YAML: (none)',
-    q.jsonKey ? `DeepSpeed JSON: ${compactKeys(q.jsonKey)}` : 'DeepSpeed JSON: (none)',
-  ].join(' · ');
-  const parts = [
-    `? ${q.help}`,
-    q.acceleratePrompt
-      ? `accelerate config asks: ${q.acceleratePrompt.trim()}`
-      : 'accelerate config does not ask this.',
-    ...(q.accelerateDefault
-      ? [`accelerate config's default is ${q.accelerateDefault.value}, zerowiz's ${def}: ${q.accelerateDefault.why}.`]
-      : []),
-    `Sets ${keys}`,
-    `Default: ${def}   (? closes this help · ${glossaryKey}: glossary)`,
-  ];
-  return parts.flatMap((p) => wrap(p, width));
-}
-
-/** `a.x, a.y.z` as `a.{x, y.z}`: dotted keys that share their first part, written once. */
-function compactKeys(keys: string): string {
-  const list = keys.split(', ');
-  const head = list[0]!.split('.')[0]!;
-  if (list.length < 2 || !list.every((k) => k.startsWith(`${head}.`))) return keys;
-  return `${head}.{${list.map((k) => k.slice(head.length + 1)).join(', ')}}`;
-}
-
-/** The list entries of a select or yes/no question. */
-export function choiceItems(q: Question, width: number): { key: string; label: string; value: string }[] {
-  return (q.choices ?? []).map((c) => ({
-    key: String(c.value),
-    value: String(c.value),
-    label: clip(c.help ? `${c.label}  — ${c.help}` : c.label, width - 2),
-  }));
-}
-
-/** The most list rows a plain select shows at once. */
-export const LIST_LIMIT = 8;
 
 /** A select or yes/no question. */
 function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps): React.JSX.Element {
@@ -89,26 +46,6 @@ function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps)
   );
 }
 
-/**
- * A typed answer as the question means it: a path question's text expanded as a shell would (`~`, `$VAR`,
- * relative to the launch directory), a count or size that still reads as it started keeps its exact value.
- */
-export function parseTyped(
-  q: Question,
-  text: string,
-  a: Answers,
-  start: ReturnType<typeof fieldStart>,
-  paths: ExpandContext,
-): Parsed<unknown> & { expanded?: string } {
-  if (q.path) {
-    const x = expandPathAnswer(text, paths);
-    if (!x.ok) return { ok: false, error: `${x.error}; ${x.hint}` };
-    const p = q.parse(x.value, a) as Parsed<unknown>;
-    return x.value !== text.trim() && p.ok ? { ...p, expanded: x.value } : p;
-  }
-  return fieldValue(q.id, text, start, a);
-}
-
 /** A typed answer, validated as you type; Enter is refused while it is invalid. */
 function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyProps): React.JSX.Element {
   const [start] = useState(() => fieldStart(q.id, a));
@@ -123,6 +60,7 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyP
           value={text}
           focus={isActive}
           surface="answerField"
+          width={width - 2}
           onChange={(v) => {
             setText(v);
             setRefused(false);
@@ -153,20 +91,6 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyP
       )}
     </Box>
   );
-}
-
-/**
- * Whether the model size question shows the catalog as a list (a list's keys: ←, q, r work) rather
- * than a text field: there is a catalog, the user did not choose to type, and the current answer is a
- * catalog model or empty.
- */
-export function modelListShown(
-  a: Pick<Answers, 'model_params'>,
-  models: readonly ModelEntry[],
-  typed: boolean,
-): boolean {
-  if (models.length === 0 || typed) return false;
-  return a.model_params === null || models.some((m) => m.params === a.model_params);
 }
 
 /** The model size question: a model from the catalog, a typed count, or no estimate. */
@@ -267,14 +191,11 @@ export interface QuestionScreenProps {
   tradeoff?: Tradeoff;
   /** The ZeRO row to start on (tradeoff.ts startKey: the highlight the picture left, the answer's, the recommendation). */
   modeStart?: string;
+  /** The findings that point at this question: the help shows them whole. */
+  findings?: readonly Finding[];
 }
 
 const DEFAULT_PATHS: ExpandContext = processContext();
-
-/** The prompt line(s). */
-export function promptLines(q: Question, width: number): string[] {
-  return wrap(q.prompt, width);
-}
 
 /** One question, rendered from the catalog. */
 export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
@@ -332,7 +253,7 @@ export function QuestionScreen(p: QuestionScreenProps): React.JSX.Element {
       {content}
       {p.help ? (
         <Box flexDirection="column">
-          {helpLines(q, p.answers, p.env, width, p.enter, p.glossaryKey).map((l, i) => (
+          {helpLines(q, p.answers, p.env, width, p.enter, p.glossaryKey, p.findings).map((l, i) => (
             <Text key={i} color={tint('accent')}>
               {l}
             </Text>

@@ -1,130 +1,16 @@
+/**
+ * The review: every answer, the findings first; choosing a row opens its question (and comes back here), applies
+ * a finding's fix or opens the steps. The highlighted finding reads whole under the list, with its fix (its row
+ * has room for the start only). The entries and the lines are src/wizard/review.ts's; this view draws them.
+ */
 import type React from 'react';
+import { useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
-import { activeQuestions, movedTo, type Answers, type QuestionId } from '../../src/config/questions.js';
-import type { LaunchStep } from '../../src/config/setup.js';
-import type { StepFix } from '../../src/config/step-finding.js';
-import type { Finding } from '../../src/config/validate.js';
-import { humanAnswer } from '../../src/wizard/display.js';
-import { STEPS_ROW, type ImportNotes } from '../../src/wizard/shell.js';
-import { clip, padEnd, wrap } from '../../src/text.js';
+import { clip } from '../../src/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
-
-/** A finding as the review lists it: validate's, or a step's (with the fix zerowiz can make). */
-export type ReviewFinding = Finding & { fixAction?: StepFix; stepName?: string };
-
-/** What choosing a review row does. */
-export type ReviewChoice =
-  | { kind: 'finish' }
-  | { kind: 'question'; id: QuestionId }
-  | { kind: 'fix'; fix: StepFix }
-  | { kind: 'steps' };
-
-/** One entry of the review list: `key` names the row (the cursor comes back to it), `choice` what it opens. */
-export interface ReviewItem {
-  key: string;
-  label: string;
-  value: string;
-  choice: ReviewChoice;
-}
-
-function stepsSummary(steps: readonly LaunchStep[]): string {
-  if (steps.length === 0) return '(none: zerowiz launch has nothing to run)';
-  return steps.map((s) => s.name).join(', ');
-}
-
-/**
- * The review entries: finish, the findings (each opens its question, applies its fix, or opens the steps),
- * the steps, then every answer in order, in human units (`20.43B`, `1 TiB`), paths as written (absolute).
- */
-export function reviewItems(
-  a: Answers,
-  given: Partial<Answers>,
-  findings: readonly ReviewFinding[],
-  width: number,
-  steps: readonly LaunchStep[] = [],
-): ReviewItem[] {
-  const items: ReviewItem[] = [
-    {
-      key: 'finish',
-      value: 'finish',
-      choice: { kind: 'finish' },
-      label: '→ Finish: write the files, save a preset or launch…',
-    },
-  ];
-  findings.forEach((f, i) => {
-    const mark = f.level === 'error' ? '✗' : '!';
-    const target = f.questions?.[0];
-    let choice: ReviewChoice;
-    let tail: string;
-    // What Enter does comes first: a long message is cut at the end, never the action.
-    if (f.fixAction) {
-      choice = { kind: 'fix', fix: f.fixAction };
-      tail = 'Enter fixes';
-    } else if (target) {
-      choice = { kind: 'question', id: target };
-      tail = `→ ${target}`;
-    } else if (f.stepName !== undefined) {
-      choice = { kind: 'steps' };
-      tail = '→ steps';
-    } else return;
-    items.push({ key: `f${i}`, value: `f${i}`, choice, label: clip(`${mark} [${tail}] ${f.message}`, width - 2) });
-  });
-  items.push({
-    key: STEPS_ROW,
-    value: STEPS_ROW,
-    choice: { kind: 'steps' },
-    label: clip(`${padEnd('steps', 28)} ${stepsSummary(steps)}  → edit`, width - 2),
-  });
-  for (const q of activeQuestions(a, true)) {
-    const shown = humanAnswer(q.id, a);
-    // zerowiz's default where accelerate config's differs says so: the user may expect accelerate's.
-    const theirs = q.accelerateDefault?.value;
-    const mark =
-      q.id in given
-        ? ''
-        : theirs !== undefined && theirs !== q.format(a[q.id] as never)
-          ? `  · default (accelerate's: ${theirs})`
-          : '  · default';
-    items.push({
-      key: `q:${q.id}`,
-      value: `q:${q.id}`,
-      choice: { kind: 'question', id: q.id },
-      label: clip(`${padEnd(q.id, 28)} ${shown === '' ? '(empty)' : shown}${mark}`, width - 2),
-    });
-  }
-  return items;
-}
-
-/**
- * The review's lines about an import: the kept keys and, for each moved key, where in the DeepSpeed JSON it
- * went, wrapped to `width`, in at most `maxLines` rows (the last one then says how many keys are not shown).
- */
-export function importLines(n: ImportNotes | null, width: number, maxLines: number): string[] {
-  const changed = n?.notes ?? [];
-  if (!n || (n.kept.length === 0 && n.moved.length === 0 && changed.length === 0)) return [];
-  const groups: [string, string[]][] = [];
-  if (n.kept.length)
-    groups.push([`Kept as imported (zerowiz does not model them; written back unchanged), ${n.kept.length}:`, n.kept]);
-  if (n.moved.length)
-    groups.push([
-      `Moved into the DeepSpeed JSON (accelerate refuses them beside a JSON file), ${n.moved.length}:`,
-      n.moved.map((k) => `${k} → ${movedTo(k)}`),
-    ]);
-  if (changed.length) groups.push([`Changed or kept on import, ${changed.length}:`, changed]);
-  const all = groups.flatMap(([title, keys]) =>
-    keys === changed
-      ? [title, ...keys.flatMap((k) => wrap(`· ${k}`, width))]
-      : wrap(`${title} ${keys.join(', ')}`, width),
-  );
-  const max = Math.max(1, maxLines);
-  if (all.length <= max) return all;
-  const shown = all.slice(0, max - 1);
-  const named = new Set(shown.join(' ').split(/[\s,]+/));
-  const hidden = [...n.kept, ...n.moved].filter((k) => !named.has(k)).length;
-  return [...shown, clip(`… ${hidden} more key(s) not shown (a taller terminal shows them)`, width)];
-}
+import { reviewDetailLines, type ReviewItem } from '../../src/wizard/review.js';
 
 /** The review: every answer; choosing one opens it, and answering it returns here (the cursor on its row). */
 export function ReviewScreen(p: {
@@ -135,10 +21,17 @@ export function ReviewScreen(p: {
   height: number;
   /** Lines about an import (see `importLines`), shown under the title. */
   notes?: string[];
+  /** Rows under the list for the highlighted finding, whole (review.ts reviewDetailRows). */
+  detailRows?: number;
   isActive: boolean;
   onChoose: (item: ReviewItem) => void;
 }): React.JSX.Element {
   const notes = p.notes ?? [];
+  const detailRows = p.detailRows ?? 0;
+  const start = p.initialIndex ?? 0;
+  const [highlighted, setHighlighted] = useState<string | undefined>(p.items[start]?.value);
+  const item = p.items.find((x) => x.value === highlighted) ?? p.items[start];
+  const detail = reviewDetailLines(item, p.items, p.width, detailRows);
   return (
     <Box flexDirection="column">
       <Text bold wrap="truncate">
@@ -151,16 +44,26 @@ export function ReviewScreen(p: {
       ))}
       <List
         items={p.items}
-        initialIndex={p.initialIndex ?? 0}
-        limit={Math.max(3, Math.min(p.items.length, p.height - 1 - notes.length))}
+        initialIndex={start}
+        limit={Math.max(3, Math.min(p.items.length, p.height - 1 - notes.length - detailRows))}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}
-        onSelect={(item) => {
-          const it = p.items.find((x) => x.value === item.value);
+        onHighlight={(x) => setHighlighted(x.value)}
+        onSelect={(x) => {
+          const it = p.items.find((y) => y.value === x.value);
           if (it) p.onChoose(it);
         }}
       />
+      {detail.map((l, i) => (
+        <Text
+          key={`d${i}`}
+          color={item?.finding ? (item.finding.level === 'error' ? tint('bad') : tint('warn')) : tint('dim')}
+          wrap="truncate"
+        >
+          {l}
+        </Text>
+      ))}
     </Box>
   );
 }

@@ -72,6 +72,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
           <TextField
             value={p.path}
             focus={p.isActive}
+            width={w - 2}
             onChange={p.onPath}
             onSubmit={(v) => v.trim() !== '' && p.onImport(v.trim())}
           />

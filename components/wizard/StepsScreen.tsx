@@ -9,27 +9,15 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import { tint } from '../common/theme.js';
-import { noDeepSpeedConfigPath } from '../../src/config/accelerate-config.js';
 import type { SetupFiles } from '../../src/config/setup.js';
-import { stepConfig, type StepArg } from '../../src/config/step-args.js';
+import type { StepArg } from '../../src/config/step-args.js';
 import type { Finding } from '../../src/config/validate.js';
-import { KEY_TABLES } from '../../src/wizard/keytable.js';
 import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/steps.js';
 import { clip, padEnd, wrap } from '../../src/text.js';
 import { Indicator, PlainItem } from './parts.js';
+import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/steps-text.js';
 
 const LABEL_W = 22;
-
-/** What a step's config row says: which accelerate config the step runs with. */
-export function configText(e: StepsEditorState, files: SetupFiles): string {
-  const step = e.steps[e.step];
-  if (!step) return '';
-  const c = stepConfig(step);
-  if (c.kind === 'setup') return `this setup's (--config_file ${files.accelerateConfig}: DeepSpeed)`;
-  if (c.kind === 'default') return "none: accelerate's default config, if there is one (see the findings)";
-  const own = c.path === noDeepSpeedConfigPath({ files });
-  return `pinned: ${c.path}${own ? ' (no DeepSpeed; written with the setup)' : ''}`;
-}
 
 function argText(a: StepArg): [string, string] {
   if (a.role === 'script') return ['script', a.value ?? ''];
@@ -44,35 +32,11 @@ function rowText(e: StepsEditorState, r: StepRow, files: SetupFiles): [string, s
   return argText(r.arg);
 }
 
-/** The steps as tabs: `data_process ▸ [train]`. */
-export function stepTabs(e: StepsEditorState): string {
-  if (e.steps.length === 0) return 'no steps (N: add one · t: a template)';
-  return e.steps.map((s, i) => (i === e.step ? `[${s.name}]` : s.name)).join(' ▸ ');
-}
-
-/** Rows the editor shows above its rows and below them, besides the rows themselves. */
-export function stepsChromeRows(e: StepsEditorState, findings: number): number {
-  return 2 + (e.message ? 1 : 0) + findings;
-}
-
-/** The steps screen's lines for the steps' key help (`?`). */
-export function stepsHelpLines(width: number): string[] {
-  return [
-    'Keys of the steps screen:',
-    // One row each (wrap would fold the padding): key, what it does.
-    ...KEY_TABLES.steps.filter((b) => b.label !== '').map((b) => clip(`  ${padEnd(b.keys, 8)} ${b.label}`, width)),
-    ...wrap(
-      'Editing a value that other steps share (the cache path, a model id, LoRA options) offers to change it everywhere. `~` and $VARS in a value are expanded when you accept it, as a shell would. (? closes this · g: glossary)',
-      width,
-    ),
-  ];
-}
-
 /** Props of the steps screen. */
 export interface StepsScreenProps {
   editor: StepsEditorState;
   files: SetupFiles;
-  /** Findings about the shown step (the preview's step findings), one line each. */
+  /** Findings about the shown step (the preview's step findings): the first whole, the others a line each. */
   findings: Finding[];
   width: number;
   height: number;
@@ -80,6 +44,12 @@ export interface StepsScreenProps {
   onTemplate: (id: (typeof STEP_TEMPLATES)[number]['id']) => void;
   onEditText: (text: string) => void;
   onCommit: () => void;
+  /** The directory the steps run in (relative paths are read there). */
+  cwd?: string;
+  /** The launch directory's field while it is typed (L), else null. */
+  launchDirEdit?: string | null;
+  onLaunchDirText?: (text: string) => void;
+  onLaunchDirSubmit?: (text: string) => void;
 }
 
 /** The steps screen. */
@@ -100,6 +70,14 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
           renderItem={PlainItem}
           onSelect={(item) => p.onTemplate(item.value as (typeof STEP_TEMPLATES)[number]['id'])}
         />
+        {wrap(
+          `The steps run in ${p.cwd ?? '.'}, where zerowiz started: their relative paths are read there. Start zerowiz in your trainer's checkout, or press L on the next screen.`,
+          w,
+        ).map((l, i) => (
+          <Text key={`w${i}`} color={tint('accent')} wrap="truncate">
+            {l}
+          </Text>
+        ))}
         {STEP_TEMPLATES.flatMap((t) => wrap(`${t.label}: ${t.description}`, w)).map((l, i) => (
           <Text key={i} color={tint('dim')} wrap="truncate">
             {l}
@@ -126,8 +104,43 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
       </Box>
     );
   }
+  if (p.launchDirEdit != null) {
+    return (
+      <Box flexDirection="column">
+        <Text bold wrap="truncate">
+          {clip("Where do the steps run? The trainer's checkout (~ and $VARS work; Enter: set, Esc: back):", w)}
+        </Text>
+        <Box>
+          <Text color={tint('accent')}>{'❯ '}</Text>
+          <TextField
+            value={p.launchDirEdit}
+            focus={p.isActive}
+            selected
+            width={w - 2}
+            onChange={(t) => p.onLaunchDirText?.(t)}
+            onSubmit={(t) => p.onLaunchDirSubmit?.(t)}
+          />
+        </Box>
+        {wrap(
+          'Relative paths of the steps (the script, the dataset, the cache) are read there, the run record is kept there, and the commands run there.',
+          w,
+        ).map((l, i) => (
+          <Text key={i} color={tint('dim')}>
+            {l}
+          </Text>
+        ))}
+        {e.message ? (
+          <Text color={tint('warn')} wrap="truncate">
+            {clip(e.message, w)}
+          </Text>
+        ) : null}
+      </Box>
+    );
+  }
   const step = e.steps[e.step];
-  const findingLines = p.findings.slice(0, 2).map((f) => clip(`${f.level === 'error' ? '✗' : '!'} ${f.message}`, w));
+  // The first finding whole (its fix too), the others a line each; `?` shows them all whole.
+  const findingLines = stepFindingLines(p.findings, w);
+  const findingColor = p.findings.some((f) => f.level === 'error') ? tint('bad') : tint('warn');
   // A new argument's flag is typed before it is in the step: a row of its own at the cursor.
   const real: (StepRow | null)[] = step ? stepRows(step) : [];
   const rows = e.edit?.adding && e.edit.part === 'flag' ? [...real.slice(0, e.row), null, ...real.slice(e.row)] : real;
@@ -142,8 +155,12 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
       <Text color={tint('dim')} wrap="truncate">
         {clip(
           step
-            ? `step ${e.step + 1}/${e.steps.length} · rows ${top + 1}-${top + shown.length} of ${rows.length} · Enter edits · r: review`
-            : 'N adds a step, t picks a template, r goes on to the review',
+            ? withRunsIn(
+                `step ${e.step + 1}/${e.steps.length} · rows ${top + 1}-${top + shown.length} of ${rows.length}`,
+                p.cwd ?? '.',
+                w,
+              )
+            : withRunsIn('N adds a step, t a template, r the review', p.cwd ?? '.', w),
           w,
         )}
       </Text>
@@ -163,6 +180,7 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
               <TextField
                 value={e.edit!.text}
                 focus={p.isActive}
+                width={valueW}
                 onChange={p.onEditText}
                 onSubmit={() => p.onCommit()}
               />
@@ -180,7 +198,7 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
         </Text>
       ) : null}
       {findingLines.map((l, i) => (
-        <Text key={`f${i}`} color={p.findings[i]?.level === 'error' ? tint('bad') : tint('warn')} wrap="truncate">
+        <Text key={`f${i}`} color={findingColor} wrap="truncate">
           {l}
         </Text>
       ))}

@@ -5,7 +5,8 @@
  * atomic writes, so an abort never leaves one. The Launch action goes through the same launch lifecycle as
  * `zerowiz launch` (src/launch/lifecycle.ts).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { describeError, fileError } from '../../src/errors.js';
 import {
   SIGNAL_EXIT_CODES,
   Screen,
@@ -36,7 +37,9 @@ const MIN_ROWS = 24;
  * The real dependencies: detection, presets, import, the model catalog and the writers. The modules
  * behind them (execa, zod, diff, ...) load after the first frame, off the start-up path.
  */
-export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<AppDeps> {
+export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = process.cwd()): Promise<AppDeps> {
+  // Where the steps run: the steps screen's L moves it (and this process), and every function below reads it then.
+  let cwd = startCwd;
   const defaultConfigPath = accelerateDefaultConfig(env);
   const later = () =>
     Promise.all([
@@ -85,6 +88,16 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, cwd = proce
     // The peaks measured in this directory's runs, beside the ZeRO table's estimates.
     measuredRuns: () => need()[5].loadMeasuredRuns(cwd),
     paths: { env, cwd },
+    setLaunchDir(dir) {
+      try {
+        if (!statSync(dir).isDirectory()) return `${dir} is not a directory`;
+        process.chdir(dir);
+      } catch (e) {
+        return describeError(fileError(e, dir));
+      }
+      cwd = dir;
+      return null;
+    },
     slurm: whichSync('sbatch', env) ? slurmDeps(env, cwd) : null,
     async checkLaunch(setup, slurm, csvLog) {
       const [{ planLaunch }, { UsageError }] = await Promise.all([

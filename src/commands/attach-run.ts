@@ -10,11 +10,11 @@ import { localKind, localRunOpen } from '../launch/local.js';
 import type { PreparedCommand } from '../launch/preflight.js';
 import { displayDir, findRunRecord, readRunRecord, setupOfRecord, type RunRecord } from '../launch/record.js';
 import { ownerState, signalSupervisor } from '../launch/control.js';
-import { writeErr } from '../terminal.js';
 import type { CommandContext } from './context.js';
 import { paneFor } from './launch-run.js';
+import * as output from './output.js';
 
-const say = (line: string) => writeErr(`zerowiz: ${line}\n`);
+const say = output.say;
 
 /** The commands of a record as the summary and stream mode show them. */
 function recordCommands(record: RunRecord): PreparedCommand[] {
@@ -64,6 +64,7 @@ export async function attachCommand(
   return followRun({ record: rec, writes: [] }, prepared, kind, {
     pane: paneFor(flags, ctx),
     closeOnEnd: false,
+    ...output.runSinks(),
   });
 }
 

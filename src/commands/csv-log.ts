@@ -7,7 +7,8 @@
  */
 import { CSV_LOG_FLAG, csvLogOffer, withCsvLog, type CsvLogOffer } from '../launch/diffsynth.js';
 import type { Setup } from '../config/setup.js';
-import { askLine, writeErr } from '../terminal.js';
+import { askLine } from '../terminal.js';
+import * as output from './output.js';
 
 /** The flags that decide the offer. */
 export interface CsvLogFlags {
@@ -15,8 +16,6 @@ export interface CsvLogFlags {
   csvLog?: boolean;
   dryRun?: boolean;
 }
-
-const say = (line: string) => writeErr(`zerowiz: ${line}\n`);
 
 /** Where DiffSynth will write the loss, as the user wrote the path. */
 function where(s: CsvLogOffer['steps'][number]): string {
@@ -34,7 +33,7 @@ export async function offerCsvLog(
   opts: { cwd: string; interactive: boolean },
 ): Promise<Setup> {
   const offer = csvLogOffer(setup.steps, opts.cwd);
-  if (offer.note) say(`note: ${offer.note}`);
+  if (offer.note) output.note(offer.note);
   const accepted: CsvLogOffer['steps'] = [];
   for (const s of offer.steps) {
     if (flags.csvLog === true) accepted.push(s);
@@ -44,8 +43,8 @@ export async function offerCsvLog(
       : `; zerowiz could not read diffsynth/diffusion/parsers.py to check this checkout has it (one without it stops with "unrecognized arguments")`;
     // Asked only when the checkout is known to take the flag: an unsure yes would stop the step.
     if (!opts.interactive || flags.dryRun || !s.certain) {
-      say(
-        `hint: step ${s.name} (DiffSynth-Studio) prints no loss${unsure}; --csv-log adds ${CSV_LOG_FLAG} for this run (DiffSynth then writes ${where(s)}), --no-csv-log leaves it out`,
+      output.hint(
+        `step ${s.name} (DiffSynth-Studio) prints no loss${unsure}; --csv-log adds ${CSV_LOG_FLAG} for this run (DiffSynth then writes ${where(s)}), --no-csv-log leaves it out`,
       );
       continue;
     }
@@ -56,6 +55,7 @@ export async function offerCsvLog(
     const yes = a !== null && (a === '' || a === 'y' || a === 'yes');
     if (yes) accepted.push(s);
   }
-  if (accepted.length > 0) say(`adding ${CSV_LOG_FLAG} to ${accepted.map((s) => s.name).join(', ')} for this run`);
+  if (accepted.length > 0)
+    output.say(`adding ${CSV_LOG_FLAG} to ${accepted.map((s) => s.name).join(', ')} for this run`);
   return withCsvLog(setup, { ...offer, steps: accepted }, true);
 }

@@ -3,6 +3,8 @@ import { pathFlag } from '../expand.js';
 import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
 import type { HostDetection } from '../detect.js';
 import { UsageError } from '../errors.js';
+import { NearMiss } from '../suggest.js';
+import * as output from './output.js';
 import {
   DEEPSPEED_ESTIMATOR_WHY,
   EstimateInputError,
@@ -80,7 +82,7 @@ export interface EstimateFlags {
 /** Prints the estimate table or JSON for these flags. */
 export async function runEstimate(flags: EstimateFlags): Promise<void> {
   if (flags.listModels) {
-    process.stdout.write(renderCatalog(loadModelCatalog(), flags.json === true));
+    output.data(renderCatalog(loadModelCatalog(), flags.json === true));
     return;
   }
   const built = await buildInput(flags);
@@ -94,9 +96,9 @@ export async function runEstimate(flags: EstimateFlags): Promise<void> {
   if (flags.json) {
     const doc = toJson(report, built);
     assertSafeNumbers(doc, '');
-    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    output.json(doc);
   } else {
-    process.stdout.write(renderTable(report, built));
+    output.data(renderTable(report, built));
   }
 }
 
@@ -346,18 +348,24 @@ function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partia
   if (flags.optimizer !== undefined) {
     const o = flags.optimizer.trim().toLowerCase();
     if (!OPTIMIZER_KINDS.includes(o as OptimizerKind))
-      throw new UsageError(
+      throw new NearMiss(
         `--optimizer '${flags.optimizer}' is not one of ${OPTIMIZER_KINDS.join(', ')}`,
+        flags.optimizer,
+        OPTIMIZER_KINDS,
         'e.g. --optimizer adamw-8bit',
+        '--optimizer',
       );
     out.optimizer = o as OptimizerKind;
   }
   if (flags.masterWeights !== undefined) {
     const m = flags.masterWeights.trim().toLowerCase();
     if (m !== 'fp32' && m !== 'none')
-      throw new UsageError(
+      throw new NearMiss(
         `--master-weights '${flags.masterWeights}' is not fp32 or none`,
+        flags.masterWeights,
+        ['fp32', 'none'],
         'e.g. --master-weights none',
+        '--master-weights',
       );
     out.master_weights = m;
   }
@@ -482,9 +490,12 @@ function blockFlag(text: string): BlockKind {
   const b = text.trim().toLowerCase();
   if (b === 'llm') return 'llama';
   if (b === 'dit' || b === 'mmdit' || b === 'unet' || b === 'llama' || b === 'gpt') return b;
-  throw new UsageError(
+  throw new NearMiss(
     `--block '${text}' is not dit, mmdit, llm or unet`,
+    text,
+    ['dit', 'mmdit', 'llm', 'unet'],
     'dit: cross-attention to the text (Wan, LTX-Video); mmdit: joint attention (FLUX, Qwen-Image, CogVideoX)',
+    '--block',
   );
 }
 

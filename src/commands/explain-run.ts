@@ -15,6 +15,7 @@ import type { ScriptContext } from '../config/provenance.js';
 import { withDefaults, type Answers, type QuestionId } from '../config/questions.js';
 import { listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { printable } from '../printable.js';
+import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */
 export interface ExplainFlags {
@@ -108,13 +109,13 @@ export async function runExplain(ref: string, flags: ExplainFlags): Promise<numb
         ended: since.run.json.ended,
         changes: diffReports(since.before, report),
       };
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    output.json(out);
     return failed ? 1 : 0;
   }
   if (since) {
     const label = `run ${since.run.json.id} (${since.run.json.ended === 'succeeded' ? 'succeeded' : `${since.run.json.ended}; no run of it succeeded`})`;
-    for (const l of diffLines(diffReports(since.before, report), label)) process.stdout.write(`${l}\n`);
-  } else for (const l of explainLines(report)) process.stdout.write(`${l}\n`);
-  if (failed) process.stderr.write('zerowiz: accelerate or DeepSpeed would refuse a step (see the errors above)\n');
+    output.lines(diffLines(diffReports(since.before, report), label));
+  } else output.lines(explainLines(report));
+  if (failed) output.say('accelerate or DeepSpeed would refuse a step (see the errors above)');
   return failed ? 1 : 0;
 }

@@ -2,8 +2,12 @@
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import type { ExplainFlags } from './explain-run.js';
+import { oneOf } from './usage.js';
 
 const load = () => import('./explain-run.js');
+
+/** What `Accelerator(mixed_precision=...)` takes. */
+const SCRIPT_PRECISIONS = ['no', 'fp16', 'bf16', 'fp8'] as const;
 
 const HELP_AFTER = `
 For each step (or the one --step names): the accelerate config it runs with (its --config_file, else
@@ -41,12 +45,15 @@ export function registerExplain(program: Command, ctx: CommandContext): void {
     )
     .addOption(new Option('--script-accumulation <n>', "the script's Accelerator(gradient_accumulation_steps=N)"))
     .addOption(
-      new Option('--script-mixed-precision <p>', "the script's Accelerator(mixed_precision=...)").choices([
-        'no',
-        'fp16',
-        'bf16',
-        'fp8',
-      ]),
+      new Option('--script-mixed-precision <p>', "the script's Accelerator(mixed_precision=...)")
+        .choices(SCRIPT_PRECISIONS)
+        .argParser(
+          oneOf(
+            SCRIPT_PRECISIONS,
+            (v) => `--script-mixed-precision '${v}' is not one of ${SCRIPT_PRECISIONS.join(', ')}`,
+            '--script-mixed-precision',
+          ),
+        ),
     )
     .addOption(new Option('--script-hidden-size <h>', "the model's config.hidden_size, or none (no model.config)"))
     .addHelpText('after', HELP_AFTER)

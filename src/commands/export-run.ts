@@ -12,7 +12,6 @@ import { stepLogName } from '../slurm/record.js';
 import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
 import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
-import { formatFinding } from '../config/validate.js';
 import { pathFlag } from '../expand.js';
 import {
   formatWrite,
@@ -23,6 +22,7 @@ import {
   type FileToWrite,
 } from '../write.js';
 import { missingScripts } from '../launch/preflight.js';
+import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */
 export interface ExportFlags {
@@ -105,7 +105,7 @@ export async function exportCommand(
     const results = await writeFilesTogether([
       { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) },
     ]);
-    for (const w of results) process.stdout.write(`${formatWrite(w)}\n`);
+    output.lines(results.map(formatWrite));
     return 0;
   }
   const cwd = process.cwd();
@@ -116,14 +116,12 @@ export async function exportCommand(
     { nodes, gpusPerNode, options },
     { source: ref, accelerate: flags.accelerate, dryRun: true, cwd, launcher: kind === 'slurm' ? 'srun' : 'torchrun' },
   );
-  for (const f of [...plan.findings, ...plan.fit]) process.stderr.write(`zerowiz: ${formatFinding(f)}\n`);
-  for (const c of plan.changes) process.stderr.write(`zerowiz: ${kind}: ${formatChange(c)}\n`);
-  for (const w of plan.storage) process.stderr.write(`zerowiz: warning: ${w}\n`);
+  for (const f of [...plan.findings, ...plan.fit]) output.finding(f);
+  for (const c of plan.changes) output.say(`${kind}: ${formatChange(c)}`);
+  for (const w of plan.storage) output.warn(w);
   const missing = missingScripts(setup, cwd);
   for (const m of missing)
-    process.stderr.write(
-      `zerowiz: note: step '${m.step}': training script ${m.path} not found in ${cwd} (the commands would stop there)\n`,
-    );
+    output.note(`step '${m.step}': training script ${m.path} not found in ${cwd} (the commands would stop there)`);
 
   // The torchrun YAML names the main node and port itself: the first host, the port every node is given.
   const port =
@@ -204,7 +202,7 @@ export async function exportCommand(
     ...inReportOrder(results.slice(0, configs.length).map((r, i) => ({ ...r, role: configs[i]!.role }))),
     results.at(-1)!,
   ];
-  for (const w of shown) process.stdout.write(`${formatWrite(w)}\n`);
+  output.lines(shown.map(formatWrite));
   return 0;
 }
 

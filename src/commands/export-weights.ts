@@ -53,6 +53,7 @@ import { kindBlockProblem } from '../launch/kinds.js';
 import { findRunRecord } from '../launch/record.js';
 import { parseInteger } from '../units.js';
 import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../write.js';
+import * as output from './output.js';
 
 /** Raw flag values of `export weights`. */
 export interface ExportWeightsFlags {
@@ -276,9 +277,7 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
     );
   const { chosen, skipped } = choose(rec.json.id, candidates, step);
   for (const s of skipped)
-    process.stderr.write(
-      `zerowiz: warning: ${display(s.path)} is bad (${printable(ownReason(s))}); exporting an older one\n`,
-    );
+    output.warn(`${display(s.path)} is bad (${printable(ownReason(s))}); exporting an older one`);
   const from = `from ${display(chosen.found.path)} (ok: ${printable(ownReason(chosen.verdict))})`;
 
   const outputs: Output[] = [];
@@ -346,10 +345,10 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
     if (work !== null) rmSync(work, { recursive: true, force: true });
   }
   for (const { r, note } of results) {
-    process.stdout.write(
-      `${formatWrite({ ...r, path: display(r.path), ...(r.backup ? { backup: display(r.backup) } : {}) })}\n`,
-    );
-    process.stdout.write(`  ${note}\n`);
+    output.lines([
+      formatWrite({ ...r, path: display(r.path), ...(r.backup ? { backup: display(r.backup) } : {}) }),
+      `  ${note}`,
+    ]);
   }
   return 0;
 }

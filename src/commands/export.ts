@@ -7,6 +7,7 @@ import { Argument, Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { UsageError } from '../errors.js';
 import type { ExportFlags } from './export-run.js';
+import { oneOf } from './usage.js';
 
 /** The kinds of export. */
 export const EXPORT_KINDS = ['slurm', 'torchrun', 'hostfile', 'weights'] as const;
@@ -25,7 +26,9 @@ export function registerExport(program: Command, ctx: CommandContext): void {
       new Argument(
         '<kind>',
         "what to write: an sbatch script, per-node launch commands with ranks, a DeepSpeed hostfile, or a run's weights",
-      ).choices(EXPORT_KINDS),
+      )
+        .choices(EXPORT_KINDS)
+        .argParser(oneOf(EXPORT_KINDS, (v) => `'${v}' is not a kind of export (${EXPORT_KINDS.join(', ')})`)),
     )
     .argument(
       '<preset>',

@@ -1,8 +1,7 @@
 /** `zerowiz generate`'s work, loaded only when the command runs. */
 import { UsageError } from '../errors.js';
-import { printableLines } from '../printable.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../config/emit.js';
-import { answerFindings, fileFindings, formatFinding, validate } from '../config/validate.js';
+import { answerFindings, fileFindings, validate } from '../config/validate.js';
 import { formatWrite, setupInDir, writeConfigFiles } from '../write.js';
 import { launchLines } from '../config/setup.js';
 import { whichSync } from '../launch/preflight.js';
@@ -11,6 +10,7 @@ import { withDefaults, type DetectedEnv } from '../config/questions.js';
 import { pathFlag } from '../expand.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings, reportImportNotes } from './report.js';
+import * as output from './output.js';
 
 /** Validates, then prints or writes; resolves with the exit code. */
 export async function runGenerate(opts: Record<string, unknown>): Promise<number> {
@@ -41,8 +41,8 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   if (out !== undefined) setup = setupInDir(setup, out);
   const plan = env ? processPlan(given, env) : null;
   if (plan?.source === 'detected')
-    process.stderr.write(
-      `zerowiz: num_processes ${plan.numProcesses}: the ${env!.gpuCount} GPU(s) nvidia-smi found here x ${setup.answers.num_machines} machine(s) (--num-processes overrides it)\n`,
+    output.note(
+      `num_processes ${plan.numProcesses}: the ${env!.gpuCount} GPU(s) nvidia-smi found here x ${setup.answers.num_machines} machine(s) (--num-processes overrides it)`,
     );
   const findings = [
     ...validate(setup),
@@ -54,17 +54,17 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   if (firstError && !opts.force) {
     throw new UsageError(`${firstError.message}`, `${firstError.fix} (or pass --force to write it anyway)`);
   }
-  if (firstError) for (const f of findings) process.stderr.write(`zerowiz: ${printableLines(formatFinding(f))}\n`);
+  if (firstError) for (const f of findings) output.finding(f);
   if (opts.print === 'yaml') {
-    process.stdout.write(toAccelerateYaml(setup));
+    output.data(toAccelerateYaml(setup));
     return 0;
   }
   if (opts.print === 'json') {
-    process.stdout.write(`${toDeepSpeedJson(setup)}\n`);
+    output.data(`${toDeepSpeedJson(setup)}\n`);
     return 0;
   }
   const results = await writeConfigFiles(setup);
-  for (const r of results) process.stdout.write(`${formatWrite(r)}\n`);
-  for (const line of launchLines(setup)) process.stdout.write(`run: ${line}\n`);
+  output.lines(results.map(formatWrite));
+  output.lines(launchLines(setup).map((line) => `run: ${line}`));
   return 0;
 }

@@ -1,6 +1,10 @@
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
 import { addAnswerOptions } from './answer-flags.js';
+import { oneOf } from './usage.js';
+
+/** What `generate --print` prints. */
+const PRINT_KINDS = ['yaml', 'json'] as const;
 
 /** Registers `zerowiz generate`: answers as flags (or a preset) to the accelerate YAML and DeepSpeed JSON. */
 export function registerGenerate(program: Command, ctx: CommandContext): void {
@@ -13,7 +17,11 @@ export function registerGenerate(program: Command, ctx: CommandContext): void {
         'write DIR/accelerate_config.yaml and DIR/ds_config.json (backups of differing files, atomic writes)',
       ),
     )
-    .addOption(new Option('--print <which>', 'print one file to stdout instead').choices(['yaml', 'json']))
+    .addOption(
+      new Option('--print <which>', 'print one file to stdout instead')
+        .choices(PRINT_KINDS)
+        .argParser(oneOf(PRINT_KINDS, (v) => `--print '${v}' is not one of ${PRINT_KINDS.join(', ')}`, '--print')),
+    )
     .addOption(new Option('--force', 'write even when validation reports errors'));
   addAnswerOptions(cmd);
   cmd.addHelpText(

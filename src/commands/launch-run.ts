@@ -18,6 +18,10 @@ import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
+import * as output from './output.js';
+import { whichSync } from '../launch/preflight.js';
+import { idleGpusNote } from '../processes.js';
+import { shellWord } from '../quote.js';
 
 /**
  * What `zerowiz launch` runs: a preset (ref), or with --last the newest run record of this directory. The
@@ -86,6 +90,24 @@ function slurmFlagsAlone(): UsageError {
   );
 }
 
+/**
+ * A local run of fewer processes than this machine has GPUs (the seed preset's one on an 8-GPU box) says so, with
+ * the preset that uses them all. Asks nvidia-smi only when it is on PATH.
+ */
+async function noteIdleGpus(setup: Setup, source: string): Promise<void> {
+  if (whichSync('nvidia-smi') === null) return;
+  const { detectGpus } = await import('../detect.js');
+  const g = await detectGpus();
+  const a = setup.answers;
+  const note = idleGpusNote(a.num_processes, a.num_machines, g.detected ? g.gpus.length : null);
+  if (!note) return;
+  const all = g.gpus.length * a.num_machines;
+  const fix = source.startsWith('--last')
+    ? `--num-processes ${all} in a preset of your own uses them all`
+    : `to use them all: zerowiz preset save ${setup.name}-${all}gpu --preset ${shellWord(source)} --num-processes ${all}`;
+  output.note(`${note}; ${fix}`);
+}
+
 /** Whether the terminal can hold the pane: both stdin and stdout are one. */
 export function onTerminal(): boolean {
   return process.stdout.isTTY === true && process.stdin.isTTY === true;
@@ -110,6 +132,7 @@ export async function launchFromCli(
   const checks = { skipCheck: flags.skipCheck, speedTest: flags.speedTest };
   // Refused before anything is asked: the loss-log offer is for a launch that can run.
   const planned = planLaunch({ setup, source, accelerate: flags.accelerate, dryRun: flags.dryRun, ...checks, ...more });
+  if (!more.kind) await noteIdleGpus(setup, source);
   const cwd = process.cwd();
   const withCsv = await offerCsvLog(setup, flags, { cwd, interactive: onTerminal() });
   // Checkpoints in the output folders written with another topology: the way forward, asked or given.
@@ -127,6 +150,7 @@ export async function launchFromCli(
     pane: paneFor(flags, ctx),
     topologyWarnings: topo.warnings,
     ...checks,
+    ...output.runSinks(),
     ...more,
   });
 }

@@ -9,51 +9,45 @@ import {
   renderPresetFile,
   savePresetFile,
 } from '../config/presets.js';
-import { printableLines } from '../printable.js';
+import { printable, printableLines } from '../printable.js';
 import type { QuestionId } from '../config/questions.js';
 import { formatCount } from '../units.js';
 import { noStepsNote } from '../config/setup.js';
-import { answerFindings, fileFindings, validate } from '../config/validate.js';
+import { answerFindings, fileFindings, formatFinding, validate } from '../config/validate.js';
 import { UsageError } from '../errors.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings, reportImportNotes } from './report.js';
+import * as output from './output.js';
 
 /** `preset list`. */
 export function presetList(opts: { json?: boolean }): void {
   const { presets, problems } = listPresets();
   if (opts.json) {
-    process.stdout.write(
-      `${JSON.stringify(
-        {
-          presets: presets.map((p) => ({
-            name: p.name,
-            source: p.source,
-            path: p.path,
-            description: p.description,
-            mode: p.setup.answers.mode,
-            numProcesses: p.setup.answers.num_processes,
-            steps: p.setup.steps.map((s) => s.name),
-          })),
-          problems,
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    output.json({
+      presets: presets.map((p) => ({
+        name: p.name,
+        source: p.source,
+        path: p.path,
+        description: p.description,
+        mode: p.setup.answers.mode,
+        numProcesses: p.setup.answers.num_processes,
+        steps: p.setup.steps.map((s) => s.name),
+      })),
+      problems,
+    });
     return;
   }
   const nameWidth = Math.max(4, ...presets.map((p) => p.name.length));
-  process.stdout.write(`${'NAME'.padEnd(nameWidth)}  SOURCE   MODE            GPUS  DESCRIPTION\n`);
+  const rows = [`${'NAME'.padEnd(nameWidth)}  SOURCE   MODE            GPUS  DESCRIPTION`];
   for (const p of presets) {
     const a = p.setup.answers;
-    process.stdout.write(
-      `${p.name.padEnd(nameWidth)}  ${p.source.padEnd(7)}  ${MODE_INFO[a.mode].label.padEnd(14)}  ${String(a.num_processes).padStart(4)}  ${p.description}\n`,
-    );
+    const left = `${p.name.padEnd(nameWidth)}  ${p.source.padEnd(7)}  ${MODE_INFO[a.mode].label.padEnd(14)}  ${String(a.num_processes).padStart(4)}  `;
+    // On a terminal the description is cut to its width; a pipe gets it whole.
+    rows.push(left + output.fit(printable(p.description), left.length));
   }
+  output.lines(rows);
   for (const pr of problems)
-    process.stderr.write(
-      `zerowiz: skipped ${pr.path}: ${pr.key ? `${pr.key}: ` : ''}${pr.problem} (the file was left as it is)\n`,
-    );
+    output.say(`skipped ${pr.path}: ${pr.key ? `${pr.key}: ` : ''}${pr.problem} (the file was left as it is)`);
 }
 
 /** `preset show NAME`. */
@@ -64,19 +58,27 @@ export function presetShow(name: string, opts: { json?: boolean }): void {
     ...answerFindings(p.setup.answers, Object.keys(p.given) as QuestionId[], 'answer'),
   ];
   if (opts.json) {
-    process.stdout.write(
-      `${JSON.stringify({ name: p.name, source: p.source, path: p.path, description: p.description, answers: p.setup.answers, files: p.setup.files, steps: p.setup.steps, findings }, null, 2)}\n`,
-    );
+    output.json({
+      name: p.name,
+      source: p.source,
+      path: p.path,
+      description: p.description,
+      answers: p.setup.answers,
+      files: p.setup.files,
+      steps: p.setup.steps,
+      findings,
+    });
     return;
   }
   const a = p.setup.answers;
   // The preset's text comes from a file: printed with its control characters escaped.
-  process.stdout.write(printableLines(`# ${p.name} (${p.source}: ${p.path})\n`));
-  process.stdout.write(
+  output.data(printableLines(`# ${p.name} (${p.source}: ${p.path})\n`));
+  output.data(
     `# ${MODE_INFO[a.mode].label}, ${a.num_processes} GPU(s) on ${a.num_machines} machine(s)${a.model_params ? `, model ${formatCount(a.model_params)} params` : ''}\n`,
   );
-  process.stdout.write(printableLines(renderPresetFile(presetFileFor(p.setup, p.description, p.given))));
-  reportFindings(findings, process.stdout);
+  output.data(printableLines(renderPresetFile(presetFileFor(p.setup, p.description, p.given))));
+  // The findings are part of what `show` shows: on stdout, under the file.
+  output.lines(findings.map((f) => `zerowiz: ${printableLines(formatFinding(f))}`));
 }
 
 /** `preset save NAME [flags]`. */
@@ -103,17 +105,17 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
       : saved.backup
         ? `replaced (the previous one is kept as ${saved.backup})`
         : 'saved';
-  process.stdout.write(`${how} ${saved.path}\n`);
+  output.lines([`${how} ${saved.path}`]);
   if (saved.shadows)
-    process.stdout.write(
-      `note: this user preset hides the built-in '${name}' of the same name (delete it to get the built-in back)\n`,
-    );
+    output.lines([
+      `note: this user preset hides the built-in '${name}' of the same name (delete it to get the built-in back)`,
+    ]);
   const noSteps = noStepsNote(setup, name);
-  if (noSteps) process.stdout.write(`note: ${noSteps}\n`);
+  if (noSteps) output.lines([`note: ${noSteps}`]);
 }
 
 /** `preset delete NAME`. */
 export async function presetDelete(name: string): Promise<void> {
   const backup = await deletePreset(name);
-  process.stdout.write(`deleted preset ${name} (kept as ${backup})\n`);
+  output.lines([`deleted preset ${name} (kept as ${backup})`]);
 }

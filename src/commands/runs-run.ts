@@ -11,7 +11,7 @@ import { formatLossPair } from '../launch/logparse.js';
 import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 import { formatDuration } from '../launch/stream.js';
 import { kindBlockProblem } from '../launch/kinds.js';
-import { writeErr, writeOut } from '../terminal.js';
+import * as output from './output.js';
 import { reportDamaged } from './report.js';
 import { printable } from '../printable.js';
 import { checkpointsOf, formatCheckpointLines } from '../launch/checkpoints/runs.js';
@@ -25,15 +25,15 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   // Slurm runs still open get their state from Slurm first.
   const slurm = records.some((r) => r.json.slurm) ? await import('./launch-slurm-run.js') : null;
   const note = slurm ? await slurm.refreshSlurmRuns(records) : null;
-  if (note) writeErr(`zerowiz: ${note}\n`);
+  if (note) output.note(note);
   if (opts.json) {
-    writeOut(`${JSON.stringify(records.map(recordSummary), null, 2)}\n`);
+    output.json(records.map(recordSummary));
     return;
   }
   if (records.length === 0) {
-    writeOut(
-      'no runs recorded in this directory yet (they go to .zerowiz/runs/); start one with `zerowiz launch NAME`\n',
-    );
+    output.lines([
+      'no runs recorded in this directory yet (they go to .zerowiz/runs/); start one with `zerowiz launch NAME`',
+    ]);
     return;
   }
   const w = Math.max(2, ...records.map((r) => r.json.id.length));
@@ -48,7 +48,7 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
     for (const t of topologyWarningsOf(r)) text += `  ${t}\n`;
   }
-  writeOut(text);
+  output.data(text);
 }
 
 /** A local run that still goes: who runs it, and how to follow or stop it. */

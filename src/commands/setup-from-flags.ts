@@ -1,5 +1,6 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
 import { UsageError } from '../errors.js';
+import { NearMiss } from '../suggest.js';
 import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../expand.js';
 import { findPreset } from '../config/presets.js';
 import {
@@ -62,6 +63,17 @@ export function setupFromOptions(
     const key = (e as { key?: QuestionId }).key;
     const name = key ? `--${flagName(key)}` : 'an answer flag';
     const hint = key ? hintFor(key) : 'see --help';
+    const choices = key ? (question(key) as Question).choices : undefined;
+    const typed = key ? raw[key] : undefined;
+    // A choice mistyped gets the near one (`--mixed-precision bf61`: bf16).
+    if (key && choices && typeof typed === 'string')
+      throw new NearMiss(
+        `${name}: ${(e as Error).message}`,
+        typed,
+        choices.map((c) => String(c.value)),
+        hint,
+        name,
+      );
     throw new UsageError(`${name}: ${(e as Error).message}`, hint);
   }
   const answers = withDefaults(given, env);

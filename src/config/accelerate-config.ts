@@ -8,7 +8,7 @@
  *   training" for one process), no to DeepSpeed, FSDP and Megatron-LM (shared/reference/accelerate-config.md).
  */
 import { readFileSync } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { NearMiss } from '../suggest.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { dumpYaml, isPlainObject, machineKeys } from './emit.js';
@@ -273,9 +273,12 @@ export function pinSteps(setup: Setup, names: readonly string[]): Setup {
   const known = new Set(setup.steps.map((s) => s.name));
   const unknown = names.find((n) => !known.has(n));
   if (unknown !== undefined)
-    throw new UsageError(
+    throw new NearMiss(
       `--pin-step ${unknown}: '${setup.name}' has no step of that name`,
+      unknown,
+      [...known],
       `its steps are: ${setup.steps.map((s) => s.name).join(', ')}`,
+      '--pin-step',
     );
   const path = noDeepSpeedConfigPath(setup);
   return {

@@ -8,6 +8,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import * as z from 'zod/mini';
 import '../zod.js';
 import { UsageError, fileError } from '../errors.js';
+import { NearMiss } from '../suggest.js';
 import { dumpYaml } from './emit.js';
 import { presetsDir, userPresetsDir } from '../paths.js';
 import { UntrustedPathError, lstatOrNull, mkdirPrivate, ownedByMe, untrustedDirProblem, userName } from '../safe-fs.js';
@@ -300,7 +301,12 @@ export function findPreset(ref: string, env: NodeJS.ProcessEnv = process.env): P
     const path = join(presetsDir(), name + ext);
     if (existsSync(path) && !NOT_PRESETS.has(basename(path))) return readPresetFile(path, 'builtin');
   }
-  throw new UsageError(`no preset named '${name}'`, 'see `zerowiz preset list` for the names');
+  throw new NearMiss(
+    `no preset named '${name}'`,
+    ref,
+    listPresets(env).presets.map((p) => p.name),
+    'see `zerowiz preset list` for the names',
+  );
 }
 
 /** Loads a preset (name or file) as a Setup. Throws UsageError when it is missing or broken. */

@@ -1,6 +1,7 @@
 /**
  * Findings about a setup's launch steps, in the form of validate's findings (phase 2 adds them to its
- * list): the script exists or an earlier step makes it; the data pass writes the cache the training pass
+ * list): the script exists or an earlier step makes it; a relative dataset path is where the steps run (or an
+ * earlier step writes it); the data pass writes the cache the training pass
  * reads; DeepSpeed checkpointing is configured where a step asks for gradient checkpointing under ZeRO-3
  * offload; a step without --config_file is told which config accelerate will use instead; and a step that
  * saves through get_state_dict under ZeRO-3 has the 16-bit gather on (checkpoint-save.ts).
@@ -21,7 +22,7 @@ import { checkpointSaveFindings } from './checkpoint-save.js';
 import { deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { missingScripts } from '../launch/preflight.js';
 import type { Setup } from './setup.js';
-import { argValue, isDataPass, stepConfig } from './step-args.js';
+import { argValue, groupArgs, isDataPass, stepConfig } from './step-args.js';
 import type { StepCheckContext, StepFinding, StepFix } from './step-finding.js';
 import { GRAD_CKPT_FLAGS, setupLacksCheckpointingBlock } from './validate.js';
 
@@ -31,6 +32,35 @@ function isFile(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A script's flag that names data it reads: `--dataset_base_path`, `--dataset_metadata_path`, `--data_dir`. */
+const DATA_FLAG_RE = /^--?(?:[a-z0-9]+_)*(?:dataset|data|metadata)(?:_[a-z0-9]+)*$/i;
+/** A flag that names what a step writes (read back by later steps, so not looked for). */
+const OUTPUT_FLAG_RE = /^--?(?:[a-z0-9]+_)*(?:output|out|save|cache)(?:_[a-z0-9]+)*$/i;
+
+/**
+ * A value that is a relative path on disk: with a `/` or a file extension, not absolute, not `~` or `$VAR`
+ * (expanded when accepted), not a hub id or URL (`org/model:file`, `s3://`), not a number.
+ */
+function looksLikeRelativePath(v: string): boolean {
+  if (v === '' || isAbsolute(v) || /^[~$]/.test(v) || v.includes(':') || /^[0-9.e+-]+$/i.test(v)) return false;
+  return v.includes('/') || /\.(csv|jsonl?|txt|parquet|tsv|arrow|pt|pth)$/i.test(v);
+}
+
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `a` lies inside directory `b` (both relative to `cwd` unless absolute). */
+function isUnder(a: string, b: string, cwd: string): boolean {
+  const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
+  return abs(a).startsWith(`${abs(b)}/`);
 }
 
 function samePath(a: string, b: string, cwd: string): boolean {
@@ -75,11 +105,34 @@ export function stepFindings(setup: Setup, ctx: StepCheckContext): StepFinding[]
     });
   }
 
+  // A relative dataset path that is not where the steps run (zerowiz started in its own checkout, or anywhere
+  // but the trainer's): the script would stop at its first read, after accelerate and the model loaded.
+  const written: string[] = [];
+  setup.steps.forEach((s, i) => {
+    for (const g of groupArgs(s.args)) {
+      if (g.role !== 'arg' || g.flag === null || g.value === null) continue;
+      if (OUTPUT_FLAG_RE.test(g.flag)) continue;
+      if (!DATA_FLAG_RE.test(g.flag) || !looksLikeRelativePath(g.value)) continue;
+      if (written.some((w) => samePath(g.value!, w, ctx.cwd) || isUnder(g.value!, w, ctx.cwd))) continue;
+      if (exists(resolve(ctx.cwd, g.value))) continue;
+      out.push({
+        level: 'warning',
+        rule: 'step-path-missing',
+        message: `step ${s.name}: ${g.flag} ${g.value} does not exist in ${ctx.cwd} (a relative path is read from where the steps run)`,
+        fix: "start zerowiz in the checkout the paths are relative to (the trainer's, e.g. DiffSynth-Studio's, with its dataset downloaded), or give the absolute path",
+        ...at(i),
+      });
+    }
+    // What this step writes, which later steps may read (the data pass's cache).
+    for (const g of groupArgs(s.args))
+      if (g.flag !== null && g.value !== null && OUTPUT_FLAG_RE.test(g.flag)) written.push(g.value);
+  });
+
   // A pinned config that nobody writes: accelerate stops with "The passed configuration file ... does not exist".
-  const written = new Set(extraConfigFiles(setup).map((f) => f.path));
+  const writtenConfigs = new Set(extraConfigFiles(setup).map((f) => f.path));
   setup.steps.forEach((s, i) => {
     const c = stepConfig(s);
-    if (c.kind !== 'pinned' || written.has(c.path) || c.path === setup.files.accelerateConfig) return;
+    if (c.kind !== 'pinned' || writtenConfigs.has(c.path) || c.path === setup.files.accelerateConfig) return;
     if (isFile(isAbsolute(c.path) ? c.path : resolve(ctx.cwd, c.path))) return;
     out.push({
       level: 'error',

@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import * as z from 'zod/mini';
 import '../zod.js';
 import { UsageError } from '../errors.js';
+import { NearMiss } from '../suggest.js';
 import { presetsDir } from '../paths.js';
 
 const positiveInt = z.int().check(z.positive());
@@ -228,6 +229,13 @@ export function lookupModel(query: string, models: readonly ModelEntry[]): Model
 /** Looks a model up by id or name (case-insensitive); UsageError listing the ids otherwise. */
 export function findModel(query: string, models: ModelEntry[] = loadModelCatalog()): ModelEntry {
   const hit = lookupModel(query, models);
-  if (!hit) throw new UsageError(`unknown model '${query}'`, `choose one of: ${models.map((m) => m.id).join(', ')}`);
+  if (!hit)
+    throw new NearMiss(
+      `unknown model '${query}'`,
+      query,
+      models.map((m) => m.id),
+      `choose one of: ${models.map((m) => m.id).join(', ')}`,
+      '--model',
+    );
   return hit;
 }

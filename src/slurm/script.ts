@@ -17,6 +17,19 @@ import { printable } from '../printable.js';
 import { shellArgs, shellJoin, shellWord } from '../quote.js';
 import { secretGuards } from '../redact.js';
 import type { LaunchStep } from '../config/setup.js';
+import { stepConfig } from '../config/step-args.js';
+import { NO_DEEPSPEED_CONFIG_NAME } from '../config/accelerate-config.js';
+import { basename } from 'node:path';
+
+/** What a pass's comment says of its config, as its command has it: pinned (which), or none (accelerate's default). */
+function passConfigNote(step: LaunchStep): string {
+  if (step.usesConfig) return '';
+  const c = stepConfig(step);
+  if (c.kind !== 'pinned') return " (no --config_file: accelerate's default config on the nodes)";
+  return basename(c.path) === NO_DEEPSPEED_CONFIG_NAME
+    ? ` (--config_file ${NO_DEEPSPEED_CONFIG_NAME}: without DeepSpeed)`
+    : ` (--config_file ${c.path})`;
+}
 import type { SlurmShape } from './shape.js';
 
 /** What the job asks Slurm for, besides the shape. */
@@ -340,7 +353,7 @@ export function sbatchScript(spec: ScriptSpec): string {
     const checks = spec.checks;
     out.push(
       '',
-      `# pass ${k}/${n}: ${printable(step.name)}${step.usesConfig ? '' : ' (no --config_file, as in the setup)'}`,
+      `# pass ${k}/${n}: ${printable(step.name)}${passConfigNote(step)}`,
       'MAIN_PORT=$(zw_free_port)',
       `zw_mark ${k} start`,
       ...(checks ? nodeCheckLines({ k, total: n, name: step.name, logPath: log, skip: checks.skip }) : []),

@@ -5,15 +5,27 @@
 import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { withFiles } from '../config/accelerate-config.js';
+import type { CsvLogOffer } from '../launch/diffsynth.js';
 import { UsageError } from '../errors.js';
 import { expandPath } from '../expand.js';
 import { accelerateDefaultConfig } from '../paths.js';
 import { readUserFile } from '../read.js';
 import { launchLines, type Setup } from '../config/setup.js';
-import { formatWrite, setupFiles, setupInDir, writeConfigFiles, type WriteResult } from '../write.js';
+import {
+  formatWrite,
+  inReportOrder,
+  launchConfigFiles,
+  setupFiles,
+  setupInDir,
+  writeConfigFiles,
+  type WriteResult,
+} from '../write.js';
 
-/** Where to write: accelerate's default config location, or a directory. */
-export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string };
+/**
+ * Where to write: accelerate's default config location, a directory, or where the setup's own paths say (what
+ * a launch writes before it runs: launchConfigFiles).
+ */
+export type WriteTarget = { kind: 'default' } | { kind: 'dir'; dir: string } | { kind: 'launch' };
 
 /** One file to write: its path, its current content (null if absent) and the new text. */
 export interface PlannedFile {
@@ -49,6 +61,7 @@ export function setupForTarget(
   env: NodeJS.ProcessEnv = process.env,
   cwd = process.cwd(),
 ): Setup {
+  if (target.kind === 'launch') return setup;
   if (target.kind === 'default') {
     const yaml = accelerateDefaultConfig(env);
     return withFiles(setup, { accelerateConfig: yaml, dsConfig: join(dirname(yaml), 'ds_config.json') });
@@ -73,7 +86,7 @@ export function planWrite(
   cwd = process.cwd(),
 ): WritePlan {
   const s = setupForTarget(setup, target, env, cwd);
-  const all = setupFiles(s, cwd);
+  const all = target.kind === 'launch' ? launchConfigFiles(s, cwd) : setupFiles(s, cwd);
   // Shown YAML first, then the JSON, then the rest (they are written together all the same).
   const order = { accelerate: 0, deepspeed: 1, noDeepSpeed: 2 } as const;
   const files = [...all]
@@ -129,4 +142,37 @@ export function summaryLines(results: WriteResult[], setup: Setup): string[] {
   out.push('run:');
   for (const line of launchLines(setup)) out.push(`  ${line}`);
   return out;
+}
+
+/** The description a preset saved from the wizard gets. */
+export function presetDescription(setup: Setup): string {
+  const a = setup.answers;
+  const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
+  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
+}
+
+/**
+ * The finish menu's loss-log entry for a DiffSynth training step (`--enable_csv_log`, src/launch/diffsynth.ts):
+ * on for the steps `on` names, off with what Enter does, or why it is not available; null when no step has one.
+ */
+export function csvLogLabel(offer: CsvLogOffer | null, on: readonly { name: string }[]): string | null {
+  if (!offer) return null;
+  if (offer.steps.length === 0) return offer.note ? `Loss log: not available (${offer.note})` : null;
+  if (on.length > 0)
+    return `Loss log in the pane: ON (Launch adds --enable_csv_log to ${on.map((x) => x.name).join(', ')}; not saved in presets)`;
+  const unsure = offer.steps.some((x) => !x.certain) ? "; this checkout's DiffSynth may not know it" : '';
+  return `Loss log in the pane: off (Enter: add --enable_csv_log to ${offer.steps.map((x) => x.name).join(', ')} at launch${unsure})`;
+}
+
+/**
+ * Where a launch of `setup` writes its config files, said before it starts: `Launch writes cfg/a.yaml and
+ * cfg/ds.json in /work` (as the setup names them; relative ones are in the directory zerowiz runs in); null when
+ * it writes none.
+ */
+export function launchWritesNote(setup: Setup, cwd = process.cwd()): string | null {
+  const named = inReportOrder(launchConfigFiles(setup, cwd)).map((f) => f.named);
+  if (named.length === 0) return null;
+  const list = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  const relative = named.some((n) => !n.startsWith('/'));
+  return `Launch writes ${list}${relative ? ` in ${cwd}` : ''} first (a file that would change is shown first).`;
 }

@@ -26,7 +26,8 @@ export type FinishStep =
   | { step: 'menu' }
   | { step: 'dir'; text: string }
   | { step: 'planning'; target: WriteTarget }
-  | { step: 'confirm'; plan: WritePlan; scroll: number }
+  /** The overwrite diff; `launch`: the files a Launch writes, then it starts (else: the write asked for). */
+  | { step: 'confirm'; plan: WritePlan; scroll: number; launch?: boolean }
   | { step: 'writing'; plan: WritePlan }
   | { step: 'written' }
   | { step: 'presetName'; text: string; after: 'menu' | 'written' }
@@ -180,6 +181,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       }
       return s;
     case 'cancel':
+      if (st.step === 'confirm' && st.launch) return { ...s, step: back(s.written ? 'written' : 'menu') };
       if (st.step === 'dir' || st.step === 'confirm') return { ...s, step: { step: 'menu' } };
       if (st.step === 'presetName') return { ...s, step: back(st.after) };
       if (st.step === 'slurmLoading') return { ...s, step: back(s.written ? 'written' : 'menu') };
@@ -189,18 +191,30 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
           : { ...s, step: back(s.written ? 'written' : 'menu'), note: null };
       return s;
     case 'confirm':
-      return st.step === 'confirm' ? { ...s, step: { step: 'writing', plan: st.plan } } : s;
+      if (st.step !== 'confirm') return s;
+      // The launch writes its files itself (the launch entry, backups kept): the wizard only asked first.
+      return { ...s, step: st.launch ? { step: 'launchReady', slurm: null } : { step: 'writing', plan: st.plan } };
     case 'scroll':
       if (st.step !== 'confirm') return s;
       return { ...s, step: { ...st, scroll: Math.max(0, Math.min(a.maxTop, st.scroll + a.delta)) } };
     case 'planned':
       if (st.step !== 'planning') return s;
+      if (st.target.kind === 'launch')
+        return {
+          ...s,
+          step: a.plan.changesExisting
+            ? { step: 'confirm', plan: a.plan, scroll: 0, launch: true }
+            : { step: 'launchReady', slurm: null },
+        };
       return {
         ...s,
         step: a.plan.changesExisting ? { step: 'confirm', plan: a.plan, scroll: 0 } : { step: 'writing', plan: a.plan },
       };
     case 'planFailed':
-      return st.step === 'planning' ? { ...s, step: { step: 'menu' }, note: `cannot write: ${a.error}` } : s;
+      if (st.step !== 'planning') return s;
+      if (st.target.kind === 'launch')
+        return { ...s, step: back(s.written ? 'written' : 'menu'), note: `cannot launch: ${a.error}` };
+      return { ...s, step: { step: 'menu' }, note: `cannot write: ${a.error}` };
     case 'wrote':
       return st.step === 'writing'
         ? { ...s, step: { step: 'written' }, note: null, written: { lines: a.lines, setup: a.setup } }
@@ -248,7 +262,13 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       if (st.step !== 'menu' && st.step !== 'written') return s;
       return { ...s, step: { step: 'checkingLaunch', slurm: null, after: st.step }, note: null };
     case 'launchChecked':
-      return st.step === 'checkingLaunch' ? { ...s, step: { step: 'launchReady', slurm: st.slurm } } : s;
+      if (st.step !== 'checkingLaunch') return s;
+      // A Slurm job's configs go into its run record; a local launch writes the setup's own: planned first, so a
+      // file that would change is shown before it does.
+      return {
+        ...s,
+        step: st.slurm ? { step: 'launchReady', slurm: st.slurm } : { step: 'planning', target: { kind: 'launch' } },
+      };
     case 'launchRefused':
       if (st.step !== 'checkingLaunch') return s;
       return {
@@ -300,7 +320,7 @@ export function finishItems(s: FinishState, ctx: FinishContext): { id: FinishIte
             label:
               s.step.step === 'written'
                 ? `Launch the ${ctx.steps} step(s) now in the log pane`
-                : `Launch the ${ctx.steps} step(s) in the log pane (writes the setup's config files first)`,
+                : `Launch the ${ctx.steps} step(s) in the log pane (writes the config files below first)`,
           },
         ]
       : [];

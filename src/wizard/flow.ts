@@ -17,6 +17,7 @@ import {
   type QuestionId,
 } from '../config/questions.js';
 import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../config/setup.js';
+import { MODE_INFO } from '../config/modes.js';
 
 /** The screens of the wizard. */
 export type Screen = 'start' | 'question' | 'review' | 'finish';
@@ -104,9 +105,18 @@ export function setupOf(s: FlowState, answers: Answers = answersOf(s)): Setup {
  */
 const ANSWERED_WITH: ReadonlySet<QuestionId> = new Set<QuestionId>(['offload_device']);
 
-/** The questions of the walk (active, not advanced, not answered on another screen), in order. */
+/**
+ * Questions `accelerate config` asks whatever the stage but that only do something at some stages: the walk
+ * asks them there only (a newcomer at ZeRO-1 is not asked about ZeRO-3's zero.Init); the review lists them
+ * always, so a value an import brought stays visible and changeable (its finding opens it).
+ */
+const WALKED_WHEN: Partial<Record<QuestionId, (a: Answers) => boolean>> = {
+  zero3_init: (a) => MODE_INFO[a.mode].stage === 3,
+};
+
+/** The questions of the walk (active, not advanced, not answered on another screen, doing something here), in order. */
 export function walkQuestions(a: Answers): Question[] {
-  return activeQuestions(a, false).filter((x) => !ANSWERED_WITH.has(x.id));
+  return activeQuestions(a, false).filter((x) => !ANSWERED_WITH.has(x.id) && (WALKED_WHEN[x.id]?.(a) ?? true));
 }
 
 const ORDER = new Map<QuestionId, number>(QUESTIONS.map((x, i) => [x.id as QuestionId, i]));

@@ -74,6 +74,9 @@ export type Command =
   | 'type'
   | 'cursor'
   | 'erase'
+  | 'eraseToStart'
+  | 'eraseToEnd'
+  | 'eraseWord'
   | 'submit'
   | 'yes'
   | 'no'
@@ -92,6 +95,7 @@ export type Command =
   | 'removeStep'
   | 'config'
   | 'templates'
+  | 'launchDir'
   | 'swallow';
 
 /** One binding: the command, how the hint row names the key and the action, and which keys match. */
@@ -135,8 +139,25 @@ const SWALLOW = b('swallow', '', '', 0, () => true);
 const fieldKeys = (allowHelpKey: boolean): Binding[] => [
   b('submit', 'Enter', 'accept', 3, (_i, k) => k.return),
   // ↑↓ too: a one-line field has nowhere to go, and they must not move the list or the rows around it.
-  b('cursor', '←→', '', 0, (_i, k) => k.leftArrow || k.rightArrow || k.home || k.end || k.upArrow || k.downArrow),
+  b(
+    'cursor',
+    '←→ Home/End ^A/^E',
+    'move the cursor (to the start or the end)',
+    0,
+    (i, k) =>
+      k.leftArrow ||
+      k.rightArrow ||
+      k.home ||
+      k.end ||
+      k.upArrow ||
+      k.downArrow ||
+      (k.ctrl && (i === 'a' || i === 'e')),
+  ),
   b('erase', 'Bksp', '', 0, (_i, k) => k.backspace || k.delete),
+  // As in a shell's line editor.
+  b('eraseToStart', '^U', 'erase to the start of the field', 0, (i, k) => k.ctrl && i === 'u'),
+  b('eraseToEnd', '^K', 'erase to the end of the field', 0, (i, k) => k.ctrl && i === 'k'),
+  b('eraseWord', '^W', 'erase the word before the cursor', 0, (i, k) => k.ctrl && i === 'w'),
   b('type', '', '', 0, (i, k) => printable(i, k) && !(allowHelpKey && i === '?') && !arrowsOrPaging(k)),
 ];
 
@@ -224,6 +245,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('addStep', 'N', 'new step', 1, (i, k) => plain(i, k, 'N')),
     b('removeStep', 'D', 'delete step', 1, (i, k) => plain(i, k, 'D')),
     b('templates', 't', 'template', 1, (i, k) => plain(i, k, 't')),
+    b('launchDir', 'L', 'launch dir', 1, (i, k) => plain(i, k, 'L')),
     b('review', 'r', 'review', 3, (i, k) => plain(i, k, 'r')),
     b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
     b('help', '?', 'keys', 2, (i) => i === '?'),
@@ -448,17 +470,38 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
   app: { scrollUp: 'scroll the preview' },
   glossary: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
   explain: { up: 'scroll a line (also k/j)', scrollUp: 'scroll a page (also space)' },
-  steps: { up: 'move between the rows (also k/j)', help: "this screen's keys, with what each does" },
+  steps: {
+    up: 'move between the rows (also k/j)',
+    edit: 'edit the highlighted row (on the config row: as c)',
+    prevStep: 'the previous / next step',
+    addArg: 'add an argument after the highlighted one (its flag, then its value)',
+    removeArg: 'delete the highlighted argument (not the script)',
+    moveArgUp: 'move the highlighted argument up / down',
+    editFlag: "edit the highlighted argument's flag",
+    config: "its config: this setup's, one without DeepSpeed, or accelerate's default",
+    addStep: 'add a step after this one',
+    removeStep: 'delete this step',
+    templates: 'start again from a template',
+    launchDir: "where the steps run: your trainer's checkout (type its path)",
+    back: 'back to the last question (or to the review that opened the steps)',
+    help: "this screen's keys, with what each does",
+  },
+
   diff: { up: 'scroll the diff' },
 };
+
+/** What a binding does on a surface, in the README's words (a longer text than the hint row's, when there is one). */
+export function longLabel(surface: Surface, x: Binding): string {
+  return SURFACE_LONG_LABELS[surface]?.[x.command] ?? LONG_LABELS[x.command] ?? x.label;
+}
 
 /** What Ctrl+C does, for the README's first row. */
 const ABORT_LONG_LABEL =
   'abort at once (exit 130): nothing more is written; files the finish step already wrote are listed';
 
 /**
- * The README's key table, from the tables themselves: one row per binding the hint rows show (and the
- * list's 1-9), Ctrl+C first. A test keeps the README equal to it.
+ * The README's key table, from the tables themselves: one row per binding with words (those the hint rows show
+ * and a field's editing keys) and the list's 1-9, Ctrl+C first. A test keeps the README equal to it.
  */
 export function keysMarkdown(): string {
   const cell = (t: string) => t.replace(/\|/g, '\\|');
@@ -470,10 +513,11 @@ export function keysMarkdown(): string {
   for (const [surface, title] of Object.entries(SURFACE_TITLES) as [Surface, string][]) {
     const seen = new Set<Command>();
     for (const x of KEY_TABLES[surface]) {
-      const shown = x.label !== '' && x.priority > 0;
+      // Every binding with words (a hinted key, or one only the README names: a field's editing keys), and 1-9.
+      const shown = x.label !== '';
       if ((!shown && x.command !== 'pick') || seen.has(x.command)) continue;
       seen.add(x.command);
-      const label = SURFACE_LONG_LABELS[surface]?.[x.command] ?? LONG_LABELS[x.command] ?? x.label;
+      const label = longLabel(surface, x);
       rows.push(`| ${title} | \`${cell(x.keys)}\` | ${cell(label)} |`);
     }
   }

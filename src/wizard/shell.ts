@@ -6,13 +6,14 @@
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
  */
-import { withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
+import { question, withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
 import type { LaunchStep, Setup } from '../config/setup.js';
 import type { StepFix } from '../config/step-finding.js';
 import { flattenArgs, groupArgs, withStepConfig } from '../config/step-args.js';
 import {
   answersOf,
   flowReducer,
+  progress,
   initialFlow,
   type FlowAction,
   type FlowState,
@@ -116,6 +117,10 @@ export interface WizardState {
    * the Launch and Slurm actions add the flag to that step's argv for this run. Never saved into a preset.
    */
   csvLog: CsvLogChoice;
+  /** The directory the steps run in, when the user set it here (else the one zerowiz started in). */
+  launchDir: string | null;
+  /** The launch directory's field while it is typed (the steps screen's L), else null. */
+  launchDirEdit: string | null;
   /** Set when the wizard ends. */
   result: WizardResult | null;
 }
@@ -144,6 +149,8 @@ export function initialWizard(
     imported: null,
     modelTyped: false,
     csvLog: 'auto',
+    launchDir: null,
+    launchDirEdit: null,
     result: null,
   };
 }
@@ -188,7 +195,14 @@ export type WizardAction =
   | { type: 'finish'; action: FinishAction }
   | { type: 'quit' }
   | { type: 'abort' }
-  | { type: 'dialog'; answer: 'yes' | 'no' };
+  | { type: 'dialog'; answer: 'yes' | 'no' }
+  /** The launch directory's field (the steps screen's L): opened with, or typed to, `text`. */
+  | { type: 'launchDirEdit'; text: string }
+  | { type: 'launchDirCancel' }
+  /** The steps run in `dir` from now on (checked: a directory). */
+  | { type: 'launchDirSet'; dir: string }
+  /** Why the typed launch directory cannot be used (the field stays). */
+  | { type: 'launchDirRefused'; error: string };
 
 /** The screen shown. */
 export function screenOf(s: WizardState): WizardScreen {
@@ -421,6 +435,18 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
         );
       }
       let next: WizardState = { ...s, finish };
+      if (act.type === 'saved' && s.finish.step.step === 'saving') {
+        // The setup is that preset from now on: a launch is recorded under its name (the record's directory is
+        // named after the setup), not as `custom`.
+        const name = act.name;
+        next = {
+          ...next,
+          flow: { ...next.flow, base: { ...next.flow.base, name } },
+          finish: finish.written
+            ? { ...finish, written: { ...finish.written, setup: { ...finish.written.setup, name } } }
+            : finish,
+        };
+      }
       if (act.type === 'wrote' && s.finish.step.step === 'writing') {
         // From now on the preview (and a later preset or launch) shows the setup as written.
         const { answers: _a, ...base } = act.setup;
@@ -438,6 +464,19 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
           ? ['zerowiz: aborted; the files written stay:', ...s.finish.written.lines]
           : ['zerowiz: aborted; nothing written.'],
       });
+    case 'launchDirEdit':
+      return screenOf(s) === 'steps' ? { ...s, launchDirEdit: a.text } : s;
+    case 'launchDirCancel':
+      return { ...s, launchDirEdit: null };
+    case 'launchDirSet':
+      return {
+        ...s,
+        launchDir: a.dir,
+        launchDirEdit: null,
+        steps: s.steps ? { ...s.steps, message: `the steps run in ${a.dir}` } : s.steps,
+      };
+    case 'launchDirRefused':
+      return s.steps ? { ...s, steps: { ...s.steps, message: a.error } } : s;
     case 'dialog':
       if (!s.dialog) return s;
       return a.answer === 'yes'
@@ -491,6 +530,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   }
   if (screen === 'steps') {
     const e = s.steps!;
+    if (s.launchDirEdit !== null) return ['textField', 'editing', 'app'];
     if (e.offer) return ['offer', 'app'];
     if (e.edit) return ['textField', 'editing', 'app'];
     if (e.picking) return ['list', 'templates', 'app'];
@@ -502,4 +542,24 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   if (st === 'confirm') return ['diff', 'app'];
   if (st === 'menu' || st === 'written') return ['list', 'finish', 'app'];
   return []; // planning, writing, saving: only Ctrl+C
+}
+
+/** The header: where the user is (the setup's origin, the screen or question, an overlay), the news, what was detected. */
+export function wizardHeader(s: WizardState, answers: Answers): string {
+  const screen = screenOf(s);
+  if (screen === 'start') return `zerowiz · start${s.message ? ` · ${s.message}` : ''} · ${s.detection}`;
+  const o = s.flow.origin;
+  const origin = o.kind === 'preset' ? `preset ${o.name}` : o.kind === 'import' ? 'imported config' : 'new setup';
+  let where: string = screen;
+  if (screen === 'question') {
+    const q = question(s.flow.current);
+    const pr = progress(q.id, answers);
+    where = q.advanced
+      ? `${q.id} (advanced)`
+      : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
+  }
+  if (s.overlay?.kind === 'picture') where += ' · picture';
+  if (s.overlay?.kind === 'glossary') where += ' · glossary';
+  if (s.overlay?.kind === 'explain') where += ' · explain';
+  return `zerowiz · ${origin}${s.flow.dirty ? ' *' : ''} · ${where}${s.message ? ` · ${s.message}` : ''} · ${s.detection}`;
 }

@@ -240,7 +240,9 @@ export type StepsAction =
   | { type: 'removeArg' }
   | { type: 'moveArg'; delta: number }
   | { type: 'acceptOffer' }
-  | { type: 'declineOffer' };
+  | { type: 'declineOffer' }
+  /** Say why an edit cannot be accepted (an unset $VAR), the edit kept open. */
+  | { type: 'say'; text: string };
 
 /** The editor over `steps`; the template list first when there are none. */
 export function initialStepsEditor(steps: readonly LaunchStep[], pick = steps.length === 0): StepsEditorState {
@@ -290,6 +292,8 @@ export function stepsReducer(s: StepsEditorState, a: StepsAction): StepsEditorSt
   switch (a.type) {
     case 'pickTemplate':
       return { ...s, picking: true, edit: null, message: null };
+    case 'say':
+      return { ...s, message: a.text };
     case 'template':
       return { ...initialStepsEditor(a.steps, false) };
     case 'move':

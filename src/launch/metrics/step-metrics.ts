@@ -48,6 +48,8 @@ export class StepMetrics {
   /** Smallest finite loss of the current source, and at which value count (1-based) it came. */
   minLoss: number | null = null;
   minLossAt: number | null = null;
+  /** The training step the smallest loss came at, when its source numbers them (loss.csv's step, tqdm's count). */
+  minLossStep: number | null = null;
   /** Losses taken from the current source. */
   lossCount = 0;
   /** NaN or infinite losses seen (any source). */
@@ -83,8 +85,8 @@ export class StepMetrics {
 
   constructor(private readonly opts: StepMetricsOptions = {}) {}
 
-  /** Offers a loss value from `source`; see the precedence rule above. */
-  loss(value: number, source: LossSource): LossOutcome {
+  /** Offers a loss value from `source` (at training step `step`, when the source says); see the precedence rule above. */
+  loss(value: number, source: LossSource, step: number | null = null): LossOutcome {
     if (!Number.isFinite(value)) {
       this.nonFiniteLosses++;
       this.opts.onSignal?.({ kind: 'loss', value, source });
@@ -102,6 +104,7 @@ export class StepMetrics {
       this.lossCount = 0;
       this.minLoss = null;
       this.minLossAt = null;
+      this.minLossStep = null;
     }
     this.lossCount++;
     this.lastLoss = value;
@@ -109,6 +112,7 @@ export class StepMetrics {
     if (Number.isFinite(value) && (this.minLoss === null || value < this.minLoss)) {
       this.minLoss = value;
       this.minLossAt = this.lossCount;
+      this.minLossStep = step;
     }
     this.version++;
     return outcome;
@@ -122,7 +126,7 @@ export class StepMetrics {
     }
     if (postfixLr !== null && this.lossSource !== 'hf') this.learningRate = postfixLr;
     this.version++;
-    if (p.loss !== null) this.loss(p.loss, 'tqdm');
+    if (p.loss !== null) this.loss(p.loss, 'tqdm', p.n);
   }
 
   /** A Trainer log dict. */
@@ -144,7 +148,7 @@ export class StepMetrics {
   csvRow(step: number, key: string, value: number): void {
     if (key !== 'loss') return;
     this.optimizerStep = step;
-    this.loss(value, 'csv');
+    this.loss(value, 'csv', step);
   }
 
   /** DeepSpeed's step report. */
