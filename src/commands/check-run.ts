@@ -3,12 +3,12 @@ import { hostname } from 'node:os';
 import { UsageError } from '../errors.js';
 import { loadPreset } from '../config/presets.js';
 import { pathFlag } from '../expand.js';
-import { writeOut } from '../terminal.js';
 import { parseInteger } from '../units.js';
 import type { PassFilter } from '../launch/checks/plan.js';
 import { nodeCheckLine, nodeDoneLine, reportLines } from '../launch/checks/format.js';
 import { runChecks } from '../launch/checks/run.js';
 import { checksJson, failures, skipChecks } from '../launch/checks/types.js';
+import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */
 export interface CheckFlags {
@@ -55,9 +55,10 @@ export async function checkCommand(ref: string, flags: CheckFlags): Promise<numb
   if (flags.nodeReport) {
     // Slurm names its node (several slurmd can share a host); else the host's short name.
     const host = process.env.SLURMD_NODENAME || (hostname().split('.')[0] ?? 'localhost');
-    writeOut(`${[...results.map((r) => nodeCheckLine(host, r)), nodeDoneLine(host, results)].join('\n')}\n`);
-  } else if (flags.json) writeOut(`${JSON.stringify(checksJson(results), null, 2)}\n`);
-  else writeOut(`${reportLines(plan, results).join('\n')}\n`);
+    // One write: srun relays it whole, so two nodes' lines never interleave.
+    output.lines([...results.map((r) => nodeCheckLine(host, r)), nodeDoneLine(host, results)]);
+  } else if (flags.json) output.json(checksJson(results));
+  else output.lines(reportLines(plan, results));
   const bad = failures(results);
   if (bad.length > 0)
     throw new UsageError(

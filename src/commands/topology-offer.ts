@@ -17,9 +17,8 @@ import {
 } from '../launch/checkpoints/relaunch.js';
 import { setAside } from '../launch/checkpoints/topology.js';
 import { displayDir } from '../launch/record.js';
-import { askLine, writeErr } from '../terminal.js';
-
-const say = (line: string) => writeErr(`zerowiz: ${line}\n`);
+import { askLine } from '../terminal.js';
+import * as output from './output.js';
 
 /** The letters of the question, one per choice. */
 const KEYS: Record<string, TopologyChoice> = { c: 'convert', w: 'weights', f: 'fresh', g: 'go-on' };
@@ -46,7 +45,7 @@ export async function offerTopology(
   const given = choiceOf(flags.onTopologyChange);
   const checks = relaunchChecks(setup, opts.cwd, opts.accelerate);
   if (checks.length === 0) return applyTopologyChoice(setup, checks, 'go-on');
-  for (const c of checks) say(`warning: ${c.warning}`);
+  for (const c of checks) output.warn(c.warning);
   let choice: TopologyChoice = given ?? 'go-on';
   if (given === undefined && opts.interactive && !flags.dryRun) {
     const q = askLine(
@@ -55,15 +54,15 @@ export async function offerTopology(
     const a = ((await q.answer) ?? 'g').trim().toLowerCase();
     choice = a === '' ? 'convert' : (KEYS[a[0]!] ?? (isTopologyChoice(a) ? a : 'go-on'));
   } else if (given === undefined)
-    say(
-      `hint: --on-topology-change ${TOPOLOGY_CHOICES.join('|')} chooses the way forward; without a terminal the launch goes on as it is`,
+    output.hint(
+      `--on-topology-change ${TOPOLOGY_CHOICES.join('|')} chooses the way forward; without a terminal the launch goes on as it is`,
     );
   const plan = applyTopologyChoice(setup, checks, choice);
-  for (const l of plan.said) say(l);
+  for (const l of plan.said) output.say(l);
   return plan;
 }
 
 /** Moves aside what a `fresh` choice named (a real launch, just before it starts); says what moved where. */
 export function setAsideNow(plan: TopologyPlan, cwd: string): void {
-  for (const m of setAside(plan.setAside)) say(`moved ${displayDir(m.from, cwd)} to ${displayDir(m.to, cwd)}`);
+  for (const m of setAside(plan.setAside)) output.say(`moved ${displayDir(m.from, cwd)} to ${displayDir(m.to, cwd)}`);
 }
