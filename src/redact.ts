@@ -17,7 +17,6 @@
  *   redactRunJson); `launch --last` takes the value back from that variable or refuses with one line and a
  *   hint (restoreSecrets).
  */
-import type { Setup } from './config/setup.js';
 import { UsageError } from './errors.js';
 
 /** What a record holds in place of a secret. */
@@ -237,8 +236,16 @@ export function secretEnv(argvs: readonly (readonly string[])[]): Record<string,
   return out;
 }
 
+/**
+ * What secrets are looked for in: a setup's steps (config/setup.ts's Setup has this shape; it is not imported,
+ * since the setup's own launch lines are quoted by quote.ts, which asks this module what is secret).
+ */
+interface WithSteps {
+  steps: readonly { name: string; args: string[] }[];
+}
+
 /** A setup whose steps' arguments hold SECRET_MARK in place of every secret (for a record). */
-export function redactSetup(setup: Setup): Setup {
+export function redactSetup<T extends WithSteps>(setup: T): T {
   return { ...setup, steps: setup.steps.map((s) => ({ ...s, args: redactArgv(s.args) })) };
 }
 
@@ -253,7 +260,7 @@ interface RecordWithSecrets {
  * (the `command` texts are shellJoin's, which never hold one). For run.json's writer.
  */
 export function redactRunJson<T extends RecordWithSecrets>(json: T): T {
-  const setup = json.setup as Setup | null;
+  const setup = json.setup as WithSteps | null;
   return {
     ...json,
     steps: json.steps.map((s) => ({ ...s, argv: redactArgv(s.argv) })),
@@ -266,7 +273,7 @@ export function redactRunJson<T extends RecordWithSecrets>(json: T): T {
  * `env`. Throws UsageError (one line naming the argument, the step and the variable; the hint says how to
  * give it) when one is not set. `run` names the record in the message.
  */
-export function restoreSecrets(setup: Setup, env: NodeJS.ProcessEnv, run: string): Setup {
+export function restoreSecrets<T extends WithSteps>(setup: T, env: NodeJS.ProcessEnv, run: string): T {
   return {
     ...setup,
     steps: setup.steps.map((step) => {

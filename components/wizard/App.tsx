@@ -9,20 +9,8 @@
 import type React from 'react';
 import { useMemo, useReducer } from 'react';
 import { Box, Text } from 'ink';
-import type { AccelerateConfigSummary } from '../../src/config/accelerate-config.js';
-import type { ImportResult } from '../../src/config/import.js';
-import type { Preset, PresetProblem } from '../../src/config/presets.js';
-import {
-  question,
-  type Answers,
-  type DetectedEnv,
-  type Question,
-  type QuestionId,
-} from '../../src/config/questions.js';
-import type { LaunchStep } from '../../src/config/setup.js';
+import { question, type Answers, type Question, type QuestionId } from '../../src/config/questions.js';
 import type { StepFinding } from '../../src/config/step-finding.js';
-import type { MeasuredRun } from '../../src/estimate/measured.js';
-import type { ModelEntry } from '../../src/estimate/models.js';
 import { processContext, type ExpandContext } from '../../src/expand.js';
 import { csvLogOffer, csvLogSteps } from '../../src/launch/diffsynth.js';
 import { clip } from '../../src/text.js';
@@ -74,8 +62,9 @@ import { KeyDispatcher, KeyRouter } from '../common/keys.js';
 import { tint } from '../common/theme.js';
 import { useTerminalSize } from '../common/useTerminalSize.js';
 import { ExplainView } from './ExplainView.js';
-import { FinishScreen, type FinishDeps } from './FinishScreen.js';
+import { FinishScreen } from './FinishScreen.js';
 import { GlossaryView } from './GlossaryView.js';
+import type { AppDeps } from './deps.js';
 import { useExplainLines, useFinishEffects, useWizardData } from './hooks.js';
 import { PictureView } from './PictureView.js';
 import { Preview } from './Preview.js';
@@ -85,32 +74,7 @@ import { StartScreen } from './StartScreen.js';
 import { StepsScreen } from './StepsScreen.js';
 
 export type { WizardResult };
-
-/** Everything the wizard reads or writes outside itself (real in the bin, stand-ins in tests). */
-export interface AppDeps extends FinishDeps {
-  detect(): Promise<{ env: DetectedEnv; description: string }>;
-  listPresets(): { presets: Preset[]; problems: PresetProblem[] };
-  importConfig(path: string): ImportResult;
-  loadModels(): ModelEntry[];
-  /** The run records of the launch directory as measurements (src/launch/fit.ts loadMeasuredRuns), for the ZeRO table. */
-  measuredRuns?: () => MeasuredRun[];
-  defaultConfigExists: boolean;
-  /** Resolves when listPresets/importConfig/loadModels/planWrite can be called (they may load lazily). */
-  ready?: Promise<void>;
-  /** Starts that loading; the app calls it once its first frame is on the screen. */
-  startLoading?: () => void;
-  /** A built-in preset's steps (the seed recipe's template). */
-  presetSteps?: (name: string) => LaunchStep[];
-  /** accelerate's default config as a step without --config_file finds it (for the step findings). */
-  defaultConfigSummary?: () => AccelerateConfigSummary;
-  /** Where typed paths are expanded against (default: this process's environment and directory). */
-  paths?: ExpandContext;
-  /**
-   * The steps run in `dir` from now on (the steps screen's L): the process's directory and every relative path of
-   * the setup follow it. Returns why it cannot be (not a directory), or null. Absent: only the wizard's state moves.
-   */
-  setLaunchDir?: (dir: string) => string | null;
-}
+export type { AppDeps };
 
 const NO_FINDINGS: PreviewData['findings'] = [];
 /** This process's environment and directory, once (a stable identity for the hooks that depend on it). */

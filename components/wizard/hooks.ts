@@ -17,7 +17,7 @@ import { finishEffect } from '../../src/wizard/finishState.js';
 import { presetDescription } from '../../src/wizard/finish.js';
 import type { WizardAction, WizardResult, WizardState } from '../../src/wizard/shell.js';
 import { useKeyHold } from '../common/keys.js';
-import type { AppDeps } from './App.js';
+import type { AppDeps } from './deps.js';
 
 /** The preview module (emitters, validation, yaml): loaded right after the first frame, never before it. */
 export type PreviewModule = typeof import('../../src/wizard/preview.js');
