@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { inkCaches } from './ink-caches.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -38,6 +39,8 @@ const result = await build({
   define: { 'process.env.NODE_ENV': '"production"', ZEROWIZ_VERSION: JSON.stringify(pkg.version) },
   // Ink loads react-devtools-core only when DEV=true; never in the shipped bin.
   alias: { 'react-devtools-core': join(root, 'scripts', 'devtools-stub.mjs') },
+  // Ink's per-line measurements kept across frames (see ink-caches.mjs): a keypress re-measures what changed only.
+  plugins: [inkCaches()],
   banner: {
     js: [
       "import { createRequire as __zwCreateRequire } from 'node:module';",

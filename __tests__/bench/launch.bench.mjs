@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from 'node-pty';
 import xterm from '@xterm/headless';
+import { withBusyNeighbour } from './neighbour.mjs';
 
 const FLOOD_LINES = Number(process.env.ZEROWIZ_BENCH_FLOOD_LINES ?? 1_000_000);
 // Each figure is the median of RUNS interleaved runs (child, stream, pane, child, ...): on a shared
@@ -201,20 +202,6 @@ function watchdogSpawnMs() {
     c.stdin.end('e\n');
   }
   return { median: pct(times, 50), p90: pct(times, 90), ballast: ballast.length };
-}
-
-/**
- * A busy CPU neighbour (`node -e 'for(;;);'`, which checks now and then whether the bench is still there:
- * a bench killed mid-run must not leave it spinning, skewing every measurement after it) while `f` runs.
- */
-async function withBusyNeighbour(f) {
-  const spin = 'let i = 0; for (;;) if (++i % 5e7 === 0 && process.ppid === 1) process.exit();';
-  const busy = spawn(process.execPath, ['-e', spin], { stdio: 'ignore' });
-  try {
-    return await f();
-  } finally {
-    busy.kill('SIGKILL');
-  }
 }
 
 /**

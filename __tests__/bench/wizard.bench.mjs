@@ -1,13 +1,16 @@
 // The wizard in a real pseudo-terminal: time to the first frame (vs node -e 0), time until a key sent
-// at that frame is answered, keypress-to-frame latency on the ZeRO mode question (the panel and the
-// live preview follow the highlight), peak memory.
+// at that frame is answered, keypress-to-frame latency on the ZeRO mode question (issue 22's case: the panel
+// and the live preview follow the highlight; then the ZeRO picture open, which takes the body and hides the
+// preview), each idle and beside one busy CPU neighbour, with the wizard's own CPU per key; peak memory.
 import pty from 'node-pty';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withBusyNeighbour } from './neighbour.mjs';
 
 const FIRST_FRAME_RUNS = 9;
-const KEYPRESSES = 60;
+/** Keys per series: p95 is then the 7th slowest of 120, not the 3rd of 60 (one stray stall moved it). */
+const KEYPRESSES = 120;
 const TIMEOUT_MS = 15_000;
 
 function sandbox() {
@@ -136,8 +139,16 @@ export async function bench({ bin, nodeBaselineMs }) {
     }
     await s.waitText('Which ZeRO mode');
     await s.settle();
-    const keypresses = async (what) => {
+    /** CPU time (user + system) the wizard's process has used so far, in ms (/proc's clock ticks are 10 ms). */
+    const cpuMs = () => {
+      const fields = readFileSync(`/proc/${s.child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    };
+    // Each key waits for the screen to settle, so a latency is one key's own frame. The first chunk Ink writes
+    // for a frame (its synchronized-update mark) leaves only once the frame is computed, so it times the frame.
+    const keypresses = async (what, goal) => {
       const lat = [];
+      const cpu0 = cpuMs();
       for (let i = 0; i < KEYPRESSES; i++) {
         const got = s.nextData();
         const t0 = process.hrtime.bigint();
@@ -146,19 +157,26 @@ export async function bench({ bin, nodeBaselineMs }) {
         lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
         await s.settle();
       }
+      const cpuPerKey = (cpuMs() - cpu0) / KEYPRESSES;
       lat.sort((a, b) => a - b);
       const p50 = lat[Math.floor(lat.length * 0.5)];
       const p95 = lat[Math.min(lat.length - 1, Math.floor(lat.length * 0.95))];
       rows.push({ name: `wizard: keypress to frame p50 (${what})`, value: p50, unit: 'ms' });
-      rows.push({ name: `wizard: keypress to frame p95 (${what})`, value: p95, unit: 'ms', goal: '<= 33 ms' });
+      rows.push({ name: `wizard: keypress to frame p95 (${what})`, value: p95, unit: 'ms', goal });
+      rows.push({ name: `wizard: CPU per keypress, the wizard's process (${what})`, value: cpuPerKey, unit: 'ms' });
     };
-    await keypresses('mode question, preview updating');
+    // Issue 22: p95 <= 16 ms (one 60 Hz frame) beside one busy CPU neighbour; idle it must hold all the more.
+    const series = async (what) => {
+      await keypresses(`${what}, idle`, '<= 16 ms');
+      await withBusyNeighbour(() => keypresses(`${what}, one busy CPU neighbour`, '<= 16 ms'));
+    };
+    await series('mode question, preview updating');
     // The picture of the highlighted mode: it is drawn again for every row the highlight moves to.
     s.clear();
     s.child.write('p');
     await s.waitText('per GPU and per node');
     await s.settle();
-    await keypresses('mode question with the ZeRO picture open');
+    await series('mode question with the ZeRO picture open');
 
     // 3. peak memory of the wizard process
     const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');

@@ -66,6 +66,7 @@ import { FinishScreen } from './FinishScreen.js';
 import { GlossaryView } from './GlossaryView.js';
 import type { AppDeps } from './deps.js';
 import { useExplainLines, useFinishEffects, useWizardData } from './hooks.js';
+import { TextLine } from './parts.js';
 import { PictureView } from './PictureView.js';
 import { Preview } from './Preview.js';
 import { QuestionScreen } from './QuestionScreen.js';
@@ -461,9 +462,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
   return (
     <KeyDispatcher stack={stack} own={own} isActive={s.result === null}>
       <Box flexDirection="column" width={columns}>
-        <Text color={tint('accent')} wrap="truncate">
-          {clip(wizardHeader(s, answers), columns)}
-        </Text>
+        <TextLine color={tint('accent')} truncate text={clip(wizardHeader(s, answers), columns)} />
         <Box flexDirection={lay.wide ? 'row' : 'column'} height={lay.body}>
           <Box flexDirection="column" width={lay.mainWidth} height={lay.mainHeight} overflowY="hidden" flexShrink={0}>
             <Box flexDirection="column" flexShrink={0}>
@@ -485,9 +484,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
           {showPreview && !preview ? <Text color={tint('dim')}>preparing the preview…</Text> : null}
         </Box>
         {hints.map((l, i) => (
-          <Text key={i} color={tint('dim')} wrap="truncate">
-            {l}
-          </Text>
+          <TextLine key={i} color={tint('dim')} truncate text={l} />
         ))}
       </Box>
     </KeyDispatcher>

@@ -1,15 +1,15 @@
 import type React from 'react';
-import { useEffect, useLayoutEffect, useMemo, useState } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import type { Answers } from '../../src/config/questions.js';
 import { MODE_INFO } from '../../src/config/modes.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
 import type { Interconnect } from '../../src/estimate/peak.js';
-import { startKey, tradeoffOf, type Tradeoff } from '../../src/wizard/tradeoff.js';
+import { startKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
 import { bar, clip, padEnd, padStart, wrap } from '../../src/text.js';
 import { tint } from '../common/theme.js';
-import { Indicator } from './parts.js';
+import { Indicator, TextLine } from './parts.js';
 import {
   COMM_W,
   LABEL_W,
@@ -53,7 +53,7 @@ export function ModeQuestion(props: {
       tradeoffOf(answers, props.zeroInit, { ...(models ? { models } : {}), ...(interconnect ? { interconnect } : {}) }),
     [props.tradeoff, answers, props.zeroInit, models, interconnect],
   );
-  const items = modeItems(t);
+  const items = useMemo(() => modeItems(t), [t]);
   const first = props.start ?? startKey(t, answers, props.given);
   const initialIndex = Math.max(
     0,
@@ -86,50 +86,17 @@ export function ModeQuestion(props: {
     };
   }, [keys, props.prefetch, answers]);
   const b = barWidth(width);
-  const byKey = new Map(t.rows.map((r) => [r.key, r]));
-
-  const renderItem = ({ label, isSelected }: { label: string; isSelected?: boolean }) => {
-    const r = byKey.get(label);
-    if (!r) {
-      const info = MODE_INFO[label as keyof typeof MODE_INFO];
-      return (
-        <Text bold={isSelected} wrap="truncate">
-          {clip(`${padEnd(info.label, 15)} ${info.shards}`, width - 2)}
-        </Text>
-      );
-    }
-    const fitColor = r.fits === null ? undefined : r.fits ? tint('good') : tint('bad');
-    // Each bar is red only for its own memory: a row that fails on the CPU alone keeps a green GPU bar.
-    const gpuColor = r.fits === null ? undefined : r.failsOn.includes('GPU') ? tint('bad') : tint('good');
-    const cpuColor = r.failsOn.includes('CPU') ? tint('bad') : tint('accent');
-    return (
-      <Text wrap="truncate">
-        <Text bold={isSelected}>{padEnd(r.label, LABEL_W)}</Text> {padStart(r.gpu, NUM_W)}{' '}
-        <Text color={gpuColor}>{bar(r.gpuBar, b)}</Text>
-        {'  '}
-        {padStart(r.cpu, NUM_W)} <Text color={cpuColor}>{bar(r.cpuBar, b)}</Text>
-        {'  '}
-        {padStart(r.comm, COMM_W)}
-        {'  '}
-        {padStart(r.time, TIME_W)}
-        {'  '}
-        <Text color={fitColor}>{fitMark(r)}</Text>
-        <Text color={tint('recommended')}>{r.recommended ? ' ★' : ''}</Text>
-      </Text>
-    );
-  };
+  const byKey = useMemo(() => new Map(t.rows.map((r) => [r.key, r])), [t]);
+  const renderItem = ({ label, isSelected }: { label: string; isSelected?: boolean }) => (
+    <ModeRow row={byKey.get(label)} rowKey={label} selected={isSelected === true} barCells={b} width={width} />
+  );
 
   const panel = panelLines(t, highlighted, width);
+  const reason = useMemo(() => wrap(reasonText(t), width), [t, width]);
   return (
     <Box flexDirection="column">
-      <Text color={tint('dim')} wrap="truncate">
-        {clip(`for ${t.context}`, width)}
-      </Text>
-      {t.available ? (
-        <Text color={tint('dim')} wrap="truncate">
-          {clip(headerText(width), width)}
-        </Text>
-      ) : null}
+      <TextLine color={tint('dim')} truncate text={clip(`for ${t.context}`, width)} />
+      {t.available ? <TextLine color={tint('dim')} truncate text={clip(headerText(width), width)} /> : null}
       <List
         items={items}
         initialIndex={initialIndex}
@@ -142,20 +109,54 @@ export function ModeQuestion(props: {
         }}
         onSelect={(item) => props.onAnswer(draftFor(item.value, answers))}
       />
-      {props.hidePanel
-        ? null
-        : wrap(reasonText(t), width).map((l, i) => (
-            <Text key={`r${i}`} color={tint('recommended')}>
-              {l}
-            </Text>
-          ))}
-      {props.hidePanel
-        ? null
-        : panel.map((l, i) => (
-            <Text key={`p${i}`} bold={i === 0}>
-              {l}
-            </Text>
-          ))}
+      {props.hidePanel ? null : reason.map((l, i) => <TextLine key={`r${i}`} color={tint('recommended')} text={l} />)}
+      {props.hidePanel ? null : panel.map((l, i) => <TextLine key={`p${i}`} bold={i === 0} text={l} />)}
     </Box>
   );
 }
+
+/**
+ * One row of the table, memoised: a keypress redraws the two rows the highlight left and reached, and the others
+ * (the same row object, width and state) skip React's work.
+ */
+const ModeRow = memo(function ModeRow({
+  row: r,
+  rowKey,
+  selected,
+  barCells: b,
+  width,
+}: {
+  row: TradeoffRow | undefined;
+  rowKey: string;
+  selected: boolean;
+  barCells: number;
+  width: number;
+}): React.JSX.Element {
+  if (!r) {
+    const info = MODE_INFO[rowKey as keyof typeof MODE_INFO];
+    return (
+      <Text bold={selected} wrap="truncate">
+        {clip(`${padEnd(info.label, 15)} ${info.shards}`, width - 2)}
+      </Text>
+    );
+  }
+  const fitColor = r.fits === null ? undefined : r.fits ? tint('good') : tint('bad');
+  // Each bar is red only for its own memory: a row that fails on the CPU alone keeps a green GPU bar.
+  const gpuColor = r.fits === null ? undefined : r.failsOn.includes('GPU') ? tint('bad') : tint('good');
+  const cpuColor = r.failsOn.includes('CPU') ? tint('bad') : tint('accent');
+  return (
+    <Text wrap="truncate">
+      <Text bold={selected}>{padEnd(r.label, LABEL_W)}</Text> {padStart(r.gpu, NUM_W)}{' '}
+      <Text color={gpuColor}>{bar(r.gpuBar, b)}</Text>
+      {'  '}
+      {padStart(r.cpu, NUM_W)} <Text color={cpuColor}>{bar(r.cpuBar, b)}</Text>
+      {'  '}
+      {padStart(r.comm, COMM_W)}
+      {'  '}
+      {padStart(r.time, TIME_W)}
+      {'  '}
+      <Text color={fitColor}>{fitMark(r)}</Text>
+      <Text color={tint('recommended')}>{r.recommended ? ' ★' : ''}</Text>
+    </Text>
+  );
+});

@@ -4,6 +4,7 @@
  * move the highlight here too, so the picture follows it; Enter chooses the mode.
  */
 import type React from 'react';
+import { memo } from 'react';
 import { Box, Text } from 'ink';
 import { useSurface } from '../common/keys.js';
 import { COLOR_ENABLED, PICTURE_PALETTE } from '../common/theme.js';
@@ -49,8 +50,9 @@ export function PictureView(p: PictureViewProps): React.JSX.Element {
     },
     { isActive: p.isActive },
   );
-  const b = pictureOf(p.tradeoff, keys[at] ?? p.rowKey);
-  if (!b) {
+  const color = p.color ?? COLOR_ENABLED;
+  const lines = pictureLines(p.tradeoff, keys[at] ?? p.rowKey, p.width, p.height, color);
+  if (!lines) {
     return (
       <Box flexDirection="column">
         {wrap(`The picture needs the estimate: ${p.tradeoff.reason} (p or Esc closes this)`, p.width).map((l, i) => (
@@ -59,27 +61,58 @@ export function PictureView(p: PictureViewProps): React.JSX.Element {
       </Box>
     );
   }
-  const color = p.color ?? COLOR_ENABLED;
-  const picture = drawPicture(b, { width: p.width, height: p.height, color });
-  // One text node per run of one role: Ink's cost per frame grows with the nodes and styled characters.
   return (
     <Box flexDirection="column">
-      {picture.lines.map((segments, i) => (
-        <Text key={i} wrap="truncate">
-          {runs(segments).map((s, j) =>
-            s.role === null ? (
-              s.text
-            ) : (
-              <Text key={j} color={PICTURE_PALETTE[s.role]} bold={s.role === 'title'}>
-                {s.text}
-              </Text>
-            ),
-          )}
-        </Text>
+      {lines.map((runs, i) => (
+        <PictureLine key={i} runs={runs} />
       ))}
     </Box>
   );
 }
+
+/** Pictures drawn, per table (a new table takes its entries with it) and row and size: ↑↓ back to a row draws nothing. */
+const drawn = new WeakMap<Tradeoff, Map<string, Segment[][] | null>>();
+
+/** The picture of a row as runs of one role per line, memoised. */
+function pictureLines(t: Tradeoff, key: string, width: number, height: number, color: boolean): Segment[][] | null {
+  let byRow = drawn.get(t);
+  if (!byRow) {
+    byRow = new Map();
+    drawn.set(t, byRow);
+  }
+  const id = `${key}\0${width}\0${height}\0${color}`;
+  let lines = byRow.get(id);
+  if (lines === undefined) {
+    const b = pictureOf(t, key);
+    lines = b ? drawPicture(b, { width, height, color }).lines.map(runs) : null;
+    byRow.set(id, lines);
+  }
+  return lines;
+}
+
+/**
+ * One line of the picture: one text node per run of one role (Ink's cost per frame grows with the nodes and styled
+ * characters). Memoised on its runs' text and roles: the lines two rows' pictures share skip React's work.
+ */
+const PictureLine = memo(
+  function PictureLine({ runs }: { runs: readonly Segment[] }): React.JSX.Element {
+    return (
+      <Text wrap="truncate">
+        {runs.map((s, j) =>
+          s.role === null ? (
+            s.text
+          ) : (
+            <Text key={j} color={PICTURE_PALETTE[s.role]} bold={s.role === 'title'}>
+              {s.text}
+            </Text>
+          ),
+        )}
+      </Text>
+    );
+  },
+  (a, b) =>
+    a.runs.length === b.runs.length && a.runs.every((s, i) => s.text === b.runs[i]?.text && s.role === b.runs[i]?.role),
+);
 
 /** Adjacent segments of the same role joined. */
 function runs(segments: readonly Segment[]): Segment[] {

@@ -1,4 +1,5 @@
 import type React from 'react';
+import { memo } from 'react';
 import { Box, Text } from 'ink';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';
@@ -22,8 +23,8 @@ function valueRole(v: string): 'string' | 'number' | 'boolean' | 'comment' | und
   return 'string';
 }
 
-/** One preview line with its key and value coloured. */
-function Line({ text, width }: { text: string; width: number }): React.JSX.Element {
+/** One preview line with its key and value coloured; memoised (moving the ZeRO highlight changes a few lines). */
+const Line = memo(function Line({ text, width }: { text: string; width: number }): React.JSX.Element {
   const s = clip(text, width);
   if (s.startsWith('#')) return <Text color={tint('comment')}>{s}</Text>;
   const m = /^(\s*(?:- )?)("[^"]*"|[A-Za-z0-9_.-]+)(:\s?)(.*)$/.exec(s);
@@ -38,7 +39,7 @@ function Line({ text, width }: { text: string; width: number }): React.JSX.Eleme
       <Text color={role ? tint(role) : undefined}>{value}</Text>
     </Text>
   );
-}
+});
 
 /**
  * The lines a tab shows at `width`: the commands soft-wrapped (a command is never cut: each line is exactly

@@ -49,10 +49,28 @@ export function modeHeight(t: Tradeoff, width: number, withPanel = true): number
   return 1 + (t.available ? 1 : 0) + items.length + reason + panel;
 }
 
-/** The panel under the table for one row: its label and figures, its line items, what it shards and costs. */
-export function panelLines(t: Tradeoff, key: string, width: number): string[] {
-  const [first, ...rest] = explainRow(t, key);
-  return [...wrap(`▸ ${keyLabel(t, key)}: ${first}`, width), ...rest.flatMap((l) => wrap(l, width))];
+/** Panels already wrapped, per table (a new table is a new object: its entries go with it) and row and width. */
+const panels = new WeakMap<Tradeoff, Map<string, readonly string[]>>();
+
+/**
+ * The panel under the table for one row: its label and figures, its line items, what it shards and costs.
+ * Memoised: a keypress on the ZeRO question asks for every row's panel (the layout's height) and the highlighted
+ * one (the view), and a table never changes once made.
+ */
+export function panelLines(t: Tradeoff, key: string, width: number): readonly string[] {
+  let byRow = panels.get(t);
+  if (!byRow) {
+    byRow = new Map();
+    panels.set(t, byRow);
+  }
+  const id = `${key}\0${width}`;
+  let lines = byRow.get(id);
+  if (!lines) {
+    const [first, ...rest] = explainRow(t, key);
+    lines = [...wrap(`▸ ${keyLabel(t, key)}: ${first}`, width), ...rest.flatMap((l) => wrap(l, width))];
+    byRow.set(id, lines);
+  }
+  return lines;
 }
 
 export function reasonText(t: Tradeoff): string {
