@@ -34,8 +34,10 @@ steps:
     args: [train.py, --task, "sft:train"]
 `;
 
+// The stand-in accelerate is no Python and there is no GPU here: the checks before each pass would refuse the
+// flood's pass. They have their own bench (checks.bench.mjs); these figures are the stream's and the pane's.
 function cleanEnv(extra) {
-  const env = { ...process.env, ...extra };
+  const env = { ...process.env, ZEROWIZ_SKIP_CHECKS: 'all', ...extra };
   delete env.CI;
   delete env.CONTINUOUS_INTEGRATION;
   return env;

@@ -120,6 +120,23 @@ export abstract class RunFollower implements RunControl {
     for (let i = 0; i < this.steps.length; i++) if (this.started[i] && !this.ended[i]) this.readers[i]!.poll();
   }
 
+  /**
+   * Reads what step `i`'s log (or, without `i`, every running step's) has gained, a slice of
+   * FOLLOW_SLICE_BYTES at a time with a turn of the event loop between slices, until it is caught up: a
+   * viewer behind a flood (100 MB a second) keeps answering keys and drawing frames while it catches up,
+   * where one read of all of it held the pane for hundreds of milliseconds.
+   */
+  protected async catchUp(i?: number): Promise<void> {
+    for (;;) {
+      let got = 0;
+      for (let k = 0; k < this.steps.length; k++)
+        if ((i === undefined || k === i) && this.started[k] && !this.ended[k])
+          got += this.readers[k]!.poll(FOLLOW_SLICE_BYTES);
+      if (got < FOLLOW_SLICE_BYTES || this.detached) return;
+      await new Promise<void>((res) => setImmediate(res));
+    }
+  }
+
   protected sleep(ms: number): Promise<void> {
     return new Promise((res) => {
       this.wake = () => {
@@ -147,6 +164,9 @@ export abstract class RunFollower implements RunControl {
     return o;
   }
 }
+
+/** Bytes of a step log a viewer reads between two turns of its event loop (~2,500 flood lines, a millisecond or two). */
+export const FOLLOW_SLICE_BYTES = 256 * 1024;
 
 /** How often a viewer reads a local run's files. */
 export const LOCAL_POLL_MS = 100;
@@ -253,12 +273,14 @@ export class LocalFollower extends RunFollower {
     this.wakeUp();
   }
 
-  /** Applies what the supervisor wrote since the last read. */
-  private readEvents(): void {
+  /** Applies what the supervisor wrote since the last read (a step's end after its log is read, in slices). */
+  private async readEvents(): Promise<void> {
     for (const e of this.events.read()) {
       if (e.t === 'stepStart') this.startStep(e.i, { at: e.at, pid: e.pid, csvOffset: e.csvOffset });
-      else if (e.t === 'stepEnd') this.endStep(e.i, e.r);
-      else if (e.t === 'alert') this.opts.onAlert?.(e.a);
+      else if (e.t === 'stepEnd') {
+        await this.catchUp(e.i);
+        this.endStep(e.i, e.r);
+      } else if (e.t === 'alert') this.opts.onAlert?.(e.a);
       else if (e.t === 'logError') this.emit((l) => l.logError?.(e.i, e.why));
       else if (e.t === 'stopping') {
         if (!this.stopRequested) {
@@ -287,14 +309,14 @@ export class LocalFollower extends RunFollower {
     const pollMs = this.opts.pollMs ?? LOCAL_POLL_MS;
     let goneSince: number | null = null;
     while (!this.detached) {
-      this.readEvents();
-      this.readLogs();
+      await this.readEvents();
+      await this.catchUp();
       this.readTelemetry();
       if (this.endEvent) break;
       if (!this.opts.control.alive()) {
         // The supervisor is gone without its last event: the record (its last save, or its watchdog's) says how
         // the run ended; the watchdog may still be stopping the steps.
-        this.readEvents();
+        await this.readEvents();
         if (this.endEvent) break;
         const json = this.reread();
         if (json.ended !== 'running') break;
@@ -311,7 +333,8 @@ export class LocalFollower extends RunFollower {
       // The run goes on; its record says so.
       return { outcome: 'interrupted', exitCode: 0, failedStep: null, results: this.results };
     }
-    this.readEvents();
+    await this.readEvents();
+    await this.catchUp();
     this.readTelemetry();
     const json = this.reread();
     // Steps the events did not end (the supervisor died): as the record has them.
