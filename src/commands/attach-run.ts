@@ -5,38 +5,15 @@
 import { UsageError } from '../errors.js';
 import { followRun } from '../launch/entry.js';
 import { kindBlockProblem } from '../launch/kinds.js';
-import type { PreparedLaunch, RunKind } from '../launch/kind.js';
+import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/kind.js';
 import { localKind, localRunOpen } from '../launch/local.js';
-import type { PreparedCommand } from '../launch/preflight.js';
-import { displayDir, findRunRecord, readRunRecord, setupOfRecord, type RunRecord } from '../launch/record.js';
+import { displayDir, findRunRecord, readRunRecord, setupOfRecord } from '../launch/record.js';
 import { ownerState, signalSupervisor } from '../launch/control.js';
 import type { CommandContext } from './context.js';
 import { paneFor } from './launch-run.js';
 import * as output from './output.js';
 
 const say = output.say;
-
-/** The commands of a record as the summary and stream mode show them. */
-function recordCommands(record: RunRecord): PreparedCommand[] {
-  return record.json.steps.map((s) => ({ step: s.name, argv: s.argv, usesConfig: s.usesConfig, text: s.command }));
-}
-
-/** What a viewer of an existing record needs to know of its launch. */
-function preparedOf(record: RunRecord, setup: PreparedLaunch['setup']): PreparedLaunch {
-  const j = record.json;
-  return {
-    setup,
-    source: j.source,
-    cwd: j.cwd,
-    env: process.env,
-    exe: { path: j.accelerate.path, display: j.accelerate.display, from: 'path' },
-    commands: recordCommands(record),
-    findings: [],
-    problems: [],
-    skipChecks: [],
-    topologyWarnings: [],
-  };
-}
 
 /** `zerowiz attach [RUN]`: follows a run (running or finished) to its end, with `launch`'s exit code. */
 export async function attachCommand(
@@ -53,12 +30,12 @@ export async function attachCommand(
     const { slurmAttachKind, recordJobSetup } = await import('../slurm/kind.js');
     over = await s.settleSlurmRun(rec);
     kind = slurmAttachKind(rec, s.slurmContext());
-    prepared = preparedOf(rec, recordJobSetup(rec));
+    prepared = preparedOfRecord(rec, recordJobSetup(rec));
     say(`attaching to Slurm job ${rec.json.slurm.jobId} (run ${rec.json.id})${over ? ', which has ended' : ''}`);
   } else {
     over = !localRunOpen(rec);
     kind = localKind();
-    prepared = preparedOf(rec, setupOfRecord(rec));
+    prepared = preparedOfRecord(rec, setupOfRecord(rec));
     say(`attaching to run ${rec.json.id}${over ? ', which has ended' : ''}`);
   }
   return followRun({ record: rec, writes: [] }, prepared, kind, {

@@ -10,12 +10,11 @@
  * Stopping asks the run's owner (the supervisor's signal, `scancel`) and waits for the end as it is read;
  * detaching stops following and leaves the run alone.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownerState, type SupervisorId, signalSupervisor } from './control.js';
 import { StepLogReader } from './output.js';
 import { readRunRecord, type RunJson, type RunRecord } from './record.js';
-import { EventsReader, LIVE_FILE, type LiveSnapshot, type RunEvent } from './run-files.js';
+import { EventsReader, readLive, type RunEvent } from './run-files.js';
 import type { PipelineListener, PipelineOutcome, RunControl, StepResult } from './run-control.js';
 import type { TelemetryMirror } from './telemetry.js';
 import type { Alert } from './alerts.js';
@@ -193,31 +192,6 @@ export function supervisorControl(id: SupervisorId): LocalRunControl {
   };
 }
 
-/** Reads live.json when it changed (a regular file only, without waiting on anything). */
-function readLiveIfChanged(path: string, last: { key: string }): LiveSnapshot | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > 1024 * 1024) return null;
-    const key = `${st.ino}:${st.mtimeMs}:${st.size}`;
-    if (key === last.key) return null;
-    const buf = Buffer.allocUnsafe(st.size);
-    const n = readSync(fd, buf, 0, st.size, 0);
-    const v = JSON.parse(buf.subarray(0, n).toString('utf8')) as LiveSnapshot;
-    last.key = key;
-    return typeof v === 'object' && v !== null && typeof v.telemetry === 'object' ? v : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Options of a local run's follower. */
 export interface LocalFollowOptions {
   /** The run's record directory. */
@@ -294,7 +268,7 @@ export class LocalFollower extends RunFollower {
   private readTelemetry(): void {
     const t = this.opts.telemetry;
     if (!t) return;
-    const snap = readLiveIfChanged(join(this.opts.dir, LIVE_FILE), this.live);
+    const snap = readLive(this.opts.dir, this.live);
     if (snap) t.update(snap.telemetry);
   }
 

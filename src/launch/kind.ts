@@ -52,6 +52,32 @@ export interface PreparedLaunch {
   topologyWarnings: { checkpoint: string; warning: string }[];
 }
 
+/** The commands of a record, as the summary and stream mode show them. */
+export function recordCommands(record: RunRecord): PreparedCommand[] {
+  return record.json.steps.map((s) => ({ step: s.name, argv: s.argv, usesConfig: s.usesConfig, text: s.command }));
+}
+
+/** What a viewer of an existing record needs to know of its launch (attach, or a job followed again). */
+export function preparedOfRecord(
+  record: RunRecord,
+  setup: Setup,
+  opts: { source?: string; env?: NodeJS.ProcessEnv } = {},
+): PreparedLaunch {
+  const j = record.json;
+  return {
+    setup,
+    source: opts.source ?? j.source,
+    cwd: j.cwd,
+    env: opts.env ?? process.env,
+    exe: { path: j.accelerate.path, display: j.accelerate.display, from: 'path' },
+    commands: recordCommands(record),
+    findings: [],
+    problems: [],
+    skipChecks: [],
+    topologyWarnings: [],
+  };
+}
+
 /** What a kind can ask of the launch while it opens a run. */
 export interface OpenContext {
   /** zerowiz's own message line. */

@@ -11,7 +11,7 @@
  *
  * The viewers only read; nothing here waits on a reader.
  */
-import { closeSync, constants, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Alert } from './alerts.js';
 import type { PipelineOutcome, StepResult } from './runner.js';
@@ -22,6 +22,8 @@ import type { GpuPeak, GpuSample, TelemetryState } from './telemetry.js';
 export const EVENTS_FILE = 'events.jsonl';
 /** The telemetry snapshot's name in a run directory. */
 export const LIVE_FILE = 'live.json';
+/** Largest live.json a viewer reads (the supervisor's is a few KB). */
+const LIVE_MAX_BYTES = 1024 * 1024;
 /** Longest events line read back (a longer one is damaged and skipped). */
 const MAX_EVENT_LINE_BYTES = 64 * 1024;
 
@@ -152,12 +154,30 @@ export function writeLive(dir: string, snap: LiveSnapshot): boolean {
   }
 }
 
-/** Reads live.json, or null (not there yet, or not readable). */
-export function readLive(dir: string): LiveSnapshot | null {
+/**
+ * Reads live.json: a regular file of at most 1 MiB, opened without following a link or waiting on anything;
+ * null when it is not there, not readable, or (given `last`) unchanged since the read `last` remembers.
+ */
+export function readLive(dir: string, last: { key: string } = { key: '' }): LiveSnapshot | null {
+  let fd: number;
   try {
-    const v = JSON.parse(readFileSync(join(dir, LIVE_FILE), 'utf8')) as LiveSnapshot;
+    fd = openSync(join(dir, LIVE_FILE), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > LIVE_MAX_BYTES) return null;
+    const key = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    if (key === last.key) return null;
+    const buf = Buffer.allocUnsafe(st.size);
+    const n = readSync(fd, buf, 0, st.size, 0);
+    const v = JSON.parse(buf.subarray(0, n).toString('utf8')) as LiveSnapshot;
+    last.key = key;
     return typeof v === 'object' && v !== null && typeof v.telemetry === 'object' ? v : null;
   } catch {
     return null;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -5,9 +5,16 @@
  * leave it, only a confirmed stop cancels it), its GPUs are on its nodes (no telemetry here), its viewer
  * keeps its record (nothing else runs beside the job), and its end is said with the job's state.
  */
-import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from '../launch/kind.js';
+import {
+  preparedOfRecord,
+  recordCommands,
+  type KindFollow,
+  type OpenedRun,
+  type PreparedLaunch,
+  type RunKind,
+} from '../launch/kind.js';
 import { formatFindings } from '../launch/prepare.js';
-import { prepareCommands, type PreparedCommand } from '../launch/preflight.js';
+import { prepareCommands } from '../launch/preflight.js';
 import { displayDir, setupOfRecord, type RunRecord } from '../launch/record.js';
 import type { Setup } from '../config/setup.js';
 import { whichSync } from '../launch/preflight.js';
@@ -29,11 +36,6 @@ import type { SlurmContext } from './tools.js';
 
 /** What the summary says instead of GPU figures: nvidia-smi here sees none of the job's GPUs. */
 const SLURM_NO_TELEMETRY = "the GPUs are on the job's nodes";
-
-/** The commands of a record as the summary and stream mode show them (what each node runs). */
-function recordCommands(record: RunRecord): PreparedCommand[] {
-  return record.json.steps.map((s) => ({ step: s.name, argv: s.argv, usesConfig: s.usesConfig, text: s.command }));
-}
 
 /** The kind's parts that follow a job, shared by launch --slurm and attach. */
 function followingKind(ctx: SlurmContext): Omit<RunKind, 'open'> {
@@ -174,19 +176,7 @@ export function slurmAttachKind(record: RunRecord, ctx: SlurmContext): RunKind {
   return {
     ...followingKind(ctx),
     prepare(setup, opts) {
-      const j = record.json;
-      const prepared: PreparedLaunch = {
-        setup,
-        source: opts.source,
-        cwd: j.cwd,
-        env: ctx.env,
-        exe: { path: j.accelerate.path, display: j.accelerate.display, from: 'path' },
-        commands: recordCommands(record),
-        findings: [],
-        problems: [],
-        skipChecks: [],
-        topologyWarnings: [],
-      };
+      const prepared = preparedOfRecord(record, setup, { source: opts.source, env: ctx.env });
       return { prepared, lines: [] };
     },
     async open() {

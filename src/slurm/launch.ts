@@ -28,7 +28,7 @@ import {
 } from './record.js';
 import {
   checkJobPaths,
-  checkSbatchArg,
+  refuseBadSbatchArgs,
   passFlags,
   sbatchArgWarning,
   sbatchScript,
@@ -118,14 +118,7 @@ export function checkOptions(o: SbatchOptions): Finding[] {
     if (v !== undefined && !/^[A-Za-z0-9._,:@+-]+$/.test(v))
       throw new UsageError(`${flag} '${v}' is not a Slurm name`, `give the ${flag.slice(2)} as sinfo/sacctmgr show it`);
   }
-  for (const a of o.extra) {
-    const why = checkSbatchArg(a);
-    if (why)
-      throw new UsageError(
-        `--sbatch-arg: ${why}`,
-        'pass sbatch options as --sbatch-arg=--exclusive, --sbatch-arg=--mem=0, ...',
-      );
-  }
+  refuseBadSbatchArgs(o.extra);
   return o.extra.flatMap((a) => {
     const w = sbatchArgWarning(a);
     return w

@@ -150,6 +150,18 @@ function refusedShort(word: string): Refused | null {
   return null;
 }
 
+/** Throws UsageError (one line and its hint) for the first --sbatch-arg that checkSbatchArg refuses. */
+export function refuseBadSbatchArgs(extra: readonly string[]): void {
+  for (const a of extra) {
+    const why = checkSbatchArg(a);
+    if (why)
+      throw new UsageError(
+        `--sbatch-arg: ${why}`,
+        'pass sbatch options as --sbatch-arg=--exclusive, --sbatch-arg=--mem=0, ...',
+      );
+  }
+}
+
 /**
  * Checks one `--sbatch-arg` value; returns why it is refused, or null. Every spelling of an option zerowiz
  * sets or that breaks the job it follows is refused: `--output`, its getopt_long abbreviations (`--out`,
@@ -244,14 +256,7 @@ export function sbatchDirectives(
   const o = spec.options;
   requireSlurmPath(spec.cwd, '--chdir');
   requireSlurmPath(`${outputDir}/${outputFile}`, '--output');
-  for (const a of o.extra) {
-    const why = checkSbatchArg(a);
-    if (why)
-      throw new UsageError(
-        `--sbatch-arg: ${why}`,
-        'pass sbatch options as --sbatch-arg=--exclusive, --sbatch-arg=--mem=0, ...',
-      );
-  }
+  refuseBadSbatchArgs(o.extra);
   const d = [
     `--job-name=${spec.jobName}`,
     `--nodes=${spec.shape.nodes}`,
