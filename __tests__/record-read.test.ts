@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { kindBlockProblem } from '../src/launch/kinds.js';
+import { kindBlockProblem } from '../src/commands/record-kinds.js';
 import { readRunRecord as readRecord } from '../src/launch/record.js';
 
 /** Read as every command reads a record: the kinds' blocks checked too. */

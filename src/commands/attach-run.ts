@@ -4,7 +4,7 @@
  */
 import { UsageError } from '../errors.js';
 import { followRun } from '../launch/entry.js';
-import { kindBlockProblem } from '../launch/kinds.js';
+import { kindBlockProblem } from './record-kinds.js';
 import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/kind.js';
 import { localKind, localRunOpen } from '../launch/local.js';
 import { displayDir, findRunRecord, readRunRecord, setupOfRecord } from '../launch/record.js';

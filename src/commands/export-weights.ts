@@ -49,7 +49,7 @@ import { readSafetensorsHeader } from '../launch/checkpoints/safetensors.js';
 import { pythonOfAccelerate } from '../launch/checkpoints/topology.js';
 import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../launch/checkpoints/verify.js';
 import { printable } from '../printable.js';
-import { kindBlockProblem } from '../launch/kinds.js';
+import { kindBlockProblem } from './record-kinds.js';
 import { findRunRecord } from '../launch/record.js';
 import { parseInteger } from '../units.js';
 import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../write.js';

@@ -9,7 +9,7 @@ import { loadPreset } from '../config/presets.js';
 import type { Setup } from '../config/setup.js';
 import { UsageError } from '../errors.js';
 import { launch, planLaunch, type LaunchRequest } from '../launch/entry.js';
-import { kindBlockProblem } from '../launch/kinds.js';
+import { kindBlockProblem } from './record-kinds.js';
 import type { RunKind } from '../launch/kind.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
 import { reportDamaged } from './report.js';

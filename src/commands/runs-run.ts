@@ -10,7 +10,7 @@ import { peaksFromJson } from '../launch/live-record.js';
 import { formatLossPair } from '../launch/logparse.js';
 import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
 import { formatDuration } from '../launch/stream.js';
-import { kindBlockProblem } from '../launch/kinds.js';
+import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
 import { printable } from '../printable.js';

@@ -18,6 +18,7 @@ import {
 import { setAside } from '../launch/checkpoints/topology.js';
 import { displayDir } from '../launch/record.js';
 import { askLine } from '../terminal.js';
+import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 
 /** The letters of the question, one per choice. */
@@ -43,7 +44,7 @@ export async function offerTopology(
   opts: { cwd: string; interactive: boolean; accelerate: string | null },
 ): Promise<TopologyPlan> {
   const given = choiceOf(flags.onTopologyChange);
-  const checks = relaunchChecks(setup, opts.cwd, opts.accelerate);
+  const checks = relaunchChecks(setup, opts.cwd, opts.accelerate, kindBlockProblem);
   if (checks.length === 0) return applyTopologyChoice(setup, checks, 'go-on');
   for (const c of checks) output.warn(c.warning);
   let choice: TopologyChoice = given ?? 'go-on';

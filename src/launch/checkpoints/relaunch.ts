@@ -8,8 +8,7 @@
  * a terminal (src/commands/topology-offer.ts); without one it goes on unless `--on-topology-change` says.
  */
 import type { LaunchStep, Setup } from '../../config/setup.js';
-import { kindBlockProblem } from '../kinds.js';
-import { listRunRecords } from '../record.js';
+import { listRunRecords, type RecordCheck } from '../record.js';
 import {
   type ExtraStep,
   pythonOfAccelerate,
@@ -24,14 +23,20 @@ import type { TopologyChoice } from './choices.js';
 
 /**
  * The checkpoints a relaunch of `setup` in `cwd` would resume from that were written with another topology
- * (the setup's topology against the run records of `cwd` and the checkpoints' own files).
+ * (the setup's topology against the run records of `cwd` and the checkpoints' own files). `blockProblem` checks
+ * each record's kind-specific block, as every reader of records does (commands/record-kinds.ts).
  */
-export function relaunchChecks(setup: Setup, cwd: string, acceleratePath: string | null): TopologyCheck[] {
+export function relaunchChecks(
+  setup: Setup,
+  cwd: string,
+  acceleratePath: string | null,
+  blockProblem: RecordCheck,
+): TopologyCheck[] {
   const py = acceleratePath ? pythonOfAccelerate(acceleratePath) : null;
   const python = py && 'python' in py ? py.python : null;
   let records: ReturnType<typeof listRunRecords>['records'] = [];
   try {
-    records = listRunRecords(cwd, kindBlockProblem).records;
+    records = listRunRecords(cwd, blockProblem).records;
   } catch {}
   try {
     return relaunchTopologyChecks(
