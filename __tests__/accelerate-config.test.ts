@@ -13,7 +13,7 @@ import {
   toNoDeepSpeedYaml,
 } from '../src/config/accelerate-config.js';
 import { withDefaults } from '../src/config/questions.js';
-import { checkAccelerateConfig } from '../src/config/validate.js';
+import { checkAccelerateConfig } from '../src/config/accept.js';
 import { withStepConfig } from '../src/config/step-args.js';
 import { SEED_DIR } from './helpers/paths.js';
 

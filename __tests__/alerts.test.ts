@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ALERT_PATTERNS, type Alert, AlertEngine, oomFacts } from '../src/launch/alerts.js';
-import { findFreePort } from '../src/launch/free-port.js';
-import { parseHfLog } from '../src/launch/metrics/sources.js';
-import { parseCsvLogRow } from '../src/launch/metrics/sources.js';
-import { parseLoss } from '../src/launch/logparse.js';
+import { ALERT_PATTERNS, type Alert, AlertEngine, oomFacts } from '../src/observe/alerts.js';
+import { findFreePort } from '../src/proc/free-port.js';
+import { parseHfLog } from '../src/observe/metrics/sources.js';
+import { parseCsvLogRow } from '../src/observe/metrics/sources.js';
+import { parseLoss } from '../src/observe/logparse.js';
 
 const LINE_IDS = ALERT_PATTERNS.filter((p) => p.re !== null).map((p) => p.id);
 

@@ -15,7 +15,7 @@ import {
   type QuestionId,
 } from '../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
-import { FORBIDDEN_WITH_DS_FILE, checkAccelerateConfig } from '../src/config/validate.js';
+import { FORBIDDEN_WITH_DS_FILE, checkAccelerateConfig } from '../src/config/accept.js';
 
 const MULTI: Partial<Answers> = { num_machines: 2, num_processes: 16, main_process_ip: '10.0.0.1' };
 /** For each question with keys: the answers it needs to be written, and two values that must differ in the output. */

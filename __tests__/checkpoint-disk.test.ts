@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../src/config/presets.js';
 import { withDefaults } from '../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
-import { checkpointBytes, checkpointRoom } from '../src/launch/checkpoints/disk.js';
+import { checkpointBytes, checkpointRoom } from '../src/checkpoints/disk.js';
 
 const presetEnv = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-cd-presets-')) };
 const T = 235_929_600; // the seed's LoRA (rank 32 on its 12 targets), as the README's estimate shows

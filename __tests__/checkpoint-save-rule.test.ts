@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAccelerateConfigSummary, type AccelerateConfigSummary } from '../src/config/accelerate-config.js';
-import { checkpointSaveFindings } from '../src/config/checkpoint-save.js';
+import { checkpointSaveFindings } from '../src/rules/checkpoint-save.js';
 import { loadPreset } from '../src/config/presets.js';
 import { withDefaults } from '../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
-import type { StepCheckContext } from '../src/config/step-finding.js';
-import { stepFindings } from '../src/config/step-findings.js';
+import type { StepCheckContext } from '../src/rules/step-finding.js';
+import { stepFindings } from '../src/rules/step-findings.js';
 import { SEED_DIR } from './helpers/paths.js';
 
 const SCRIPT = 'examples/qwen_image/model_training/train.py';

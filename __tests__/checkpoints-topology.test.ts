@@ -16,9 +16,9 @@ import {
   topologyOfSetup,
   withLoadUniversal,
   type Topology,
-} from '../src/launch/checkpoints/topology.js';
+} from '../src/checkpoints/topology.js';
 import { ptBytes, writeDeepSpeedTag } from './helpers/deepspeed-ckpt.js';
-import { findCheckpoints } from '../src/launch/checkpoints/find.js';
+import { findCheckpoints } from '../src/checkpoints/find.js';
 import { ROOT } from './helpers/paths.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'zw-topo-'));

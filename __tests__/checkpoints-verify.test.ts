@@ -3,16 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadModelCatalog } from '../src/estimate/models.js';
-import { isCompleteZip, readTag } from '../src/launch/checkpoints/deepspeed.js';
-import { loraExpectation, NO_EXPECTATION, type Expectation } from '../src/launch/checkpoints/expect.js';
-import { findCheckpoints, outputRoots, verifyFound } from '../src/launch/checkpoints/find.js';
-import { readSafetensorsHeader } from '../src/launch/checkpoints/safetensors.js';
-import {
-  verifyCheckpointDir,
-  verifyDeepSpeedTag,
-  verifyWeightsFile,
-  loraLayoutOf,
-} from '../src/launch/checkpoints/verify.js';
+import { isCompleteZip, readTag } from '../src/checkpoints/deepspeed.js';
+import { loraExpectation, NO_EXPECTATION, type Expectation } from '../src/checkpoints/expect.js';
+import { findCheckpoints, outputRoots, verifyFound } from '../src/checkpoints/find.js';
+import { readSafetensorsHeader } from '../src/checkpoints/safetensors.js';
+import { verifyCheckpointDir, verifyDeepSpeedTag, verifyWeightsFile, loraLayoutOf } from '../src/checkpoints/verify.js';
 import { ptBytes, writeDeepSpeedTag } from './helpers/deepspeed-ckpt.js';
 import { diffsynthLora, safetensorsBytes, writeSafetensors } from './helpers/safetensors.js';
 

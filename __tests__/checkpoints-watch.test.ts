@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseWords } from 'shell-quote';
 import { describe, expect, it } from 'vitest';
-import { AlertEngine } from '../src/launch/alerts.js';
-import { NO_EXPECTATION } from '../src/launch/checkpoints/expect.js';
-import { CheckpointWatcher, checkpointAlert, type WatchedStep } from '../src/launch/checkpoints/watch.js';
-import { checkpointsOf, formatCheckpointLines, recordCheckpoints } from '../src/launch/checkpoints/runs.js';
-import type { RunRecord } from '../src/launch/record.js';
+import { AlertEngine } from '../src/observe/alerts.js';
+import { NO_EXPECTATION } from '../src/checkpoints/expect.js';
+import { CheckpointWatcher, checkpointAlert, type WatchedStep } from '../src/checkpoints/watch.js';
+import { checkpointsOf, formatCheckpointLines, recordCheckpoints } from '../src/checkpoints/runs.js';
+import type { RunRecord } from '../src/records/record.js';
 import { writeDeepSpeedTag } from './helpers/deepspeed-ckpt.js';
 import { writeSafetensors } from './helpers/safetensors.js';
 

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { findPreset } from '../src/config/presets.js';
 import { loadPreset } from '../src/config/presets.js';
 import type { Setup } from '../src/config/setup.js';
-import { nodeCheckLine, nodeDoneLine, parseNodeCheckLine, reportLines } from '../src/launch/checks/format.js';
+import { nodeCheckLine, nodeDoneLine, parseNodeCheckLine, reportLines } from '../src/checks/format.js';
 import {
   type DriverInfo,
   capabilityFromName,
@@ -24,7 +24,7 @@ import {
   parseCheckQuery,
   parseSmiHeader,
   torchIndexFor,
-} from '../src/launch/checks/gpu.js';
+} from '../src/checks/gpu.js';
 import {
   type MemoryInfo,
   judgeHostMemory,
@@ -32,24 +32,18 @@ import {
   judgeShm,
   listeningInode,
   measureCgroup,
-} from '../src/launch/checks/host.js';
-import { diffSynthPattern, globFiles, judgeInputs, judgeModels, parseCsv } from '../src/launch/checks/inputs.js';
-import { judgeOps } from '../src/launch/checks/ops.js';
-import { checkPlan } from '../src/launch/checks/plan.js';
-import { interpreterOf, type ProbeResult } from '../src/launch/checks/probe.js';
-import {
-  PROBE_CACHE_MAX_AGE_MS,
-  cleanAnswer,
-  loadProbe,
-  probeCacheKey,
-  saveProbe,
-} from '../src/launch/checks/probe-cache.js';
-import { judgePython } from '../src/launch/checks/python.js';
-import { type NvmeInfo, judgeDisk, judgeNvme, judgeNvmeSpeed } from '../src/launch/checks/storage.js';
-import { CHECK_IDS, checksJson, failures, inFixOrder, passed, failed, skipChecks } from '../src/launch/checks/types.js';
-import { checkBeforePass } from '../src/launch/checks/gate.js';
-import { AlertEngine } from '../src/launch/alerts.js';
-import { judgeVersions } from '../src/launch/checks/versions.js';
+} from '../src/checks/host.js';
+import { diffSynthPattern, globFiles, judgeInputs, judgeModels, parseCsv } from '../src/checks/inputs.js';
+import { judgeOps } from '../src/checks/ops.js';
+import { checkPlan } from '../src/checks/plan.js';
+import { interpreterOf, type ProbeResult } from '../src/checks/probe.js';
+import { PROBE_CACHE_MAX_AGE_MS, cleanAnswer, loadProbe, probeCacheKey, saveProbe } from '../src/checks/probe-cache.js';
+import { judgePython } from '../src/checks/python.js';
+import { type NvmeInfo, judgeDisk, judgeNvme, judgeNvmeSpeed } from '../src/checks/storage.js';
+import { CHECK_IDS, checksJson, failures, inFixOrder, passed, failed, skipChecks } from '../src/checks/types.js';
+import { checkBeforePass } from '../src/checks/gate.js';
+import { AlertEngine } from '../src/observe/alerts.js';
+import { judgeVersions } from '../src/checks/versions.js';
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;

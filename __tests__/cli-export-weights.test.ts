@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSafetensorsHeader } from '../src/launch/checkpoints/safetensors.js';
+import { readSafetensorsHeader } from '../src/checkpoints/safetensors.js';
 import { expectOneLineError, runCli, sandbox } from './helpers/cli.js';
 import { writeDeepSpeedTag } from './helpers/deepspeed-ckpt.js';
 import { ROOT } from './helpers/paths.js';

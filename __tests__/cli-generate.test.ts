@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { runCli, tempDir } from './helpers/cli.js';
 import { SEED_DIR } from './helpers/paths.js';
 import { importAccelerateConfig } from '../src/config/import.js';
-import { validate } from '../src/config/validate.js';
+import { validate } from '../src/rules/validate.js';
 
 const seedYaml = readFileSync(join(SEED_DIR, 'deepspeed_zero3_cpuoffload.yaml'), 'utf8');
 const seedJson = readFileSync(join(SEED_DIR, 'ds_z3_cpuoffload.json'), 'utf8');

@@ -1,5 +1,5 @@
 /**
- * Typos get the near miss: one "did you mean" rule (src/suggest.ts) for commands, flags, preset names, step
+ * Typos get the near miss: one "did you mean" rule (src/text/suggest.ts) for commands, flags, preset names, step
  * names, models and choices, said on the hint line with the command line that works; commander's own error
  * text never reaches the user. The built bin, as a user types it.
  */

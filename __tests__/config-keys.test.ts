@@ -16,7 +16,7 @@ import {
   keysIn,
   onlyTrainerFills,
 } from '../src/config/keys.js';
-import { ACCELERATE_DS_KEYS, ZERO_KEYS } from '../src/config/validate.js';
+import { ACCELERATE_DS_KEYS, ZERO_KEYS } from '../src/config/accept.js';
 
 const ctx = (hiddenSize: number | null) => ({ hiddenSize, microBatch: 4, accumulation: 2, worldSize: 8 });
 

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CSV_READ_CHUNK_BYTES, LossCsvFollower } from '../src/launch/metrics/csv-follower.js';
-import type { CsvLogRow } from '../src/launch/metrics/sources.js';
+import { CSV_READ_CHUNK_BYTES, LossCsvFollower } from '../src/observe/metrics/csv-follower.js';
+import type { CsvLogRow } from '../src/observe/metrics/sources.js';
 import { tempDir } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';
 

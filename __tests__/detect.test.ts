@@ -13,7 +13,7 @@ import {
   nvmeFreeBytes,
   parseNvidiaSmiCsv,
   parseTopology,
-} from '../src/detect.js';
+} from '../src/machine/detect.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FAKE_BIN = join(here, 'fixtures', 'bin-nvidia');

@@ -8,7 +8,7 @@ import {
   isDiffSynthStep,
   planCsvLog,
   withCsvLog,
-} from '../src/launch/diffsynth.js';
+} from '../src/config/diffsynth.js';
 import { readPresetFile } from '../src/config/presets.js';
 import { tempDir } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';

@@ -22,7 +22,7 @@ import {
 import { withDefaults } from '../src/config/questions.js';
 import type { Answers } from '../src/config/questions.js';
 import { DEFAULT_FILES } from '../src/config/setup.js';
-import { fitFindings } from '../src/config/validate.js';
+import { fitFindings } from '../src/rules/validate.js';
 import { tradeoffOf } from '../src/wizard/tradeoff.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

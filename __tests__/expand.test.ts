@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expandPath, expandWord, homeFromPasswd, type ExpandContext } from '../src/expand.js';
+import { expandPath, expandWord, homeFromPasswd, type ExpandContext } from '../src/fs/expand.js';
 
 const ctx = (env: NodeJS.ProcessEnv = {}, extra: Partial<ExpandContext> = {}): ExpandContext => ({
   env: { HOME: '/home/ada', ...env },

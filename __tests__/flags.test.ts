@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli, sandbox, tempDir } from './helpers/cli.js';
 import { question, withDefaults } from '../src/config/questions.js';
-import { answerFindings } from '../src/config/validate.js';
+import { answerFindings } from '../src/rules/validate.js';
 import { previewOf } from '../src/wizard/preview.js';
 import { DEFAULT_FILES } from '../src/config/setup.js';
 

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FOLLOW_SLICE_BYTES, LocalFollower } from '../src/launch/follower.js';
-import type { RunJson } from '../src/launch/record.js';
-import { EVENTS_FILE } from '../src/launch/run-files.js';
+import type { RunJson } from '../src/records/record.js';
+import { EVENTS_FILE } from '../src/records/run-files.js';
 
 const dirs: string[] = [];
 afterEach(() => {

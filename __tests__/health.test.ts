@@ -1,14 +1,14 @@
 /**
- * The run's health watch (src/launch/health.ts) with real processes: a trainer that stops printing while it
+ * The run's health watch (src/observe/health.ts) with real processes: a trainer that stops printing while it
  * lives (the stall), a cgroup memory limit filling up, /dev/shm and an NVMe folder filling up (real tmpfs).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Alert } from '../src/launch/alerts.js';
-import { RunHealth } from '../src/launch/health.js';
-import { whichSync } from '../src/launch/preflight.js';
+import type { Alert } from '../src/observe/alerts.js';
+import { RunHealth } from '../src/observe/health.js';
+import { whichSync } from '../src/proc/executables.js';
 import { makeMemoryCgroup, removeCgroup } from './helpers/cgroup.js';
 import { mountTmpfs, unmountAll } from './helpers/tmpfs.js';
 

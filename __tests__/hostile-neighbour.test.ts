@@ -24,7 +24,7 @@ import { expectOneLineError } from './helpers/cli.js';
 import { FAKE_ACCELERATE, TWO_STEP } from './helpers/launch.js';
 import { NEIGHBOUR_SKIP, asNobody, nodeAsNobody, sharedFolder, startAsNobody } from './helpers/neighbour.js';
 import { BIN } from './helpers/pty.js';
-import { saveRunJson, type RunRecord } from '../src/launch/record.js';
+import { saveRunJson, type RunRecord } from '../src/records/record.js';
 
 const roots: string[] = [];
 afterEach(() => {

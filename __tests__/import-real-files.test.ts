@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importAccelerateConfig } from '../src/config/import.js';
-import { validate } from '../src/config/validate.js';
-import { configTexts } from '../src/write.js';
+import { validate } from '../src/rules/validate.js';
+import { configTexts } from '../src/config/files.js';
 import { runCli } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';
 

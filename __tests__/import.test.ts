@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importAccelerateConfig } from '../src/config/import.js';
 import { listPresets } from '../src/config/presets.js';
-import { configTexts, writeConfigFiles } from '../src/write.js';
+import { configTexts, writeConfigFiles } from '../src/config/files.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../src/config/emit.js';
-import { UsageError } from '../src/errors.js';
+import { UsageError } from '../src/text/errors.js';
 import { question, type QuestionId } from '../src/config/questions.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'zw-import-'));

@@ -2,7 +2,7 @@
 // fast path must tell every subscriber exactly what the line-by-line path tells it, in the same order, and fall
 // back to it whenever a subscriber reacts to a line (an alert, a metric) or a line may be a tqdm bar.
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, MAX_DISPLAY_LINE_CHARS, forEachLine, type LineSink } from '../src/launch/lines.js';
+import { LineSplitter, MAX_DISPLAY_LINE_CHARS, forEachLine, type LineSink } from '../src/observe/lines.js';
 import {
   mayHoldNonFiniteLoss,
   mayHoldProgress,
@@ -10,13 +10,13 @@ import {
   parseLoss,
   type Progress,
   splitGluedBar,
-} from '../src/launch/logparse.js';
-import { RunModel } from '../src/launch/model.js';
-import { StepOutput } from '../src/launch/output.js';
-import type { PipelineListener } from '../src/launch/run-control.js';
+} from '../src/observe/logparse.js';
+import { RunModel } from '../src/pane/model.js';
+import { StepOutput } from '../src/observe/step-output.js';
+import type { PipelineListener } from '../src/observe/events.js';
 import { StreamPrinter } from '../src/launch/stream.js';
-import { RunWatch } from '../src/launch/watch.js';
-import type { Alert } from '../src/launch/alerts.js';
+import { RunWatch } from '../src/observe/watch.js';
+import type { Alert } from '../src/observe/alerts.js';
 
 const LOG_LINE = (i: number) =>
   `[2026-05-01 12:00:00,123] [INFO] [engine.py:2100:step] step=${i} loss=${(1 / (1 + i)).toFixed(4)} lr=1.00e-04`;

@@ -1,5 +1,5 @@
 /**
- * Issue 23's launch-side items, through the API the launch calls (src/launch/fit.ts) and the commands a user
+ * Issue 23's launch-side items, through the API the launch calls (src/rules/fit.ts) and the commands a user
  * runs: one step-time topology for the wizard and the launch (the setup carries the links the wizard
  * detected), every printed fix a command that runs as printed, an NVMe path that does not exist is a
  * warning, and the run records read back as measurements.
@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../src/config/questions.js';
 import type { Answers } from '../src/config/questions.js';
 import type { Setup } from '../src/config/setup.js';
-import { fileFindings } from '../src/config/validate.js';
-import { launchEstimate, loadMeasuredRuns, measuredFindings } from '../src/launch/fit.js';
+import { fileFindings } from '../src/rules/validate.js';
+import { launchEstimate, measuredFindings } from '../src/rules/fit.js';
+import { loadMeasuredRuns } from '../src/records/measured-runs.js';
 import { tradeoffOf } from '../src/wizard/tradeoff.js';
 import { runCli, tempDir } from './helpers/cli.js';
 

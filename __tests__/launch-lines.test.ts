@@ -4,12 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LineSplitter, MAX_DISPLAY_LINE_CHARS, type LineSink } from '../src/launch/lines.js';
-import { decimal, parseLoss } from '../src/launch/logparse.js';
-import { SegmentThinner } from '../src/launch/output.js';
+import { LineSplitter, MAX_DISPLAY_LINE_CHARS, type LineSink } from '../src/observe/lines.js';
+import { decimal, parseLoss } from '../src/observe/logparse.js';
+import { SegmentThinner } from '../src/observe/step-output.js';
 import { LOG_BATCH_BYTES, StepLog } from '../src/launch/runner.js';
 import { until } from './helpers/proc.js';
-import { FrameStats, LOG_FRAME_INTERVAL_MS, MAX_LOG_FRAME_INTERVAL_MS } from '../components/launch/frames.js';
+import { FrameStats, LOG_FRAME_INTERVAL_MS, MAX_LOG_FRAME_INTERVAL_MS } from '../src/pane/frames.js';
 
 interface Seen {
   lines: string[];

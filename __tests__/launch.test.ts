@@ -7,9 +7,9 @@ import { parse as shellParse } from 'shell-quote';
 import { BIN, ROOT } from './helpers/pty.js';
 import { loadPreset } from '../src/config/presets.js';
 import { toAccelerateYaml } from '../src/config/emit.js';
-import { shellJoin } from '../src/quote.js';
-import { trainingScript } from '../src/launch/preflight.js';
-import type { RunJson } from '../src/launch/record.js';
+import { shellJoin } from '../src/text/quote.js';
+import { trainingScript } from '../src/config/argv.js';
+import type { RunJson } from '../src/records/record.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');

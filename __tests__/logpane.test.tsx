@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import xterm from '@xterm/headless';
-import { RunModel } from '../src/launch/model.js';
-import { Pane, type PaneOptions } from '../components/launch/pane.js';
-import { parseKeys } from '../components/launch/keys.js';
-import { RowBuilder, keyHints, textWidth } from '../components/launch/view.js';
-import { commandFor, initialPaneState, paneReducer, visibleRows, type LinesView } from '../components/launch/state.js';
-import { parseProgress } from '../src/launch/logparse.js';
-import { RunWatch } from '../src/launch/watch.js';
-import { GpuTelemetry } from '../src/launch/telemetry.js';
+import { RunModel } from '../src/pane/model.js';
+import { Pane, type PaneOptions } from '../components/pane/pane.js';
+import { parseKeys } from '../src/pane/keys.js';
+import { RowBuilder, keyHints, textWidth } from '../src/pane/view.js';
+import { commandFor, initialPaneState, paneReducer, visibleRows, type LinesView } from '../src/pane/state.js';
+import { parseProgress } from '../src/observe/logparse.js';
+import { RunWatch } from '../src/observe/watch.js';
+import { GpuTelemetry } from '../src/observe/telemetry.js';
 
 function view(lines: string[], height: number, first = 0): LinesView {
   return { first, end: first + lines.length, at: (abs) => lines[abs - first], height };

@@ -9,8 +9,8 @@ import {
   formatClock,
   formatRate,
   formatLossPair,
-} from '../src/launch/logparse.js';
-import { LineSplitter, RingBuffer, cleanLine, collapseCarriageReturns } from '../src/launch/lines.js';
+} from '../src/observe/logparse.js';
+import { LineSplitter, RingBuffer, cleanLine, collapseCarriageReturns } from '../src/observe/lines.js';
 
 describe('tqdm progress parsing', () => {
   it('reads the default bar with a loss postfix (the DiffSynth-Studio shape)', () => {

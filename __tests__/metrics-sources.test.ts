@@ -7,7 +7,7 @@ import {
   parseHfLog,
   parsePostfixLr,
   pythonFloat,
-} from '../src/launch/metrics/sources.js';
+} from '../src/observe/metrics/sources.js';
 
 describe('Python floats as the trainers print them', () => {
   it('reads repr() output, including the non-finite spellings', () => {

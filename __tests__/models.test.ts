@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../src/errors.js';
+import { UsageError } from '../src/text/errors.js';
 import { findModel, loadModelCatalog, lookupModel, parseModelCatalog } from '../src/estimate/models.js';
-import { presetsDir } from '../src/paths.js';
+import { presetsDir } from '../src/fs/paths.js';
 import { modelEntry } from './helpers/fixtures.js';
 
 const linear = (i: number, o: number) => i * o + o;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN } from './helpers/pty.js';
 import { runCli, sandbox } from './helpers/cli.js';
-import { printable } from '../src/printable.js';
+import { printable } from '../src/text/printable.js';
 
 /** Runs `zerowiz ARGS | true` in bash: the reader is gone before zerowiz writes. */
 function intoClosedPipe(args: string[], env: Record<string, string> = {}) {

@@ -1,5 +1,5 @@
 /**
- * The log pane's keys are one table (components/launch/keytable.ts), as the wizard's are: every key the table
+ * The log pane's keys are one table (src/pane/keytable.ts), as the wizard's are: every key the table
  * documents reaches its command on its surface, the hints come from it, and the README's pane table is
  * generated from it (`ZEROWIZ_WRITE_README=1` rewrites it).
  */
@@ -14,7 +14,7 @@ import {
   paneStack,
   type KeyInfo,
   type PaneSurface,
-} from '../components/launch/keytable.js';
+} from '../src/pane/keytable.js';
 import { ROOT } from './helpers/paths.js';
 
 /** The presses a documented key name stands for. */
@@ -89,8 +89,7 @@ describe("the pane's key table", () => {
   });
 
   it("the README's pane table is the table", () => {
-    const BEGIN =
-      '<!-- pane keys: generated from components/launch/keytable.ts (paneKeysMarkdown); a test checks it -->';
+    const BEGIN = '<!-- pane keys: generated from src/pane/keytable.ts (paneKeysMarkdown); a test checks it -->';
     const END = '<!-- /pane keys -->';
     const path = join(ROOT, 'README.md');
     const text = readFileSync(path, 'utf8');

@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { deepspeedZero2, deepspeedZero3, estimatePlacement, normalizeInput } from '../src/estimate/estimate.js';
 import type { EstimateInput } from '../src/estimate/estimate.js';
 import { NO_ZERO, cudaContextItem, peakOf } from '../src/estimate/peak.js';
-import type { MasterWeights, OptimizerKind, PeakPlacement } from '../src/estimate/peak.js';
+import type { PeakPlacement } from '../src/estimate/peak.js';
+import type { MasterWeights, OptimizerKind } from '../src/config/training.js';
 import type { BlockKind } from '../src/estimate/models.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

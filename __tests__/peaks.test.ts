@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatPeakVsEstimate, highestPeak } from '../src/launch/peaks.js';
+import { formatPeakVsEstimate, highestPeak } from '../src/observe/peaks.js';
 
 const GIB = 2 ** 30;
 const peak = (index: number, gib: number) => ({ index, usedBytes: Math.round(gib * GIB), totalBytes: 80 * GIB, at: 0 });

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { earlierOutputs, missingScripts } from '../src/launch/preflight.js';
+import { earlierOutputs, missingScripts } from '../src/config/argv.js';
 import { DEFAULT_FILES, type Setup } from '../src/config/setup.js';
 import { withDefaults } from '../src/config/questions.js';
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deletePreset, findPreset, listPresets, loadPreset, savePreset } from '../src/config/presets.js';
 import { withDefaults } from '../src/config/questions.js';
-import { UsageError } from '../src/errors.js';
-import { userPresetsDir } from '../src/paths.js';
+import { UsageError } from '../src/text/errors.js';
+import { userPresetsDir } from '../src/fs/paths.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../src/config/emit.js';
 import { SEED_DIR } from './helpers/paths.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { HostDetection } from '../src/detect.js';
-import { envFromDetection, processFindings, processPlan } from '../src/processes.js';
+import type { HostDetection } from '../src/machine/detect.js';
+import { envFromDetection, processFindings, processPlan } from '../src/rules/processes.js';
 
 const GiB = 2 ** 30;
 const host = (n: number): HostDetection => ({

@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/cli.js';
-import { shellJoin, shellWord } from '../src/quote.js';
+import { shellJoin, shellWord } from '../src/text/quote.js';
 
 const SHELLS: Array<{ name: string; argv: string[] }> = [
   { name: 'bash', argv: ['bash', '-c'] },

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kindBlockProblem } from '../src/commands/record-kinds.js';
-import { readRunRecord as readRecord } from '../src/launch/record.js';
+import { readRunRecord as readRecord } from '../src/records/record.js';
 
 /** Read as every command reads a record: the kinds' blocks checked too. */
 const readRunRecord = (dir: string) => readRecord(dir, kindBlockProblem);
@@ -122,7 +122,7 @@ describe("run.json's estimate and live blocks", () => {
 describe('the setup a record ran, read back for `launch --last`', () => {
   it('keeps every answer as it was: a GPU memory in bytes is not read again as GiB', async () => {
     const { loadPreset } = await import('../src/config/presets.js');
-    const { createRunRecord, readRecordSetup } = await import('../src/launch/record.js');
+    const { createRunRecord, readRecordSetup } = await import('../src/records/record.js');
     const setup = await loadPreset(join(__dirname, 'fixtures', 'launch', 'hf-eight.yaml'));
     const cwd = mkdtempSync(join(tmpdir(), 'zw-rec-setup-'));
     const answers = { ...setup.answers, gpu_memory: 80 * 2 ** 30, cpu_memory: 2 * 2 ** 40 };

@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pipeline, type StepSpec } from '../src/launch/runner.js';
-import { RunModel } from '../src/launch/model.js';
-import { groupAlive, trackedGroups } from '../src/launch/group.js';
+import { RunModel } from '../src/pane/model.js';
+import { groupAlive, trackedGroups } from '../src/proc/group.js';
 import { StreamPrinter } from '../src/launch/stream.js';
-import type { Progress } from '../src/launch/logparse.js';
-import { RunWatch } from '../src/launch/watch.js';
+import type { Progress } from '../src/observe/logparse.js';
+import { RunWatch } from '../src/observe/watch.js';
 import { ROOT } from './helpers/pty.js';
 import { running, until } from './helpers/proc.js';
 

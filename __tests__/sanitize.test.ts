@@ -1,14 +1,14 @@
 /**
- * One sanitizer for everything that reaches a terminal (src/printable.ts): text from files, Slurm's
- * answers, nvidia-smi and error messages is shown escaped; a child's output lines (src/launch/lines.ts)
+ * One sanitizer for everything that reaches a terminal (src/text/printable.ts): text from files, Slurm's
+ * answers, nvidia-smi and error messages is shown escaped; a child's output lines (src/observe/lines.ts)
  * have the same control characters removed. They agree on every code point; a bad value holding a newline
  * is shown escaped on one line.
  */
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli } from './helpers/cli.js';
-import { describeError, UsageError } from '../src/errors.js';
-import { LineSplitter, cleanLine, type LineSink } from '../src/launch/lines.js';
-import { hasControl, printable } from '../src/printable.js';
+import { describeError, UsageError } from '../src/text/errors.js';
+import { LineSplitter, cleanLine, type LineSink } from '../src/observe/lines.js';
+import { hasControl, printable } from '../src/text/printable.js';
 
 function collect(chunks: (string | Buffer)[]): string[] {
   const out: string[] = [];

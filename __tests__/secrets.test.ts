@@ -22,9 +22,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from './helpers/pty.js';
 import { loadPreset } from '../src/config/presets.js';
 import type { Setup } from '../src/config/setup.js';
-import { UsageError } from '../src/errors.js';
-import { SECRET_MARK, isSecretName, redactArgv, redactRunJson, restoreSecrets } from '../src/redact.js';
-import { shellJoin } from '../src/quote.js';
+import { UsageError } from '../src/text/errors.js';
+import { SECRET_MARK, isSecretName, redactArgv, redactRunJson, restoreSecrets } from '../src/text/redact.js';
+import { shellJoin } from '../src/text/quote.js';
 import { planSlurmLaunch, submitSlurm } from '../src/slurm/launch.js';
 import { perNodeCommands } from '../src/slurm/script.js';
 

@@ -44,7 +44,7 @@ import {
 import { createSlurmRecord, jobEnding, recordSubmitted } from '../src/slurm/record.js';
 import { SlurmFollower } from '../src/slurm/follow.js';
 import { checkOptions, planSlurmLaunch, submitSlurm } from '../src/slurm/launch.js';
-import { UsageError } from '../src/errors.js';
+import { UsageError } from '../src/text/errors.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AlertEngine, MAX_ALERTS_PER_STEP } from '../src/launch/alerts.js';
+import { AlertEngine, MAX_ALERTS_PER_STEP } from '../src/observe/alerts.js';
 import {
   STALL_FACTOR_DEFAULT,
   STALL_MIN_MS_DEFAULT,
@@ -8,7 +8,7 @@ import {
   describeProcState,
   parsePySpyDump,
   stallAlert,
-} from '../src/launch/stall.js';
+} from '../src/observe/stall.js';
 
 const S = 1000;
 

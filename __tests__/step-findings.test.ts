@@ -10,9 +10,9 @@ import {
 import { loadPreset } from '../src/config/presets.js';
 import { noStepsNote, type Setup } from '../src/config/setup.js';
 import { withStepConfig } from '../src/config/step-args.js';
-import type { StepCheckContext } from '../src/config/step-finding.js';
-import { stepFindings } from '../src/config/step-findings.js';
-import { validate } from '../src/config/validate.js';
+import type { StepCheckContext } from '../src/rules/step-finding.js';
+import { stepFindings } from '../src/rules/step-findings.js';
+import { validate } from '../src/rules/validate.js';
 import { SEED_DIR } from './helpers/paths.js';
 
 const SCRIPT = 'examples/qwen_image/model_training/train.py';

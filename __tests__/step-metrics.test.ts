@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseProgress } from '../src/launch/logparse.js';
-import { LossSeries } from '../src/launch/metrics/series.js';
-import { type MetricSignal, StepMetrics } from '../src/launch/metrics/step-metrics.js';
+import { parseProgress } from '../src/observe/logparse.js';
+import { LossSeries } from '../src/observe/metrics/series.js';
+import { type MetricSignal, StepMetrics } from '../src/observe/metrics/step-metrics.js';
 
 const bar = (n: number, postfix = '') =>
   parseProgress(

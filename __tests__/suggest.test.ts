@@ -1,7 +1,7 @@
-/** The one "did you mean" rule (src/suggest.ts), alone: which names are near, and the hint it makes. */
+/** The one "did you mean" rule (src/text/suggest.ts), alone: which names are near, and the hint it makes. */
 import { describe, expect, it } from 'vitest';
-import { NearMiss, nearMissHint, nearest } from '../src/suggest.js';
-import { shellWord } from '../src/quote.js';
+import { NearMiss, nearMissHint, nearest } from '../src/text/suggest.js';
+import { shellWord } from '../src/text/quote.js';
 
 describe('nearest', () => {
   it('takes separators and case as the same name', () => {

@@ -8,10 +8,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { liveStepJson } from '../src/launch/live-record.js';
-import { StepMetrics } from '../src/launch/metrics/step-metrics.js';
-import { GpuTelemetry, parseTelemetryLine } from '../src/launch/telemetry.js';
-import { hasControl } from '../src/printable.js';
+import { liveStepJson } from '../src/observe/live.js';
+import { StepMetrics } from '../src/observe/metrics/step-metrics.js';
+import { GpuTelemetry, parseTelemetryLine } from '../src/observe/telemetry.js';
+import { hasControl } from '../src/text/printable.js';
 import { ROOT } from './helpers/paths.js';
 
 const MIB = 2 ** 20;

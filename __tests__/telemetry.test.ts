@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
-import { groupAlive, trackedGroups, waitGroupGone } from '../src/launch/group.js';
-import { formatPeakVsEstimate } from '../src/launch/peaks.js';
-import { GpuTelemetry, parseTelemetryLine, visibleGpuIndices } from '../src/launch/telemetry.js';
+import { groupAlive, trackedGroups, waitGroupGone } from '../src/proc/group.js';
+import { formatPeakVsEstimate } from '../src/observe/peaks.js';
+import { GpuTelemetry, parseTelemetryLine, visibleGpuIndices } from '../src/observe/telemetry.js';
 import { tempDir } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';
 
@@ -134,7 +134,7 @@ describe('live GPU telemetry (stand-in nvidia-smi, -lms loop)', () => {
   it('never outlives zerowiz: a process that exits without stopping it takes nvidia-smi down too', async () => {
     const dir = tempDir('zw-telemetry-');
     buildSync({
-      entryPoints: [join(ROOT, 'src', 'launch', 'telemetry.ts')],
+      entryPoints: [join(ROOT, 'src', 'observe', 'telemetry.ts')],
       outfile: join(dir, 'telemetry.mjs'),
       bundle: true,
       platform: 'node',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
-import { Screen } from '../src/terminal.js';
+import { Screen } from '../src/proc/terminal.js';
 
 /** A terminal's two ends as the Screen uses them: what was written, and the raw-mode calls. */
 function fakeTerminal() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../src/errors.js';
-import { formatBytes, formatBytesShort, formatCount, parseBytes, parseCount, parseInteger } from '../src/units.js';
+import { UsageError } from '../src/text/errors.js';
+import { formatBytes, formatBytesShort, formatCount, parseBytes, parseCount, parseInteger } from '../src/text/units.js';
 
 describe('parseCount', () => {
   it.each([

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { withDefaults, type Answers } from '../src/config/questions.js';
 import { DEFAULT_FILES, type LaunchStep, type Setup } from '../src/config/setup.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig, validate, type Finding } from '../src/config/validate.js';
+import { validate } from '../src/rules/validate.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from '../src/config/accept.js';
+import type { Finding } from '../src/config/finding.js';
 
 const rules = (fs: Finding[]) => fs.map((f) => `${f.level}:${f.rule}`);
 function setup(given: Partial<Answers>, steps: LaunchStep[] = []): Setup {

@@ -3,13 +3,13 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Alert, AlertId } from '../src/launch/alerts.js';
-import { planCsvLog } from '../src/launch/diffsynth.js';
-import { parseLiveStep, peaksFromJson } from '../src/launch/live-record.js';
-import { formatPeakVsEstimate } from '../src/launch/peaks.js';
+import type { Alert, AlertId } from '../src/observe/alerts.js';
+import { planCsvLog } from '../src/config/diffsynth.js';
+import { parseLiveStep, peaksFromJson } from '../src/observe/live.js';
+import { formatPeakVsEstimate } from '../src/observe/peaks.js';
 import { Pipeline, type StepSpec } from '../src/launch/runner.js';
-import { GpuTelemetry } from '../src/launch/telemetry.js';
-import { RunWatch } from '../src/launch/watch.js';
+import { GpuTelemetry } from '../src/observe/telemetry.js';
+import { RunWatch } from '../src/observe/watch.js';
 import { tempDir } from './helpers/cli.js';
 import { ROOT } from './helpers/paths.js';
 

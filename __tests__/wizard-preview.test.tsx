@@ -4,7 +4,7 @@ import { App } from '../components/wizard/App.js';
 import { withDefaults } from '../src/config/questions.js';
 import type { Setup } from '../src/config/setup.js';
 import { previewOf } from '../src/wizard/preview.js';
-import { configTexts } from '../src/write.js';
+import { configTexts } from '../src/config/files.js';
 import { frame, listening, standInDeps } from './helpers/ink.js';
 
 // previewOf as it is, counted: the wizard loads the module lazily, so the spy is the one it gets.

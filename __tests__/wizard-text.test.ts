@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { question, type Question } from '../src/config/questions.js';
 import { choiceItems } from '../src/wizard/question-text.js';
-import { softWrap } from '../src/text.js';
+import { softWrap } from '../src/text/text.js';
 import { editField, fieldOf, fieldWindow, type FieldState } from '../src/wizard/field.js';
 import { NO_KEY, type KeyPress } from '../src/wizard/keytable.js';
 

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli, tempDir } from './helpers/cli.js';
-import { LOCK_FILE_NAME, writeFileSafely } from '../src/write.js';
+import { LOCK_FILE_NAME, writeFileSafely } from '../src/fs/write.js';
 
 const GEN = ['generate', '--mode', '2', '--num-processes', '8'];
 

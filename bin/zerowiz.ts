@@ -14,7 +14,7 @@ if (process.argv[2] === WATCHDOG_ARG) {
 } else {
   const code = await main(process.argv.slice(2), {
     runWizard: async (opts) => (await import('../components/wizard/run.js')).runWizard(opts),
-    runLogPane: async (opts) => (await import('../components/launch/run.js')).runLogPane(opts),
+    runLogPane: async (opts) => (await import('../components/pane/run.js')).runLogPane(opts),
   });
   process.exitCode = code;
 }

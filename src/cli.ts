@@ -1,8 +1,8 @@
 /** The command-line surface (commander). Each subcommand lives in src/commands/. */
 import { Option } from 'commander';
-import { pathFlag } from './expand.js';
-import { UsageError } from './errors.js';
-import type { UiLoaders } from './ui.js';
+import { pathFlag } from './fs/expand.js';
+import { UsageError } from './text/errors.js';
+import type { UiLoaders } from './commands/ui.js';
 import type { CommandContext } from './commands/context.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerPreset } from './commands/preset.js';

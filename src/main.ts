@@ -1,10 +1,10 @@
 /** Runs the CLI and turns errors into exit codes: 2 for bad usage or input, 1 for a failed run. */
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
-import { RunError, UsageError, describeError, fileError, isOsError } from './errors.js';
-import type { UiLoaders } from './ui.js';
-import { shellWord } from './quote.js';
-import { NearMiss, nearMissHint } from './suggest.js';
+import { RunError, UsageError, describeError, fileError, isOsError } from './text/errors.js';
+import type { UiLoaders } from './commands/ui.js';
+import { shellWord } from './text/quote.js';
+import { NearMiss, nearMissHint } from './text/suggest.js';
 import * as output from './commands/output.js';
 
 /** Errors of a reader that closed early: the output has nowhere to go, and nobody waits for it. */

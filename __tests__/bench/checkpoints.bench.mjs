@@ -29,9 +29,9 @@ export async function bench({ root }) {
     await build({
       stdin: {
         contents: [
-          `export { verifyWeightsFile } from ${JSON.stringify(join(root, 'src', 'launch', 'checkpoints', 'verify.ts'))};`,
-          `export { loraExpectation, NO_EXPECTATION } from ${JSON.stringify(join(root, 'src', 'launch', 'checkpoints', 'expect.ts'))};`,
-          `export { CheckpointWatcher } from ${JSON.stringify(join(root, 'src', 'launch', 'checkpoints', 'watch.ts'))};`,
+          `export { verifyWeightsFile } from ${JSON.stringify(join(root, 'src', 'checkpoints', 'verify.ts'))};`,
+          `export { loraExpectation, NO_EXPECTATION } from ${JSON.stringify(join(root, 'src', 'checkpoints', 'expect.ts'))};`,
+          `export { CheckpointWatcher } from ${JSON.stringify(join(root, 'src', 'checkpoints', 'watch.ts'))};`,
           `export { loadModelCatalog } from ${JSON.stringify(join(root, 'src', 'estimate', 'models.ts'))};`,
           `export { safetensorsBytes, diffsynthLora } from ${JSON.stringify(join(root, '__tests__', 'helpers', 'safetensors.ts'))};`,
         ].join('\n'),

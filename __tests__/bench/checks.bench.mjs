@@ -120,7 +120,7 @@ export async function bench({ root, bin, nodeBaselineMs }) {
     const outfile = join(home, 'health.mjs');
     await build({
       stdin: {
-        contents: `export { RunHealth } from ${JSON.stringify(join(root, 'src', 'launch', 'health.ts'))};`,
+        contents: `export { RunHealth } from ${JSON.stringify(join(root, 'src', 'observe', 'health.ts'))};`,
         resolveDir: root,
         loader: 'ts',
       },

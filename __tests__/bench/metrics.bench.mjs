@@ -83,9 +83,9 @@ export async function bench({ root }) {
     await build({
       stdin: {
         contents: [
-          `export { RunWatch } from ${JSON.stringify(join(root, 'src', 'launch', 'watch.ts'))};`,
-          `export { mayBeProgress, parseProgress } from ${JSON.stringify(join(root, 'src', 'launch', 'logparse.ts'))};`,
-          `export { GpuTelemetry, parseTelemetryLine } from ${JSON.stringify(join(root, 'src', 'launch', 'telemetry.ts'))};`,
+          `export { RunWatch } from ${JSON.stringify(join(root, 'src', 'observe', 'watch.ts'))};`,
+          `export { mayBeProgress, parseProgress } from ${JSON.stringify(join(root, 'src', 'observe', 'logparse.ts'))};`,
+          `export { GpuTelemetry, parseTelemetryLine } from ${JSON.stringify(join(root, 'src', 'observe', 'telemetry.ts'))};`,
         ].join('\n'),
         resolveDir: root,
         loader: 'ts',

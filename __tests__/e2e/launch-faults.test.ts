@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { FAKE_ACCELERATE as FAKE, TWO_STEP } from '../helpers/launch.js';
 import { BIN, ROOT } from '../helpers/pty.js';
 import { running } from '../helpers/proc.js';
-import type { RunJson } from '../../src/launch/record.js';
+import type { RunJson } from '../../src/records/record.js';
 
 const GRACE = { ZEROWIZ_SIGINT_GRACE_MS: '300', ZEROWIZ_SIGTERM_GRACE_MS: '300' };
 

@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
 import { processesWithEnv, running, until } from '../helpers/proc.js';
-import type { RunJson } from '../../src/launch/record.js';
+import type { RunJson } from '../../src/records/record.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const TRAINERS = join(FIXTURES, 'trainers');

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { running, until } from '../helpers/proc.js';
-import type { RunJson } from '../../src/launch/record.js';
+import type { RunJson } from '../../src/records/record.js';
 
 /** The trainer's period and its output per step: 4 KB every 20 ms fills any pipe or socket buffer in about 1 s. */
 const PERIOD_MS = 20;

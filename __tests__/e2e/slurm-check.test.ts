@@ -1,6 +1,6 @@
 /**
  * The checks as the first command of a Slurm pass, on a real two-node cluster (helpers/slurm.ts): the lines
- * of src/launch/checks/slurm-lines.ts in a job script run `zerowiz check --node-report` on both nodes into the
+ * of src/checks/slurm-lines.ts in a job script run `zerowiz check --node-report` on both nodes into the
  * pass's log; a FAIL ends the job before the pass with the reason in the job's output (and the pass log's
  * FAIL line raises the check-failed alert); a node that cannot run zerowiz lets the pass start unchecked.
  */
@@ -8,10 +8,10 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AlertEngine } from '../../src/launch/alerts.js';
-import { parseNodeCheckLine } from '../../src/launch/checks/format.js';
-import { nodeCheckLines, nodeCheckPreamble } from '../../src/launch/checks/slurm-lines.js';
-import type { CheckId } from '../../src/launch/checks/types.js';
+import { AlertEngine } from '../../src/observe/alerts.js';
+import { parseNodeCheckLine } from '../../src/checks/format.js';
+import { nodeCheckLines, nodeCheckPreamble } from '../../src/checks/slurm-lines.js';
+import type { CheckId } from '../../src/checks/types.js';
 import { BIN } from '../helpers/pty.js';
 import { type SlurmCluster, slurmAvailability, startCluster } from '../helpers/slurm.js';
 

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, ROOT } from '../helpers/pty.js';
 import { slurmAvailability, startCluster, type SlurmCluster } from '../helpers/slurm.js';
-import type { RunJson } from '../../src/launch/record.js';
+import type { RunJson } from '../../src/records/record.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const SEED = 'qwen-image-lora-lowvram';

@@ -21,7 +21,7 @@ import {
   startCluster,
   type SlurmCluster,
 } from '../helpers/slurm.js';
-import type { RunJson } from '../../src/launch/record.js';
+import type { RunJson } from '../../src/records/record.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const SEED = 'qwen-image-lora-lowvram';

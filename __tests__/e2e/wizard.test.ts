@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import { BIN, KEYS, ROOT } from '../helpers/pty.js';
 import { at, highlight, settled, startWizard as start, walkToMode } from '../helpers/wizard-pty.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig } from '../../src/config/validate.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from '../../src/config/accept.js';
 
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

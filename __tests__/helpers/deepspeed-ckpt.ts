@@ -1,7 +1,7 @@
 /**
  * DeepSpeed checkpoint folders with the names and layout DeepSpeed 0.19 writes (deepspeed/runtime/engine.py:
  * save_checkpoint, _get_ckpt_name, _get_zero_ckpt_name, _copy_recovery_script; see
- * src/launch/checkpoints/deepspeed.ts). Each .pt is a zip archive as torch.save writes it (entries stored under
+ * src/checkpoints/deepspeed.ts). Each .pt is a zip archive as torch.save writes it (entries stored under
  * `archive/`); the contents are placeholders: only the real tier's checkpoints come from torch.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * A run record as zerowiz writes it (`.zerowiz/runs/<id>/run.json`, src/launch/record.ts), for tests of what
+ * A run record as zerowiz writes it (`.zerowiz/runs/<id>/run.json`, src/records/record.ts), for tests of what
  * reads records (`runs`, `export weights`) without running a launch first.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -12,20 +12,20 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { withDefaults } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 import { loadModelCatalog, type ModelEntry } from '../../src/estimate/models.js';
-import { AlertEngine } from '../../src/launch/alerts.js';
-import { loraExpectation, NO_EXPECTATION, type Expectation } from '../../src/launch/checkpoints/expect.js';
-import { findCheckpoints, verifyFound } from '../../src/launch/checkpoints/find.js';
-import { layoutKey, writeRenamed } from '../../src/launch/checkpoints/lora-layout.js';
-import { readSafetensorsHeader } from '../../src/launch/checkpoints/safetensors.js';
+import { AlertEngine } from '../../src/observe/alerts.js';
+import { loraExpectation, NO_EXPECTATION, type Expectation } from '../../src/checkpoints/expect.js';
+import { findCheckpoints, verifyFound } from '../../src/checkpoints/find.js';
+import { layoutKey, writeRenamed } from '../../src/checkpoints/lora-layout.js';
+import { readSafetensorsHeader } from '../../src/checkpoints/safetensors.js';
 import {
   captureTopology,
   recordTopology,
   relaunchTopologyChecks,
   topologyOfSetup,
-} from '../../src/launch/checkpoints/topology.js';
-import { verifyWeightsFile } from '../../src/launch/checkpoints/verify.js';
-import { CheckpointWatcher } from '../../src/launch/checkpoints/watch.js';
-import { readRunRecord } from '../../src/launch/record.js';
+} from '../../src/checkpoints/topology.js';
+import { verifyWeightsFile } from '../../src/checkpoints/verify.js';
+import { CheckpointWatcher } from '../../src/checkpoints/watch.js';
+import { readRunRecord } from '../../src/records/record.js';
 import { runCli } from '../helpers/cli.js';
 import { BIN } from '../helpers/pty.js';
 import { ROOT } from '../helpers/paths.js';

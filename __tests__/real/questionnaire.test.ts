@@ -16,8 +16,8 @@ import { deepSpeedMeaning } from '../../src/config/effective.js';
 import { importAccelerateConfig, type ImportResult } from '../../src/config/import.js';
 import { QUESTIONS, type Question, type QuestionId } from '../../src/config/questions.js';
 import type { Setup } from '../../src/config/setup.js';
-import { validate } from '../../src/config/validate.js';
-import { configTexts } from '../../src/write.js';
+import { validate } from '../../src/rules/validate.js';
+import { configTexts } from '../../src/config/files.js';
 import { ROOT } from '../helpers/paths.js';
 import {
   asRecorded,

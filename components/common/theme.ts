@@ -1,9 +1,9 @@
 /**
- * Colours, off when NO_COLOR is set (https://no-color.org; src/text.ts colorAllowed, the rule the plain commands
+ * Colours, off when NO_COLOR is set (https://no-color.org; src/text/text.ts colorAllowed, the rule the plain commands
  * use too). Views ask `tint(name)` for a colour prop; with NO_COLOR it is undefined and Ink prints plain text
  * (bold/inverse still mark the highlight).
  */
-import { colorAllowed } from '../../src/text.js';
+import { colorAllowed } from '../../src/text/text.js';
 
 /** True when colours are allowed. */
 export const COLOR_ENABLED = colorAllowed();

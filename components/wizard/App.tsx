@@ -10,10 +10,10 @@ import type React from 'react';
 import { useMemo, useReducer } from 'react';
 import { Box, Text } from 'ink';
 import { question, type Answers, type Question, type QuestionId } from '../../src/config/questions.js';
-import type { StepFinding } from '../../src/config/step-finding.js';
-import { processContext, type ExpandContext } from '../../src/expand.js';
-import { csvLogOffer, csvLogSteps } from '../../src/launch/diffsynth.js';
-import { clip } from '../../src/text.js';
+import type { StepFinding } from '../../src/rules/step-finding.js';
+import { processContext, type ExpandContext } from '../../src/fs/expand.js';
+import { csvLogOffer, csvLogSteps } from '../../src/config/diffsynth.js';
+import { clip } from '../../src/text/text.js';
 import {
   SHELL_SURFACES,
   commitStepEdit,

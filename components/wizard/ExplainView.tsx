@@ -6,7 +6,7 @@
  */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { clip } from '../../src/text.js';
+import { clip } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import type { ExplainWindow } from '../../src/wizard/layout.js';
 

@@ -11,7 +11,7 @@ import { TextField } from '../common/TextField.js';
 import type { Answers } from '../../src/config/questions.js';
 import type { Setup } from '../../src/config/setup.js';
 import type { SlurmShape } from '../../src/slurm/shape.js';
-import type { WriteResult } from '../../src/write.js';
+import type { WriteResult } from '../../src/fs/write.js';
 import type { DiffLine, WritePlan, WriteTarget } from '../../src/wizard/finish.js';
 import {
   SLURM_FIELDS,
@@ -21,7 +21,7 @@ import {
   type SlurmPartition,
   type SlurmValues,
 } from '../../src/wizard/finishState.js';
-import { clip, softWrap } from '../../src/text.js';
+import { clip, softWrap } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
 import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/layout.js';
@@ -46,7 +46,7 @@ export interface FinishDeps {
     csvLog: boolean | 'auto' | undefined,
   ): Promise<{ error: string; hint: string | null } | null>;
   /**
-   * The machine checks of a setup's steps run in `cwd` (src/launch/checks/summary.ts checkSummary; a test's
+   * The machine checks of a setup's steps run in `cwd` (src/checks/summary.ts checkSummary; a test's
    * stand-in otherwise): their count and the lines of what to fix.
    */
   runChecks?(setup: Setup, cwd: string): Promise<{ summary: string; lines: string[] }>;

@@ -2,7 +2,7 @@
 import type React from 'react';
 import { Box, Text } from 'ink';
 import { tint } from '../common/theme.js';
-import { clip } from '../../src/text.js';
+import { clip } from '../../src/text/text.js';
 import type { GlossaryView as GlossaryWindow } from '../../src/wizard/glossary.js';
 
 /**

@@ -5,9 +5,9 @@ import { List } from '../common/List.js';
 import type { Answers } from '../../src/config/questions.js';
 import { MODE_INFO } from '../../src/config/modes.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
-import type { Interconnect } from '../../src/estimate/peak.js';
+import type { Interconnect } from '../../src/config/training.js';
 import { startKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
-import { bar, clip, padEnd, padStart, wrap } from '../../src/text.js';
+import { bar, clip, padEnd, padStart, wrap } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, TextLine } from './parts.js';
 import {

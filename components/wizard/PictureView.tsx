@@ -10,7 +10,7 @@ import { useSurface } from '../common/keys.js';
 import { COLOR_ENABLED, PICTURE_PALETTE } from '../common/theme.js';
 import { drawPicture, type Segment } from '../../src/wizard/picture.js';
 import { pictureOf, type Tradeoff } from '../../src/wizard/tradeoff.js';
-import { wrap } from '../../src/text.js';
+import { wrap } from '../../src/text/text.js';
 import { modeItems } from '../../src/wizard/mode-table.js';
 
 /** Props of the picture. */

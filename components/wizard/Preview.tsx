@@ -3,7 +3,7 @@ import { memo } from 'react';
 import { Box, Text } from 'ink';
 import type { Preview as PreviewData } from '../../src/wizard/preview.js';
 import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';
-import { clip, softWrap } from '../../src/text.js';
+import { clip, softWrap } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import { previewFindingRows, previewTextRows } from '../../src/wizard/layout.js';
 

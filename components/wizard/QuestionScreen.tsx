@@ -4,13 +4,13 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Answers, DetectedEnv, Question } from '../../src/config/questions.js';
-import type { Finding } from '../../src/config/validate.js';
+import type { Finding } from '../../src/config/finding.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
-import { processContext, type ExpandContext } from '../../src/expand.js';
+import { processContext, type ExpandContext } from '../../src/fs/expand.js';
 import { fieldStart } from '../../src/wizard/display.js';
 import type { Tradeoff } from '../../src/wizard/tradeoff.js';
-import { formatCount } from '../../src/units.js';
-import { clip } from '../../src/text.js';
+import { formatCount } from '../../src/text/units.js';
+import { clip } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import { ModeQuestion } from './ModeQuestion.js';
 import {

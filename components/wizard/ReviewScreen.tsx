@@ -7,7 +7,7 @@ import type React from 'react';
 import { useState } from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
-import { clip } from '../../src/text.js';
+import { clip } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
 import { reviewDetailLines, type ReviewItem } from '../../src/wizard/review.js';

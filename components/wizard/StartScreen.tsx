@@ -3,7 +3,7 @@ import { Box, Text } from 'ink';
 import { List } from '../common/List.js';
 import { TextField } from '../common/TextField.js';
 import type { Preset, PresetProblem } from '../../src/config/presets.js';
-import { clip, padEnd, wrap } from '../../src/text.js';
+import { clip, padEnd, wrap } from '../../src/text/text.js';
 import { tint } from '../common/theme.js';
 import { Indicator, PlainItem } from './parts.js';
 import { START_PROMPT, startItems } from './startText.js';

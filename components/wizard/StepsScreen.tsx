@@ -11,9 +11,9 @@ import { TextField } from '../common/TextField.js';
 import { tint } from '../common/theme.js';
 import type { SetupFiles } from '../../src/config/setup.js';
 import type { StepArg } from '../../src/config/step-args.js';
-import type { Finding } from '../../src/config/validate.js';
+import type { Finding } from '../../src/config/finding.js';
 import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/steps.js';
-import { clip, padEnd, wrap } from '../../src/text.js';
+import { clip, padEnd, wrap } from '../../src/text/text.js';
 import { Indicator, PlainItem } from './parts.js';
 import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/steps-text.js';
 

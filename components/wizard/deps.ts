@@ -6,7 +6,7 @@ import type { DetectedEnv } from '../../src/config/questions.js';
 import type { LaunchStep } from '../../src/config/setup.js';
 import type { MeasuredRun } from '../../src/estimate/measured.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
-import type { ExpandContext } from '../../src/expand.js';
+import type { ExpandContext } from '../../src/fs/expand.js';
 import type { FinishDeps } from './FinishScreen.js';
 
 /** Everything the wizard reads or writes outside itself (real in the bin, stand-ins in tests). */
@@ -15,7 +15,7 @@ export interface AppDeps extends FinishDeps {
   listPresets(): { presets: Preset[]; problems: PresetProblem[] };
   importConfig(path: string): ImportResult;
   loadModels(): ModelEntry[];
-  /** The run records of the launch directory as measurements (src/launch/fit.ts loadMeasuredRuns), for the ZeRO table. */
+  /** The run records of the launch directory as measurements (src/rules/fit.ts loadMeasuredRuns), for the ZeRO table. */
   measuredRuns?: () => MeasuredRun[];
   defaultConfigExists: boolean;
   /** Resolves when listPresets/importConfig/loadModels/planWrite can be called (they may load lazily). */

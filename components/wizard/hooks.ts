@@ -11,7 +11,7 @@ import type { Setup } from '../../src/config/setup.js';
 import { noStepsNote } from '../../src/config/setup.js';
 import type { MeasuredRun } from '../../src/estimate/measured.js';
 import type { ModelEntry } from '../../src/estimate/models.js';
-import { expandPath, type ExpandContext } from '../../src/expand.js';
+import { expandPath, type ExpandContext } from '../../src/fs/expand.js';
 import type { Preset, PresetProblem } from '../../src/config/presets.js';
 import { finishEffect } from '../../src/wizard/finishState.js';
 import { presetDescription } from '../../src/wizard/finish.js';
@@ -192,7 +192,7 @@ export function useFinishEffects(
       const run =
         deps.runChecks ??
         (async (x: Setup, where: string) =>
-          (await import('../../src/launch/checks/summary.js')).checkSummary(x, { cwd: where }));
+          (await import('../../src/checks/summary.js')).checkSummary(x, { cwd: where }));
       run(current, cwd).then(
         (c) => act({ type: 'checked', ...c }),
         (e) => act({ type: 'checkFailed', error: (e as Error).message }),

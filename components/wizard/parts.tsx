@@ -2,7 +2,7 @@ import type React from 'react';
 import { memo } from 'react';
 import { Box, Text } from 'ink';
 import { tint } from '../common/theme.js';
-import { wrap } from '../../src/text.js';
+import { wrap } from '../../src/text/text.js';
 
 /** The two markers, made once: the same element every frame, so React does not even compare them. */
 const MARKER_ON = <Text color={tint('accent')}>{'❯ '}</Text>;

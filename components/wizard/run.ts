@@ -1,12 +1,12 @@
 /**
- * Mounts the wizard on the terminal and resolves with the exit code. The terminal module (src/terminal.ts)
+ * Mounts the wizard on the terminal and resolves with the exit code. The terminal module (src/proc/terminal.ts)
  * restores the terminal (alternate screen left, cursor shown, raw mode off) on every way out: finishing,
  * q, Ctrl+C, a signal, an exception, the terminal closing. Files are only written by the finish step's
  * atomic writes, so an abort never leaves one. The Launch action goes through the same launch lifecycle as
  * `zerowiz launch` (src/launch/lifecycle.ts).
  */
 import { existsSync, statSync } from 'node:fs';
-import { describeError, fileError } from '../../src/errors.js';
+import { describeError, fileError } from '../../src/text/errors.js';
 import {
   SIGNAL_EXIT_CODES,
   Screen,
@@ -16,12 +16,12 @@ import {
   onTerminalSignals,
   writeErr,
   writeOut,
-} from '../../src/terminal.js';
-import { capYoungGeneration } from '../../src/heap.js';
-import type { WizardOptions } from '../../src/ui.js';
-import { accelerateDefaultConfig } from '../../src/paths.js';
-import { formatBytesShort } from '../../src/units.js';
-import { whichSync } from '../../src/launch/preflight.js';
+} from '../../src/proc/terminal.js';
+import { capYoungGeneration } from '../../src/proc/heap.js';
+import type { WizardOptions } from '../../src/commands/ui.js';
+import { accelerateDefaultConfig } from '../../src/fs/paths.js';
+import { formatBytesShort } from '../../src/text/units.js';
+import { whichSync } from '../../src/proc/executables.js';
 import type { Setup } from '../../src/config/setup.js';
 import type { SlurmDeps } from './FinishScreen.js';
 import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/finishState.js';
@@ -48,7 +48,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
       import('../../src/estimate/models.js'),
       import('../../src/wizard/finish.js'),
       import('../../src/config/accelerate-config.js'),
-      import('../../src/launch/fit.js'),
+      import('../../src/records/measured-runs.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
@@ -66,8 +66,8 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     startLoading: () => kick(),
     async detect() {
       const [{ detectHost, describeGpus }, { envFromDetection }] = await Promise.all([
-        import('../../src/detect.js'),
-        import('../../src/processes.js'),
+        import('../../src/machine/detect.js'),
+        import('../../src/rules/processes.js'),
       ]);
       const host = await detectHost({ env, topology: true });
       const g = host.gpu;
@@ -102,7 +102,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     async checkLaunch(setup, slurm, csvLog) {
       const [{ planLaunch }, { UsageError }] = await Promise.all([
         import('../../src/launch/entry.js'),
-        import('../../src/errors.js'),
+        import('../../src/text/errors.js'),
       ]);
       const kind = slurm
         ? (await import('../../src/slurm/kind.js')).slurmLaunchKind(slurmRequestOf(slurm), { env, cwd })
@@ -212,7 +212,7 @@ export async function withoutFetch<T>(load: () => Promise<T>): Promise<T> {
 /** The setup as this run launches it: with the DiffSynth loss log (`--enable_csv_log`) when the user left it on. */
 async function forThisRun(setup: Setup, csvLog: boolean | 'auto' | undefined): Promise<Setup> {
   if (csvLog === undefined || csvLog === false) return setup;
-  const { csvLogOffer, withCsvLog } = await import('../../src/launch/diffsynth.js');
+  const { csvLogOffer, withCsvLog } = await import('../../src/config/diffsynth.js');
   return withCsvLog(setup, csvLogOffer(setup.steps, process.cwd()), csvLog);
 }
 
@@ -276,7 +276,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   if (result.launch) {
     // The one launch entry, as `zerowiz launch` runs it.
     const { launch } = await import('../../src/launch/entry.js');
-    const { runLogPane } = await import('../launch/run.js');
+    const { runLogPane } = await import('../pane/run.js');
     const topo = await relaunchWay(await forThisRun(result.launch, result.csvLog));
     return launch({
       setup: topo.setup,
@@ -290,7 +290,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     const [{ launch }, { slurmLaunchKind }, { runLogPane }] = await Promise.all([
       import('../../src/launch/entry.js'),
       import('../../src/slurm/kind.js'),
-      import('../launch/run.js'),
+      import('../pane/run.js'),
     ]);
     const kind = slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
     const topo = await relaunchWay(await forThisRun(result.slurm.setup, result.csvLog));

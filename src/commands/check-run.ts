@@ -1,13 +1,13 @@
-/** The work of `zerowiz check`: load the setup, run the checks (src/launch/checks/), print them. */
+/** The work of `zerowiz check`: load the setup, run the checks (src/checks/), print them. */
 import { hostname } from 'node:os';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../text/errors.js';
 import { loadPreset } from '../config/presets.js';
-import { pathFlag } from '../expand.js';
-import { parseInteger } from '../units.js';
-import type { PassFilter } from '../launch/checks/plan.js';
-import { nodeCheckLine, nodeDoneLine, reportLines } from '../launch/checks/format.js';
-import { runChecks } from '../launch/checks/run.js';
-import { checksJson, failures, skipChecks } from '../launch/checks/types.js';
+import { pathFlag } from '../fs/expand.js';
+import { parseInteger } from '../text/units.js';
+import type { PassFilter } from '../checks/plan.js';
+import { nodeCheckLine, nodeDoneLine, reportLines } from '../checks/format.js';
+import { runChecks } from '../checks/run.js';
+import { checksJson, failures, skipChecks } from '../checks/types.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */

@@ -1,9 +1,9 @@
 /** `zerowiz estimate`'s work, loaded only when the command runs (the model catalog needs yaml and zod). */
-import { pathFlag } from '../expand.js';
-import { describeGpus, describeInterconnect, detectHost } from '../detect.js';
-import type { HostDetection } from '../detect.js';
-import { UsageError } from '../errors.js';
-import { NearMiss } from '../suggest.js';
+import { pathFlag } from '../fs/expand.js';
+import { describeGpus, describeInterconnect, detectHost } from '../machine/detect.js';
+import type { HostDetection } from '../machine/detect.js';
+import { UsageError } from '../text/errors.js';
+import { NearMiss } from '../text/suggest.js';
 import * as output from './output.js';
 import {
   DEEPSPEED_ESTIMATOR_WHY,
@@ -23,12 +23,12 @@ import type { MeasuredPeak } from '../estimate/measured.js';
 import { rowLabel } from '../config/modes.js';
 import { findModel, loadModelCatalog, lookupModel } from '../estimate/models.js';
 import type { ModelEntry } from '../estimate/models.js';
-import { OPTIMIZER_KINDS } from '../estimate/peak.js';
-import type { Interconnect, OptimizerKind } from '../estimate/peak.js';
+import { OPTIMIZER_KINDS } from '../config/training.js';
+import type { Interconnect, OptimizerKind } from '../config/training.js';
 import type { BlockKind } from '../estimate/models.js';
 import { question, withDefaults } from '../config/questions.js';
 import type { Answers } from '../config/questions.js';
-import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../units.js';
+import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../text/units.js';
 
 /** Raw flag values as commander hands them over. */
 export interface EstimateFlags {
@@ -288,7 +288,7 @@ const PRESET_FIXED_FLAGS = ['params', 'largestLayer', 'model', 'detect'] as cons
 
 /**
  * `estimate --preset NAME`: the preset's answers (flags on top: the workload, memory, GPUs), and the peaks the
- * runs of the same setup measured in this directory (src/launch/fit.ts loadMeasuredRuns).
+ * runs of the same setup measured in this directory (src/rules/fit.ts loadMeasuredRuns).
  */
 async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
   const given = PRESET_FIXED_FLAGS.find((k) => flags[k] !== undefined);
@@ -322,7 +322,7 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
       `save one: zerowiz preset save ${setup.name} --preset ${setup.name} --model-params 20.4B`,
     );
   const input = setupInput(flags, answers, model, shape, tokens, null, notes);
-  const { loadMeasuredRuns } = await import('../launch/fit.js');
+  const { loadMeasuredRuns } = await import('../records/measured-runs.js');
   const measured = measuredPeaks(loadMeasuredRuns(process.cwd()), answers);
   if (measured.size === 0) notes.push(`no run of this setup has measured a GPU peak in ${process.cwd()} yet.`);
   return { input, model, detection: null, notes, answers, preset: { name: setup.name, measured } };

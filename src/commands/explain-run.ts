@@ -1,5 +1,5 @@
 /** `zerowiz explain`'s work, loaded only when the command runs. */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../text/errors.js';
 import {
   DEFAULT_SCRIPT,
   diffLines,
@@ -13,8 +13,8 @@ import {
 } from '../config/explain.js';
 import type { ScriptContext } from '../config/provenance.js';
 import { withDefaults, type Answers, type QuestionId } from '../config/questions.js';
-import { listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
-import { printable } from '../printable.js';
+import { listRunRecords, readRecordSetup, type RunRecord } from '../records/record.js';
+import { printable } from '../text/printable.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */

@@ -1,9 +1,9 @@
 /** The work of `zerowiz export slurm|torchrun|hostfile`: shaped configs plus the launcher's artifact, nothing run. */
 import { mkdir } from 'node:fs/promises';
-import { secretGuards } from '../redact.js';
+import { secretGuards } from '../text/redact.js';
 import { isAbsolute, join, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import { shellWord } from '../quote.js';
+import { UsageError } from '../text/errors.js';
+import { shellWord } from '../text/quote.js';
 import { loadPreset } from '../config/presets.js';
 import { pinSteps } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
@@ -12,16 +12,10 @@ import { stepLogName } from '../slurm/record.js';
 import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
 import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/shape.js';
 import { slurm } from '../slurm/tools.js';
-import { pathFlag } from '../expand.js';
-import {
-  formatWrite,
-  inReportOrder,
-  launchConfigFiles,
-  setupInDir,
-  writeFilesTogether,
-  type FileToWrite,
-} from '../write.js';
-import { missingScripts } from '../launch/preflight.js';
+import { pathFlag } from '../fs/expand.js';
+import { formatWrite, writeFilesTogether, type FileToWrite } from '../fs/write.js';
+import { inReportOrder, launchConfigFiles, setupInDir } from '../config/files.js';
+import { missingScripts } from '../config/argv.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */

@@ -3,14 +3,14 @@
  * weights of a run's last good checkpoint (or of step N), in a form other tools load:
  *
  * - a DiffSynth-Studio LoRA (`epoch-N.safetensors`) rewritten in the key layout chosen (default ComfyUI's; see
- *   src/launch/checkpoints/lora-layout.ts), the tensors' bytes as saved;
+ *   src/checkpoints/lora-layout.ts), the tensors' bytes as saved;
  * - any other weights file, and the weights files of a `checkpoint-N` (with its index), as saved;
  * - a checkpoint that holds only ZeRO shards (ZeRO-3 without the 16-bit gather, a DeepSpeed tag):
  *   `python -m deepspeed.utils.zero_to_fp32 SAVE_DIR TMP --safe_serialization --tag TAG` run with the Python of
  *   the run's accelerate (its environment has DeepSpeed; `--python` names another), then its model.safetensors
  *   (or shards and index), verified.
  *
- * Every checkpoint is verified again first (src/launch/checkpoints/verify.ts); a bad newer one is skipped and
+ * Every checkpoint is verified again first (src/checkpoints/verify.ts); a bad newer one is skipped and
  * named. Files land in DIR as every zerowiz write does: a link in the way is refused before anything is done,
  * an existing file with other content is kept as NAME.bak-<time>, each file is renamed into place whole.
  */
@@ -32,27 +32,27 @@ import {
 } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { execa } from 'execa';
-import { fileError, RunError, UsageError } from '../errors.js';
-import { pathFlag } from '../expand.js';
-import { readLatest } from '../launch/checkpoints/deepspeed.js';
-import { NO_EXPECTATION, type Expectation } from '../launch/checkpoints/expect.js';
-import { verifyFound, type FoundCheckpoint } from '../launch/checkpoints/find.js';
+import { fileError, RunError, UsageError } from '../text/errors.js';
+import { pathFlag } from '../fs/expand.js';
+import { readLatest } from '../checkpoints/deepspeed.js';
+import { NO_EXPECTATION, type Expectation } from '../checkpoints/expect.js';
+import { verifyFound, type FoundCheckpoint } from '../checkpoints/find.js';
 import {
   LAYOUT_DESCRIPTIONS,
   LORA_LAYOUTS,
   layoutKey,
   writeRenamed,
   type ExportLayout,
-} from '../launch/checkpoints/lora-layout.js';
-import { runCheckpointCandidates } from '../launch/checkpoints/runs.js';
-import { readSafetensorsHeader } from '../launch/checkpoints/safetensors.js';
-import { pythonOfAccelerate } from '../launch/checkpoints/topology.js';
-import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../launch/checkpoints/verify.js';
-import { printable } from '../printable.js';
+} from '../checkpoints/lora-layout.js';
+import { runCheckpointCandidates } from '../checkpoints/runs.js';
+import { readSafetensorsHeader } from '../checkpoints/safetensors.js';
+import { pythonOfAccelerate } from '../checkpoints/topology.js';
+import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../checkpoints/verify.js';
+import { printable } from '../text/printable.js';
 import { kindBlockProblem } from './record-kinds.js';
-import { findRunRecord } from '../launch/record.js';
-import { parseInteger } from '../units.js';
-import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../write.js';
+import { findRunRecord } from '../records/record.js';
+import { parseInteger } from '../text/units.js';
+import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../fs/write.js';
 import * as output from './output.js';
 
 /** Raw flag values of `export weights`. */

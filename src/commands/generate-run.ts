@@ -1,13 +1,14 @@
 /** `zerowiz generate`'s work, loaded only when the command runs. */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../text/errors.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../config/emit.js';
-import { answerFindings, fileFindings, validate } from '../config/validate.js';
-import { formatWrite, setupInDir, writeConfigFiles } from '../write.js';
+import { answerFindings, fileFindings, validate } from '../rules/validate.js';
+import { formatWrite } from '../fs/write.js';
+import { setupInDir, writeConfigFiles } from '../config/files.js';
 import { launchLines } from '../config/setup.js';
-import { whichSync } from '../launch/preflight.js';
-import { envFromDetection, processPlan } from '../processes.js';
+import { whichSync } from '../proc/executables.js';
+import { envFromDetection, processPlan } from '../rules/processes.js';
 import { withDefaults, type DetectedEnv } from '../config/questions.js';
-import { pathFlag } from '../expand.js';
+import { pathFlag } from '../fs/expand.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings, reportImportNotes } from './report.js';
 import * as output from './output.js';
@@ -33,7 +34,7 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   let env: DetectedEnv | null = null;
   // Without nvidia-smi on PATH there is nothing to detect (and its spawner never loads).
   if ((!('num_processes' in given) || flagged.includes('num_processes')) && whichSync('nvidia-smi') !== null) {
-    const { detectHost } = await import('../detect.js');
+    const { detectHost } = await import('../machine/detect.js');
     env = envFromDetection(await detectHost({}));
     // Only the defaults depend on what was detected: the preset or --from file is not read again.
     setup = { ...setup, answers: withDefaults(given, env) };

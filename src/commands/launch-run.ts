@@ -7,21 +7,21 @@ import { dirname } from 'node:path';
 import { pinSteps } from '../config/accelerate-config.js';
 import { loadPreset } from '../config/presets.js';
 import type { Setup } from '../config/setup.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../text/errors.js';
 import { launch, planLaunch, type LaunchRequest } from '../launch/entry.js';
 import { kindBlockProblem } from './record-kinds.js';
 import type { RunKind } from '../launch/kind.js';
-import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../launch/record.js';
+import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/record.js';
 import { reportDamaged } from './report.js';
-import { restoreSecrets } from '../redact.js';
+import { restoreSecrets } from '../text/redact.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
 import * as output from './output.js';
-import { whichSync } from '../launch/preflight.js';
-import { idleGpusNote } from '../processes.js';
-import { shellWord } from '../quote.js';
+import { whichSync } from '../proc/executables.js';
+import { idleGpusNote } from '../rules/processes.js';
+import { shellWord } from '../text/quote.js';
 
 /**
  * What `zerowiz launch` runs: a preset (ref), or with --last the newest run record of this directory. The
@@ -96,7 +96,7 @@ function slurmFlagsAlone(): UsageError {
  */
 async function noteIdleGpus(setup: Setup, source: string): Promise<void> {
   if (whichSync('nvidia-smi') === null) return;
-  const { detectGpus } = await import('../detect.js');
+  const { detectGpus } = await import('../machine/detect.js');
   const g = await detectGpus();
   const a = setup.answers;
   const note = idleGpusNote(a.num_processes, a.num_machines, g.detected ? g.gpus.length : null);

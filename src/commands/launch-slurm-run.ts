@@ -4,11 +4,11 @@
  * one. The Slurm logic lives in src/slurm/; a job is run and followed by the one launch entry and viewer as a
  * Slurm run kind (src/slurm/kind.ts).
  */
-import type { RunRecord } from '../launch/record.js';
+import type { RunRecord } from '../records/record.js';
 import type { RunKind } from '../launch/kind.js';
-import { displayDir } from '../launch/record.js';
-import { UsageError } from '../errors.js';
-import { whichSync } from '../launch/preflight.js';
+import { displayDir } from '../records/record.js';
+import { UsageError } from '../text/errors.js';
+import { whichSync } from '../proc/executables.js';
 import type { Setup } from '../config/setup.js';
 import { describeJob, queryJob } from '../slurm/job.js';
 import { slurmLaunchKind } from '../slurm/kind.js';

@@ -4,7 +4,7 @@
  *
  * - where things go: data (YAML, JSON, tables, written paths) on stdout; what zerowiz says beside it
  *   (`zerowiz: ...`: warnings, notes, hints, errors) on stderr;
- * - colour: only on a terminal, never under NO_COLOR (src/text.ts colorAllowed, the wizard's rule too), and only
+ * - colour: only on a terminal, never under NO_COLOR (src/text/text.ts colorAllowed, the wizard's rule too), and only
  *   on the words that carry a level (`warning`, `error`, `fix`, `hint`, `note`);
  * - width: a table's free-text column is cut to the terminal (`…`); a pipe or a file gets every character;
  * - quiet (`zerowiz --quiet`): notes and hints are left out, never data, warnings or errors;
@@ -14,10 +14,10 @@
  *   through the terminal module's guarded writes, so a run never stops because its output went away.
  */
 import type { TextSink } from '../launch/stream.js';
-import { formatFinding, type Finding } from '../config/validate.js';
-import { printableLines } from '../printable.js';
-import { stdoutBacklog, writeErr, writeOut } from '../terminal.js';
-import { clip, colorAllowed } from '../text.js';
+import { formatFinding, type Finding } from '../config/finding.js';
+import { printableLines } from '../text/printable.js';
+import { stdoutBacklog, writeErr, writeOut } from '../proc/terminal.js';
+import { clip, colorAllowed } from '../text/text.js';
 
 /** How the output looks, decided once per process (see `configureOutput`). */
 export interface OutputStyle {

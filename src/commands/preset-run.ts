@@ -9,12 +9,13 @@ import {
   renderPresetFile,
   savePresetFile,
 } from '../config/presets.js';
-import { printable, printableLines } from '../printable.js';
+import { printable, printableLines } from '../text/printable.js';
 import type { QuestionId } from '../config/questions.js';
-import { formatCount } from '../units.js';
+import { formatCount } from '../text/units.js';
 import { noStepsNote } from '../config/setup.js';
-import { answerFindings, fileFindings, formatFinding, validate } from '../config/validate.js';
-import { UsageError } from '../errors.js';
+import { answerFindings, fileFindings, validate } from '../rules/validate.js';
+import { formatFinding } from '../config/finding.js';
+import { UsageError } from '../text/errors.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings, reportImportNotes } from './report.js';
 import * as output from './output.js';

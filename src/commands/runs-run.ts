@@ -4,18 +4,18 @@
  * one whose supervisor and watchdog both ended before it did (a reboot) is settled as interrupted; open
  * Slurm runs are refreshed from Slurm first.
  */
-import { displayDir, listRunRecords, type RunRecord } from '../launch/record.js';
+import { displayDir, listRunRecords, type RunRecord } from '../records/record.js';
 import { localRunOpen, settleOrphans } from '../launch/local.js';
-import { peaksFromJson } from '../launch/live-record.js';
-import { formatLossPair } from '../launch/logparse.js';
-import { formatPeakVsEstimate, highestPeak } from '../launch/peaks.js';
-import { formatDuration } from '../launch/stream.js';
+import { peaksFromJson } from '../observe/live.js';
+import { formatLossPair } from '../observe/logparse.js';
+import { formatPeakVsEstimate, highestPeak } from '../observe/peaks.js';
+import { formatDuration } from '../text/format.js';
 import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
-import { printable } from '../printable.js';
-import { checkpointsOf, formatCheckpointLines } from '../launch/checkpoints/runs.js';
-import { recordedTopology } from '../launch/checkpoints/topology.js';
+import { printable } from '../text/printable.js';
+import { checkpointsOf, formatCheckpointLines } from '../checkpoints/runs.js';
+import { recordedTopology } from '../checkpoints/topology.js';
 
 /** `zerowiz runs`. */
 export async function runsCommand(opts: { json?: boolean }): Promise<void> {

@@ -1,7 +1,7 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
-import { UsageError } from '../errors.js';
-import { NearMiss } from '../suggest.js';
-import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../expand.js';
+import { UsageError } from '../text/errors.js';
+import { NearMiss } from '../text/suggest.js';
+import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../fs/expand.js';
 import { findPreset } from '../config/presets.js';
 import {
   flagName,

@@ -1,11 +1,11 @@
 /**
  * The command line's question before a relaunch over DeepSpeed checkpoints written with another topology
- * (src/launch/checkpoints/relaunch.ts): the warning, then the ways forward. `--on-topology-change` answers it;
+ * (src/checkpoints/relaunch.ts): the warning, then the ways forward. `--on-topology-change` answers it;
  * on a terminal zerowiz asks; without one it goes on and the run record keeps the warning. `fresh` moves the
  * old states aside here, once the launch is known to be able to start (never in a dry run).
  */
 import type { Setup } from '../config/setup.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../text/errors.js';
 import {
   applyTopologyChoice,
   isTopologyChoice,
@@ -14,10 +14,10 @@ import {
   TOPOLOGY_CHOICES,
   type TopologyChoice,
   type TopologyPlan,
-} from '../launch/checkpoints/relaunch.js';
-import { setAside } from '../launch/checkpoints/topology.js';
-import { displayDir } from '../launch/record.js';
-import { askLine } from '../terminal.js';
+} from '../checkpoints/relaunch.js';
+import { setAside } from '../checkpoints/topology.js';
+import { displayDir } from '../records/record.js';
+import { askLine } from '../proc/terminal.js';
 import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 

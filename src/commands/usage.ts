@@ -1,11 +1,11 @@
 /**
  * commander's usage errors in zerowiz's words: an unknown command, option or choice, a missing or extra
- * argument are one line and a hint, with the near miss the one "did you mean" rule finds (src/suggest.ts);
+ * argument are one line and a hint, with the near miss the one "did you mean" rule finds (src/text/suggest.ts);
  * commander's own text never reaches the user. Every command of the CLI is a `ZerowizCommand`.
  */
 import { Command, type HelpContext, type Option } from 'commander';
-import { UsageError } from '../errors.js';
-import { NearMiss, orList } from '../suggest.js';
+import { UsageError } from '../text/errors.js';
+import { NearMiss, orList } from '../text/suggest.js';
 
 /** `zerowiz preset save`: the words that run a command, from the root. */
 export function commandLine(cmd: Command): string {

@@ -7,10 +7,10 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import { accelerateDefaultConfig } from '../paths.js';
-import { printable } from '../printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from '../read.js';
+import { UsageError } from '../text/errors.js';
+import { accelerateDefaultConfig } from '../fs/paths.js';
+import { printable } from '../text/printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/read.js';
 import { noDeepSpeedConfigObject, noDeepSpeedConfigPath } from './accelerate-config.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { parseDeepSpeedJson } from './json-file.js';

@@ -8,9 +8,9 @@
  * as accelerate reads it (json.load: no comments).
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { UsageError } from '../errors.js';
-import { printable } from '../printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from '../read.js';
+import { UsageError } from '../text/errors.js';
+import { printable } from '../text/printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/read.js';
 import {
   BATCH_KEYS,
   DEEPSPEED_DEFAULTS,
@@ -32,7 +32,8 @@ import {
 } from './keys.js';
 import { formatSci, parseAnswers, withDefaults, type Answers, type QuestionId } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig, type Finding } from './validate.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
+import type { Finding } from './finding.js';
 
 /** The result of an import. */
 export interface ImportResult {

@@ -6,13 +6,20 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import * as z from 'zod/mini';
-import '../zod.js';
-import { UsageError, fileError } from '../errors.js';
-import { NearMiss } from '../suggest.js';
+import '../text/zod.js';
+import { UsageError, fileError } from '../text/errors.js';
+import { NearMiss } from '../text/suggest.js';
 import { dumpYaml } from './emit.js';
-import { presetsDir, userPresetsDir } from '../paths.js';
-import { UntrustedPathError, lstatOrNull, mkdirPrivate, ownedByMe, untrustedDirProblem, userName } from '../safe-fs.js';
-import { secretsIn } from '../redact.js';
+import { presetsDir, userPresetsDir } from '../fs/paths.js';
+import {
+  UntrustedPathError,
+  lstatOrNull,
+  mkdirPrivate,
+  ownedByMe,
+  untrustedDirProblem,
+  userName,
+} from '../fs/safe-fs.js';
+import { secretsIn } from '../text/redact.js';
 import {
   AnswerKeyError,
   QUESTIONS,
@@ -23,9 +30,9 @@ import {
   type QuestionId,
 } from './questions.js';
 import { DEFAULT_FILES, SAFE_NAME_RE, type Setup } from './setup.js';
-import { printable } from '../printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from '../read.js';
-import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../write.js';
+import { printable } from '../text/printable.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/read.js';
+import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/write.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);

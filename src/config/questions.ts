@@ -5,10 +5,10 @@
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
-import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../units.js';
-import { UsageError } from '../errors.js';
-import { hasControl } from '../printable.js';
-import type { Interconnect, MasterWeights, OptimizerKind } from '../estimate/peak.js';
+import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../text/units.js';
+import { UsageError } from '../text/errors.js';
+import { hasControl } from '../text/printable.js';
+import type { Interconnect, MasterWeights, OptimizerKind } from './training.js';
 import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, LAUNCHERS, keyInfo } from './keys.js';
 
@@ -142,7 +142,7 @@ export interface Question<K extends QuestionId = QuestionId> {
   advanced?: boolean;
   /**
    * A file or directory path: what the user types (the wizard's field, the flag) expands `~` and `$VAR` as a
-   * shell would and is resolved against the launch directory (src/expand.ts expandPathAnswer).
+   * shell would and is resolved against the launch directory (src/fs/expand.ts expandPathAnswer).
    */
   path?: boolean;
   when: (a: Answers) => boolean;

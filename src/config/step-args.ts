@@ -2,7 +2,7 @@
  * The arguments of a launch step as people read them: accelerate's own options, the training script, and the
  * script's flags with their values. Used by the steps editor, the step findings and the finish screen.
  */
-import { trainingScript } from '../launch/preflight.js';
+import { trainingScript } from './argv.js';
 import type { LaunchStep } from './setup.js';
 
 /** One argument: `--flag value`, `--flag=value`, a bare `--flag`, or a positional word (the script). */

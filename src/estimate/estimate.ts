@@ -11,8 +11,9 @@ import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../con
 import type { Mode, OffloadDevice, Placement } from '../config/modes.js';
 import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
 import { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
-import type { Interconnect, MasterWeights, OptimizerKind, Peak, PeakInput, Precision, ZeroKnobs } from './peak.js';
-import { formatBytesShort } from '../units.js';
+import type { Peak, PeakInput, ZeroKnobs } from './peak.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/training.js';
+import { formatBytesShort } from '../text/units.js';
 
 /** DeepSpeed's default `additional_buffer_factor` (applied to CPU memory only). */
 export const ADDITIONAL_BUFFER_FACTOR = 1.5;

@@ -14,7 +14,7 @@
  *   returns `clone_tensors_for_torch_save(state_dict)`, a CPU copy on every rank: P x w per process, so
  *   GPUs-per-node times that on a node's host.
  * - ZeRO-3 without the gather: `get_state_dict` raises ("Cannot get 16bit model weights ..."): no cost, an error
- *   (src/config/checkpoint-save.ts).
+ *   (src/rules/checkpoint-save.ts).
  *
  * Times assume no overlap (an upper bound), the links of peak.ts, and DISK_WRITE_BYTES_PER_S for the file.
  */
@@ -24,7 +24,7 @@ import type { ModelEntry } from './models.js';
 import { linkOf, NVME_BYTES_PER_S, PCIE_BYTES_PER_S, weightBytes, type PeakInput } from './peak.js';
 import type { Placement } from '../config/modes.js';
 import type { Answers } from '../config/questions.js';
-import { formatBytesShort } from '../units.js';
+import { formatBytesShort } from '../text/units.js';
 
 /** Writing the saved file: 1 GB/s, an assumption (a local NVMe writes 2-3 GB/s, a shared file system less). */
 export const DISK_WRITE_BYTES_PER_S = 1e9;

@@ -1,6 +1,6 @@
 /**
  * One input, one set of defaults: the estimator's input for a setup's answers. The wizard's ZeRO table
- * (src/wizard/tradeoff.ts), the fit finding (src/config/validate.ts) and `zerowiz estimate` (which turns its flags
+ * (src/wizard/tradeoff.ts), the fit finding (src/rules/validate.ts) and `zerowiz estimate` (which turns its flags
  * into answers first) all call estimateInputFromSetup, so they agree on every figure.
  */
 import type { ActivationInput } from './activations.js';
@@ -11,7 +11,8 @@ import type { BlockKind, ModelEntry } from './models.js';
 import { autoFill, numberDefault } from '../config/keys.js';
 import { placementOf } from '../config/modes.js';
 import type { Placement } from '../config/modes.js';
-import type { Interconnect, MasterWeights, OptimizerKind, Precision, ZeroKnobs } from './peak.js';
+import type { ZeroKnobs } from './peak.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/training.js';
 import type { Answers } from '../config/questions.js';
 
 /** The answers the estimate reads. */

@@ -11,7 +11,7 @@
  * DeepSpeed config (the training pass, not a cache pass without it); a step that hit a CUDA OOM measured
  * the GPU full, a lower bound of what it needed.
  *
- * Pure: src/launch/fit.ts loadMeasuredRuns reads the records.
+ * Pure: src/rules/fit.ts loadMeasuredRuns reads the records.
  */
 import { placementOfAnswers } from './input.js';
 import type { EstimateAnswers } from './input.js';

@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import * as z from 'zod/mini';
-import '../zod.js';
-import { UsageError } from '../errors.js';
-import { NearMiss } from '../suggest.js';
-import { presetsDir } from '../paths.js';
+import '../text/zod.js';
+import { UsageError } from '../text/errors.js';
+import { NearMiss } from '../text/suggest.js';
+import { presetsDir } from '../fs/paths.js';
 
 const positiveInt = z.int().check(z.positive());
 

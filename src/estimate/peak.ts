@@ -30,6 +30,7 @@
  * Fixed costs are from stas00/ml-engineering (training/performance/README.md at 744d01e, "Preloaded CUDA
  * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in the README.
  */
+import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/training.js';
 import type { ActivationBreakdown } from './activations.js';
 import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
 import type { Placement } from '../config/modes.js';
@@ -62,25 +63,6 @@ export const NETWORK_BYTES_PER_S = 25e9;
 /** NVMe offload: stas00 measured 1 to 3.15 GB/s reads on a 3.5 GB/s drive (DeepSpeed#998); zerowiz assumes 2 GB/s. */
 export const NVME_BYTES_PER_S = 2e9;
 
-/** Training precision: bytes of a 16-bit or 32-bit weight. */
-export type Precision = 'bf16' | 'fp16' | 'fp32';
-
-/**
- * The optimizer the training script builds: torch's AdamW, bitsandbytes' AdamW8bit (1-byte moments),
- * transformers' Adafactor (factored second moment, no first moment by default) or plain SGD (momentum 0,
- * torch's default). With the optimizer offloaded, accelerate swaps whichever it is for DeepSpeedCPUAdam
- * (accelerate utils/deepspeed.py map_pytorch_optim_to_deepspeed), so offloaded rows count Adam.
- */
-export type OptimizerKind = 'adamw' | 'adamw-8bit' | 'adafactor' | 'sgd';
-/** The optimizers, in the order offered. */
-export const OPTIMIZER_KINDS: readonly OptimizerKind[] = ['adamw', 'adamw-8bit', 'adafactor', 'sgd'];
-/**
- * Master weights: `fp32` keeps an fp32 copy of the trained weights (DeepSpeed's default; torch AMP keeps the
- * weights themselves in fp32); `none` trains the 16-bit weights directly (pure bf16; under DeepSpeed the
- * JSON's bf16.bf16_master_weights_and_grads and bf16_optimizer_states).
- */
-export type MasterWeights = 'fp32' | 'none';
-
 /** No ZeRO at all: plain PyTorch, or DDP over N GPUs (every state whole on every GPU). */
 export interface NoZeroPlacement {
   stage: 0;
@@ -109,14 +91,6 @@ export interface StateBytes {
   stepTemp: number;
   /** A note when the answers are overridden (offload swaps the optimizer, fp16 keeps fp32 master). */
   note: string | null;
-}
-
-/** How the GPUs of a node talk to each other, as `nvidia-smi topo -m` shows it (or the default). */
-export interface Interconnect {
-  /** nvlink: every GPU pair shows NV#; pcie: some pair goes over PCIe; unknown: not detected. */
-  kind: 'nvlink' | 'pcie' | 'unknown';
-  /** NVLink links per GPU pair (the smallest NV# seen), or null. */
-  nvlinks: number | null;
 }
 
 /** DeepSpeed's knobs that size buffers (zero_optimization keys), in elements. */

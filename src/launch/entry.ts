@@ -12,9 +12,9 @@
  * Errors stop every entry the same way: one line and the fix (UsageError, exit 2), before anything runs.
  */
 import type { Setup } from '../config/setup.js';
-import { capYoungGeneration } from '../heap.js';
-import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../terminal.js';
-import { inReportOrder, launchConfigFiles } from '../write.js';
+import { capYoungGeneration } from '../proc/heap.js';
+import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../proc/terminal.js';
+import { inReportOrder, launchConfigFiles } from '../config/files.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
 import { formatFindings, prepareLaunch } from './prepare.js';
@@ -37,7 +37,7 @@ const STREAM_TAIL_RING_LINES = 200;
 /** A launch as its entry asks for it. */
 export interface LaunchRequest extends LaunchOptions {
   setup: Setup;
-  /** Mounts the log pane over the started session (components/launch/run.ts); absent: stream mode. */
+  /** Mounts the log pane over the started session (components/pane/run.ts); absent: stream mode. */
   pane?: (opts: LogPaneOptions) => Promise<number>;
   /** Where stream mode's lines and the dry run go (default: stdout). */
   out?: TextSink;

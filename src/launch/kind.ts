@@ -6,15 +6,16 @@
  * record block in the kinds module.
  */
 import type { Setup } from '../config/setup.js';
-import type { Finding } from '../config/validate.js';
-import type { Alert } from './alerts.js';
-import type { CheckId } from './checks/types.js';
+import type { Finding } from '../config/finding.js';
+import type { Alert } from '../observe/alerts.js';
+import type { CheckId } from '../checks/types.js';
 import type { RunFollower } from './follower.js';
-import type { AccelerateExe, PreparedCommand } from './preflight.js';
-import type { RunJson, RunRecord } from './record.js';
+import type { PreparedCommand } from '../config/argv.js';
+import type { AccelerateExe } from '../proc/executables.js';
+import type { RunJson, RunRecord } from '../records/record.js';
 import type { TextSink } from './stream.js';
-import type { TelemetryView } from './telemetry.js';
-import type { WriteResult } from '../write.js';
+import type { TelemetryView } from '../observe/telemetry.js';
+import type { WriteResult } from '../fs/write.js';
 
 /** Options of a launch, from its entry (the command line, `--last`, the wizard). */
 export interface LaunchOptions {

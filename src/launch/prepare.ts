@@ -4,17 +4,20 @@
  * wizard's review checks them, against accelerate's default config), accelerate, the training scripts.
  * Errors are one UsageError with the fix, which runs as printed.
  */
-import { launchSkips } from './checks/types.js';
+import { launchSkips } from '../checks/types.js';
 import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
 import type { Setup } from '../config/setup.js';
-import type { StepFinding } from '../config/step-finding.js';
-import { stepFindings } from '../config/step-findings.js';
-import { fileFindings, formatFinding, validate, type Finding } from '../config/validate.js';
-import { loadMeasuredRuns, measuredFindings } from './fit.js';
-import { UsageError } from '../errors.js';
-import { accelerateDefaultConfig } from '../paths.js';
+import type { StepFinding } from '../rules/step-finding.js';
+import { stepFindings } from '../rules/step-findings.js';
+import { fileFindings, validate } from '../rules/validate.js';
+import { formatFinding, type Finding } from '../config/finding.js';
+import { measuredFindings } from '../rules/fit.js';
+import { loadMeasuredRuns } from '../records/measured-runs.js';
+import { UsageError } from '../text/errors.js';
+import { accelerateDefaultConfig } from '../fs/paths.js';
 import type { LaunchOptions, PreparedLaunch } from './kind.js';
-import { missingScripts, prepareCommands, resolveAccelerate, type AccelerateExe } from './preflight.js';
+import { missingScripts, prepareCommands } from '../config/argv.js';
+import { resolveAccelerate, type AccelerateExe } from '../proc/executables.js';
 
 /** Findings as lines for the terminal. */
 export function formatFindings(findings: readonly Finding[]): string[] {

@@ -4,9 +4,16 @@
  * two days keeps its peaks), why the logs stopped, and how the run ended. A local run's supervisor keeps its
  * record this way; so does a viewer following a Slurm job (the job has no zerowiz beside it).
  */
-import { type RunRecord, recordEnd, recordStepEnd, recordStepStart, releaseReserve, saveRunJson } from './record.js';
-import type { PipelineListener, PipelineOutcome, RunControl } from './run-control.js';
-import type { RunWatch } from './watch.js';
+import {
+  type RunRecord,
+  recordEnd,
+  recordStepEnd,
+  recordStepStart,
+  releaseReserve,
+  saveRunJson,
+} from '../records/record.js';
+import type { PipelineListener, PipelineOutcome, RunControl } from '../observe/events.js';
+import type { RunWatch } from '../observe/watch.js';
 
 /**
  * How often run.json takes the running step's metrics and peaks, so a killed multi-day run keeps them
@@ -94,7 +101,7 @@ export class RecordKeeper implements PipelineListener {
     this.save();
   }
 
-  stepEnd(i: number, r: import('./run-control.js').StepResult): void {
+  stepEnd(i: number, r: import('../observe/events.js').StepResult): void {
     this.takeLive(i);
     if (!this.opts.stepsRecordedElsewhere) recordStepEnd(this.opts.record, i, r);
     this.save();

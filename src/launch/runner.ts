@@ -15,7 +15,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, createWriteStream, openSync, type WriteStream, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { describeWriteError } from '../errors.js';
+import { describeWriteError } from '../text/errors.js';
 import {
   fdTarget,
   GroupStop,
@@ -28,18 +28,9 @@ import {
   type ProcessGuard,
   type ProcessInfo,
   type StopSignal,
-} from './group.js';
-import { StepLogReader } from './output.js';
-import type { PipelineListener, PipelineOutcome, RunControl, StepResult, StepStatus } from './run-control.js';
-
-export type {
-  PipelineListener,
-  PipelineOutcome,
-  RunControl,
-  RunStatus,
-  StepResult,
-  StepStatus,
-} from './run-control.js';
+} from '../proc/group.js';
+import { StepLogReader } from '../observe/step-output.js';
+import type { PipelineListener, PipelineOutcome, RunControl, StepResult, StepStatus } from '../observe/events.js';
 
 /** One command of a pipeline. */
 export interface StepSpec {

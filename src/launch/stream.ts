@@ -4,9 +4,10 @@
  * total is unknown, one per PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS, spaced further as the step goes on), each
  * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
-import { cleanLine } from './lines.js';
-import type { Progress } from './logparse.js';
-import type { PipelineListener, PipelineOutcome, StepResult } from './runner.js';
+import { cleanLine } from '../observe/lines.js';
+import { formatDuration } from '../text/format.js';
+import type { Progress } from '../observe/logparse.js';
+import type { PipelineListener, PipelineOutcome, StepResult } from '../observe/events.js';
 
 /** With no total (no percent), a progress line at most this often ... */
 export const PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS = 1_000;
@@ -28,16 +29,6 @@ export interface TextSink {
   write(text: string): unknown;
   /** Bytes written but not yet taken by the reader (absent: nothing waits). */
   backlog?(): number;
-}
-
-/** `1h02m`, `3m07s`, `12.3s`. */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '-';
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
 /** Options of the printer. */

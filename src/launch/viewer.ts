@@ -10,20 +10,21 @@
  * its keys raw: q asks, d leaves.
  */
 import { stdin } from 'node:process';
-import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../terminal.js';
-import type { AlertContext } from './alerts.js';
-import { launchEstimate, type LaunchEstimate } from './fit.js';
+import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../proc/terminal.js';
+import type { AlertContext } from '../observe/alerts.js';
+import { launchEstimate, type LaunchEstimate } from '../rules/fit.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-import { formatLossPair } from './logparse.js';
-import { RunModel } from './model.js';
-import { formatGiB, formatPeakVsEstimate } from './peaks.js';
-import { displayDir, stepLogPath, type RunRecord } from './record.js';
+import { formatLossPair } from '../observe/logparse.js';
+import { RunModel } from '../pane/model.js';
+import { formatGiB, formatPeakVsEstimate } from '../observe/peaks.js';
+import { displayDir, stepLogPath, type RunRecord } from '../records/record.js';
 import { RecordKeeper } from './record-keeper.js';
-import type { PipelineOutcome } from './run-control.js';
-import { formatDuration, StreamPrinter, type TextSink } from './stream.js';
-import type { TelemetryView } from './telemetry.js';
-import { RunWatch, watchStepOf } from './watch.js';
-import type { WriteResult } from '../write.js';
+import type { PipelineOutcome } from '../observe/events.js';
+import { formatDuration } from '../text/format.js';
+import { StreamPrinter, type TextSink } from './stream.js';
+import type { TelemetryView } from '../observe/telemetry.js';
+import { RunWatch, watchStepOf } from '../observe/watch.js';
+import type { WriteResult } from '../fs/write.js';
 
 /** Lines of the failed step shown after a failure. */
 export const FAILURE_TAIL_LINES = 20;
@@ -61,7 +62,7 @@ export interface LaunchSession {
   stoppedBySignal: boolean;
 }
 
-/** What the CLI hands the log pane (components/launch/run.ts). */
+/** What the CLI hands the log pane (components/pane/run.ts). */
 export interface LogPaneOptions {
   session: LaunchSession;
   /** The stop question (y stops, d leaves, any other key keeps watching). */

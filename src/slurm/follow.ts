@@ -7,10 +7,10 @@
  */
 import { join } from 'node:path';
 import { RunFollower } from '../launch/follower.js';
-import { LineSplitter, type LineSink } from '../launch/lines.js';
-import { recordStepEnd, recordStepStart, type RunRecord } from '../launch/record.js';
-import type { PipelineOutcome, RunStatus, StepResult } from '../launch/run-control.js';
-import { Tail } from '../launch/tail.js';
+import { LineSplitter, type LineSink } from '../observe/lines.js';
+import { recordStepEnd, recordStepStart, type RunRecord } from '../records/record.js';
+import type { PipelineOutcome, RunStatus, StepResult } from '../observe/events.js';
+import { Tail } from '../fs/tail.js';
 import { cancelJob, describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';

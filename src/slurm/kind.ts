@@ -14,10 +14,10 @@ import {
   type RunKind,
 } from '../launch/kind.js';
 import { formatFindings } from '../launch/prepare.js';
-import { prepareCommands } from '../launch/preflight.js';
-import { displayDir, setupOfRecord, type RunRecord } from '../launch/record.js';
+import { prepareCommands } from '../config/argv.js';
+import { displayDir, setupOfRecord, type RunRecord } from '../records/record.js';
 import type { Setup } from '../config/setup.js';
-import { whichSync } from '../launch/preflight.js';
+import { whichSync } from '../proc/executables.js';
 import { SlurmFollower } from './follow.js';
 import { describeJob, timeoutHint } from './job.js';
 import {

@@ -8,15 +8,16 @@
  */
 import { presetFileFor, renderPresetFile } from '../config/presets.js';
 import { binPath } from '../launch/bin.js';
-import { type CheckId, launchSkips, skipsAll } from '../launch/checks/types.js';
+import { type CheckId, launchSkips, skipsAll } from '../checks/types.js';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
-import type { AccelerateExe } from '../launch/preflight.js';
-import { RUNS_DIR, saveRunJson, type RunRecord } from '../launch/record.js';
+import { UsageError } from '../text/errors.js';
+import type { AccelerateExe } from '../proc/executables.js';
+import { RUNS_DIR, saveRunJson, type RunRecord } from '../records/record.js';
 import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/prepare.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
-import type { Finding } from '../config/validate.js';
-import { setupInDir, timestamp, writeFileSafely, writeLaunchConfigFiles, type WriteResult } from '../write.js';
+import type { Finding } from '../config/finding.js';
+import { timestamp, writeFileSafely, type WriteResult } from '../fs/write.js';
+import { setupInDir, writeLaunchConfigFiles } from '../config/files.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
 import {
   createSlurmRecord,
@@ -45,10 +46,10 @@ import {
   type SlurmShape,
 } from './shape.js';
 import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
-import { shellArgs, shellWord } from '../quote.js';
-import { redactArgv, redactSetup, secretEnv } from '../redact.js';
-import { PRIVATE_FILE_MODE } from '../safe-fs.js';
-import { printable } from '../printable.js';
+import { shellArgs, shellWord } from '../text/quote.js';
+import { redactArgv, redactSetup, secretEnv } from '../text/redact.js';
+import { PRIVATE_FILE_MODE } from '../fs/safe-fs.js';
+import { printable } from '../text/printable.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
 export interface SlurmRequest {

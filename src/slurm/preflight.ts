@@ -5,8 +5,8 @@
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import { earlierOutputs } from '../launch/preflight.js';
+import { UsageError } from '../text/errors.js';
+import { earlierOutputs } from '../config/argv.js';
 import type { Setup } from '../config/setup.js';
 import { firstMessage, slurm, type SlurmContext } from './tools.js';
 

@@ -6,13 +6,13 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../launch/record.js';
-import type { PipelineOutcome, StepStatus } from '../launch/runner.js';
-import { shellWord } from '../quote.js';
-import { PRIVATE_EXEC_MODE, unpinDir } from '../safe-fs.js';
-import { writeRecordFile } from '../launch/record-files.js';
-import { printable } from '../printable.js';
-import { redactArgv, redactSetup, secretGuards } from '../redact.js';
+import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../records/record.js';
+import type { PipelineOutcome, StepStatus } from '../observe/events.js';
+import { shellWord } from '../text/quote.js';
+import { PRIVATE_EXEC_MODE, unpinDir } from '../fs/safe-fs.js';
+import { writeRecordFile } from '../records/record-files.js';
+import { printable } from '../text/printable.js';
+import { redactArgv, redactSetup, secretGuards } from '../text/redact.js';
 import { toLaunchCommands, type Setup } from '../config/setup.js';
 import { isFinalPhase, type JobInfo } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';

@@ -4,7 +4,7 @@
  * record (slurmBlockProblem).
  */
 import * as z from 'zod/mini';
-import { printable } from '../printable.js';
+import { printable } from '../text/printable.js';
 
 /**
  * What Slurm said (a state, a reason, a node list), read back escaped: a record written before zerowiz
@@ -46,7 +46,7 @@ export const slurmRunJsonSchema = z.object({
 /** The `slurm` object of run.json. */
 export type SlurmRunJson = z.infer<typeof slurmRunJsonSchema>;
 
-declare module '../launch/record.js' {
+declare module '../records/record.js' {
   interface RunJsonKinds {
     /** A run submitted to Slurm (`launch --slurm`): the job, its options and its last known state. */
     slurm?: SlurmRunJson;

@@ -10,12 +10,12 @@
  * A pass starts only when the previous one succeeded. Each pass writes its own log file; the batch shell
  * prints one `zerowiz-step` line when a pass starts and ends, which zerowiz follows.
  */
-import type { CheckId } from '../launch/checks/types.js';
-import { nodeCheckLines, nodeCheckPreamble } from '../launch/checks/slurm-lines.js';
-import { UsageError } from '../errors.js';
-import { printable } from '../printable.js';
-import { shellArgs, shellJoin, shellWord } from '../quote.js';
-import { secretGuards } from '../redact.js';
+import type { CheckId } from '../checks/types.js';
+import { nodeCheckLines, nodeCheckPreamble } from '../checks/slurm-lines.js';
+import { UsageError } from '../text/errors.js';
+import { printable } from '../text/printable.js';
+import { shellArgs, shellJoin, shellWord } from '../text/quote.js';
+import { secretGuards } from '../text/redact.js';
 import type { LaunchStep } from '../config/setup.js';
 import { stepConfig } from '../config/step-args.js';
 import { NO_DEEPSPEED_CONFIG_NAME } from '../config/accelerate-config.js';
@@ -76,7 +76,7 @@ export interface ScriptSpec {
   /** Comment lines at the top (what zerowiz changed, where the script came from). */
   notes: string[];
   /**
-   * The checks before each pass on every node (`zerowiz check --node-report`, src/launch/checks/slurm-lines.ts):
+   * The checks before each pass on every node (`zerowiz check --node-report`, src/checks/slurm-lines.ts):
    * the node runtime, zerowiz's bin and the setup file as the nodes see them, and the checks left out. Absent:
    * the passes start unchecked (a script for plain sbatch, or every check skipped).
    */

@@ -4,9 +4,10 @@
  * runs under Slurm (pure), says what it changed, and re-checks the memory fit for that shape through
  * the validator's public fit check.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../text/errors.js';
 import type { Setup } from '../config/setup.js';
-import { fitFindings, validate, type Finding } from '../config/validate.js';
+import { fitFindings, validate } from '../rules/validate.js';
+import type { Finding } from '../config/finding.js';
 
 /** How many nodes and GPUs per node a Slurm job asks for. */
 export interface SlurmShape {

@@ -7,7 +7,7 @@
  */
 import { noDeepSpeedConfigPath } from '../config/accelerate-config.js';
 import type { QuestionId } from '../config/questions.js';
-import { expandPath, expandWord, type ExpandContext } from '../expand.js';
+import { expandPath, expandWord, type ExpandContext } from '../fs/expand.js';
 import { SLURM_FIELDS, type SlurmField, type SlurmPartition } from './finishState.js';
 import { glossaryTermFor } from './glossary.js';
 import type { Command, KeyPress, Surface } from './keytable.js';

@@ -4,7 +4,7 @@
  * exact value until the user types something else. Every other answer reads as the catalog formats it.
  */
 import { question, type Answers, type Parsed, type QuestionId } from '../config/questions.js';
-import { formatBytesShort, formatCount } from '../units.js';
+import { formatBytesShort, formatCount } from '../text/units.js';
 
 /** Answers that are parameter counts, and answers that are memory sizes. */
 const COUNTS: ReadonlySet<QuestionId> = new Set<QuestionId>([

@@ -5,21 +5,14 @@
 import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { withFiles } from '../config/accelerate-config.js';
-import type { CsvLogOffer } from '../launch/diffsynth.js';
-import { UsageError } from '../errors.js';
-import { expandPath } from '../expand.js';
-import { accelerateDefaultConfig } from '../paths.js';
-import { readUserFile } from '../read.js';
+import type { CsvLogOffer } from '../config/diffsynth.js';
+import { UsageError } from '../text/errors.js';
+import { expandPath } from '../fs/expand.js';
+import { accelerateDefaultConfig } from '../fs/paths.js';
+import { readUserFile } from '../fs/read.js';
 import { launchLines, type Setup } from '../config/setup.js';
-import {
-  formatWrite,
-  inReportOrder,
-  launchConfigFiles,
-  setupFiles,
-  setupInDir,
-  writeConfigFiles,
-  type WriteResult,
-} from '../write.js';
+import { formatWrite, type WriteResult } from '../fs/write.js';
+import { inReportOrder, launchConfigFiles, setupFiles, setupInDir, writeConfigFiles } from '../config/files.js';
 
 /**
  * Where to write: accelerate's default config location, a directory, or where the setup's own paths say (what
@@ -152,7 +145,7 @@ export function presetDescription(setup: Setup): string {
 }
 
 /**
- * The finish menu's loss-log entry for a DiffSynth training step (`--enable_csv_log`, src/launch/diffsynth.ts):
+ * The finish menu's loss-log entry for a DiffSynth training step (`--enable_csv_log`, src/config/diffsynth.ts):
  * on for the steps `on` names, off with what Enter does, or why it is not available; null when no step has one.
  */
 export function csvLogLabel(offer: CsvLogOffer | null, on: readonly { name: string }[]): string | null {

@@ -48,7 +48,7 @@ export type FinishStep =
   /** The launch was accepted: the wizard ends and starts it (shell.ts reads it). */
   | { step: 'launchReady'; slurm: SlurmValues | null }
 
-  /** The machine checks of the steps are running (src/launch/checks/), then back to `after`. */
+  /** The machine checks of the steps are running (src/checks/), then back to `after`. */
   | { step: 'checking'; after: 'menu' | 'written' };
 
 /** The finish screen's state. */

@@ -4,7 +4,7 @@
  * the numbers of this user's model come in through GlossaryContext (from the estimator), never computed here.
  */
 import type { QuestionId } from '../config/questions.js';
-import { wrap } from '../text.js';
+import { wrap } from '../text/text.js';
 
 /** One glossary entry. */
 export interface GlossaryEntry {

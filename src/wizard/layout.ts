@@ -5,8 +5,8 @@
  * diff) take the whole body. Every height is counted so nothing is cut at 80x24.
  */
 import type { Answers, DetectedEnv, Question } from '../config/questions.js';
-import type { Finding } from '../config/validate.js';
-import { softWrap } from '../text.js';
+import type { Finding } from '../config/finding.js';
+import { softWrap } from '../text/text.js';
 import { modeHeight } from './mode-table.js';
 import { LIST_LIMIT, helpLines, promptLines } from './question-text.js';
 import { stepsChromeRows } from './steps-text.js';

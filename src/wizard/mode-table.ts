@@ -5,7 +5,7 @@
  */
 import type { Answers } from '../config/questions.js';
 import { modeOffloads, rowFromKey } from '../config/modes.js';
-import { padEnd, padStart, wrap } from '../text.js';
+import { padEnd, padStart, wrap } from '../text/text.js';
 import { SPLIT_ROW_KEY, explainRow, keyLabel, modeKeys, type Tradeoff, type TradeoffRow } from './tradeoff.js';
 
 /** The table's column widths: the mode's label, a GiB figure, the comm multiple, the step time. */

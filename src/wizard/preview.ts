@@ -3,12 +3,13 @@
  * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
 import { effectiveLines } from '../config/effective.js';
-import { processFindings } from '../processes.js';
+import { processFindings } from '../rules/processes.js';
 import { launchLines, type Setup } from '../config/setup.js';
-import type { StepCheckContext, StepFinding } from '../config/step-finding.js';
-import { stepFindings } from '../config/step-findings.js';
-import { fileFindings, validate, type Finding } from '../config/validate.js';
-import { setupFiles, type SetupFileRole } from '../write.js';
+import type { StepCheckContext, StepFinding } from '../rules/step-finding.js';
+import { stepFindings } from '../rules/step-findings.js';
+import { fileFindings, validate } from '../rules/validate.js';
+import type { Finding } from '../config/finding.js';
+import { setupFiles, type SetupFileRole } from '../config/files.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
 

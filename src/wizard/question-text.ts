@@ -5,9 +5,9 @@
  */
 import type { Answers, DetectedEnv, Parsed, Question } from '../config/questions.js';
 import type { ModelEntry } from '../estimate/models.js';
-import { expandPathAnswer, type ExpandContext } from '../expand.js';
-import { clip, padEnd, wrap } from '../text.js';
-import type { Finding } from '../config/validate.js';
+import { expandPathAnswer, type ExpandContext } from '../fs/expand.js';
+import { clip, padEnd, wrap } from '../text/text.js';
+import type { Finding } from '../config/finding.js';
 import { type fieldStart, fieldValue } from './display.js';
 import { findingLines } from './finding-text.js';
 

@@ -5,10 +5,10 @@
  */
 import { activeQuestions, movedTo, type Answers, type QuestionId } from '../config/questions.js';
 import type { LaunchStep } from '../config/setup.js';
-import type { StepFix } from '../config/step-finding.js';
-import type { Finding } from '../config/validate.js';
-import { clip, padEnd, wrap } from '../text.js';
-import { idleGpusNote } from '../processes.js';
+import type { StepFix } from '../rules/step-finding.js';
+import type { Finding } from '../config/finding.js';
+import { clip, padEnd, wrap } from '../text/text.js';
+import { idleGpusNote } from '../rules/processes.js';
 import { humanAnswer } from './display.js';
 import { findingLines } from './finding-text.js';
 import { STEPS_ROW, type ImportNotes } from './shell.js';

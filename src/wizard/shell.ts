@@ -8,7 +8,7 @@
  */
 import { question, withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
 import type { LaunchStep, Setup } from '../config/setup.js';
-import type { StepFix } from '../config/step-finding.js';
+import type { StepFix } from '../rules/step-finding.js';
 import { flattenArgs, groupArgs, withStepConfig } from '../config/step-args.js';
 import {
   answersOf,
@@ -33,7 +33,7 @@ import { START_STACK, type Surface } from './keytable.js';
 import { DETECTING } from './layout.js';
 import { initialStepsEditor, stepsReducer, type StepsAction, type StepsEditorState } from './steps.js';
 import { nextTab, type PreviewTab } from './tabs.js';
-import type { CsvLogChoice } from '../launch/diffsynth.js';
+import type { CsvLogChoice } from '../config/diffsynth.js';
 
 /** The Slurm job the user asked for on the finish screen: the setup and what to submit it with. */
 export interface SlurmChoice {
@@ -54,7 +54,7 @@ export interface WizardResult {
   launchSource?: string;
   /**
    * With a launch or a Slurm job: add `--enable_csv_log` to the DiffSynth training steps that take it, for
-   * this run only (src/launch/diffsynth.ts csvLogOffer / withCsvLog), so the pane shows their loss.
+   * this run only (src/config/diffsynth.ts csvLogOffer / withCsvLog), so the pane shows their loss.
    */
   csvLog?: CsvLogChoice;
 }
@@ -113,7 +113,7 @@ export interface WizardState {
   /** The user chose to type a parameter count instead of picking a catalog model. */
   modelTyped: boolean;
   /**
-   * A DiffSynth training step's loss log (`--enable_csv_log`, see src/launch/diffsynth.ts planCsvLog): on,
+   * A DiffSynth training step's loss log (`--enable_csv_log`, see src/config/diffsynth.ts planCsvLog): on,
    * the Launch and Slurm actions add the flag to that step's argv for this run. Never saved into a preset.
    */
   csvLog: CsvLogChoice;

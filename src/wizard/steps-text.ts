@@ -5,8 +5,8 @@
 import { noDeepSpeedConfigPath } from '../config/accelerate-config.js';
 import type { SetupFiles } from '../config/setup.js';
 import { stepConfig } from '../config/step-args.js';
-import { clip, padEnd, wrap } from '../text.js';
-import type { Finding } from '../config/validate.js';
+import { clip, padEnd, wrap } from '../text/text.js';
+import type { Finding } from '../config/finding.js';
 import { findingLines, findingMark } from './finding-text.js';
 import { KEY_TABLES, longLabel } from './keytable.js';
 import type { StepsEditorState } from './steps.js';

@@ -22,9 +22,10 @@ import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimat
 import type { ModelEntry } from '../estimate/models.js';
 import { MODE_INFO, MODES, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../config/modes.js';
 import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../config/modes.js';
-import { memoryLayout, pictureBreakdown, type Interconnect, type PictureBreakdown } from '../estimate/peak.js';
+import { memoryLayout, pictureBreakdown, type PictureBreakdown } from '../estimate/peak.js';
+import type { Interconnect } from '../config/training.js';
 import type { Answers } from '../config/questions.js';
-import { formatCount } from '../units.js';
+import { formatCount } from '../text/units.js';
 import { humanAnswer } from './display.js';
 import type { GlossaryContext } from './glossary.js';
 
@@ -99,7 +100,7 @@ export function placementWords(p: Placement): string {
 export interface TradeoffContext {
   models?: readonly ModelEntry[];
   interconnect?: Interconnect;
-  /** The run records of this directory (src/launch/fit.ts loadMeasuredRuns): measured peaks beside the estimate. */
+  /** The run records of this directory (src/rules/fit.ts loadMeasuredRuns): measured peaks beside the estimate. */
   measured?: readonly MeasuredRun[];
 }
 

@@ -1,0 +1,184 @@
+/**
+ * The estimate a launch is compared with: the setup's own mode through the peak model (src/estimate/peak.ts, the same
+ * input as the wizard's table and `zerowiz estimate`: src/estimate/input.ts, the GPU links the setup's gpu_links
+ * answer carries), and, when the run fails for memory, the next mode or setting that fits by the same estimate,
+ * as a command the user can run as printed (the alerts' fixes: ./alerts.ts). Also the run records read back as
+ * measurements (loadMeasuredRuns) and the findings they give (measuredFindings).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { compareRows, estimateModes } from '../estimate/estimate.js';
+import type { ModeEstimate } from '../estimate/estimate.js';
+import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/measured.js';
+import type { ModelEntry } from '../estimate/models.js';
+import { rowLabel } from '../config/modes.js';
+import type { Setup } from '../config/setup.js';
+import { formatBytesShort } from '../text/units.js';
+import { ownModeEstimate, type OwnModeEstimate } from './validate.js';
+import type { Finding } from '../config/finding.js';
+import { shellJoin } from '../text/quote.js';
+import type { MeasuredRun } from '../estimate/measured.js';
+
+/** What an out-of-memory message says (null when it does not say): what the fixes after an OOM are sized by. */
+export interface OomFacts {
+  gpu: number | null;
+  triedBytes: number | null;
+  totalBytes: number | null;
+  freeBytes: number | null;
+  /** Reserved by PyTorch but unallocated (fragmentation). */
+  reservedUnallocatedBytes: number | null;
+}
+
+/** The estimate a run is launched with, as run.json keeps it: the mode and its modelled peak per GPU. */
+export interface RunEstimate {
+  mode: string;
+  gpuBytesPerGpu: number;
+}
+
+/** What zerowiz predicted for a run, and what it would suggest when the run runs out of memory. */
+export interface LaunchEstimate {
+  /** run.json's `estimate`: the mode and its modelled peak per GPU. */
+  json: RunEstimate;
+  /** The mode as people read it (`ZeRO-3 offload`). */
+  label: string;
+  /** After a CUDA OOM: the next mode or setting that fits by the estimate, as one phrase; null when none. */
+  whatFits(oom: OomFacts): string | null;
+  /** After the host ran out of memory: a mode that needs less CPU memory per node; null when none. */
+  hostWhatFits(): string | null;
+  /** The link the step-time figures assume, in words (`NVLink x18`, or `PCIe (assumed)` when not detected). */
+  link: string;
+}
+
+/**
+ * The commands that switch a launched setup to another mode, runnable as printed: a user preset made from the
+ * launched one with the new mode (`zerowiz launch` takes no mode flags), then its launch. `source` is what
+ * was launched (a preset name or file, as typed).
+ */
+export function switchModeCommand(
+  source: string,
+  name: string,
+  row: Pick<ModeEstimate, 'mode' | 'offloadDevice'>,
+  nvmePath: string | null,
+): string {
+  const target = `${name}-${row.mode === '1' ? 'zero1' : row.mode === '2' ? 'zero2' : `zero${row.mode}`}${row.offloadDevice === 'nvme' ? '-nvme' : ''}`;
+  const args = ['zerowiz', 'preset', 'save', target, '--preset', source, '--mode', row.mode];
+  if (row.offloadDevice === 'nvme') args.push('--offload-device', 'nvme', '--nvme-path', nvmePath ?? '/mnt/nvme');
+  return `${shellJoin(args)} && ${shellJoin(['zerowiz', 'launch', target])}`;
+}
+
+/** Whether a path is an existing directory here. */
+function isDir(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The estimate of a setup's own mode, or null when there is nothing to estimate (no model size) or the
+ * answers cannot be estimated. Never throws.
+ */
+export function launchEstimate(
+  setup: Setup,
+  models?: readonly ModelEntry[],
+  /** What was launched, as typed (a preset name or file); default the setup's name. */
+  source: string = setup.name,
+  cwd: string = process.cwd(),
+): LaunchEstimate | null {
+  const a = setup.answers;
+  if (a.model_params === null) return null;
+  let own: OwnModeEstimate | null;
+  try {
+    own = ownModeEstimate(a, models);
+  } catch {
+    return null;
+  }
+  if (!own) return null;
+  const { input, row, device } = own;
+  const mode = a.mode;
+  // An NVMe row is suggested only with a directory that exists here (never a made-up /nvme).
+  const nvmeDir = isDir(resolve(cwd, a.nvme_path)) ? resolve(cwd, a.nvme_path) : null;
+  const usable = (r: ModeEstimate) => r.offloadDevice !== 'nvme' || nvmeDir !== null;
+  return {
+    json: { mode: a.mode, gpuBytesPerGpu: row.gpuNeedBytes },
+    label: rowLabel(mode, device),
+    link: row.peak.time.link,
+    whatFits: (oom) => {
+      // The GPU's real size, when the message says it, over the one the setup assumed.
+      const inp = oom.totalBytes !== null ? { ...input, gpuMemoryBytes: oom.totalBytes } : input;
+      if (inp.gpuMemoryBytes === null || inp.gpuMemoryBytes === undefined) return null;
+      try {
+        const report = estimateModes(inp);
+        const current = own.rowIn(report);
+        const fitting = [...report.modes]
+          .sort(compareRows)
+          .filter((r) => r.fits === true && r.gpuNeedBytes < current.gpuNeedBytes);
+        const next = fitting.find(usable);
+        if (next) {
+          return `switch to ${rowLabel(next.mode, next.offloadDevice)}, which fits by the estimate (${formatBytesShort(next.gpuNeedBytes)} per GPU against ${formatBytesShort(current.gpuNeedBytes)} for ${rowLabel(mode, device)}): ${switchModeCommand(source, setup.name, next, nvmeDir)}`;
+        }
+        const onlyNvme = fitting[0];
+        if (onlyNvme)
+          return `only ${rowLabel(onlyNvme.mode, onlyNvme.offloadDevice)} fits by the estimate, and it needs a directory on an NVMe drive (${a.nvme_path} does not exist here): ${switchModeCommand(source, setup.name, onlyNvme, null).replace('/mnt/nvme', 'DIR')}, with DIR your NVMe mount`;
+        if (report.advice.length > 0)
+          return `by the estimate no mode fits as set up; what would: ${report.advice.slice(0, 2).join('; ')}`;
+      } catch {
+        return null;
+      }
+      return null;
+    },
+    hostWhatFits: () => {
+      try {
+        const report = estimateModes(input);
+        const current = own.rowIn(report);
+        const next = [...report.modes]
+          .sort(compareRows)
+          .find((r) => r.gpuFits !== false && r.peak.cpuBytes < current.peak.cpuBytes && usable(r));
+        if (!next) return null;
+        return `${rowLabel(next.mode, next.offloadDevice)} needs ${formatBytesShort(next.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}${next.gpuFits === true ? ', and fits the GPU by the estimate' : ''}: ${switchModeCommand(source, setup.name, next, nvmeDir)}`;
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/**
+ * What the run records of `cwd` measured for this setup, as findings beside the fit check (the lead calls it
+ * where the launch shows the fit findings; `zerowiz estimate --preset` and the wizard's table show the same):
+ * an info-level note with the last measured peak of the setup's own placement, or a warning when the
+ * estimate says it fits and the measurement says it does not.
+ */
+export function measuredFindings(
+  setup: Setup,
+  runs: readonly MeasuredRun[],
+  models?: readonly ModelEntry[],
+): Finding[] {
+  const a = setup.answers;
+  if (a.model_params === null) return [];
+  let own: OwnModeEstimate | null;
+  try {
+    own = ownModeEstimate(a, models);
+  } catch {
+    return [];
+  }
+  if (!own) return [];
+  const hit = measuredPeaks(runs, a).get(placementKey(own.placement));
+  if (!hit) return [];
+  const label = rowLabel(a.mode, own.device);
+  const text = measuredText(hit, own.row.peak.gpuBytes);
+  const usable = a.gpu_memory === null ? null : Math.floor(a.gpu_memory * (1 - a.headroom / 100));
+  const against = measuredContradiction(label, hit, usable, own.row.fits);
+  return [
+    {
+      level: 'warning',
+      rule: against ? 'measured-does-not-fit' : 'measured-peak',
+      message: `${label}: ${text} (run ${hit.runId})${against ? `, ${against}` : ''}`,
+      fix: against
+        ? 'pick a mode with more room, turn on gradient checkpointing, or lower the micro-batch'
+        : 'nothing to do: the measured peak of this setup on this machine, beside the estimate',
+      questions: ['mode'],
+    },
+  ];
+}

@@ -1,0 +1,14 @@
+/**
+ * How zerowiz writes quantities for people: the one home of each format, so a duration or a size reads the same
+ * in the pane, stream mode, `runs` and every message.
+ */
+
+/** `1h02m`, `3m07s`, `12.3s`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
