@@ -6,7 +6,7 @@ torch on a CUDA GPU, for the configurations the peak model distinguishes (pure b
 torch's foreach AdamW or 8-bit-free SGD, LoRA-like frozen weights, gradient checkpointing on and off, short
 and long sequences), and writes each measurement as a row in the format of
 __tests__/fixtures/peak-calibration.json (family "dit", reading torch max_memory_reserved, stage 0: no
-DeepSpeed). Append the rows to the fixture's "rows" and run `npx vitest run __tests__/peak-calibration.test.ts`:
+DeepSpeed). Append the rows to the fixture's "rows" and run `npx vitest run __tests__/estimate/peak-calibration.test.ts`:
 the test computes zerowiz's peak for each and checks the ±25% goal. Nothing here is tuned to a row.
 
     python scripts/calibrate-gpu.py --out calib-rows.json            # all configurations
