@@ -1,7 +1,7 @@
 // The shipped entry point: wires the plain CLI (src/) to the lazily loaded terminal views (components/), and
 // runs the two roles a launch starts the bin in: a local run's supervisor and its watchdog's finisher.
 import { fileURLToPath } from 'node:url';
-import { SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/bin.js';
+import { SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/index.js';
 import { main } from '../src/main.js';
 
 setBinPath(fileURLToPath(import.meta.url));

@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { facesPlugin } from './faces.mjs';
 import { inkCaches } from './ink-caches.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,7 +41,8 @@ const result = await build({
   // Ink loads react-devtools-core only when DEV=true; never in the shipped bin.
   alias: { 'react-devtools-core': join(root, 'scripts', 'devtools-stub.mjs') },
   // Ink's per-line measurements kept across frames (see ink-caches.mjs): a keypress re-measures what changed only.
-  plugins: [inkCaches()],
+  // Each import of a folder's face resolved to the module that defines the name (see faces.mjs).
+  plugins: [facesPlugin(root), inkCaches()],
   banner: {
     js: [
       "import { createRequire as __zwCreateRequire } from 'node:module';",

@@ -1,19 +1,19 @@
 /** The command-line surface (commander). Each subcommand lives in src/commands/. */
 import { Option } from 'commander';
-import { pathFlag } from './fs/expand.js';
-import { UsageError } from './text/errors.js';
-import type { UiLoaders } from './commands/ui.js';
-import type { CommandContext } from './commands/context.js';
-import { registerGenerate } from './commands/generate.js';
-import { registerPreset } from './commands/preset.js';
-import { registerEstimate } from './commands/estimate.js';
-import { registerLaunch } from './commands/launch.js';
-import { registerAttach } from './commands/attach.js';
-import { registerExport } from './commands/export.js';
-import { registerExplain } from './commands/explain.js';
-import { registerCheck } from './commands/check.js';
-import { ZerowizCommand } from './commands/usage.js';
-import { configureOutput } from './commands/output.js';
+import { pathFlag } from './fs/index.js';
+import { UsageError } from './text/index.js';
+import type { UiLoaders } from './commands/index.js';
+import type { CommandContext } from './commands/index.js';
+import { registerGenerate } from './commands/index.js';
+import { registerPreset } from './commands/index.js';
+import { registerEstimate } from './commands/index.js';
+import { registerLaunch } from './commands/index.js';
+import { registerAttach } from './commands/index.js';
+import { registerExport } from './commands/index.js';
+import { registerExplain } from './commands/index.js';
+import { registerCheck } from './commands/index.js';
+import { ZerowizCommand } from './commands/index.js';
+import { configureOutput } from './commands/index.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 export const VERSION = typeof ZEROWIZ_VERSION === 'string' ? ZEROWIZ_VERSION : '0.0.0-dev';

@@ -1,11 +1,12 @@
 /** Runs the CLI and turns errors into exit codes: 2 for bad usage or input, 1 for a failed run. */
 import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
-import { RunError, UsageError, describeError, fileError, isOsError } from './text/errors.js';
-import type { UiLoaders } from './commands/ui.js';
-import { shellWord } from './text/quote.js';
-import { NearMiss, nearMissHint } from './text/suggest.js';
-import * as output from './commands/output.js';
+import { RunError, UsageError, describeError, fileError, isOsError } from './text/index.js';
+import type { UiLoaders } from './commands/index.js';
+import { shellWord } from './text/index.js';
+import { NearMiss, nearMissHint } from './text/index.js';
+// Prints one error line (and its hint), with whatever came from files shown escaped.
+import { error as printError } from './commands/index.js';
 
 /** Errors of a reader that closed early: the output has nowhere to go, and nobody waits for it. */
 const GONE_CODES = new Set(['EPIPE', 'ERR_STREAM_DESTROYED']);
@@ -33,9 +34,6 @@ function endQuietlyOnClosedOutput(): void {
     }
   }
 }
-
-/** Prints one error line (and its hint), with whatever came from files shown escaped. */
-const printError = (text: string) => output.error(text);
 
 /** Runs zerowiz with these arguments; resolves with the exit code. Never throws. */
 export async function main(argv: string[], ui: UiLoaders): Promise<number> {

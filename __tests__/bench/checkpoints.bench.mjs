@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { facesPlugin } from '../../scripts/faces.mjs';
 
 const ROUNDS = 7;
 
@@ -27,6 +28,7 @@ export async function bench({ root }) {
   try {
     const outfile = join(dir, 'ckpt.mjs');
     await build({
+      plugins: [facesPlugin(root)],
       stdin: {
         contents: [
           `export { verifyWeightsFile } from ${JSON.stringify(join(root, 'src', 'checkpoints', 'verify.ts'))};`,

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawn } from 'node:child_process';
 import { build } from 'esbuild';
+import { facesPlugin } from '../../scripts/faces.mjs';
 
 const ROUNDS = 5;
 const BARE_PATH = '/usr/bin:/bin';
@@ -119,6 +120,7 @@ export async function bench({ root, bin, nodeBaselineMs }) {
 
     const outfile = join(home, 'health.mjs');
     await build({
+      plugins: [facesPlugin(root)],
       stdin: {
         contents: `export { RunHealth } from ${JSON.stringify(join(root, 'src', 'observe', 'health.ts'))};`,
         resolveDir: root,

@@ -5,6 +5,7 @@
 // baseline loop of the same length that does trivial arithmetic (ratio = trivial loop iterations per call).
 // Out of process: `zerowiz estimate --json` start-up against `node -e 0`.
 import { build } from 'esbuild';
+import { facesPlugin } from '../../scripts/faces.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,7 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
   try {
     const outfile = join(dir, 'estimate.mjs');
     await build({
+      plugins: [facesPlugin(root)],
       entryPoints: [join(root, 'src', 'estimate', 'estimate.ts')],
       outfile,
       bundle: true,

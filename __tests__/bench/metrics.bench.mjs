@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { facesPlugin } from '../../scripts/faces.mjs';
 
 const FLOOD_LINES = Number(process.env.ZEROWIZ_BENCH_FLOOD_LINES ?? 1_000_000);
 const TELEMETRY_S = Number(process.env.ZEROWIZ_BENCH_TELEMETRY_S ?? 10);
@@ -81,6 +82,7 @@ export async function bench({ root }) {
   try {
     const outfile = join(dir, 'watch.mjs');
     await build({
+      plugins: [facesPlugin(root)],
       stdin: {
         contents: [
           `export { RunWatch } from ${JSON.stringify(join(root, 'src', 'observe', 'watch.ts'))};`,

@@ -9,13 +9,9 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a build script in plain JavaScript, without types
-import {
-  INK_SHARED_CACHE_MAX_ENTRIES,
-  inkCaches,
-  patchInkOutput,
-  patchInkRenderNode,
-} from '../../scripts/ink-caches.mjs';
+import * as inkCachesModule from '../../scripts/ink-caches.mjs';
 
+const { INK_SHARED_CACHE_MAX_ENTRIES, inkCaches, patchInkOutput, patchInkRenderNode } = inkCachesModule;
 const root = join(__dirname, '..', '..');
 const inkBuild = dirname(createRequire(join(root, 'package.json')).resolve('ink'));
 

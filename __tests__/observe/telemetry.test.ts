@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { build } from 'esbuild';
+import { facesPlugin } from '../../scripts/faces.mjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupAlive, trackedGroups, waitGroupGone } from '../../src/proc/group.js';
 import { formatPeakVsEstimate } from '../../src/observe/peaks.js';
@@ -133,8 +134,9 @@ describe('live GPU telemetry (stand-in nvidia-smi, -lms loop)', () => {
 
   it('never outlives zerowiz: a process that exits without stopping it takes nvidia-smi down too', async () => {
     const dir = tempDir('zw-telemetry-');
-    buildSync({
+    await build({
       entryPoints: [join(ROOT, 'src', 'observe', 'telemetry.ts')],
+      plugins: [facesPlugin(ROOT)],
       outfile: join(dir, 'telemetry.mjs'),
       bundle: true,
       platform: 'node',

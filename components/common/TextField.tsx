@@ -8,7 +8,7 @@
 import type React from 'react';
 import { useRef, useState } from 'react';
 import { Text } from 'ink';
-import { editField, fieldOf, fieldWindow, type FieldState } from '../../src/wizard/field.js';
+import { editField, fieldOf, fieldWindow, type FieldState } from '../../src/wizard/index.js';
 import { useSurface } from './keys.js';
 import { tint } from './theme.js';
 

@@ -20,7 +20,7 @@ import {
   type KeyPress,
   type Surface,
   type SurfaceHandler,
-} from '../../src/wizard/keytable.js';
+} from '../../src/wizard/index.js';
 
 /** A key handler: the typed text (empty for special keys) and the key flags (Ink's `Key` is one). */
 export type KeyHandler = (input: string, key: KeyPress) => void;

@@ -3,7 +3,7 @@
  * use too). Views ask `tint(name)` for a colour prop; with NO_COLOR it is undefined and Ink prints plain text
  * (bold/inverse still mark the highlight).
  */
-import { colorAllowed } from '../../src/text/text.js';
+import { colorAllowed } from '../../src/text/index.js';
 
 /** True when colours are allowed. */
 export const COLOR_ENABLED = colorAllowed();

@@ -9,11 +9,11 @@
  * (./view.ts), and only the rows that differ from what the terminal shows are written. Keys go through
  * the keymap and the pure reducer in ./state.ts.
  */
-import type { RunModel } from '../../src/pane/model.js';
-import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/proc/group.js';
-import { LOG_FRAME_INTERVAL_MS, type FrameStats } from '../../src/pane/frames.js';
-import { parseKeys } from '../../src/pane/keys.js';
-import { paneCommand, paneStack } from '../../src/pane/keytable.js';
+import type { RunModel } from '../../src/pane/index.js';
+import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/proc/index.js';
+import { LOG_FRAME_INTERVAL_MS, type FrameStats } from '../../src/pane/index.js';
+import { parseKeys } from '../../src/pane/index.js';
+import { paneCommand, paneStack } from '../../src/pane/index.js';
 import {
   initialPaneState,
   paneReducer,
@@ -21,8 +21,8 @@ import {
   type PaneAction,
   type PaneCommand,
   type PaneState,
-} from '../../src/pane/state.js';
-import { alertListLength, paneLayout, paneLines, type PaneLayout, type PaneLive } from '../../src/pane/view.js';
+} from '../../src/pane/index.js';
+import { alertListLength, paneLayout, paneLines, type PaneLayout, type PaneLive } from '../../src/pane/index.js';
 
 /** How often the pane looks at the model's version (a redraw happens only when one is due). */
 export const FRAME_TICK_MS = 50;

@@ -2,10 +2,10 @@
  * Mounting the log pane: `runLogPane({ session, stopPrompt })` is what the viewer (src/launch/entry.ts view)
  * calls for `zerowiz launch`, `attach` and the wizard's Launch action, through UiLoaders.runLogPane.
  */
-import { gracePeriods } from '../../src/proc/group.js';
-import type { LogPaneOptions } from '../../src/launch/viewer.js';
-import { Screen, onHangup } from '../../src/proc/terminal.js';
-import { FrameStats } from '../../src/pane/frames.js';
+import { gracePeriods } from '../../src/proc/index.js';
+import type { LogPaneOptions } from '../../src/launch/index.js';
+import { Screen, onHangup } from '../../src/proc/index.js';
+import { FrameStats } from '../../src/pane/index.js';
 import { Pane } from './pane.js';
 
 export type { PaneControls, PaneOptions } from './pane.js';

@@ -9,24 +9,24 @@
 import type React from 'react';
 import { useMemo, useReducer } from 'react';
 import { Box, Text } from 'ink';
-import { question, type Answers, type Question, type QuestionId } from '../../src/config/questions.js';
-import type { StepFinding } from '../../src/rules/step-finding.js';
-import { processContext, type ExpandContext } from '../../src/fs/expand.js';
-import { csvLogOffer, csvLogSteps } from '../../src/config/diffsynth.js';
-import { clip } from '../../src/text/text.js';
+import { question, type Answers, type Question, type QuestionId } from '../../src/config/index.js';
+import type { StepFinding } from '../../src/rules/index.js';
+import { processContext, type ExpandContext } from '../../src/fs/index.js';
+import { csvLogOffer, csvLogSteps } from '../../src/config/index.js';
+import { clip } from '../../src/text/index.js';
 import {
   SHELL_SURFACES,
   commitStepEdit,
   launchDirActions,
   shellCommand,
   submitFinishField,
-} from '../../src/wizard/commands.js';
-import { enterChoice } from '../../src/wizard/display.js';
-import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/finish.js';
-import { finishItems } from '../../src/wizard/finishState.js';
-import { answersOf } from '../../src/wizard/flow.js';
-import { glossaryView } from '../../src/wizard/glossary.js';
-import { hintLines, type Surface, type SurfaceHandler } from '../../src/wizard/keytable.js';
+} from '../../src/wizard/index.js';
+import { enterChoice } from '../../src/wizard/index.js';
+import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/index.js';
+import { finishItems } from '../../src/wizard/index.js';
+import { answersOf } from '../../src/wizard/index.js';
+import { glossaryView } from '../../src/wizard/index.js';
+import { hintLines, type Surface, type SurfaceHandler } from '../../src/wizard/index.js';
 import {
   EXPLAIN_TITLE_ROWS,
   GLOSSARY_TITLE_ROWS,
@@ -38,11 +38,11 @@ import {
   scrollPages,
   stepsRows,
   wizardLayout,
-} from '../../src/wizard/layout.js';
-import { draftFor } from '../../src/wizard/mode-table.js';
-import type { Preview as PreviewData } from '../../src/wizard/preview.js';
-import { modelListShown } from '../../src/wizard/question-text.js';
-import { idleGpusLines, importLines, reviewDetailRows, reviewItems } from '../../src/wizard/review.js';
+} from '../../src/wizard/index.js';
+import { draftFor } from '../../src/wizard/index.js';
+import type { Preview as PreviewData } from '../../src/wizard/index.js';
+import { modelListShown } from '../../src/wizard/index.js';
+import { idleGpusLines, importLines, reviewDetailRows, reviewItems } from '../../src/wizard/index.js';
 import {
   initialWizard,
   keyStack,
@@ -54,13 +54,13 @@ import {
   wizardReducer,
   type WizardAction,
   type WizardResult,
-} from '../../src/wizard/shell.js';
-import { stepFindingLines, stepsHelpLines } from '../../src/wizard/steps-text.js';
-import { templateSteps } from '../../src/wizard/steps.js';
-import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
-import { KeyDispatcher, KeyRouter } from '../common/keys.js';
-import { tint } from '../common/theme.js';
-import { useTerminalSize } from '../common/useTerminalSize.js';
+} from '../../src/wizard/index.js';
+import { stepFindingLines, stepsHelpLines } from '../../src/wizard/index.js';
+import { templateSteps } from '../../src/wizard/index.js';
+import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '../../src/wizard/index.js';
+import { KeyDispatcher, KeyRouter } from '../common/index.js';
+import { tint } from '../common/index.js';
+import { useTerminalSize } from '../common/index.js';
 import { ExplainView } from './ExplainView.js';
 import { FinishScreen } from './FinishScreen.js';
 import { GlossaryView } from './GlossaryView.js';

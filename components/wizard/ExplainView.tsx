@@ -6,9 +6,9 @@
  */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { clip } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
-import type { ExplainWindow } from '../../src/wizard/layout.js';
+import { clip } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
+import type { ExplainWindow } from '../../src/wizard/index.js';
 
 /** The view: a title with the position, then the window (step headers bold, rules and losers dimmed). */
 export function ExplainView({ width, view }: { width: number; view: ExplainWindow | null }): React.JSX.Element {

@@ -6,13 +6,13 @@
  */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/List.js';
-import { TextField } from '../common/TextField.js';
-import type { Answers } from '../../src/config/questions.js';
-import type { Setup } from '../../src/config/setup.js';
-import type { SlurmShape } from '../../src/slurm/shape.js';
-import type { WriteResult } from '../../src/fs/write.js';
-import type { DiffLine, WritePlan, WriteTarget } from '../../src/wizard/finish.js';
+import { List } from '../common/index.js';
+import { TextField } from '../common/index.js';
+import type { Answers } from '../../src/config/index.js';
+import type { Setup } from '../../src/config/index.js';
+import type { SlurmShape } from '../../src/slurm/index.js';
+import type { WriteResult } from '../../src/fs/index.js';
+import type { DiffLine, WritePlan, WriteTarget } from '../../src/wizard/index.js';
 import {
   SLURM_FIELDS,
   type FinishItem,
@@ -20,11 +20,11 @@ import {
   type SlurmField,
   type SlurmPartition,
   type SlurmValues,
-} from '../../src/wizard/finishState.js';
-import { clip, softWrap } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
+} from '../../src/wizard/index.js';
+import { clip, softWrap } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
 import { Indicator, PlainItem } from './parts.js';
-import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/layout.js';
+import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/index.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
 export interface FinishDeps {

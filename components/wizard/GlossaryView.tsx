@@ -1,9 +1,9 @@
 /** The glossary over the body (`g` from a help screen or the picture, Ctrl+G under a text field). */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { tint } from '../common/theme.js';
-import { clip } from '../../src/text/text.js';
-import type { GlossaryView as GlossaryWindow } from '../../src/wizard/glossary.js';
+import { tint } from '../common/index.js';
+import { clip } from '../../src/text/index.js';
+import type { GlossaryView as GlossaryWindow } from '../../src/wizard/index.js';
 
 /**
  * The glossary window: its title with the position, then the lines (terms bold, table effects dimmed). The

@@ -1,14 +1,14 @@
 import type React from 'react';
 import { memo, useEffect, useLayoutEffect, useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/List.js';
-import type { Answers } from '../../src/config/questions.js';
-import { MODE_INFO } from '../../src/config/modes.js';
-import type { ModelEntry } from '../../src/estimate/models.js';
-import type { Interconnect } from '../../src/config/training.js';
-import { startKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/tradeoff.js';
-import { bar, clip, padEnd, padStart, wrap } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
+import { List } from '../common/index.js';
+import type { Answers } from '../../src/config/index.js';
+import { MODE_INFO } from '../../src/config/index.js';
+import type { ModelEntry } from '../../src/estimate/index.js';
+import type { Interconnect } from '../../src/config/index.js';
+import { startKey, tradeoffOf, type Tradeoff, type TradeoffRow } from '../../src/wizard/index.js';
+import { bar, clip, padEnd, padStart, wrap } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
 import { Indicator, TextLine } from './parts.js';
 import {
   COMM_W,
@@ -22,7 +22,7 @@ import {
   modeItems,
   panelLines,
   reasonText,
-} from '../../src/wizard/mode-table.js';
+} from '../../src/wizard/index.js';
 
 /** The ZeRO mode question: the modes with their tradeoff, the recommendation, and a panel on the highlighted one. */
 export function ModeQuestion(props: {

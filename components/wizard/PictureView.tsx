@@ -6,12 +6,12 @@
 import type React from 'react';
 import { memo } from 'react';
 import { Box, Text } from 'ink';
-import { useSurface } from '../common/keys.js';
-import { COLOR_ENABLED, PICTURE_PALETTE } from '../common/theme.js';
-import { drawPicture, type Segment } from '../../src/wizard/picture.js';
-import { pictureOf, type Tradeoff } from '../../src/wizard/tradeoff.js';
-import { wrap } from '../../src/text/text.js';
-import { modeItems } from '../../src/wizard/mode-table.js';
+import { useSurface } from '../common/index.js';
+import { COLOR_ENABLED, PICTURE_PALETTE } from '../common/index.js';
+import { drawPicture, type Segment } from '../../src/wizard/index.js';
+import { pictureOf, type Tradeoff } from '../../src/wizard/index.js';
+import { wrap } from '../../src/text/index.js';
+import { modeItems } from '../../src/wizard/index.js';
 
 /** Props of the picture. */
 export interface PictureViewProps {

@@ -1,11 +1,11 @@
 import type React from 'react';
 import { memo } from 'react';
 import { Box, Text } from 'ink';
-import type { Preview as PreviewData } from '../../src/wizard/preview.js';
-import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/tabs.js';
-import { clip, softWrap } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
-import { previewFindingRows, previewTextRows } from '../../src/wizard/layout.js';
+import type { Preview as PreviewData } from '../../src/wizard/index.js';
+import { PREVIEW_TABS, type PreviewTab } from '../../src/wizard/index.js';
+import { clip, softWrap } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
+import { previewFindingRows, previewTextRows } from '../../src/wizard/index.js';
 
 const TAB_LABEL: Record<PreviewTab, string> = { yaml: 'YAML', json: 'JSON', commands: 'commands' };
 

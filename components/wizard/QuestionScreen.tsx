@@ -1,26 +1,19 @@
 import type React from 'react';
 import { useMemo, useState } from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/List.js';
-import { TextField } from '../common/TextField.js';
-import type { Answers, DetectedEnv, Question } from '../../src/config/questions.js';
-import type { Finding } from '../../src/config/finding.js';
-import type { ModelEntry } from '../../src/estimate/models.js';
-import { processContext, type ExpandContext } from '../../src/fs/expand.js';
-import { fieldStart } from '../../src/wizard/display.js';
-import type { Tradeoff } from '../../src/wizard/tradeoff.js';
-import { formatCount } from '../../src/text/units.js';
-import { clip } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
+import { List } from '../common/index.js';
+import { TextField } from '../common/index.js';
+import type { Answers, DetectedEnv, Question } from '../../src/config/index.js';
+import type { Finding } from '../../src/config/index.js';
+import type { ModelEntry } from '../../src/estimate/index.js';
+import { processContext, type ExpandContext } from '../../src/fs/index.js';
+import { fieldStart } from '../../src/wizard/index.js';
+import type { Tradeoff } from '../../src/wizard/index.js';
+import { formatCount } from '../../src/text/index.js';
+import { clip } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
 import { ModeQuestion } from './ModeQuestion.js';
-import {
-  LIST_LIMIT,
-  choiceItems,
-  helpLines,
-  modelListShown,
-  parseTyped,
-  promptLines,
-} from '../../src/wizard/question-text.js';
+import { LIST_LIMIT, choiceItems, helpLines, modelListShown, parseTyped, promptLines } from '../../src/wizard/index.js';
 import { Indicator, PlainItem } from './parts.js';
 
 /** A select or yes/no question. */

@@ -6,11 +6,11 @@
 import type React from 'react';
 import { useState } from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/List.js';
-import { clip } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
+import { List } from '../common/index.js';
+import { clip } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
 import { Indicator, PlainItem } from './parts.js';
-import { reviewDetailLines, type ReviewItem } from '../../src/wizard/review.js';
+import { reviewDetailLines, type ReviewItem } from '../../src/wizard/index.js';
 
 /** The review: every answer; choosing one opens it, and answering it returns here (the cursor on its row). */
 export function ReviewScreen(p: {

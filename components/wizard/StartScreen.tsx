@@ -1,10 +1,10 @@
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/List.js';
-import { TextField } from '../common/TextField.js';
-import type { Preset, PresetProblem } from '../../src/config/presets.js';
-import { clip, padEnd, wrap } from '../../src/text/text.js';
-import { tint } from '../common/theme.js';
+import { List } from '../common/index.js';
+import { TextField } from '../common/index.js';
+import type { Preset, PresetProblem } from '../../src/config/index.js';
+import { clip, padEnd, wrap } from '../../src/text/index.js';
+import { tint } from '../common/index.js';
 import { Indicator, PlainItem } from './parts.js';
 import { START_PROMPT, startItems } from './startText.js';
 

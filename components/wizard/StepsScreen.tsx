@@ -6,16 +6,16 @@
  */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/List.js';
-import { TextField } from '../common/TextField.js';
-import { tint } from '../common/theme.js';
-import type { SetupFiles } from '../../src/config/setup.js';
-import type { StepArg } from '../../src/config/step-args.js';
-import type { Finding } from '../../src/config/finding.js';
-import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/steps.js';
-import { clip, padEnd, wrap } from '../../src/text/text.js';
+import { List } from '../common/index.js';
+import { TextField } from '../common/index.js';
+import { tint } from '../common/index.js';
+import type { SetupFiles } from '../../src/config/index.js';
+import type { StepArg } from '../../src/config/index.js';
+import type { Finding } from '../../src/config/index.js';
+import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/index.js';
+import { clip, padEnd, wrap } from '../../src/text/index.js';
 import { Indicator, PlainItem } from './parts.js';
-import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/steps-text.js';
+import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/index.js';
 
 const LABEL_W = 22;
 

@@ -1,12 +1,12 @@
 /** What the wizard reads or writes outside itself: the one type App.tsx and its hooks (./hooks.ts) both take. */
-import type { AccelerateConfigSummary } from '../../src/config/accelerate-config.js';
-import type { ImportResult } from '../../src/config/import.js';
-import type { Preset, PresetProblem } from '../../src/config/presets.js';
-import type { DetectedEnv } from '../../src/config/questions.js';
-import type { LaunchStep } from '../../src/config/setup.js';
-import type { MeasuredRun } from '../../src/estimate/measured.js';
-import type { ModelEntry } from '../../src/estimate/models.js';
-import type { ExpandContext } from '../../src/fs/expand.js';
+import type { AccelerateConfigSummary } from '../../src/config/index.js';
+import type { ImportResult } from '../../src/config/index.js';
+import type { Preset, PresetProblem } from '../../src/config/index.js';
+import type { DetectedEnv } from '../../src/config/index.js';
+import type { LaunchStep } from '../../src/config/index.js';
+import type { MeasuredRun } from '../../src/estimate/index.js';
+import type { ModelEntry } from '../../src/estimate/index.js';
+import type { ExpandContext } from '../../src/fs/index.js';
 import type { FinishDeps } from './FinishScreen.js';
 
 /** Everything the wizard reads or writes outside itself (real in the bin, stand-ins in tests). */

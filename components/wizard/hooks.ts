@@ -6,17 +6,17 @@
  */
 import type { Dispatch } from 'react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ImportResult } from '../../src/config/import.js';
-import type { Setup } from '../../src/config/setup.js';
-import { noStepsNote } from '../../src/config/setup.js';
-import type { MeasuredRun } from '../../src/estimate/measured.js';
-import type { ModelEntry } from '../../src/estimate/models.js';
-import { expandPath, type ExpandContext } from '../../src/fs/expand.js';
-import type { Preset, PresetProblem } from '../../src/config/presets.js';
-import { finishEffect } from '../../src/wizard/finishState.js';
-import { presetDescription } from '../../src/wizard/finish.js';
-import type { WizardAction, WizardResult, WizardState } from '../../src/wizard/shell.js';
-import { useKeyHold } from '../common/keys.js';
+import type { ImportResult } from '../../src/config/index.js';
+import type { Setup } from '../../src/config/index.js';
+import { noStepsNote } from '../../src/config/index.js';
+import type { MeasuredRun } from '../../src/estimate/index.js';
+import type { ModelEntry } from '../../src/estimate/index.js';
+import { expandPath, type ExpandContext } from '../../src/fs/index.js';
+import type { Preset, PresetProblem } from '../../src/config/index.js';
+import { finishEffect } from '../../src/wizard/index.js';
+import { presetDescription } from '../../src/wizard/index.js';
+import type { WizardAction, WizardResult, WizardState } from '../../src/wizard/index.js';
+import { useKeyHold } from '../common/index.js';
 import type { AppDeps } from './deps.js';
 
 /** The preview module (emitters, validation, yaml): loaded right after the first frame, never before it. */

@@ -1,6 +1,6 @@
 import { render } from 'ink';
 import { App, type AppDeps } from './App.js';
-import type { WizardResult } from '../../src/wizard/shell.js';
+import type { WizardResult } from '../../src/wizard/index.js';
 
 /**
  * Makes the first frame Ink writes start from a cleared screen, in the same write: whatever was painted

@@ -1,8 +1,8 @@
 import type React from 'react';
 import { memo } from 'react';
 import { Box, Text } from 'ink';
-import { tint } from '../common/theme.js';
-import { wrap } from '../../src/text/text.js';
+import { tint } from '../common/index.js';
+import { wrap } from '../../src/text/index.js';
 
 /** The two markers, made once: the same element every frame, so React does not even compare them. */
 const MARKER_ON = <Text color={tint('accent')}>{'❯ '}</Text>;

@@ -6,7 +6,7 @@
  * `zerowiz launch` (src/launch/lifecycle.ts).
  */
 import { existsSync, statSync } from 'node:fs';
-import { describeError, fileError } from '../../src/text/errors.js';
+import { describeError, fileError } from '../../src/text/index.js';
 import {
   SIGNAL_EXIT_CODES,
   Screen,
@@ -16,18 +16,18 @@ import {
   onTerminalSignals,
   writeErr,
   writeOut,
-} from '../../src/proc/terminal.js';
-import { capYoungGeneration } from '../../src/proc/heap.js';
-import type { WizardOptions } from '../../src/commands/ui.js';
-import { accelerateDefaultConfig } from '../../src/fs/paths.js';
-import { formatBytesShort } from '../../src/text/units.js';
-import { whichSync } from '../../src/proc/executables.js';
-import type { Setup } from '../../src/config/setup.js';
+} from '../../src/proc/index.js';
+import { capYoungGeneration } from '../../src/proc/index.js';
+import type { WizardOptions } from '../../src/commands/index.js';
+import { accelerateDefaultConfig } from '../../src/fs/index.js';
+import { formatBytesShort } from '../../src/text/index.js';
+import { whichSync } from '../../src/proc/index.js';
+import type { Setup } from '../../src/config/index.js';
 import type { SlurmDeps } from './FinishScreen.js';
-import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/finishState.js';
-import type { SlurmRequest } from '../../src/slurm/launch.js';
+import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/index.js';
+import type { SlurmRequest } from '../../src/slurm/index.js';
 import type { AppDeps } from './App.js';
-import type { WizardResult } from '../../src/wizard/shell.js';
+import type { WizardResult } from '../../src/wizard/index.js';
 import { earlyStartKeys, paintStartFrame } from './startText.js';
 
 const MIN_COLUMNS = 80;

@@ -4,10 +4,10 @@
  * load (about 0.2-0.3 s); Ink then draws the same frame over it. Keys typed meanwhile wait in the
  * terminal (raw mode is on) and are handled as soon as Ink reads them.
  */
-import { clip } from '../../src/text/text.js';
-import { START_STACK, hintLines } from '../../src/wizard/keytable.js';
-import { DETECTING, bodyRows } from '../../src/wizard/layout.js';
-import { PALETTE, COLOR_ENABLED } from '../common/theme.js';
+import { clip } from '../../src/text/index.js';
+import { START_STACK, hintLines } from '../../src/wizard/index.js';
+import { DETECTING, bodyRows } from '../../src/wizard/index.js';
+import { PALETTE, COLOR_ENABLED } from '../common/index.js';
 
 /** The start screen's question. */
 export const START_PROMPT = 'zerowiz: accelerate + DeepSpeed ZeRO, explained. What do you want to do?';

@@ -15,14 +15,14 @@
  */
 import { statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { stepConfig, argValue } from '../config/step-args.js';
-import type { Setup } from '../config/setup.js';
-import { precisionOf } from '../estimate/input.js';
-import { modelCatalogOrNone, type ModelEntry } from '../estimate/models.js';
-import { weightBytes } from '../estimate/peak.js';
-import { placementOf } from '../config/modes.js';
-import { formatBytesShort } from '../text/units.js';
-import { isDiffSynthStep } from '../config/diffsynth.js';
+import { stepConfig, argValue } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { precisionOf } from '../estimate/index.js';
+import { modelCatalogOrNone, type ModelEntry } from '../estimate/index.js';
+import { weightBytes } from '../estimate/index.js';
+import { placementOf } from '../config/index.js';
+import { formatBytesShort } from '../text/index.js';
+import { isDiffSynthStep } from '../config/index.js';
 import { expectationOf } from './expect.js';
 import { outputRoots } from './find.js';
 

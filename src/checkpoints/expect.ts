@@ -4,11 +4,11 @@
  * (presets/models.yaml), the model's parameter count, the world size and the stage the DeepSpeed states
  * are sharded over. Anything unknown is null and its check is skipped (and the verdict says so).
  */
-import { lookupModel, type ModelEntry } from '../estimate/models.js';
-import { loraParams } from '../estimate/peak.js';
-import type { Setup } from '../config/setup.js';
-import { argValue } from '../config/step-args.js';
-import { placementOf } from '../config/modes.js';
+import { lookupModel, type ModelEntry } from '../estimate/index.js';
+import { loraParams } from '../estimate/index.js';
+import type { Setup } from '../config/index.js';
+import { argValue } from '../config/index.js';
+import { placementOf } from '../config/index.js';
 
 /** One LoRA target: its name, the Linear's shape, and how many Linears the name matches. */
 export interface LoraTarget {

@@ -11,9 +11,9 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { isDataPass } from '../config/step-args.js';
-import { argValue } from '../config/step-args.js';
-import { diffSynthOutputPath } from '../config/diffsynth.js';
+import { isDataPass } from '../config/index.js';
+import { argValue } from '../config/index.js';
+import { diffSynthOutputPath } from '../config/index.js';
 import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, looksLikeTag, readLatest } from './deepspeed.js';
 import type { Expectation } from './expect.js';
 import {

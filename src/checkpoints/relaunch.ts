@@ -7,8 +7,8 @@
  * is deleted); `go-on` launches as it is and keeps the warning in the run record. The command line asks on
  * a terminal (src/commands/topology-offer.ts); without one it goes on unless `--on-topology-change` says.
  */
-import type { LaunchStep, Setup } from '../config/setup.js';
-import { listRunRecords, type RecordCheck } from '../records/record.js';
+import type { LaunchStep, Setup } from '../config/index.js';
+import { listRunRecords, type RecordCheck } from '../records/index.js';
 import {
   type ExtraStep,
   pythonOfAccelerate,

@@ -14,9 +14,9 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
-import { modelCatalogOrNone } from '../estimate/models.js';
-import { printable } from '../text/printable.js';
-import { readRecordSetup, type RunRecord } from '../records/record.js';
+import { modelCatalogOrNone } from '../estimate/index.js';
+import { printable } from '../text/index.js';
+import { readRecordSetup, type RunRecord } from '../records/index.js';
 import { expectationOf, NO_EXPECTATION, type Expectation } from './expect.js';
 import {
   checkpointOrder,

@@ -17,8 +17,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { printable } from '../text/printable.js';
-import { formatBytesShort, formatCount } from '../text/units.js';
+import { printable } from '../text/index.js';
+import { formatBytesShort, formatCount } from '../text/index.js';
 import { isCompleteZip, LATEST_FILE, looksLikeTag, readLatest, readTag, type DeepSpeedTag } from './deepspeed.js';
 import type { Expectation, LoraExpectation } from './expect.js';
 import { readSafetensorsHeader, scanValues, VALUE_SCAN_MAX_BYTES, type SafetensorsHeader } from './safetensors.js';

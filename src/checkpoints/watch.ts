@@ -13,9 +13,9 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { printable } from '../text/printable.js';
-import { shellJoin, shellWord } from '../text/quote.js';
-import type { CheckpointAlertFacts } from '../observe/alerts.js';
+import { printable } from '../text/index.js';
+import { shellJoin, shellWord } from '../text/index.js';
+import type { CheckpointAlertFacts } from '../observe/index.js';
 import { readLatest } from './deepspeed.js';
 import type { Expectation } from './expect.js';
 import { findCheckpoints, verifyFound, type FoundCheckpoint } from './find.js';

@@ -4,7 +4,7 @@
  * one-line form a Slurm node prints into its pass log (`zerowiz-check HOST STATUS ID: ...`), which the pane
  * parses back with parseNodeCheckLine.
  */
-import { printable } from '../text/printable.js';
+import { printable } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import { CHECK_IDS, type CheckId, type CheckResult, type CheckStatus, isCheckId } from './types.js';
 

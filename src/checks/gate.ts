@@ -4,7 +4,7 @@
  * check-failed alert through the run's watch, as on a Slurm node), and say whether the pass may start.
  */
 import { hostname } from 'node:os';
-import type { Setup } from '../config/setup.js';
+import type { Setup } from '../config/index.js';
 import { nodeCheckLine, nodeDoneLine } from './format.js';
 import { type CheckOptions, runChecks } from './run.js';
 import { type CheckResult, failures } from './types.js';

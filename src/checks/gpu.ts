@@ -5,9 +5,9 @@
  * timeouts). Judging: pure functions of that and the probe.
  */
 import { execa } from 'execa';
-import { NVIDIA_SMI_TIMEOUT_MS } from '../machine/detect.js';
-import { shellJoin } from '../text/quote.js';
-import { formatBytesShort } from '../text/units.js';
+import { NVIDIA_SMI_TIMEOUT_MS } from '../machine/index.js';
+import { shellJoin } from '../text/index.js';
+import { formatBytesShort } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import type { ProbeResult } from './probe.js';
 import { type CheckResult, failed, passed, skipped, warned } from './types.js';

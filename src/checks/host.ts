@@ -7,8 +7,8 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { shellJoin } from '../text/quote.js';
-import { formatBytesShort } from '../text/units.js';
+import { shellJoin } from '../text/index.js';
+import { formatBytesShort } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import { type CheckResult, failed, passed, warned } from './types.js';
 import { compareDotted } from './gpu.js';

@@ -8,7 +8,7 @@
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { formatBytesShort } from '../text/units.js';
+import { formatBytesShort } from '../text/index.js';
 import type { CheckPlan, ModelRef, StepPlan } from './plan.js';
 import { underPath } from './plan.js';
 import { type CheckResult, failed, passed, warned } from './types.js';

@@ -5,7 +5,7 @@
  * build CUDA_HOME with an nvcc that matches torch's CUDA (DeepSpeed's own assert_no_cuda_mismatch). What
  * `ds_report` knows, asked of the real package by probe.ts; judged here.
  */
-import { shellJoin } from '../text/quote.js';
+import { shellJoin } from '../text/index.js';
 import type { CheckPlan, OpNeed } from './plan.js';
 import type { ProbeOp, ProbeResult } from './probe.js';
 import { pipInstall } from './python.js';

@@ -6,16 +6,16 @@
  * against this plan.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/emit.js';
-import { modeDevice, rowLabel } from '../config/modes.js';
-import type { Setup } from '../config/setup.js';
-import { argValue, stepConfig } from '../config/step-args.js';
-import { isDataPass } from '../config/step-args.js';
-import { ownModeEstimate } from '../rules/validate.js';
-import { normalizeInput } from '../estimate/estimate.js';
-import type { ModelEntry } from '../estimate/models.js';
-import { diffSynthOutputPath, isDiffSynthStep } from '../config/diffsynth.js';
-import { earlierOutputs, trainingScript } from '../config/argv.js';
+import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { modeDevice, rowLabel } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { argValue, stepConfig } from '../config/index.js';
+import { isDataPass } from '../config/index.js';
+import { ownModeEstimate } from '../rules/index.js';
+import { normalizeInput } from '../estimate/index.js';
+import type { ModelEntry } from '../estimate/index.js';
+import { diffSynthOutputPath, isDiffSynthStep } from '../config/index.js';
+import { earlierOutputs, trainingScript } from '../config/index.js';
 
 /** accelerate's main process port when the setup gives none (`accelerate launch --help`). */
 export const ACCELERATE_DEFAULT_PORT = 29500;

@@ -10,7 +10,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { execa } from 'execa';
-import { whichSync } from '../proc/executables.js';
+import { whichSync } from '../proc/index.js';
 import type { OpNeed } from './plan.js';
 
 /** How long the probe may take (the imports of a cold machine, a compile test per op) before it counts as hung. */

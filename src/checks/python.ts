@@ -2,7 +2,7 @@
  * The `python` check: the interpreter that runs `accelerate` (its entry point's shebang) answers, and imports
  * torch, accelerate and, when a pass runs DeepSpeed, deepspeed. Pure: it judges what probe.ts measured.
  */
-import { shellJoin } from '../text/quote.js';
+import { shellJoin } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import type { Interpreter, ProbePackage, ProbeRun } from './probe.js';
 import { type CheckResult, failed, passed } from './types.js';

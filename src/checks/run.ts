@@ -4,11 +4,11 @@
  * against the plan, and returns the results in the fix order. The one entry for `zerowiz check`, the wizard's
  * finish screen, a local launch before each pass and a Slurm job's node before each pass.
  */
-import { UsageError } from '../text/errors.js';
-import type { Setup } from '../config/setup.js';
-import { launchEstimate } from '../rules/fit.js';
-import { findFreePort } from '../proc/free-port.js';
-import { resolveAccelerate } from '../proc/executables.js';
+import { UsageError } from '../text/index.js';
+import type { Setup } from '../config/index.js';
+import { launchEstimate } from '../rules/index.js';
+import { findFreePort } from '../proc/index.js';
+import { resolveAccelerate } from '../proc/index.js';
 import { judgeCudaDriver, judgeGpus, measureDriver, type DriverInfo } from './gpu.js';
 import { judgeHostMemory, judgePort, judgeShm, measureMemory, measurePort, measureShm } from './host.js';
 import { judgeInputs, judgeModels } from './inputs.js';

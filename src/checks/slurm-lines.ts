@@ -11,7 +11,7 @@
  * joins its stdout on the node; srun's own stderr ("task 0: Exited with exit code 2") goes to the job's output,
  * never into the log: written to the same file it landed inside a node's FAIL line, cutting its fix off.
  */
-import { shellWord } from '../text/quote.js';
+import { shellWord } from '../text/index.js';
 import type { CheckId } from './types.js';
 
 /** What one pass's check needs from the job script. */

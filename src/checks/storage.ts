@@ -9,8 +9,8 @@ import { constants, accessSync, closeSync, mkdtempSync, openSync, rmSync, statSy
 import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { NVME_BYTES_PER_S } from '../estimate/peak.js';
-import { formatBytesShort } from '../text/units.js';
+import { NVME_BYTES_PER_S } from '../estimate/index.js';
+import { formatBytesShort } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import { type CheckResult, failed, passed, skipped, warned } from './types.js';
 

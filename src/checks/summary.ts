@@ -1,5 +1,5 @@
 /** The checks in the short form the wizard's finish screen shows: the count, and what to fix first. */
-import type { Setup } from '../config/setup.js';
+import type { Setup } from '../config/index.js';
 import { countLine, shortLines } from './format.js';
 import { type CheckOptions, runChecks } from './run.js';
 

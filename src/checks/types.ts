@@ -3,7 +3,7 @@
  * what was measured, what is needed, the fix), and the verdict over all of them. Pure: the measuring lives
  * in the other modules of this folder, each judged by a pure function into a CheckResult.
  */
-import { UsageError } from '../text/errors.js';
+import { UsageError } from '../text/index.js';
 
 /**
  * Every check, in the order a user should fix what fails: the Python environment and the driver first (nothing

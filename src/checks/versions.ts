@@ -6,7 +6,7 @@
  * accelerate needs from DeepSpeed or lacks. Each row cites where it was read (deepspeedai/DeepSpeed and
  * huggingface/accelerate history).
  */
-import { isPlainObject } from '../config/emit.js';
+import { isPlainObject } from '../config/index.js';
 import type { CheckPlan } from './plan.js';
 import type { ProbeResult } from './probe.js';
 import { pipInstall } from './python.js';

@@ -3,7 +3,7 @@
  * `zerowiz preset save` take exactly what the wizard asks. Values go through the question's own parser.
  */
 import { Option, type Command } from 'commander';
-import { flagName, QUESTIONS, type Question, type QuestionId } from '../config/questions.js';
+import { flagName, QUESTIONS, type Question, type QuestionId } from '../config/index.js';
 
 /** commander's camelCase key of a question's flag (`num_processes` -> `numProcesses`). */
 function optKey(id: QuestionId): string {

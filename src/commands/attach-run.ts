@@ -2,13 +2,13 @@
  * The work of `zerowiz attach [RUN]` and `zerowiz stop RUN`: a run of this directory, whatever its kind,
  * followed again in the pane or stream mode, or stopped from any terminal.
  */
-import { UsageError } from '../text/errors.js';
-import { followRun } from '../launch/entry.js';
+import { UsageError } from '../text/index.js';
+import { followRun } from '../launch/index.js';
 import { kindBlockProblem } from './record-kinds.js';
-import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/kind.js';
-import { localKind, localRunOpen } from '../launch/local.js';
-import { displayDir, findRunRecord, readRunRecord, setupOfRecord } from '../records/record.js';
-import { ownerState, signalSupervisor } from '../proc/identity.js';
+import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/index.js';
+import { localKind, localRunOpen } from '../launch/index.js';
+import { displayDir, findRunRecord, readRunRecord, setupOfRecord } from '../records/index.js';
+import { ownerState, signalSupervisor } from '../proc/index.js';
 import type { CommandContext } from './context.js';
 import { paneFor } from './launch-run.js';
 import * as output from './output.js';

@@ -1,13 +1,13 @@
 /** The work of `zerowiz check`: load the setup, run the checks (src/checks/), print them. */
 import { hostname } from 'node:os';
-import { UsageError } from '../text/errors.js';
-import { loadPreset } from '../config/presets.js';
-import { pathFlag } from '../fs/expand.js';
-import { parseInteger } from '../text/units.js';
-import type { PassFilter } from '../checks/plan.js';
-import { nodeCheckLine, nodeDoneLine, reportLines } from '../checks/format.js';
-import { runChecks } from '../checks/run.js';
-import { checksJson, failures, skipChecks } from '../checks/types.js';
+import { UsageError } from '../text/index.js';
+import { loadPreset } from '../config/index.js';
+import { pathFlag } from '../fs/index.js';
+import { parseInteger } from '../text/index.js';
+import type { PassFilter } from '../checks/index.js';
+import { nodeCheckLine, nodeDoneLine, reportLines } from '../checks/index.js';
+import { runChecks } from '../checks/index.js';
+import { checksJson, failures, skipChecks } from '../checks/index.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */

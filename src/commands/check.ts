@@ -1,7 +1,7 @@
 /** `zerowiz check NAME|FILE`: the checks before a pass, on this machine. The work is in check-run.ts. */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
-import { CHECK_IDS, CHECK_TITLES } from '../checks/types.js';
+import { CHECK_IDS, CHECK_TITLES } from '../checks/index.js';
 import type { CheckFlags } from './check-run.js';
 
 /** Registers `zerowiz check`. */

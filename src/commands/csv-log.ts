@@ -5,9 +5,9 @@
  * `--csv-log` / `--no-csv-log` decide and a hint line says so. The flag goes into
  * the run's argv, commands.sh and run.json (the setup the run keeps), never into the preset.
  */
-import { CSV_LOG_FLAG, csvLogOffer, withCsvLog, type CsvLogOffer } from '../config/diffsynth.js';
-import type { Setup } from '../config/setup.js';
-import { askLine } from '../proc/terminal.js';
+import { CSV_LOG_FLAG, csvLogOffer, withCsvLog, type CsvLogOffer } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { askLine } from '../proc/index.js';
 import * as output from './output.js';
 
 /** The flags that decide the offer. */

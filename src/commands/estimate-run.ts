@@ -1,9 +1,9 @@
 /** `zerowiz estimate`'s work, loaded only when the command runs (the model catalog needs yaml and zod). */
-import { pathFlag } from '../fs/expand.js';
-import { describeGpus, describeInterconnect, detectHost } from '../machine/detect.js';
-import type { HostDetection } from '../machine/detect.js';
-import { UsageError } from '../text/errors.js';
-import { NearMiss } from '../text/suggest.js';
+import { pathFlag } from '../fs/index.js';
+import { describeGpus, describeInterconnect, detectHost } from '../machine/index.js';
+import type { HostDetection } from '../machine/index.js';
+import { UsageError } from '../text/index.js';
+import { NearMiss } from '../text/index.js';
 import * as output from './output.js';
 import {
   DEEPSPEED_ESTIMATOR_WHY,
@@ -14,21 +14,21 @@ import {
   MAX_PARAMS,
   estimateModes,
   formatStepSeconds,
-} from '../estimate/estimate.js';
-import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/estimate.js';
-import { estimateInputFromSetup, gpuLinksAnswer, interconnectOfAnswer } from '../estimate/input.js';
-import type { ShapeOverrides } from '../estimate/input.js';
-import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/measured.js';
-import type { MeasuredPeak } from '../estimate/measured.js';
-import { rowLabel } from '../config/modes.js';
-import { findModel, loadModelCatalog, lookupModel } from '../estimate/models.js';
-import type { ModelEntry } from '../estimate/models.js';
-import { OPTIMIZER_KINDS } from '../config/training.js';
-import type { Interconnect, OptimizerKind } from '../config/training.js';
-import type { BlockKind } from '../estimate/models.js';
-import { question, withDefaults } from '../config/questions.js';
-import type { Answers } from '../config/questions.js';
-import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../text/units.js';
+} from '../estimate/index.js';
+import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/index.js';
+import { estimateInputFromSetup, gpuLinksAnswer, interconnectOfAnswer } from '../estimate/index.js';
+import type { ShapeOverrides } from '../estimate/index.js';
+import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
+import type { MeasuredPeak } from '../estimate/index.js';
+import { rowLabel } from '../config/index.js';
+import { findModel, loadModelCatalog, lookupModel } from '../estimate/index.js';
+import type { ModelEntry } from '../estimate/index.js';
+import { OPTIMIZER_KINDS } from '../config/index.js';
+import type { Interconnect, OptimizerKind } from '../config/index.js';
+import type { BlockKind } from '../estimate/index.js';
+import { question, withDefaults } from '../config/index.js';
+import type { Answers } from '../config/index.js';
+import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../text/index.js';
 
 /** Raw flag values as commander hands them over. */
 export interface EstimateFlags {

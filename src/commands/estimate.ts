@@ -1,7 +1,7 @@
 /** `zerowiz estimate`: the peak memory, traffic and step time of each ZeRO mode, and which one to pick. */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
-import { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from '../estimate/estimate.js';
+import { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from '../estimate/index.js';
 import type { EstimateFlags } from './estimate-run.js';
 
 const HELP_AFTER = `

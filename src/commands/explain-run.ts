@@ -1,5 +1,5 @@
 /** `zerowiz explain`'s work, loaded only when the command runs. */
-import { UsageError } from '../text/errors.js';
+import { UsageError } from '../text/index.js';
 import {
   DEFAULT_SCRIPT,
   diffLines,
@@ -10,11 +10,11 @@ import {
   reportJson,
   type ExplainContext,
   type ExplainReport,
-} from '../config/explain.js';
-import type { ScriptContext } from '../config/provenance.js';
-import { withDefaults, type Answers, type QuestionId } from '../config/questions.js';
-import { listRunRecords, readRecordSetup, type RunRecord } from '../records/record.js';
-import { printable } from '../text/printable.js';
+} from '../config/index.js';
+import type { ScriptContext } from '../config/index.js';
+import { withDefaults, type Answers, type QuestionId } from '../config/index.js';
+import { listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
+import { printable } from '../text/index.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */

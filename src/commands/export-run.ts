@@ -1,21 +1,21 @@
 /** The work of `zerowiz export slurm|torchrun|hostfile`: shaped configs plus the launcher's artifact, nothing run. */
 import { mkdir } from 'node:fs/promises';
-import { secretGuards } from '../text/redact.js';
+import { secretGuards } from '../text/index.js';
 import { isAbsolute, join, resolve } from 'node:path';
-import { UsageError } from '../text/errors.js';
-import { shellWord } from '../text/quote.js';
-import { loadPreset } from '../config/presets.js';
-import { pinSteps } from '../config/accelerate-config.js';
-import type { Setup } from '../config/setup.js';
-import { checkOptions, jobName, planSlurmLaunch } from '../slurm/launch.js';
-import { stepLogName } from '../slurm/record.js';
-import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/script.js';
-import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/shape.js';
-import { slurm } from '../slurm/tools.js';
-import { pathFlag } from '../fs/expand.js';
-import { formatWrite, writeFilesTogether, type FileToWrite } from '../fs/write.js';
-import { inReportOrder, launchConfigFiles, setupInDir } from '../config/files.js';
-import { missingScripts } from '../config/argv.js';
+import { UsageError } from '../text/index.js';
+import { shellWord } from '../text/index.js';
+import { loadPreset } from '../config/index.js';
+import { pinSteps } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { checkOptions, jobName, planSlurmLaunch } from '../slurm/index.js';
+import { stepLogName } from '../slurm/index.js';
+import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/index.js';
+import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/index.js';
+import { slurm } from '../slurm/index.js';
+import { pathFlag } from '../fs/index.js';
+import { formatWrite, writeFilesTogether, type FileToWrite } from '../fs/index.js';
+import { inReportOrder, launchConfigFiles, setupInDir } from '../config/index.js';
+import { missingScripts } from '../config/index.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */

@@ -32,27 +32,21 @@ import {
 } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { execa } from 'execa';
-import { fileError, RunError, UsageError } from '../text/errors.js';
-import { pathFlag } from '../fs/expand.js';
-import { readLatest } from '../checkpoints/deepspeed.js';
-import { NO_EXPECTATION, type Expectation } from '../checkpoints/expect.js';
-import { verifyFound, type FoundCheckpoint } from '../checkpoints/find.js';
-import {
-  LAYOUT_DESCRIPTIONS,
-  LORA_LAYOUTS,
-  layoutKey,
-  writeRenamed,
-  type ExportLayout,
-} from '../checkpoints/lora-layout.js';
-import { runCheckpointCandidates } from '../checkpoints/runs.js';
-import { readSafetensorsHeader } from '../checkpoints/safetensors.js';
-import { pythonOfAccelerate } from '../checkpoints/topology.js';
-import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../checkpoints/verify.js';
-import { printable } from '../text/printable.js';
+import { fileError, RunError, UsageError } from '../text/index.js';
+import { pathFlag } from '../fs/index.js';
+import { readLatest } from '../checkpoints/index.js';
+import { NO_EXPECTATION, type Expectation } from '../checkpoints/index.js';
+import { verifyFound, type FoundCheckpoint } from '../checkpoints/index.js';
+import { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed, type ExportLayout } from '../checkpoints/index.js';
+import { runCheckpointCandidates } from '../checkpoints/index.js';
+import { readSafetensorsHeader } from '../checkpoints/index.js';
+import { pythonOfAccelerate } from '../checkpoints/index.js';
+import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../checkpoints/index.js';
+import { printable } from '../text/index.js';
 import { kindBlockProblem } from './record-kinds.js';
-import { findRunRecord } from '../records/record.js';
-import { parseInteger } from '../text/units.js';
-import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../fs/write.js';
+import { findRunRecord } from '../records/index.js';
+import { parseInteger } from '../text/index.js';
+import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../fs/index.js';
 import * as output from './output.js';
 
 /** Raw flag values of `export weights`. */

@@ -5,7 +5,7 @@
  */
 import { Argument, Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
-import { UsageError } from '../text/errors.js';
+import { UsageError } from '../text/index.js';
 import type { ExportFlags } from './export-run.js';
 import { oneOf } from './usage.js';
 

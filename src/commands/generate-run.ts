@@ -1,14 +1,14 @@
 /** `zerowiz generate`'s work, loaded only when the command runs. */
-import { UsageError } from '../text/errors.js';
-import { toAccelerateYaml, toDeepSpeedJson } from '../config/emit.js';
-import { answerFindings, fileFindings, validate } from '../rules/validate.js';
-import { formatWrite } from '../fs/write.js';
-import { setupInDir, writeConfigFiles } from '../config/files.js';
-import { launchLines } from '../config/setup.js';
-import { whichSync } from '../proc/executables.js';
-import { envFromDetection, processPlan } from '../rules/processes.js';
-import { withDefaults, type DetectedEnv } from '../config/questions.js';
-import { pathFlag } from '../fs/expand.js';
+import { UsageError } from '../text/index.js';
+import { toAccelerateYaml, toDeepSpeedJson } from '../config/index.js';
+import { answerFindings, fileFindings, validate } from '../rules/index.js';
+import { formatWrite } from '../fs/index.js';
+import { setupInDir, writeConfigFiles } from '../config/index.js';
+import { launchLines } from '../config/index.js';
+import { whichSync } from '../proc/index.js';
+import { envFromDetection, processPlan } from '../rules/index.js';
+import { withDefaults, type DetectedEnv } from '../config/index.js';
+import { pathFlag } from '../fs/index.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings, reportImportNotes } from './report.js';
 import * as output from './output.js';

@@ -4,24 +4,24 @@
  * (src/launch/entry.ts) with the pane when stdin and stdout are a terminal.
  */
 import { dirname } from 'node:path';
-import { pinSteps } from '../config/accelerate-config.js';
-import { loadPreset } from '../config/presets.js';
-import type { Setup } from '../config/setup.js';
-import { UsageError } from '../text/errors.js';
-import { launch, planLaunch, type LaunchRequest } from '../launch/entry.js';
+import { pinSteps } from '../config/index.js';
+import { loadPreset } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { UsageError } from '../text/index.js';
+import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
 import { kindBlockProblem } from './record-kinds.js';
-import type { RunKind } from '../launch/kind.js';
-import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/record.js';
+import type { RunKind } from '../launch/index.js';
+import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
 import { reportDamaged } from './report.js';
-import { restoreSecrets } from '../text/redact.js';
+import { restoreSecrets } from '../text/index.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
 import * as output from './output.js';
-import { whichSync } from '../proc/executables.js';
-import { idleGpusNote } from '../rules/processes.js';
-import { shellWord } from '../text/quote.js';
+import { whichSync } from '../proc/index.js';
+import { idleGpusNote } from '../rules/index.js';
+import { shellWord } from '../text/index.js';
 
 /**
  * What `zerowiz launch` runs: a preset (ref), or with --last the newest run record of this directory. The

@@ -4,19 +4,19 @@
  * one. The Slurm logic lives in src/slurm/; a job is run and followed by the one launch entry and viewer as a
  * Slurm run kind (src/slurm/kind.ts).
  */
-import type { RunRecord } from '../records/record.js';
-import type { RunKind } from '../launch/kind.js';
-import { displayDir } from '../records/record.js';
-import { UsageError } from '../text/errors.js';
-import { whichSync } from '../proc/executables.js';
-import type { Setup } from '../config/setup.js';
-import { describeJob, queryJob } from '../slurm/job.js';
-import { slurmLaunchKind } from '../slurm/kind.js';
-import type { SlurmRequest } from '../slurm/launch.js';
-import { settleRecord, slurmRunOpen } from '../slurm/record.js';
-import { sbatchOptionsOf, type SbatchOptions } from '../slurm/script.js';
-import { parseShapeFlag } from '../slurm/shape.js';
-import { NO_SLURM_HINT, type SlurmContext } from '../slurm/tools.js';
+import type { RunRecord } from '../records/index.js';
+import type { RunKind } from '../launch/index.js';
+import { displayDir } from '../records/index.js';
+import { UsageError } from '../text/index.js';
+import { whichSync } from '../proc/index.js';
+import type { Setup } from '../config/index.js';
+import { describeJob, queryJob } from '../slurm/index.js';
+import { slurmLaunchKind } from '../slurm/index.js';
+import type { SlurmRequest } from '../slurm/index.js';
+import { settleRecord, slurmRunOpen } from '../slurm/index.js';
+import { sbatchOptionsOf, type SbatchOptions } from '../slurm/index.js';
+import { parseShapeFlag } from '../slurm/index.js';
+import { NO_SLURM_HINT, type SlurmContext } from '../slurm/index.js';
 import type { LaunchFlags, SlurmFlags } from './launch-flags.js';
 
 /** The Slurm context of this process: its environment and directory. */

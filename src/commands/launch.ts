@@ -5,9 +5,9 @@
  */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
-import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../proc/group.js';
+import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../proc/index.js';
 import type { LaunchFlags } from './launch-flags.js';
-import { TOPOLOGY_CHOICE_TEXT, TOPOLOGY_CHOICES } from '../checkpoints/choices.js';
+import { TOPOLOGY_CHOICE_TEXT, TOPOLOGY_CHOICES } from '../checkpoints/index.js';
 
 /** Registers `launch` and `runs`. */
 export function registerLaunch(program: Command, ctx: CommandContext): void {

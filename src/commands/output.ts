@@ -13,11 +13,11 @@
  *   main.ts (one line, exit 2; a reader that left, quietly), while a run's viewer (`launch`, `attach`) writes
  *   through the terminal module's guarded writes, so a run never stops because its output went away.
  */
-import type { TextSink } from '../launch/stream.js';
-import { formatFinding, type Finding } from '../config/finding.js';
-import { printableLines } from '../text/printable.js';
-import { stdoutBacklog, writeErr, writeOut } from '../proc/terminal.js';
-import { clip, colorAllowed } from '../text/text.js';
+import type { TextSink } from '../launch/index.js';
+import { formatFinding, type Finding } from '../config/index.js';
+import { printableLines } from '../text/index.js';
+import { stdoutBacklog, writeErr, writeOut } from '../proc/index.js';
+import { clip, colorAllowed } from '../text/index.js';
 
 /** How the output looks, decided once per process (see `configureOutput`). */
 export interface OutputStyle {

@@ -1,5 +1,5 @@
 /** `zerowiz preset ...`'s work, loaded only when the command runs. */
-import { MODE_INFO } from '../config/modes.js';
+import { MODE_INFO } from '../config/index.js';
 import {
   deletePreset,
   findPreset,
@@ -8,14 +8,14 @@ import {
   presetName,
   renderPresetFile,
   savePresetFile,
-} from '../config/presets.js';
-import { printable, printableLines } from '../text/printable.js';
-import type { QuestionId } from '../config/questions.js';
-import { formatCount } from '../text/units.js';
-import { noStepsNote } from '../config/setup.js';
-import { answerFindings, fileFindings, validate } from '../rules/validate.js';
-import { formatFinding } from '../config/finding.js';
-import { UsageError } from '../text/errors.js';
+} from '../config/index.js';
+import { printable, printableLines } from '../text/index.js';
+import type { QuestionId } from '../config/index.js';
+import { formatCount } from '../text/index.js';
+import { noStepsNote } from '../config/index.js';
+import { answerFindings, fileFindings, validate } from '../rules/index.js';
+import { formatFinding } from '../config/index.js';
+import { UsageError } from '../text/index.js';
 import { setupFromOptions } from './setup-from-flags.js';
 import { reportFindings, reportImportNotes } from './report.js';
 import * as output from './output.js';

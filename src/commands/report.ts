@@ -1,6 +1,6 @@
 /** Printing findings, damaged records and import notes the same way in every plain command. */
-import { displayDir, type DamagedRecord } from '../records/record.js';
-import type { Finding } from '../config/finding.js';
+import { displayDir, type DamagedRecord } from '../records/index.js';
+import type { Finding } from '../config/index.js';
 import * as output from './output.js';
 
 /**

@@ -4,18 +4,18 @@
  * one whose supervisor and watchdog both ended before it did (a reboot) is settled as interrupted; open
  * Slurm runs are refreshed from Slurm first.
  */
-import { displayDir, listRunRecords, type RunRecord } from '../records/record.js';
-import { localRunOpen, settleOrphans } from '../launch/local.js';
-import { peaksFromJson } from '../observe/live.js';
-import { formatLossPair } from '../observe/logparse.js';
-import { formatPeakVsEstimate, highestPeak } from '../observe/peaks.js';
-import { formatDuration } from '../text/format.js';
+import { displayDir, listRunRecords, type RunRecord } from '../records/index.js';
+import { localRunOpen, settleOrphans } from '../launch/index.js';
+import { peaksFromJson } from '../observe/index.js';
+import { formatLossPair } from '../observe/index.js';
+import { formatPeakVsEstimate, highestPeak } from '../observe/index.js';
+import { formatDuration } from '../text/index.js';
 import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
-import { printable } from '../text/printable.js';
-import { checkpointsOf, formatCheckpointLines } from '../checkpoints/runs.js';
-import { recordedTopology } from '../checkpoints/topology.js';
+import { printable } from '../text/index.js';
+import { checkpointsOf, formatCheckpointLines } from '../checkpoints/index.js';
+import { recordedTopology } from '../checkpoints/index.js';
 
 /** `zerowiz runs`. */
 export async function runsCommand(opts: { json?: boolean }): Promise<void> {

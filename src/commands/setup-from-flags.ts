@@ -1,8 +1,8 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
-import { UsageError } from '../text/errors.js';
-import { NearMiss } from '../text/suggest.js';
-import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../fs/expand.js';
-import { findPreset } from '../config/presets.js';
+import { UsageError } from '../text/index.js';
+import { NearMiss } from '../text/index.js';
+import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../fs/index.js';
+import { findPreset } from '../config/index.js';
 import {
   flagName,
   parseAnswers,
@@ -12,9 +12,9 @@ import {
   type DetectedEnv,
   type Question,
   type QuestionId,
-} from '../config/questions.js';
-import { importAccelerateConfig } from '../config/import.js';
-import { DEFAULT_FILES, dropKeptFor, type Setup } from '../config/setup.js';
+} from '../config/index.js';
+import { importAccelerateConfig } from '../config/index.js';
+import { DEFAULT_FILES, dropKeptFor, type Setup } from '../config/index.js';
 import { answersFromOptions } from './answer-flags.js';
 
 /**

@@ -4,8 +4,8 @@
  * on a terminal zerowiz asks; without one it goes on and the run record keeps the warning. `fresh` moves the
  * old states aside here, once the launch is known to be able to start (never in a dry run).
  */
-import type { Setup } from '../config/setup.js';
-import { UsageError } from '../text/errors.js';
+import type { Setup } from '../config/index.js';
+import { UsageError } from '../text/index.js';
 import {
   applyTopologyChoice,
   isTopologyChoice,
@@ -14,10 +14,10 @@ import {
   TOPOLOGY_CHOICES,
   type TopologyChoice,
   type TopologyPlan,
-} from '../checkpoints/relaunch.js';
-import { setAside } from '../checkpoints/topology.js';
-import { displayDir } from '../records/record.js';
-import { askLine } from '../proc/terminal.js';
+} from '../checkpoints/index.js';
+import { setAside } from '../checkpoints/index.js';
+import { displayDir } from '../records/index.js';
+import { askLine } from '../proc/index.js';
 import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 

@@ -4,8 +4,8 @@
  * commander's own text never reaches the user. Every command of the CLI is a `ZerowizCommand`.
  */
 import { Command, type HelpContext, type Option } from 'commander';
-import { UsageError } from '../text/errors.js';
-import { NearMiss, orList } from '../text/suggest.js';
+import { UsageError } from '../text/index.js';
+import { NearMiss, orList } from '../text/index.js';
 
 /** `zerowiz preset save`: the words that run a command, from the root. */
 export function commandLine(cmd: Command): string {

@@ -8,7 +8,7 @@
  *   training" for one process), no to DeepSpeed, FSDP and Megatron-LM (shared/reference/accelerate-config.md).
  */
 import { readFileSync } from 'node:fs';
-import { NearMiss } from '../text/suggest.js';
+import { NearMiss } from '../text/index.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { dumpYaml, isPlainObject, machineKeys } from './emit.js';

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { toLaunchCommands, type Setup } from './setup.js';
-import { shellJoin } from '../text/quote.js';
+import { shellJoin } from '../text/index.js';
 
 // `accelerate launch` options that take no value (everything else starting with -- takes one).
 const LAUNCH_BOOL_FLAGS = new Set([

@@ -7,10 +7,10 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { UsageError } from '../text/errors.js';
-import { accelerateDefaultConfig } from '../fs/paths.js';
-import { printable } from '../text/printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/read.js';
+import { UsageError } from '../text/index.js';
+import { accelerateDefaultConfig } from '../fs/index.js';
+import { printable } from '../text/index.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import { noDeepSpeedConfigObject, noDeepSpeedConfigPath } from './accelerate-config.js';
 import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
 import { parseDeepSpeedJson } from './json-file.js';

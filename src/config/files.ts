@@ -3,7 +3,7 @@
  * without DeepSpeed), their texts and paths, and their writing as one transaction through src/fs/write.ts.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import { type FileToWrite, type WriteResult, writeFilesTogether } from '../fs/write.js';
+import { type FileToWrite, type WriteResult, writeFilesTogether } from '../fs/index.js';
 import { extraConfigFiles, withFiles } from './accelerate-config.js';
 import { toAccelerateYaml, toDeepSpeedJson } from './emit.js';
 import type { Setup } from './setup.js';

@@ -8,9 +8,9 @@
  * as accelerate reads it (json.load: no comments).
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { UsageError } from '../text/errors.js';
-import { printable } from '../text/printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/read.js';
+import { UsageError } from '../text/index.js';
+import { printable } from '../text/index.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import {
   BATCH_KEYS,
   DEEPSPEED_DEFAULTS,

@@ -7,10 +7,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
-import { UsageError, fileError } from '../text/errors.js';
-import { NearMiss } from '../text/suggest.js';
+import { UsageError, fileError } from '../text/index.js';
+import { NearMiss } from '../text/index.js';
 import { dumpYaml } from './emit.js';
-import { presetsDir, userPresetsDir } from '../fs/paths.js';
+import { presetsDir, userPresetsDir } from '../fs/index.js';
 import {
   UntrustedPathError,
   lstatOrNull,
@@ -18,8 +18,8 @@ import {
   ownedByMe,
   untrustedDirProblem,
   userName,
-} from '../fs/safe-fs.js';
-import { secretsIn } from '../text/redact.js';
+} from '../fs/index.js';
+import { secretsIn } from '../text/index.js';
 import {
   AnswerKeyError,
   QUESTIONS,
@@ -30,9 +30,9 @@ import {
   type QuestionId,
 } from './questions.js';
 import { DEFAULT_FILES, SAFE_NAME_RE, type Setup } from './setup.js';
-import { printable } from '../text/printable.js';
-import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/read.js';
-import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/write.js';
+import { printable } from '../text/index.js';
+import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
+import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/index.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml']);

@@ -5,9 +5,9 @@
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
-import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../text/units.js';
-import { UsageError } from '../text/errors.js';
-import { hasControl } from '../text/printable.js';
+import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../text/index.js';
+import { UsageError } from '../text/index.js';
+import { hasControl } from '../text/index.js';
 import type { Interconnect, MasterWeights, OptimizerKind } from './training.js';
 import { DEEPSPEED_DEFAULTS as DS } from './deepspeed-defaults.js';
 import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, LAUNCHERS, keyInfo } from './keys.js';

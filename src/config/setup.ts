@@ -1,6 +1,6 @@
 /** The setup: every answer, the files to write, and the launch steps. Emitters are pure functions of it. */
 import type { Answers, QuestionId } from './questions.js';
-import { shellJoin } from '../text/quote.js';
+import { shellJoin } from '../text/index.js';
 
 /**
  * A name zerowiz turns into a file name (a preset, a step's log): letters, digits, `.`, `_`, `-`, starting with

@@ -7,13 +7,13 @@
  */
 import { activationBreakdown } from './activations.js';
 import type { ActivationBreakdown, ActivationInput } from './activations.js';
-import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../config/modes.js';
-import type { Mode, OffloadDevice, Placement } from '../config/modes.js';
-import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
+import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../config/index.js';
+import type { Mode, OffloadDevice, Placement } from '../config/index.js';
+import { DEEPSPEED_DEFAULTS } from '../config/index.js';
 import { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
 import type { Peak, PeakInput, ZeroKnobs } from './peak.js';
-import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/training.js';
-import { formatBytesShort } from '../text/units.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
+import { formatBytesShort } from '../text/index.js';
 
 /** DeepSpeed's default `additional_buffer_factor` (applied to CPU memory only). */
 export const ADDITIONAL_BUFFER_FACTOR = 1.5;

@@ -22,9 +22,9 @@ import { estimateInputFromSetup, placementOfAnswers, type EstimateAnswers, type 
 import { type EstimateInput, normalizeInput } from './estimate.js';
 import type { ModelEntry } from './models.js';
 import { linkOf, NVME_BYTES_PER_S, PCIE_BYTES_PER_S, weightBytes, type PeakInput } from './peak.js';
-import type { Placement } from '../config/modes.js';
-import type { Answers } from '../config/questions.js';
-import { formatBytesShort } from '../text/units.js';
+import type { Placement } from '../config/index.js';
+import type { Answers } from '../config/index.js';
+import { formatBytesShort } from '../text/index.js';
 
 /** Writing the saved file: 1 GB/s, an assumption (a local NVMe writes 2-3 GB/s, a shared file system less). */
 export const DISK_WRITE_BYTES_PER_S = 1e9;

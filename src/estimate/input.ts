@@ -8,12 +8,12 @@ import { EstimateInputError } from './estimate.js';
 import type { EstimateInput, LoraSpec } from './estimate.js';
 import { lookupModel } from './models.js';
 import type { BlockKind, ModelEntry } from './models.js';
-import { autoFill, numberDefault } from '../config/keys.js';
-import { placementOf } from '../config/modes.js';
-import type { Placement } from '../config/modes.js';
+import { autoFill, numberDefault } from '../config/index.js';
+import { placementOf } from '../config/index.js';
+import type { Placement } from '../config/index.js';
 import type { ZeroKnobs } from './peak.js';
-import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/training.js';
-import type { Answers } from '../config/questions.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
+import type { Answers } from '../config/index.js';
 
 /** The answers the estimate reads. */
 export type EstimateAnswers = Pick<

@@ -15,8 +15,8 @@
  */
 import { placementOfAnswers } from './input.js';
 import type { EstimateAnswers } from './input.js';
-import type { Placement } from '../config/modes.js';
-import type { Answers } from '../config/questions.js';
+import type { Placement } from '../config/index.js';
+import type { Answers } from '../config/index.js';
 
 /** What one record says about one run, reduced to what the matching needs. */
 export interface MeasuredRun {

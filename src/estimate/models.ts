@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import * as z from 'zod/mini';
 import '../text/zod.js';
-import { UsageError } from '../text/errors.js';
-import { NearMiss } from '../text/suggest.js';
-import { presetsDir } from '../fs/paths.js';
+import { UsageError } from '../text/index.js';
+import { NearMiss } from '../text/index.js';
+import { presetsDir } from '../fs/index.js';
 
 const positiveInt = z.int().check(z.positive());
 

@@ -30,10 +30,10 @@
  * Fixed costs are from stas00/ml-engineering (training/performance/README.md at 744d01e, "Preloaded CUDA
  * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in the README.
  */
-import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/training.js';
+import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import type { ActivationBreakdown } from './activations.js';
-import { DEEPSPEED_DEFAULTS } from '../config/deepspeed-defaults.js';
-import type { Placement } from '../config/modes.js';
+import { DEEPSPEED_DEFAULTS } from '../config/index.js';
+import type { Placement } from '../config/index.js';
 
 /** CUDA context and preloaded kernels per process: 0.92 GiB measured on an A100 with pytorch 2.1.1 (eager module loading; 0.47 GiB lazy), ml-engineering "Preloaded CUDA kernels memory usage". */
 export const CUDA_CONTEXT_BYTES = Math.round(0.92 * 2 ** 30);

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { UsageError } from '../text/errors.js';
+import { UsageError } from '../text/index.js';
 
 /** What expansion reads: the environment, the launch directory, and how to find a user's home. */
 export interface ExpandContext {

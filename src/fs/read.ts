@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { parse, type DocumentOptions, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
-import { UsageError, fileError } from '../text/errors.js';
+import { UsageError, fileError } from '../text/index.js';
 
 /** The largest file zerowiz reads: configs and presets are a few KiB; 1 MiB leaves room for comments. */
 export const MAX_USER_FILE_BYTES = 2 ** 20;

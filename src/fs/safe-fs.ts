@@ -36,8 +36,8 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
-import { UsageError, fileError } from '../text/errors.js';
-import { printable } from '../text/printable.js';
+import { UsageError, fileError } from '../text/index.js';
+import { printable } from '../text/index.js';
 
 /** Mode of the folders zerowiz keeps to the user (`.zerowiz`, `.zerowiz/runs`, each run directory). */
 export const PRIVATE_DIR_MODE = 0o700;

@@ -43,8 +43,8 @@ import {
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { UsageError, fileError, isOsError } from '../text/errors.js';
-import { printable } from '../text/printable.js';
+import { UsageError, fileError, isOsError } from '../text/index.js';
+import { printable } from '../text/index.js';
 import {
   UntrustedPathError,
   foreignLinkOnPath,

@@ -11,10 +11,10 @@
  *
  * Errors stop every entry the same way: one line and the fix (UsageError, exit 2), before anything runs.
  */
-import type { Setup } from '../config/setup.js';
-import { capYoungGeneration } from '../proc/heap.js';
-import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../proc/terminal.js';
-import { inReportOrder, launchConfigFiles } from '../config/files.js';
+import type { Setup } from '../config/index.js';
+import { capYoungGeneration } from '../proc/index.js';
+import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../proc/index.js';
+import { inReportOrder, launchConfigFiles } from '../config/index.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
 import { formatFindings, prepareLaunch } from './prepare.js';

@@ -11,13 +11,13 @@
  * detaching stops following and leaves the run alone.
  */
 import { join } from 'node:path';
-import { ownerState, type SupervisorId, signalSupervisor } from '../proc/identity.js';
-import { StepLogReader } from '../observe/step-output.js';
-import { readRunRecord, type RunJson, type RunRecord } from '../records/record.js';
-import { EventsReader, readLive, type RunEvent } from '../records/run-files.js';
-import type { PipelineListener, PipelineOutcome, RunControl, StepResult } from '../observe/events.js';
-import type { TelemetryMirror } from '../observe/telemetry.js';
-import type { Alert } from '../observe/alerts.js';
+import { ownerState, type SupervisorId, signalSupervisor } from '../proc/index.js';
+import { StepLogReader } from '../observe/index.js';
+import { readRunRecord, type RunJson, type RunRecord } from '../records/index.js';
+import { EventsReader, readLive, type RunEvent } from '../records/index.js';
+import type { PipelineListener, PipelineOutcome, RunControl, StepResult } from '../observe/index.js';
+import type { TelemetryMirror } from '../observe/index.js';
+import type { Alert } from '../observe/index.js';
 
 /** A step as a follower reads it: its name and its log. */
 export interface FollowedStep {

@@ -5,17 +5,17 @@
  * and a Slurm job (the Slurm module kind). A third (Kubernetes, say) is one more module, and one more check of its
  * record block in the kinds module.
  */
-import type { Setup } from '../config/setup.js';
-import type { Finding } from '../config/finding.js';
-import type { Alert } from '../observe/alerts.js';
-import type { CheckId } from '../checks/types.js';
+import type { Setup } from '../config/index.js';
+import type { Finding } from '../config/index.js';
+import type { Alert } from '../observe/index.js';
+import type { CheckId } from '../checks/index.js';
 import type { RunFollower } from './follower.js';
-import type { PreparedCommand } from '../config/argv.js';
-import type { AccelerateExe } from '../proc/executables.js';
-import type { RunJson, RunRecord } from '../records/record.js';
+import type { PreparedCommand } from '../config/index.js';
+import type { AccelerateExe } from '../proc/index.js';
+import type { RunJson, RunRecord } from '../records/index.js';
 import type { TextSink } from './stream.js';
-import type { TelemetryView } from '../observe/telemetry.js';
-import type { WriteResult } from '../fs/write.js';
+import type { TelemetryView } from '../observe/index.js';
+import type { WriteResult } from '../fs/index.js';
 
 /** Options of a launch, from its entry (the command line, `--last`, the wizard). */
 export interface LaunchOptions {

@@ -3,16 +3,16 @@
  * (./supervisor.ts) that outlives the terminal; viewers follow its files (./follower.ts LocalFollower), stop it
  * with a signal to the supervisor, and leave it running with `d`, a closed terminal or a killed viewer.
  */
-import { UsageError } from '../text/errors.js';
-import { ownerState } from '../proc/identity.js';
+import { UsageError } from '../text/index.js';
+import { ownerState } from '../proc/index.js';
 import { LocalFollower, supervisorControl, type LocalRunControl } from './follower.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-import { displayDir, readRunRecord, RUNS_DIR, saveRunJson, type RunRecord } from '../records/record.js';
+import { displayDir, readRunRecord, RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
 import { startSupervisor, type StartedSupervisor } from './supervisor.js';
-import { TelemetryMirror } from '../observe/telemetry.js';
-import { gracePeriods } from '../proc/group.js';
-import { writeLaunchConfigFiles } from '../config/files.js';
-import { ensureRunsRoot } from '../records/record-files.js';
+import { TelemetryMirror } from '../observe/index.js';
+import { gracePeriods } from '../proc/index.js';
+import { writeLaunchConfigFiles } from '../config/index.js';
+import { ensureRunsRoot } from '../records/index.js';
 
 /** The note a record gets when `runs` finds its supervisor gone and nobody ended it. */
 export const ORPHAN_NOTE =

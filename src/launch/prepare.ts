@@ -4,20 +4,20 @@
  * wizard's review checks them, against accelerate's default config), accelerate, the training scripts.
  * Errors are one UsageError with the fix, which runs as printed.
  */
-import { launchSkips } from '../checks/types.js';
-import { readAccelerateConfigSummary } from '../config/accelerate-config.js';
-import type { Setup } from '../config/setup.js';
-import type { StepFinding } from '../rules/step-finding.js';
-import { stepFindings } from '../rules/step-findings.js';
-import { fileFindings, validate } from '../rules/validate.js';
-import { formatFinding, type Finding } from '../config/finding.js';
-import { measuredFindings } from '../rules/fit.js';
-import { loadMeasuredRuns } from '../records/measured-runs.js';
-import { UsageError } from '../text/errors.js';
-import { accelerateDefaultConfig } from '../fs/paths.js';
+import { launchSkips } from '../checks/index.js';
+import { readAccelerateConfigSummary } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import type { StepFinding } from '../rules/index.js';
+import { stepFindings } from '../rules/index.js';
+import { fileFindings, validate } from '../rules/index.js';
+import { formatFinding, type Finding } from '../config/index.js';
+import { measuredFindings } from '../rules/index.js';
+import { loadMeasuredRuns } from '../records/index.js';
+import { UsageError } from '../text/index.js';
+import { accelerateDefaultConfig } from '../fs/index.js';
 import type { LaunchOptions, PreparedLaunch } from './kind.js';
-import { missingScripts, prepareCommands } from '../config/argv.js';
-import { resolveAccelerate, type AccelerateExe } from '../proc/executables.js';
+import { missingScripts, prepareCommands } from '../config/index.js';
+import { resolveAccelerate, type AccelerateExe } from '../proc/index.js';
 
 /** Findings as lines for the terminal. */
 export function formatFindings(findings: readonly Finding[]): string[] {

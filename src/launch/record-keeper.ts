@@ -11,9 +11,9 @@ import {
   recordStepStart,
   releaseReserve,
   saveRunJson,
-} from '../records/record.js';
-import type { PipelineListener, PipelineOutcome, RunControl } from '../observe/events.js';
-import type { RunWatch } from '../observe/watch.js';
+} from '../records/index.js';
+import type { PipelineListener, PipelineOutcome, RunControl } from '../observe/index.js';
+import type { RunWatch } from '../observe/index.js';
 
 /**
  * How often run.json takes the running step's metrics and peaks, so a killed multi-day run keeps them

@@ -15,7 +15,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, createWriteStream, openSync, type WriteStream, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { describeWriteError } from '../text/errors.js';
+import { describeWriteError } from '../text/index.js';
 import {
   fdTarget,
   GroupStop,
@@ -28,9 +28,9 @@ import {
   type ProcessGuard,
   type ProcessInfo,
   type StopSignal,
-} from '../proc/group.js';
-import { StepLogReader } from '../observe/step-output.js';
-import type { PipelineListener, PipelineOutcome, RunControl, StepResult, StepStatus } from '../observe/events.js';
+} from '../proc/index.js';
+import { StepLogReader } from '../observe/index.js';
+import type { PipelineListener, PipelineOutcome, RunControl, StepResult, StepStatus } from '../observe/index.js';
 
 /** One command of a pipeline. */
 export interface StepSpec {

@@ -4,10 +4,10 @@
  * total is unknown, one per PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS, spaced further as the step goes on), each
  * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
-import { cleanLine } from '../observe/lines.js';
-import { formatDuration } from '../text/format.js';
-import type { Progress } from '../observe/logparse.js';
-import type { PipelineListener, PipelineOutcome, StepResult } from '../observe/events.js';
+import { cleanLine } from '../observe/index.js';
+import { formatDuration } from '../text/index.js';
+import type { Progress } from '../observe/index.js';
+import type { PipelineListener, PipelineOutcome, StepResult } from '../observe/index.js';
 
 /** With no total (no percent), a progress line at most this often ... */
 export const PROGRESS_UNKNOWN_TOTAL_INTERVAL_MS = 1_000;

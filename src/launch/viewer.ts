@@ -10,21 +10,21 @@
  * its keys raw: q asks, d leaves.
  */
 import { stdin } from 'node:process';
-import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../proc/terminal.js';
-import type { AlertContext } from '../observe/alerts.js';
-import { launchEstimate, type LaunchEstimate } from '../rules/fit.js';
+import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../proc/index.js';
+import type { AlertContext } from '../observe/index.js';
+import { launchEstimate, type LaunchEstimate } from '../rules/index.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-import { formatLossPair } from '../observe/logparse.js';
-import { RunModel } from '../pane/model.js';
-import { formatGiB, formatPeakVsEstimate } from '../observe/peaks.js';
-import { displayDir, stepLogPath, type RunRecord } from '../records/record.js';
+import { formatLossPair } from '../observe/index.js';
+import { RunModel } from '../pane/index.js';
+import { formatGiB, formatPeakVsEstimate } from '../observe/index.js';
+import { displayDir, stepLogPath, type RunRecord } from '../records/index.js';
 import { RecordKeeper } from './record-keeper.js';
-import type { PipelineOutcome } from '../observe/events.js';
-import { formatDuration } from '../text/format.js';
+import type { PipelineOutcome } from '../observe/index.js';
+import { formatDuration } from '../text/index.js';
 import { StreamPrinter, type TextSink } from './stream.js';
-import type { TelemetryView } from '../observe/telemetry.js';
-import { RunWatch, watchStepOf } from '../observe/watch.js';
-import type { WriteResult } from '../fs/write.js';
+import type { TelemetryView } from '../observe/index.js';
+import { RunWatch, watchStepOf } from '../observe/index.js';
+import type { WriteResult } from '../fs/index.js';
 
 /** Lines of the failed step shown after a failure. */
 export const FAILURE_TAIL_LINES = 20;

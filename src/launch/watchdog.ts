@@ -25,8 +25,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { WATCHDOG_ARG } from './bin.js';
-import { type ProcessGuard, type StopSignal, processesWithEnv, stopGroup } from '../proc/group.js';
-import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord } from '../records/record.js';
+import { type ProcessGuard, type StopSignal, processesWithEnv, stopGroup } from '../proc/index.js';
+import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord } from '../records/index.js';
 
 /** The environment variable every step gets: its run's record directory (absolute). */
 export const RUN_DIR_ENV = 'ZEROWIZ_RUN_DIR';

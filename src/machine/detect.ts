@@ -5,7 +5,7 @@
 import { statfs } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { execa } from 'execa';
-import type { Interconnect } from '../config/training.js';
+import type { Interconnect } from '../config/index.js';
 
 /** How long nvidia-smi may take before it counts as failed. */
 export const NVIDIA_SMI_TIMEOUT_MS = 5000;

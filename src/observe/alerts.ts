@@ -12,9 +12,9 @@
  * Cost: a line is tried against the patterns only when one combined regex of literal needles finds one of
  * them (about 80 ns for a 100-character line that has none, measured in __tests__/bench/metrics.bench.mjs).
  */
-import { formatBytesShort } from '../text/units.js';
-import type { OomFacts } from '../rules/fit.js';
-import { parseNodeCheckLine } from '../checks/format.js';
+import { formatBytesShort } from '../text/index.js';
+import type { OomFacts } from '../rules/index.js';
+import { parseNodeCheckLine } from '../checks/index.js';
 
 /** Which known failure an alert is. */
 export type AlertId =

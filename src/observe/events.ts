@@ -5,7 +5,7 @@
  * (./follower.ts) and the output parser (./output.ts) speak it.
  */
 import type { Progress } from './logparse.js';
-import type { StopSignal } from '../proc/group.js';
+import type { StopSignal } from '../proc/index.js';
 
 /** Status of a step, as the pane shows it. */
 export type StepStatus = 'pending' | 'running' | 'done' | 'failed' | 'stopped';

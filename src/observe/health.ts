@@ -13,12 +13,12 @@
  * part, `tick` measures and judges.
  */
 import { statfs } from 'node:fs/promises';
-import { formatBytesShort } from '../text/units.js';
+import { formatBytesShort } from '../text/index.js';
 import type { Alert } from './alerts.js';
-import { SHM_PATH, measureMemory, memoryRoom } from '../checks/host.js';
+import { SHM_PATH, measureMemory, memoryRoom } from '../checks/index.js';
 import { type ProcInfo, processesOfGroup, pySpyFrames, pySpyInstalled, ranksOf } from './proc-ranks.js';
 import { type StallOptions, StallDetector, type StalledRank, stallAlert } from './stall.js';
-import { formatDuration } from '../text/format.js';
+import { formatDuration } from '../text/index.js';
 
 /** Memory used over the limit that raises memory-pressure. */
 export const MEMORY_HIGH_FRACTION = 0.9;

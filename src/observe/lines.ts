@@ -4,7 +4,7 @@
  * alike; the raw bytes still go to the log file), and a ring buffer keeps the last N lines so memory stays
  * bounded however long the run is.
  */
-import { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine } from '../text/printable.js';
+import { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine } from '../text/index.js';
 
 /** Lines the log pane keeps per step; older lines live only in the step's log file. */
 export const PANE_RING_LINES = 10_000;

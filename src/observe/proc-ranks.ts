@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { execa } from 'execa';
-import { whichSync } from '../proc/executables.js';
+import { whichSync } from '../proc/index.js';
 import { parsePySpyDump } from './stall.js';
 
 /** How long one `py-spy dump` may take. */

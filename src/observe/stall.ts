@@ -7,7 +7,7 @@
  * wchan from /proc): ./proc-ranks.ts measures those, ./health.ts ties it together for the run supervisor.
  */
 import type { Alert } from './alerts.js';
-import { formatDuration } from '../text/format.js';
+import { formatDuration } from '../text/index.js';
 
 /** k: how many median step times of silence make a stall. */
 export const STALL_FACTOR_DEFAULT = 10;

@@ -8,7 +8,7 @@
 import { LineSplitter, cleanLine, forEachLine, type LineSink } from './lines.js';
 import { mayBeProgress, mayHoldProgress, parseProgress, splitGluedBar, type Progress } from './logparse.js';
 import type { PipelineListener } from './events.js';
-import { Tail } from '../fs/tail.js';
+import { Tail } from '../fs/index.js';
 
 /** Between reads, a counter without a total is parsed at most this often. */
 const UNKNOWN_TOTAL_PARSE_INTERVAL_MS = 200;

@@ -15,10 +15,10 @@
  * were rejected. Its own words (stderr, a message) are shown escaped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { MAX_GPU_MEMORY_BYTES } from '../estimate/estimate.js';
-import { printable } from '../text/printable.js';
-import { signalGroup, stopGroup, trackGroup, untrackGroup } from '../proc/group.js';
-import { whichSync } from '../proc/executables.js';
+import { MAX_GPU_MEMORY_BYTES } from '../estimate/index.js';
+import { printable } from '../text/index.js';
+import { signalGroup, stopGroup, trackGroup, untrackGroup } from '../proc/index.js';
+import { whichSync } from '../proc/index.js';
 
 /** The query, as nvidia-smi takes it (memory in MiB, utilisation in %). */
 export const TELEMETRY_QUERY_ARGS = [

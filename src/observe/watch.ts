@@ -8,14 +8,14 @@
  * needles (DeepSpeed's lines and every alert); only lines holding a needle are parsed further.
  */
 import { ALERT_NEEDLES, type Alert, type AlertContext, AlertEngine, needleRegExp } from './alerts.js';
-import type { Setup } from '../config/setup.js';
-import { CSV_LOG_FLAG, planCsvLog } from '../config/diffsynth.js';
+import type { Setup } from '../config/index.js';
+import { CSV_LOG_FLAG, planCsvLog } from '../config/index.js';
 import { type LiveStepJson, liveStepJson } from './live.js';
 import { type Progress, mayBeProgress, mayHoldNonFiniteLoss, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
 import { LOSS_SOURCE_NAMES, LOSS_SOURCE_RANK, StepMetrics } from './metrics/step-metrics.js';
-import type { PreparedCommand } from '../config/argv.js';
+import type { PreparedCommand } from '../config/index.js';
 import type { PipelineListener, StepResult } from './events.js';
 import type { TelemetryView } from './telemetry.js';
 

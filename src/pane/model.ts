@@ -4,9 +4,9 @@
  * and GPU figures are the run's watch and telemetry (./watch.ts, ./telemetry.ts). Plain TypeScript; the
  * view reads it at a capped frame rate (a `version` counter says whether anything changed).
  */
-import { PANE_RING_LINES, RingBuffer, forEachLine } from '../observe/lines.js';
-import type { Progress } from '../observe/logparse.js';
-import type { PipelineListener, PipelineOutcome, RunStatus, StepResult, StepStatus } from '../observe/events.js';
+import { PANE_RING_LINES, RingBuffer, forEachLine } from '../observe/index.js';
+import type { Progress } from '../observe/index.js';
+import type { PipelineListener, PipelineOutcome, RunStatus, StepResult, StepStatus } from '../observe/index.js';
 
 /** One step as the pane sees it. */
 export interface StepState {

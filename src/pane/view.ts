@@ -4,15 +4,15 @@
  * a few dozen string concatenations (well under a millisecond), and nothing here is cached across
  * frames (Ink kept every distinct line it ever measured in module-level caches).
  */
-import type { Alert } from '../observe/alerts.js';
+import type { Alert } from '../observe/index.js';
 import type { RunModel, StepState } from './model.js';
-import { formatClock, formatCount, formatLoss, formatRate, sparkline } from '../observe/logparse.js';
-import { LOSS_SOURCE_NAMES } from '../observe/metrics/step-metrics.js';
-import type { TelemetryView } from '../observe/telemetry.js';
-import type { RunWatch } from '../observe/watch.js';
-import { formatDuration } from '../text/format.js';
-import { fitHints, softWrap, wrap } from '../text/text.js';
-import { colorAllowed } from '../text/text.js';
+import { formatClock, formatCount, formatLoss, formatRate, sparkline } from '../observe/index.js';
+import { LOSS_SOURCE_NAMES } from '../observe/index.js';
+import type { TelemetryView } from '../observe/index.js';
+import type { RunWatch } from '../observe/index.js';
+import { formatDuration } from '../text/index.js';
+import { fitHints, softWrap, wrap } from '../text/index.js';
+import { colorAllowed } from '../text/index.js';
 import { highlightParts, hintItems, visibleRows, type LinesView, type PaneState } from './state.js';
 
 /** Step rows shown at most (the list scrolls with the selection beyond that). */

@@ -4,7 +4,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { UsageError } from '../text/errors.js';
+import { UsageError } from '../text/index.js';
 
 /** The accelerate executable: its path, and how commands show it. */
 export interface AccelerateExe {

@@ -3,8 +3,8 @@
  * run's setup and, per step that used its config, the highest GPU peak it measured and whether it ran out of
  * memory.
  */
-import type { Answers } from '../config/questions.js';
-import type { MeasuredRun } from '../estimate/measured.js';
+import type { Answers } from '../config/index.js';
+import type { MeasuredRun } from '../estimate/index.js';
 import { listRunRecords, readRecordSetup } from './record.js';
 
 /**

@@ -11,7 +11,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ensurePrivateDir, pinnedDir, writePrivateFile } from '../fs/safe-fs.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ensurePrivateDir, pinnedDir, writePrivateFile } from '../fs/index.js';
 
 /** The hint of every refusal of the records' folders. */
 const RUNS_FIX =

@@ -13,20 +13,20 @@ import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSyn
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
-import { QUESTIONS, parseAnswers, question, withDefaults, type QuestionId } from '../config/questions.js';
-import type { Setup } from '../config/setup.js';
-import { timestamp } from '../fs/write.js';
-import { inReportOrder, launchConfigFiles } from '../config/files.js';
-import { shellJoin, shellWord } from '../text/quote.js';
-import type { PreparedCommand } from '../config/argv.js';
-import { describeWriteError, UsageError } from '../text/errors.js';
-import type { SupervisorId } from '../proc/identity.js';
-import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from '../observe/live.js';
-import type { PipelineOutcome, StepResult, StepStatus } from '../observe/events.js';
+import { QUESTIONS, parseAnswers, question, withDefaults, type QuestionId } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { timestamp } from '../fs/index.js';
+import { inReportOrder, launchConfigFiles } from '../config/index.js';
+import { shellJoin, shellWord } from '../text/index.js';
+import type { PreparedCommand } from '../config/index.js';
+import { describeWriteError, UsageError } from '../text/index.js';
+import type { SupervisorId } from '../proc/index.js';
+import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from '../observe/index.js';
+import type { PipelineOutcome, StepResult, StepStatus } from '../observe/index.js';
 import { ensureRunsRoot, makeRunDir, writeRecordFile } from './record-files.js';
-import { printable } from '../text/printable.js';
-import { redactRunJson, secretGuards } from '../text/redact.js';
-import { UntrustedPathError } from '../fs/safe-fs.js';
+import { printable } from '../text/index.js';
+import { redactRunJson, secretGuards } from '../text/index.js';
+import { UntrustedPathError } from '../fs/index.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');

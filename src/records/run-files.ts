@@ -13,10 +13,10 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Alert } from '../observe/alerts.js';
-import type { PipelineOutcome, StepResult } from '../observe/events.js';
-import { Tail } from '../fs/tail.js';
-import type { GpuPeak, GpuSample, TelemetryState } from '../observe/telemetry.js';
+import type { Alert } from '../observe/index.js';
+import type { PipelineOutcome, StepResult } from '../observe/index.js';
+import { Tail } from '../fs/index.js';
+import type { GpuPeak, GpuSample, TelemetryState } from '../observe/index.js';
 
 /** The events file's name in a run directory. */
 export const EVENTS_FILE = 'events.jsonl';

@@ -14,14 +14,14 @@
  * it saves.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { saveCostOfSetup, saveCostText } from '../estimate/gather.js';
-import { modelCatalogOrNone } from '../estimate/models.js';
-import { trainingScript } from '../config/argv.js';
-import { isDiffSynthStep } from '../config/diffsynth.js';
-import { readUserFile } from '../fs/read.js';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/emit.js';
-import type { Setup } from '../config/setup.js';
-import { isDataPass, stepConfig } from '../config/step-args.js';
+import { saveCostOfSetup, saveCostText } from '../estimate/index.js';
+import { modelCatalogOrNone } from '../estimate/index.js';
+import { trainingScript } from '../config/index.js';
+import { isDiffSynthStep } from '../config/index.js';
+import { readUserFile } from '../fs/index.js';
+import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { isDataPass, stepConfig } from '../config/index.js';
 import type { StepCheckContext, StepFinding } from './step-finding.js';
 
 /** How a script saves its weights, as far as its text says. */

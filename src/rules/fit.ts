@@ -7,17 +7,17 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { compareRows, estimateModes } from '../estimate/estimate.js';
-import type { ModeEstimate } from '../estimate/estimate.js';
-import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/measured.js';
-import type { ModelEntry } from '../estimate/models.js';
-import { rowLabel } from '../config/modes.js';
-import type { Setup } from '../config/setup.js';
-import { formatBytesShort } from '../text/units.js';
+import { compareRows, estimateModes } from '../estimate/index.js';
+import type { ModeEstimate } from '../estimate/index.js';
+import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
+import type { ModelEntry } from '../estimate/index.js';
+import { rowLabel } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { formatBytesShort } from '../text/index.js';
 import { ownModeEstimate, type OwnModeEstimate } from './validate.js';
-import type { Finding } from '../config/finding.js';
-import { shellJoin } from '../text/quote.js';
-import type { MeasuredRun } from '../estimate/measured.js';
+import type { Finding } from '../config/index.js';
+import { shellJoin } from '../text/index.js';
+import type { MeasuredRun } from '../estimate/index.js';
 
 /** What an out-of-memory message says (null when it does not say): what the fixes after an OOM are sized by. */
 export interface OomFacts {

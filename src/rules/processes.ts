@@ -3,9 +3,9 @@
  * catalog's own default for num_processes, fed with detection), and more processes per machine than this
  * machine has GPUs is a finding. `zerowiz generate` and the wizard use the same two functions.
  */
-import type { HostDetection } from '../machine/detect.js';
-import { withDefaults, type Answers, type DetectedEnv } from '../config/questions.js';
-import type { Finding } from '../config/finding.js';
+import type { HostDetection } from '../machine/index.js';
+import { withDefaults, type Answers, type DetectedEnv } from '../config/index.js';
+import type { Finding } from '../config/index.js';
 
 /** What the answers' defaults need from detection: GPU count and memory, CPU memory (null: not detected). */
 export function envFromDetection(host: HostDetection): DetectedEnv {

@@ -2,8 +2,8 @@
  * What a finding about one launch step is (the step rules of ./step-findings.ts and ./checkpoint-save.ts
  * make them; the wizard, the launch and the review read them), and what those rules read besides the setup.
  */
-import type { AccelerateConfigSummary } from '../config/accelerate-config.js';
-import type { Finding } from '../config/finding.js';
+import type { AccelerateConfigSummary } from '../config/index.js';
+import type { Finding } from '../config/index.js';
 
 /** A change to the steps that fixes a finding (the wizard offers it; the steps editor applies it). */
 export type StepFix =

@@ -17,12 +17,12 @@ import {
   isZero3Offload,
   noDeepSpeedConfigPath,
   type DeepSpeedSummary,
-} from '../config/accelerate-config.js';
+} from '../config/index.js';
 import { checkpointSaveFindings } from './checkpoint-save.js';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/emit.js';
-import { missingScripts } from '../config/argv.js';
-import type { Setup } from '../config/setup.js';
-import { argValue, groupArgs, isDataPass, stepConfig } from '../config/step-args.js';
+import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { missingScripts } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { argValue, groupArgs, isDataPass, stepConfig } from '../config/index.js';
 import type { StepCheckContext, StepFinding, StepFix } from './step-finding.js';
 import { GRAD_CKPT_FLAGS, setupLacksCheckpointingBlock } from './validate.js';
 

@@ -5,13 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MODE_INFO, modeDevice, rowLabel, type OffloadDevice, type Placement } from '../config/modes.js';
-import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from '../estimate/estimate.js';
-import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/estimate.js';
-import { estimateInputFromSetup } from '../estimate/input.js';
-import { modelCatalogOrNone } from '../estimate/models.js';
-import type { ModelEntry } from '../estimate/models.js';
-import { formatBytes, formatCount } from '../text/units.js';
+import { MODE_INFO, modeDevice, rowLabel, type OffloadDevice, type Placement } from '../config/index.js';
+import { EstimateInputError, estimateModes, estimatePlacement, normalizeInput } from '../estimate/index.js';
+import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/index.js';
+import { estimateInputFromSetup } from '../estimate/index.js';
+import { modelCatalogOrNone } from '../estimate/index.js';
+import type { ModelEntry } from '../estimate/index.js';
+import { formatBytes, formatCount } from '../text/index.js';
 import {
   flagName,
   optimizerOffloadDevice,
@@ -19,13 +19,13 @@ import {
   question,
   type Answers,
   type QuestionId,
-} from '../config/questions.js';
-import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from '../config/emit.js';
-import { launchMixedPrecision } from '../config/effective.js';
-import type { Setup } from '../config/setup.js';
+} from '../config/index.js';
+import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { launchMixedPrecision } from '../config/index.js';
+import type { Setup } from '../config/index.js';
 
-import { err, warn, type Finding } from '../config/finding.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig } from '../config/accept.js';
+import { err, warn, type Finding } from '../config/index.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from '../config/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // The setup

@@ -6,11 +6,11 @@
  * record current. Stopping is `scancel`; detaching stops following and leaves the job.
  */
 import { join } from 'node:path';
-import { RunFollower } from '../launch/follower.js';
-import { LineSplitter, type LineSink } from '../observe/lines.js';
-import { recordStepEnd, recordStepStart, type RunRecord } from '../records/record.js';
-import type { PipelineOutcome, RunStatus, StepResult } from '../observe/events.js';
-import { Tail } from '../fs/tail.js';
+import { RunFollower } from '../launch/index.js';
+import { LineSplitter, type LineSink } from '../observe/index.js';
+import { recordStepEnd, recordStepStart, type RunRecord } from '../records/index.js';
+import type { PipelineOutcome, RunStatus, StepResult } from '../observe/index.js';
+import { Tail } from '../fs/index.js';
 import { cancelJob, describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';

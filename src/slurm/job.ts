@@ -3,7 +3,7 @@
  * (MinJobAge after it ends), else from `sacct` when the cluster keeps accounting, else "unknown".
  * Parsing is pure; `queryJob` asks Slurm.
  */
-import { printable } from '../text/printable.js';
+import { printable } from '../text/index.js';
 import { clusterArgs, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
 
 /** The most of one of Slurm's text fields zerowiz keeps (a Reason, a NodeList). */

@@ -12,12 +12,12 @@ import {
   type OpenedRun,
   type PreparedLaunch,
   type RunKind,
-} from '../launch/kind.js';
-import { formatFindings } from '../launch/prepare.js';
-import { prepareCommands } from '../config/argv.js';
-import { displayDir, setupOfRecord, type RunRecord } from '../records/record.js';
-import type { Setup } from '../config/setup.js';
-import { whichSync } from '../proc/executables.js';
+} from '../launch/index.js';
+import { formatFindings } from '../launch/index.js';
+import { prepareCommands } from '../config/index.js';
+import { displayDir, setupOfRecord, type RunRecord } from '../records/index.js';
+import type { Setup } from '../config/index.js';
+import { whichSync } from '../proc/index.js';
 import { SlurmFollower } from './follow.js';
 import { describeJob, timeoutHint } from './job.js';
 import {

@@ -6,18 +6,18 @@
  *   submitSlurm      the run record (configs for the shape, the script), `sbatch --parsable`, the job id.
  * Following the job is the launch lifecycle's (src/launch/lifecycle.ts) with the Slurm run kind (./kind.ts).
  */
-import { presetFileFor, renderPresetFile } from '../config/presets.js';
-import { binPath } from '../launch/bin.js';
-import { type CheckId, launchSkips, skipsAll } from '../checks/types.js';
+import { presetFileFor, renderPresetFile } from '../config/index.js';
+import { binPath } from '../launch/index.js';
+import { type CheckId, launchSkips, skipsAll } from '../checks/index.js';
 import { join } from 'node:path';
-import { UsageError } from '../text/errors.js';
-import type { AccelerateExe } from '../proc/executables.js';
-import { RUNS_DIR, saveRunJson, type RunRecord } from '../records/record.js';
-import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/prepare.js';
-import { toLaunchCommands, type Setup } from '../config/setup.js';
-import type { Finding } from '../config/finding.js';
-import { timestamp, writeFileSafely, type WriteResult } from '../fs/write.js';
-import { setupInDir, writeLaunchConfigFiles } from '../config/files.js';
+import { UsageError } from '../text/index.js';
+import type { AccelerateExe } from '../proc/index.js';
+import { RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
+import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/index.js';
+import { toLaunchCommands, type Setup } from '../config/index.js';
+import type { Finding } from '../config/index.js';
+import { timestamp, writeFileSafely, type WriteResult } from '../fs/index.js';
+import { setupInDir, writeLaunchConfigFiles } from '../config/index.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
 import {
   createSlurmRecord,
@@ -46,10 +46,10 @@ import {
   type SlurmShape,
 } from './shape.js';
 import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmContext } from './tools.js';
-import { shellArgs, shellWord } from '../text/quote.js';
-import { redactArgv, redactSetup, secretEnv } from '../text/redact.js';
-import { PRIVATE_FILE_MODE } from '../fs/safe-fs.js';
-import { printable } from '../text/printable.js';
+import { shellArgs, shellWord } from '../text/index.js';
+import { redactArgv, redactSetup, secretEnv } from '../text/index.js';
+import { PRIVATE_FILE_MODE } from '../fs/index.js';
+import { printable } from '../text/index.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
 export interface SlurmRequest {

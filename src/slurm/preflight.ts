@@ -5,9 +5,9 @@
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { UsageError } from '../text/errors.js';
-import { earlierOutputs } from '../config/argv.js';
-import type { Setup } from '../config/setup.js';
+import { UsageError } from '../text/index.js';
+import { earlierOutputs } from '../config/index.js';
+import type { Setup } from '../config/index.js';
 import { firstMessage, slurm, type SlurmContext } from './tools.js';
 
 /** A partition as sinfo lists it. */

@@ -6,14 +6,14 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../records/record.js';
-import type { PipelineOutcome, StepStatus } from '../observe/events.js';
-import { shellWord } from '../text/quote.js';
-import { PRIVATE_EXEC_MODE, unpinDir } from '../fs/safe-fs.js';
-import { writeRecordFile } from '../records/record-files.js';
-import { printable } from '../text/printable.js';
-import { redactArgv, redactSetup, secretGuards } from '../text/redact.js';
-import { toLaunchCommands, type Setup } from '../config/setup.js';
+import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../records/index.js';
+import type { PipelineOutcome, StepStatus } from '../observe/index.js';
+import { shellWord } from '../text/index.js';
+import { PRIVATE_EXEC_MODE, unpinDir } from '../fs/index.js';
+import { writeRecordFile } from '../records/index.js';
+import { printable } from '../text/index.js';
+import { redactArgv, redactSetup, secretGuards } from '../text/index.js';
+import { toLaunchCommands, type Setup } from '../config/index.js';
 import { isFinalPhase, type JobInfo } from './job.js';
 import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
 import type { SlurmShape } from './shape.js';

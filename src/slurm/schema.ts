@@ -4,7 +4,7 @@
  * record (slurmBlockProblem).
  */
 import * as z from 'zod/mini';
-import { printable } from '../text/printable.js';
+import { printable } from '../text/index.js';
 
 /**
  * What Slurm said (a state, a reason, a node list), read back escaped: a record written before zerowiz

@@ -10,15 +10,15 @@
  * A pass starts only when the previous one succeeded. Each pass writes its own log file; the batch shell
  * prints one `zerowiz-step` line when a pass starts and ends, which zerowiz follows.
  */
-import type { CheckId } from '../checks/types.js';
-import { nodeCheckLines, nodeCheckPreamble } from '../checks/slurm-lines.js';
-import { UsageError } from '../text/errors.js';
-import { printable } from '../text/printable.js';
-import { shellArgs, shellJoin, shellWord } from '../text/quote.js';
-import { secretGuards } from '../text/redact.js';
-import type { LaunchStep } from '../config/setup.js';
-import { stepConfig } from '../config/step-args.js';
-import { NO_DEEPSPEED_CONFIG_NAME } from '../config/accelerate-config.js';
+import type { CheckId } from '../checks/index.js';
+import { nodeCheckLines, nodeCheckPreamble } from '../checks/index.js';
+import { UsageError } from '../text/index.js';
+import { printable } from '../text/index.js';
+import { shellArgs, shellJoin, shellWord } from '../text/index.js';
+import { secretGuards } from '../text/index.js';
+import type { LaunchStep } from '../config/index.js';
+import { stepConfig } from '../config/index.js';
+import { NO_DEEPSPEED_CONFIG_NAME } from '../config/index.js';
 import { basename } from 'node:path';
 
 /** What a pass's comment says of its config, as its command has it: pinned (which), or none (accelerate's default). */

@@ -4,10 +4,10 @@
  * runs under Slurm (pure), says what it changed, and re-checks the memory fit for that shape through
  * the validator's public fit check.
  */
-import { UsageError } from '../text/errors.js';
-import type { Setup } from '../config/setup.js';
-import { fitFindings, validate } from '../rules/validate.js';
-import type { Finding } from '../config/finding.js';
+import { UsageError } from '../text/index.js';
+import type { Setup } from '../config/index.js';
+import { fitFindings, validate } from '../rules/index.js';
+import type { Finding } from '../config/index.js';
 
 /** How many nodes and GPUs per node a Slurm job asks for. */
 export interface SlurmShape {

@@ -2,7 +2,7 @@
  * `zerowiz stop RUN` for a Slurm job: scancel, then wait until Slurm says the job is over and settle the
  * record from its output's marks, as a viewer would have.
  */
-import type { RunRecord } from '../records/record.js';
+import type { RunRecord } from '../records/index.js';
 import { cancelJob, describeJob, queryJob } from './job.js';
 import { settleRecord, slurmRunOpen } from './record.js';
 import { statePollMs } from './follow.js';

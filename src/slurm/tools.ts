@@ -4,9 +4,9 @@
  * ./partitions.ts; this file only runs them.
  */
 import { execa } from 'execa';
-import { UsageError } from '../text/errors.js';
-import { whichSync } from '../proc/executables.js';
-import { printable } from '../text/printable.js';
+import { UsageError } from '../text/index.js';
+import { whichSync } from '../proc/index.js';
+import { printable } from '../text/index.js';
 
 /** How long one Slurm client command may take (a busy slurmctld answers slowly, never this slowly). */
 export const SLURM_COMMAND_TIMEOUT_MS = 30_000;

@@ -5,9 +5,9 @@
  * reached and dispatches what it returns, so it holds no key logic of its own; the sizes a scroll needs (a
  * page, the end of a window) come from the layout (./layout.ts) in `CommandContext`.
  */
-import { noDeepSpeedConfigPath } from '../config/accelerate-config.js';
-import type { QuestionId } from '../config/questions.js';
-import { expandPath, expandWord, type ExpandContext } from '../fs/expand.js';
+import { noDeepSpeedConfigPath } from '../config/index.js';
+import type { QuestionId } from '../config/index.js';
+import { expandPath, expandWord, type ExpandContext } from '../fs/index.js';
 import { SLURM_FIELDS, type SlurmField, type SlurmPartition } from './finishState.js';
 import { glossaryTermFor } from './glossary.js';
 import type { Command, KeyPress, Surface } from './keytable.js';

@@ -3,8 +3,8 @@
  * count or size field filled in from the catalog starts as `56.64M`, not `56641536`, while keeping the
  * exact value until the user types something else. Every other answer reads as the catalog formats it.
  */
-import { question, type Answers, type Parsed, type QuestionId } from '../config/questions.js';
-import { formatBytesShort, formatCount } from '../text/units.js';
+import { question, type Answers, type Parsed, type QuestionId } from '../config/index.js';
+import { formatBytesShort, formatCount } from '../text/index.js';
 
 /** Answers that are parameter counts, and answers that are memory sizes. */
 const COUNTS: ReadonlySet<QuestionId> = new Set<QuestionId>([

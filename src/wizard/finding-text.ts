@@ -2,8 +2,8 @@
  * A finding as the wizard shows it whole (the review's highlighted finding, a question's help, the steps' help):
  * its mark and message, then how to fix it, wrapped to the width, never cut.
  */
-import type { Finding } from '../config/finding.js';
-import { wrap } from '../text/text.js';
+import type { Finding } from '../config/index.js';
+import { wrap } from '../text/index.js';
 
 /** `✗` for an error, `!` for a warning. */
 export function findingMark(f: Pick<Finding, 'level'>): string {

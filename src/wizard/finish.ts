@@ -4,15 +4,15 @@
  */
 import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { withFiles } from '../config/accelerate-config.js';
-import type { CsvLogOffer } from '../config/diffsynth.js';
-import { UsageError } from '../text/errors.js';
-import { expandPath } from '../fs/expand.js';
-import { accelerateDefaultConfig } from '../fs/paths.js';
-import { readUserFile } from '../fs/read.js';
-import { launchLines, type Setup } from '../config/setup.js';
-import { formatWrite, type WriteResult } from '../fs/write.js';
-import { inReportOrder, launchConfigFiles, setupFiles, setupInDir, writeConfigFiles } from '../config/files.js';
+import { withFiles } from '../config/index.js';
+import type { CsvLogOffer } from '../config/index.js';
+import { UsageError } from '../text/index.js';
+import { expandPath } from '../fs/index.js';
+import { accelerateDefaultConfig } from '../fs/index.js';
+import { readUserFile } from '../fs/index.js';
+import { launchLines, type Setup } from '../config/index.js';
+import { formatWrite, type WriteResult } from '../fs/index.js';
+import { inReportOrder, launchConfigFiles, setupFiles, setupInDir, writeConfigFiles } from '../config/index.js';
 
 /**
  * Where to write: accelerate's default config location, a directory, or where the setup's own paths say (what

@@ -5,8 +5,8 @@
  * and dispatches its result. Leaving the screen (back, quit, launch, exit) is the wizard's business: see
  * shell.ts, which also owns the one "Quit without writing?" dialog.
  */
-import type { Setup } from '../config/setup.js';
-import type { SlurmShape } from '../slurm/shape.js';
+import type { Setup } from '../config/index.js';
+import type { SlurmShape } from '../slurm/index.js';
 import type { WritePlan, WriteTarget } from './finish.js';
 
 /** The Slurm form's fields, in the order asked. */

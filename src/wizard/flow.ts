@@ -15,9 +15,9 @@ import {
   type DetectedEnv,
   type Question,
   type QuestionId,
-} from '../config/questions.js';
-import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../config/setup.js';
-import { MODE_INFO } from '../config/modes.js';
+} from '../config/index.js';
+import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../config/index.js';
+import { MODE_INFO } from '../config/index.js';
 
 /** The screens of the wizard. */
 export type Screen = 'start' | 'question' | 'review' | 'finish';

@@ -3,8 +3,8 @@
  * changes in the tradeoff table. Data plus a pure renderer that wraps to the width and scrolls by lines;
  * the numbers of this user's model come in through GlossaryContext (from the estimator), never computed here.
  */
-import type { QuestionId } from '../config/questions.js';
-import { wrap } from '../text/text.js';
+import type { QuestionId } from '../config/index.js';
+import { wrap } from '../text/index.js';
 
 /** One glossary entry. */
 export interface GlossaryEntry {

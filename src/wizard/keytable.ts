@@ -9,7 +9,7 @@
  * `q`, `r` and `←` reach the outer surfaces only when no field has the focus, with no upward "I am
  * typing" state. Ctrl+C is checked before any surface and always aborts.
  */
-import { fitHints } from '../text/text.js';
+import { fitHints } from '../text/index.js';
 
 /** The key flags zerowiz reads: a subset of Ink's `Key`, so Ink's key object is passed as it is. */
 export interface KeyPress {

@@ -4,9 +4,9 @@
  * keeping the 80 columns the ZeRO table needs. Overlays (help, the picture, the glossary, the overwrite
  * diff) take the whole body. Every height is counted so nothing is cut at 80x24.
  */
-import type { Answers, DetectedEnv, Question } from '../config/questions.js';
-import type { Finding } from '../config/finding.js';
-import { softWrap } from '../text/text.js';
+import type { Answers, DetectedEnv, Question } from '../config/index.js';
+import type { Finding } from '../config/index.js';
+import { softWrap } from '../text/index.js';
 import { modeHeight } from './mode-table.js';
 import { LIST_LIMIT, helpLines, promptLines } from './question-text.js';
 import { stepsChromeRows } from './steps-text.js';

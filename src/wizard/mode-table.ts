@@ -3,9 +3,9 @@
  * recommendation's sentence and the panel under the highlighted row, and the answers a row stands for. The view
  * (components/wizard/ModeQuestion.tsx) draws them; the layout (./layout.ts) counts their rows.
  */
-import type { Answers } from '../config/questions.js';
-import { modeOffloads, rowFromKey } from '../config/modes.js';
-import { padEnd, padStart, wrap } from '../text/text.js';
+import type { Answers } from '../config/index.js';
+import { modeOffloads, rowFromKey } from '../config/index.js';
+import { padEnd, padStart, wrap } from '../text/index.js';
 import { SPLIT_ROW_KEY, explainRow, keyLabel, modeKeys, type Tradeoff, type TradeoffRow } from './tradeoff.js';
 
 /** The table's column widths: the mode's label, a GiB figure, the comm multiple, the step time. */

@@ -6,7 +6,7 @@
  * per-step traffic between them labelled. Pure: the estimator supplies the breakdown, the view paints the
  * returned rows (roles become colours; without colour the glyphs alone carry the picture).
  */
-import { clip, padEnd, padStart, wrap } from '../text/text.js';
+import { clip, padEnd, padStart, wrap } from '../text/index.js';
 import { compactBytes } from './tradeoff.js';
 
 /** One piece of the model states. */

@@ -2,14 +2,14 @@
  * What the live preview shows: the exact file texts, the launch commands and the validation findings of
  * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
-import { effectiveLines } from '../config/effective.js';
-import { processFindings } from '../rules/processes.js';
-import { launchLines, type Setup } from '../config/setup.js';
-import type { StepCheckContext, StepFinding } from '../rules/step-finding.js';
-import { stepFindings } from '../rules/step-findings.js';
-import { fileFindings, validate } from '../rules/validate.js';
-import type { Finding } from '../config/finding.js';
-import { setupFiles, type SetupFileRole } from '../config/files.js';
+import { effectiveLines } from '../config/index.js';
+import { processFindings } from '../rules/index.js';
+import { launchLines, type Setup } from '../config/index.js';
+import type { StepCheckContext, StepFinding } from '../rules/index.js';
+import { stepFindings } from '../rules/index.js';
+import { fileFindings, validate } from '../rules/index.js';
+import type { Finding } from '../config/index.js';
+import { setupFiles, type SetupFileRole } from '../config/index.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
 

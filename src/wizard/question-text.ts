@@ -3,11 +3,11 @@
  * whether the model question is a list. The view (components/wizard/QuestionScreen.tsx) draws these lines and the
  * layout (./layout.ts) counts them.
  */
-import type { Answers, DetectedEnv, Parsed, Question } from '../config/questions.js';
-import type { ModelEntry } from '../estimate/models.js';
-import { expandPathAnswer, type ExpandContext } from '../fs/expand.js';
-import { clip, padEnd, wrap } from '../text/text.js';
-import type { Finding } from '../config/finding.js';
+import type { Answers, DetectedEnv, Parsed, Question } from '../config/index.js';
+import type { ModelEntry } from '../estimate/index.js';
+import { expandPathAnswer, type ExpandContext } from '../fs/index.js';
+import { clip, padEnd, wrap } from '../text/index.js';
+import type { Finding } from '../config/index.js';
 import { type fieldStart, fieldValue } from './display.js';
 import { findingLines } from './finding-text.js';
 

@@ -3,12 +3,12 @@
  * the steps), the steps, every answer in human units, and what an import kept, moved and changed. The view
  * (components/wizard/ReviewScreen.tsx) lists them; the layout (./layout.ts) counts them.
  */
-import { activeQuestions, movedTo, type Answers, type QuestionId } from '../config/questions.js';
-import type { LaunchStep } from '../config/setup.js';
-import type { StepFix } from '../rules/step-finding.js';
-import type { Finding } from '../config/finding.js';
-import { clip, padEnd, wrap } from '../text/text.js';
-import { idleGpusNote } from '../rules/processes.js';
+import { activeQuestions, movedTo, type Answers, type QuestionId } from '../config/index.js';
+import type { LaunchStep } from '../config/index.js';
+import type { StepFix } from '../rules/index.js';
+import type { Finding } from '../config/index.js';
+import { clip, padEnd, wrap } from '../text/index.js';
+import { idleGpusNote } from '../rules/index.js';
 import { humanAnswer } from './display.js';
 import { findingLines } from './finding-text.js';
 import { STEPS_ROW, type ImportNotes } from './shell.js';

@@ -6,10 +6,10 @@
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
  */
-import { question, withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/questions.js';
-import type { LaunchStep, Setup } from '../config/setup.js';
-import type { StepFix } from '../rules/step-finding.js';
-import { flattenArgs, groupArgs, withStepConfig } from '../config/step-args.js';
+import { question, withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/index.js';
+import type { LaunchStep, Setup } from '../config/index.js';
+import type { StepFix } from '../rules/index.js';
+import { flattenArgs, groupArgs, withStepConfig } from '../config/index.js';
 import {
   answersOf,
   flowReducer,
@@ -33,7 +33,7 @@ import { START_STACK, type Surface } from './keytable.js';
 import { DETECTING } from './layout.js';
 import { initialStepsEditor, stepsReducer, type StepsAction, type StepsEditorState } from './steps.js';
 import { nextTab, type PreviewTab } from './tabs.js';
-import type { CsvLogChoice } from '../config/diffsynth.js';
+import type { CsvLogChoice } from '../config/index.js';
 
 /** The Slurm job the user asked for on the finish screen: the setup and what to submit it with. */
 export interface SlurmChoice {

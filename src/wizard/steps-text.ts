@@ -2,11 +2,11 @@
  * The steps screen's text, pure: the config row's words, the steps as tabs, the rows around the editor's, and
  * the screen's key help. The view (components/wizard/StepsScreen.tsx) draws them; the layout counts them.
  */
-import { noDeepSpeedConfigPath } from '../config/accelerate-config.js';
-import type { SetupFiles } from '../config/setup.js';
-import { stepConfig } from '../config/step-args.js';
-import { clip, padEnd, wrap } from '../text/text.js';
-import type { Finding } from '../config/finding.js';
+import { noDeepSpeedConfigPath } from '../config/index.js';
+import type { SetupFiles } from '../config/index.js';
+import { stepConfig } from '../config/index.js';
+import { clip, padEnd, wrap } from '../text/index.js';
+import type { Finding } from '../config/index.js';
 import { findingLines, findingMark } from './finding-text.js';
 import { KEY_TABLES, longLabel } from './keytable.js';
 import type { StepsEditorState } from './steps.js';

@@ -5,7 +5,7 @@
  * pass writes and the training pass reads, model ids, LoRA options) offers to change it everywhere: the
  * offer and its acceptance are state here, so the view only renders them.
  */
-import { SAFE_NAME_RE, type LaunchStep } from '../config/setup.js';
+import { SAFE_NAME_RE, type LaunchStep } from '../config/index.js';
 import {
   flattenArgs,
   groupArgs,
@@ -14,7 +14,7 @@ import {
   withStepConfig,
   type StepArg,
   type StepConfig,
-} from '../config/step-args.js';
+} from '../config/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Templates

@@ -4,7 +4,7 @@
  * highlighted mode (its peak line items beside DeepSpeed's figure). Pure; the estimator does the maths,
  * on the same input as the fit finding and `zerowiz estimate` (src/estimate/input.ts).
  */
-import { saveCostOfInput, saveCostText } from '../estimate/gather.js';
+import { saveCostOfInput, saveCostText } from '../estimate/index.js';
 import {
   CPU_HEADROOM_FRACTION,
   DEEPSPEED_ESTIMATOR_WHY,
@@ -14,18 +14,18 @@ import {
   estimateModes,
   estimatePlacement,
   formatStepSeconds,
-} from '../estimate/estimate.js';
-import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/measured.js';
-import type { MeasuredPeak, MeasuredRun } from '../estimate/measured.js';
-import type { EstimateReport, ModeEstimate } from '../estimate/estimate.js';
-import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate/input.js';
-import type { ModelEntry } from '../estimate/models.js';
-import { MODE_INFO, MODES, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../config/modes.js';
-import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../config/modes.js';
-import { memoryLayout, pictureBreakdown, type PictureBreakdown } from '../estimate/peak.js';
-import type { Interconnect } from '../config/training.js';
-import type { Answers } from '../config/questions.js';
-import { formatCount } from '../text/units.js';
+} from '../estimate/index.js';
+import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
+import type { MeasuredPeak, MeasuredRun } from '../estimate/index.js';
+import type { EstimateReport, ModeEstimate } from '../estimate/index.js';
+import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate/index.js';
+import type { ModelEntry } from '../estimate/index.js';
+import { MODE_INFO, MODES, modeDevice, placementOf, rowFromKey, rowKey, rowLabel } from '../config/index.js';
+import type { Mode, OffloadDevice, OffloadTarget, Placement } from '../config/index.js';
+import { memoryLayout, pictureBreakdown, type PictureBreakdown } from '../estimate/index.js';
+import type { Interconnect } from '../config/index.js';
+import type { Answers } from '../config/index.js';
+import { formatCount } from '../text/index.js';
 import { humanAnswer } from './display.js';
 import type { GlossaryContext } from './glossary.js';
 

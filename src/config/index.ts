@@ -1,0 +1,103 @@
+/** The face of src/config/: what other folders may use of it (an architecture test holds every import to it). */
+export {
+  NO_DEEPSPEED_CONFIG_NAME,
+  describeAccelerateConfig,
+  extraConfigFiles,
+  isZero3Offload,
+  noDeepSpeedConfigPath,
+  pinSteps,
+  readAccelerateConfigSummary,
+  withFiles,
+} from './accelerate-config.js';
+export type { AccelerateConfigSummary, DeepSpeedSummary } from './accelerate-config.js';
+export { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
+export { earlierOutputs, missingScripts, prepareCommands, trainingScript } from './argv.js';
+export type { PreparedCommand } from './argv.js';
+export { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
+export {
+  CSV_LOG_FLAG,
+  csvLogOffer,
+  csvLogSteps,
+  diffSynthOutputPath,
+  isDiffSynthStep,
+  planCsvLog,
+  withCsvLog,
+} from './diffsynth.js';
+export type { CsvLogChoice, CsvLogOffer } from './diffsynth.js';
+export { effectiveLines, launchMixedPrecision } from './effective.js';
+export {
+  accelerateConfigObject,
+  deepMerge,
+  deepSpeedConfigObject,
+  isPlainObject,
+  plainJson,
+  toAccelerateYaml,
+  toDeepSpeedJson,
+} from './emit.js';
+export {
+  DEFAULT_SCRIPT,
+  diffLines,
+  diffReports,
+  explainLines,
+  explainRef,
+  explainSetup,
+  reportJson,
+} from './explain.js';
+export type { ExplainContext, ExplainReport } from './explain.js';
+export {
+  inReportOrder,
+  launchConfigFiles,
+  setupFiles,
+  setupInDir,
+  writeConfigFiles,
+  writeLaunchConfigFiles,
+} from './files.js';
+export type { SetupFileRole } from './files.js';
+export { err, formatFinding, warn } from './finding.js';
+export type { Finding } from './finding.js';
+export { importAccelerateConfig } from './import.js';
+export type { ImportResult } from './import.js';
+export { autoFill, numberDefault } from './keys.js';
+export {
+  MODES,
+  MODE_INFO,
+  modeDevice,
+  modeOffloads,
+  modeRows,
+  placementOf,
+  rowFromKey,
+  rowKey,
+  rowLabel,
+} from './modes.js';
+export type { Mode, OffloadDevice, OffloadTarget, Placement } from './modes.js';
+export {
+  deletePreset,
+  findPreset,
+  listPresets,
+  loadPreset,
+  presetFileFor,
+  presetName,
+  renderPresetFile,
+  savePresetFile,
+} from './presets.js';
+export type { Preset, PresetProblem } from './presets.js';
+export type { ScriptContext } from './provenance.js';
+export {
+  QUESTIONS,
+  activeQuestions,
+  flagName,
+  movedTo,
+  optimizerOffloadDevice,
+  paramOffloadDevice,
+  parseAnswers,
+  question,
+  withDefaults,
+} from './questions.js';
+export type { Answers, DetectedEnv, Parsed, Question, QuestionId } from './questions.js';
+export { DEFAULT_FILES, SAFE_NAME_RE, dropKeptFor, launchLines, noStepsNote, toLaunchCommands } from './setup.js';
+export type { LaunchStep, Setup, SetupFiles } from './setup.js';
+export { argValue, flattenArgs, groupArgs, isDataPass, isFlag, stepConfig, withStepConfig } from './step-args.js';
+export type { StepArg, StepConfig } from './step-args.js';
+export { OPTIMIZER_KINDS } from './training.js';
+export type { Interconnect, MasterWeights, OptimizerKind, Precision } from './training.js';
+export { savePreset } from './presets.js';

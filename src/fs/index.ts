@@ -1,0 +1,23 @@
+/** The face of src/fs/: what other folders may use of it (an architecture test holds every import to it). */
+export { expandPath, expandPathAnswer, expandWord, pathFlag, processContext } from './expand.js';
+export type { ExpandContext } from './expand.js';
+export { accelerateDefaultConfig, presetsDir, userPresetsDir } from './paths.js';
+export { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
+export {
+  PRIVATE_DIR_MODE,
+  PRIVATE_EXEC_MODE,
+  PRIVATE_FILE_MODE,
+  UntrustedPathError,
+  ensurePrivateDir,
+  lstatOrNull,
+  mkdirPrivate,
+  ownedByMe,
+  pinnedDir,
+  unpinDir,
+  untrustedDirProblem,
+  userName,
+  writePrivateFile,
+} from './safe-fs.js';
+export { Tail } from './tail.js';
+export { formatWrite, moveAside, timestamp, withDirLocks, writeFileSafely, writeFilesTogether } from './write.js';
+export type { FileToWrite, WriteResult } from './write.js';

@@ -1,0 +1,4 @@
+/** The face of src/machine/: what other folders may use of it (an architecture test holds every import to it). */
+export { NVIDIA_SMI_TIMEOUT_MS, describeGpus, describeInterconnect, detectHost } from './detect.js';
+export type { HostDetection } from './detect.js';
+export { detectGpus } from './detect.js';

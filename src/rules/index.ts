@@ -1,0 +1,7 @@
+/** The face of src/rules/: what other folders may use of it (an architecture test holds every import to it). */
+export { launchEstimate, measuredFindings } from './fit.js';
+export type { LaunchEstimate, OomFacts } from './fit.js';
+export { envFromDetection, idleGpusNote, processFindings, processPlan } from './processes.js';
+export type { StepCheckContext, StepFinding, StepFix } from './step-finding.js';
+export { stepFindings } from './step-findings.js';
+export { answerFindings, fileFindings, fitFindings, ownModeEstimate, validate } from './validate.js';
