@@ -1,7 +1,7 @@
 /**
  * The log pane's keys are one table (src/pane/keytable.ts), as the wizard's are: every key the table
- * documents reaches its command on its surface, the hints come from it, and the README's pane table is
- * generated from it (`ZEROWIZ_WRITE_README=1` rewrites it).
+ * documents reaches its command on its surface, the hints come from it, and the pane table of docs/log-pane.md
+ * is generated from it (`ZEROWIZ_WRITE_DOCS=1` rewrites it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -88,16 +88,16 @@ describe("the pane's key table", () => {
     ]);
   });
 
-  it("the README's pane table is the table", () => {
+  it("docs/log-pane.md's pane table is the table", () => {
     const BEGIN = '<!-- pane keys: generated from src/pane/keytable.ts (paneKeysMarkdown); a test checks it -->';
     const END = '<!-- /pane keys -->';
-    const path = join(ROOT, 'README.md');
+    const path = join(ROOT, 'docs', 'log-pane.md');
     const text = readFileSync(path, 'utf8');
     const a = text.indexOf(BEGIN);
     const b = text.indexOf(END);
-    expect(a, 'the README has the generated pane key table').toBeGreaterThan(0);
+    expect(a, 'docs/log-pane.md has the generated pane key table').toBeGreaterThan(0);
     const want = `${BEGIN}\n${paneKeysMarkdown()}\n${END}`;
-    if (process.env.ZEROWIZ_WRITE_README === '1')
+    if (process.env.ZEROWIZ_WRITE_DOCS === '1')
       writeFileSync(path, text.slice(0, a) + want + text.slice(b + END.length));
     else expect(text.slice(a, b + END.length)).toBe(want);
   });
