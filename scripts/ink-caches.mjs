@@ -4,7 +4,7 @@
 // so the bundled bin keeps them across frames: one Output cache, shared by the frames, emptied when it holds
 // more than INK_SHARED_CACHE_MAX_ENTRIES entries. The same text gives the same characters and widths, so every
 // frame is byte for byte what Ink writes without it (__tests__/build/ink-caches.test.ts); on the ZeRO question it
-// takes about a third of the CPU a keypress costs (README, Benchmarks).
+// takes about a third of the CPU a keypress costs (docs/design/benchmarks.md).
 //
 // Applied by scripts/build.mjs as an esbuild plugin, to Ink's own files as installed: when Ink's source no
 // longer has the lines patched here (another Ink version), the build fails and says so, rather than ship

@@ -6,7 +6,7 @@
 //   it for everything.
 // - telemetry: zerowiz's own CPU while GpuTelemetry reads the stand-in nvidia-smi (8 GPUs, -lms 1000) for
 //   ZEROWIZ_BENCH_TELEMETRY_S seconds, against the same idle window without it. nvidia-smi's own CPU on a
-//   real GPU is not measurable here (see the README).
+//   real GPU is not measurable here (see docs/design/benchmarks.md).
 // ZEROWIZ_BENCH_FLOOD_LINES scales the flood down for quick runs.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';

@@ -8,7 +8,7 @@ import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 import { checkpointBytes, checkpointRoom } from '../../src/checkpoints/disk.js';
 
 const presetEnv = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'zw-cd-presets-')) };
-const T = 235_929_600; // the seed's LoRA (rank 32 on its 12 targets), as the README's estimate shows
+const T = 235_929_600; // the seed's LoRA (rank 32 on its 12 targets), as `zerowiz estimate` shows (docs/estimate.md)
 
 describe('disk room for the checkpoints a run will write (checkpointBytes, for the pre-launch checks)', () => {
   it("the seed: one LoRA file per epoch (DiffSynth's epoch-N) of the trainable parameters in 16-bit", async () => {

@@ -171,6 +171,24 @@ function missingTestNames(file: string): string[] {
   return out;
 }
 
+/** Every page of docs/ (or docs/design/) that a module, script or test names and that does not exist. */
+function missingPagesNamedByCode(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const p = `${dir}/${e.name}`;
+      if (e.isDirectory()) {
+        if (e.name !== 'fixtures' && e.name !== 'node_modules') walk(p);
+      } else if (/\.(tsx?|mjs)$/.test(e.name)) {
+        for (const m of readFileSync(join(ROOT, p), 'utf8').matchAll(/\bdocs\/(?:design\/)?[\w-]+\.md\b/g))
+          if (!existsSync(join(ROOT, m[0]))) out.push(`${p}: ${m[0]}`);
+      }
+    }
+  };
+  for (const d of ['src', 'components', 'bin', 'scripts', '__tests__']) walk(d);
+  return out;
+}
+
 describe('the documentation', () => {
   const files = docFiles();
 
@@ -188,6 +206,10 @@ describe('the documentation', () => {
 
   it.each(files)('%s: every test a promise names is in the file it cites', (file) => {
     expect(missingTestNames(file)).toEqual([]);
+  });
+
+  it('every docs page the code names exists (in a message or a comment)', () => {
+    expect(missingPagesNamedByCode()).toEqual([]);
   });
 
   it('README.md is a page a user reads: at most 400 lines', () => {

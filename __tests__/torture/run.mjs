@@ -2,7 +2,7 @@
 /**
  * The fault-injection ("torture") runner: loops the dangerous moments (SIGKILL, SIGINT at random instants
  * during writes and launches) and checks after every iteration what zerowiz promises. Contract:
- * /work/notes/torture-contract.md (kept in the README's "Promises" section).
+ * /work/notes/torture-contract.md (kept in docs/design/promises.md).
  *
  *   node __tests__/torture/run.mjs [--iterations N] [--seed S] [--only NAME]
  *

@@ -9,7 +9,7 @@
  *
  * Cost per poll: one readdir per output folder and a stat per entry (two levels inside a checkpoint folder);
  * a verification reads a safetensors header and at most VALUE_SCAN_MAX_BYTES of values, one checkpoint at a
- * time, synchronously (a LoRA file: milliseconds; see the README's figures).
+ * time, synchronously (a LoRA file: milliseconds; see docs/design/benchmarks.md).
  */
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * The terminal views live in components/ (the wizard in Ink; the launch log pane draws its own rows,
- * see README) and are loaded lazily by the bin (bin/zerowiz.ts), so src/ never imports ink or react and
+ * see docs/design/dependencies.md) and are loaded lazily by the bin (bin/zerowiz.ts), so src/ never imports ink or react and
  * the plain commands never pay for loading them.
  */
 

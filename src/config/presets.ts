@@ -125,7 +125,7 @@ function presetProblem(path: string, key: string, problem: string): UsageError {
   return Object.assign(
     new UsageError(
       `preset ${p.path}: ${p.key ? `${p.key}: ` : ''}${p.problem}`,
-      'fix the file (it was left as it is), or see the preset format in the README',
+      'fix the file (it was left as it is), or see the preset format in docs/presets.md',
     ),
     { problem: p },
   );

@@ -28,7 +28,7 @@
  *   `stage3_max_reuse_distance`. So at most the largest module plus max(prefetch bucket, max live
  *   parameters) are gathered at once.
  * Fixed costs are from stas00/ml-engineering (training/performance/README.md at 744d01e, "Preloaded CUDA
- * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in the README.
+ * kernels memory usage" and "torch.distributed memory usage"). Limits are listed in docs/peak-model.md.
  */
 import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import type { ActivationBreakdown } from './activations.js';

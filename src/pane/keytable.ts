@@ -1,8 +1,8 @@
 /**
  * The log pane's keys as data, as the wizard's are (src/wizard/keytable.ts): one table of bindings per place the
  * keys work (the log, a search being typed, the stop question, the alert list), each binding with the keys
- * it matches, what it does in the README's words, and its key hint. The pane (./pane.ts) asks `paneCommand`
- * what a key means on the stack its state focuses; the hint row and the README's pane table come from the same
+ * it matches, what it does in the docs' words, and its key hint. The pane (./pane.ts) asks `paneCommand`
+ * what a key means on the stack its state focuses; the hint row and the pane table of docs/log-pane.md come from the same
  * tables, so the keys documented, hinted and working cannot drift apart. Plain TypeScript, no terminal.
  */
 
@@ -68,12 +68,12 @@ export interface HintContext {
   canDetach: boolean;
 }
 
-/** One binding: what it means, the keys as the README names them, what it does, its hint, which presses match. */
+/** One binding: what it means, the keys as the docs name them, what it does, its hint, which presses match. */
 export interface PaneBinding {
   command: PaneCommand;
-  /** The keys as the README names them: `↑/k`, `PgDn/space/^F`. Empty: not documented (a catch-all). */
+  /** The keys as the docs name them: `↑/k`, `PgDn/space/^F`. Empty: not documented (a catch-all). */
   keys: string;
-  /** What it does, in the README's words. */
+  /** What it does, in the docs' words. */
   help: string;
   /**
    * In the key hints: the text (null: not now), and `rank`: 1 is kept longest when the row is short of
@@ -248,7 +248,7 @@ export function hintItems(c: HintContext): [string, number][] {
   return out;
 }
 
-/** Where each surface's keys work, in the words of the README's pane table. */
+/** Where each surface's keys work, in the words of the pane table of docs/log-pane.md. */
 const SURFACE_TITLES: Record<PaneSurface, string> = {
   log: 'the log',
   search: 'a search shown',
@@ -258,8 +258,8 @@ const SURFACE_TITLES: Record<PaneSurface, string> = {
 };
 
 /**
- * The README's pane key table, from the tables themselves: one row per documented binding, in table order (the
- * alert list's rows that are the log's own are said once, as "the log's keys"). A test keeps the README equal.
+ * The pane key table of docs/log-pane.md, from the tables themselves: one row per documented binding, in table order (the
+ * alert list's rows that are the log's own are said once, as "the log's keys"). A test keeps the page equal.
  */
 export function paneKeysMarkdown(): string {
   const cell = (t: string) => t.replace(/\|/g, '\\|');

@@ -424,7 +424,7 @@ export function hintLines(stack: readonly Surface[], width: number, maxLines = 2
   );
 }
 
-/** Where each surface's keys work, in the words of the README's key table. */
+/** Where each surface's keys work, in the words of the key table of docs/wizard.md. */
 const SURFACE_TITLES: Partial<Record<Surface, string>> = {
   start: 'start screen',
   list: 'any list',
@@ -447,7 +447,7 @@ const SURFACE_TITLES: Partial<Record<Surface, string>> = {
   app: 'everywhere but the start screen',
 };
 
-/** What a key does, in more words than the hint row has room for (the README's table); else the hint's label. */
+/** What a key does, in more words than the hint row has room for (the docs' table); else the hint's label. */
 const LONG_LABELS: Partial<Record<Command, string>> = {
   quit: 'quit (asks first when answers changed; Ctrl+C never asks)',
   pick: 'choose the n-th entry shown',
@@ -490,18 +490,18 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
   diff: { up: 'scroll the diff' },
 };
 
-/** What a binding does on a surface, in the README's words (a longer text than the hint row's, when there is one). */
+/** What a binding does on a surface, in the docs' words (a longer text than the hint row's, when there is one). */
 export function longLabel(surface: Surface, x: Binding): string {
   return SURFACE_LONG_LABELS[surface]?.[x.command] ?? LONG_LABELS[x.command] ?? x.label;
 }
 
-/** What Ctrl+C does, for the README's first row. */
+/** What Ctrl+C does, for the docs' first row. */
 const ABORT_LONG_LABEL =
   'abort at once (exit 130): nothing more is written; files the finish step already wrote are listed';
 
 /**
- * The README's key table, from the tables themselves: one row per binding with words (those the hint rows show
- * and a field's editing keys) and the list's 1-9, Ctrl+C first. A test keeps the README equal to it.
+ * The key table of docs/wizard.md, from the tables themselves: one row per binding with words (those the hint rows show
+ * and a field's editing keys) and the list's 1-9, Ctrl+C first. A test keeps the page equal to it.
  */
 export function keysMarkdown(): string {
   const cell = (t: string) => t.replace(/\|/g, '\\|');
@@ -513,7 +513,7 @@ export function keysMarkdown(): string {
   for (const [surface, title] of Object.entries(SURFACE_TITLES) as [Surface, string][]) {
     const seen = new Set<Command>();
     for (const x of KEY_TABLES[surface]) {
-      // Every binding with words (a hinted key, or one only the README names: a field's editing keys), and 1-9.
+      // Every binding with words (a hinted key, or one only the docs name: a field's editing keys), and 1-9.
       const shown = x.label !== '';
       if ((!shown && x.command !== 'pick') || seen.has(x.command)) continue;
       seen.add(x.command);

@@ -1,6 +1,6 @@
 /**
  * Parsers for the lines a training run prints about itself, one per source, each checked against the real
- * tool's code (see README "Metric sources"):
+ * tool's code (see docs/run-output.md, "Metric sources"):
  * - Hugging Face Trainer: `ProgressCallback.on_log` writes `str(logs)` above its tqdm bar, a Python dict
  *   repr such as `{'loss': 1.0453, 'grad_norm': 0.52, 'learning_rate': 5e-05, 'epoch': 0.5}`
  *   (huggingface/transformers src/transformers/trainer_callback.py); the end of training logs
