@@ -141,6 +141,23 @@ describe('an endpoint that fails', () => {
     expect(JSON.stringify(sum)).not.toContain('SeCrEtPaTh');
   });
 
+  it('a target that failed every attempt of an event gets one attempt per later event, until one goes through', async () => {
+    const s = await sink((i) => (i < 4 ? 500 : 'ok'));
+    const n = new Notifier({ targets: [parseTarget(`${s.url}/x`)], env: {}, limits: FAST, retryDelaysMs: [20, 20] });
+    for (const k of ['started', 'first-step', 'pass-end', 'end'] as const) n.send(event(k));
+    await n.flush(5_000);
+    // started: 3 tries (500s); first-step: 1 try (500); pass-end: 1 try (ok); end: 1 try (ok).
+    expect(s.requests.map((r) => JSON.parse(r.body).event)).toEqual([
+      'started',
+      'started',
+      'started',
+      'first-step',
+      'pass-end',
+      'end',
+    ]);
+    expect(n.summary().targets[0]).toMatchObject({ sent: 2, failed: 2 });
+  });
+
   it('a hung endpoint: the attempt ends at its time limit and is not retried (it may have arrived)', async () => {
     const s = await sink('hang');
     const n = new Notifier({ targets: [parseTarget(`${s.url}/x`)], env: {}, limits: FAST, retryDelaysMs: [50, 50] });
@@ -187,9 +204,13 @@ describe('an endpoint that fails', () => {
     expect(Date.now() - t0).toBeLessThan(1_500);
     const whys = n.summary().failures.map((f) => `${f.event}: ${f.why}`);
     expect(whys).toEqual([
+      'started: not sent: still being tried when the run ended (its notifications had 0.3 s)',
       'first-step: not sent: the run ended and its notifications had 0.3 s',
       'end: not sent: the run ended and its notifications had 0.3 s',
     ]);
+    // The attempt given up is not counted again when it ends.
+    await new Promise((r) => setTimeout(r, 2_200));
+    expect(n.summary().targets[0]).toMatchObject({ sent: 0, failed: 3 });
   });
 
   it('a slow target holds up only itself', async () => {

@@ -48,6 +48,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
         `when the output folders hold DeepSpeed checkpoints written with another stage, process count or precision: ${TOPOLOGY_CHOICES.map((c) => `${c} (${TOPOLOGY_CHOICE_TEXT[c]})`).join('; ')}. Default: asked on a terminal, else go-on`,
       ).choices([...TOPOLOGY_CHOICES]),
     )
+    .option(
+      '--notify <target>',
+      "where to send the run's events (started, first step, alerts, each pass's end, the end): a URL (ntfy, a Slack, Discord or Teams webhook, any JSON endpoint) or a command such as \"mail -s {title} me@example.org\" (repeatable; also a preset's notify: list and ZEROWIZ_NOTIFY); see `zerowiz notify --help`",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
     .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
     .option('--partition <name>', 'Slurm partition (default: the cluster default)')

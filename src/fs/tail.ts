@@ -111,3 +111,29 @@ export function readLastBytes(path: string, maxBytes: number): { bytes: Buffer; 
     closeSync(fd);
   }
 }
+
+/** The first `maxBytes` of a regular file and its size (as readLastBytes opens it), or null. */
+export function readFirstBytes(path: string, maxBytes: number): { bytes: Buffer; size: number } | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return null;
+    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return { bytes: buf.subarray(0, got), size: st.size };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}

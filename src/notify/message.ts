@@ -142,6 +142,7 @@ function severityOf(kind: NotifyEventKind, f: EventFacts): Severity {
 
 /** Seconds as people read them (`1.84 s`, `3m 12s`, `2d 4h`). */
 export function formatSeconds(s: number): string {
+  if (s < 1) return `${Number(s.toPrecision(3))} s`;
   return s < 60 ? `${s < 10 ? s.toFixed(2) : s.toFixed(1)} s` : formatDuration(s * 1000);
 }
 

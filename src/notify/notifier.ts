@@ -9,8 +9,18 @@ import { type AttemptLimits, attemptLimits, deliverOnce } from './deliver.js';
 import type { NotifyPayload } from './message.js';
 import type { NotifyTarget } from './targets.js';
 
-/** Waits before the second and third attempt of an event that may be tried again. */
+/**
+ * Waits before the second and third attempt of an event that may be tried again (override: ZEROWIZ_NOTIFY_RETRY_MS,
+ * the first wait; the second is four times it). A target whose last event failed every attempt gets one attempt
+ * per event until one goes through, so a dead endpoint costs a run one request per event.
+ */
 export const RETRY_DELAYS_MS: readonly number[] = [2_000, 8_000];
+
+/** The retry waits in effect for an environment. */
+export function retryDelaysMs(env: NodeJS.ProcessEnv): readonly number[] {
+  const n = Number(env.ZEROWIZ_NOTIFY_RETRY_MS);
+  return Number.isFinite(n) && n >= 10 ? [n, 4 * n] : RETRY_DELAYS_MS;
+}
 /** Events waiting per target at most; past it the oldest (never the end) is dropped and said so. */
 export const MAX_QUEUED_EVENTS = 20;
 /** Failures a summary keeps (the first ones, then the last one). */
@@ -55,6 +65,10 @@ interface Lane {
   busy: boolean;
   tally: TargetTally;
   idle: (() => void)[];
+  /** The event being sent now, and whether it was given up (the run ended meanwhile). */
+  current: { p: NotifyPayload; abandoned: boolean } | null;
+  /** Whether the last event failed every attempt it had. */
+  down: boolean;
 }
 
 /** One run's notifications. */
@@ -68,13 +82,15 @@ export class Notifier {
 
   constructor(private readonly opts: NotifierOptions) {
     this.limits = opts.limits ?? attemptLimits(opts.env);
-    this.delays = opts.retryDelaysMs ?? RETRY_DELAYS_MS;
+    this.delays = opts.retryDelaysMs ?? retryDelaysMs(opts.env);
     this.lanes = opts.targets.map((target) => ({
       target,
       queue: [],
       busy: false,
       tally: { target: target.label, sent: 0, failed: 0 },
       idle: [],
+      current: null,
+      down: false,
     }));
   }
 
@@ -109,19 +125,28 @@ export class Notifier {
 
   /** One event to one target: attempts while a retry is safe and allowed. */
   private async deliver(lane: Lane, p: NotifyPayload): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const r = await deliverOnce(lane.target, p, this.limits, this.opts.env);
-      if (r.ok) {
-        lane.tally.sent++;
-        this.changed();
-        return;
+    const current = { p, abandoned: false };
+    lane.current = current;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const r = await deliverOnce(lane.target, p, this.limits, this.opts.env);
+        if (current.abandoned) return;
+        if (r.ok) {
+          lane.down = false;
+          lane.tally.sent++;
+          this.changed();
+          return;
+        }
+        const wait = lane.down ? undefined : this.delays[attempt];
+        if (!r.retry || wait === undefined || this.closed) {
+          lane.down = true;
+          this.fail(lane, p, attempt > 0 ? `${r.why} (attempt ${attempt + 1})` : r.why);
+          return;
+        }
+        await new Promise((res) => setTimeout(res, wait).unref());
       }
-      const wait = this.delays[attempt];
-      if (!r.retry || wait === undefined || this.closed) {
-        this.fail(lane, p, attempt > 0 ? `${r.why} (attempt ${attempt + 1})` : r.why);
-        return;
-      }
-      await new Promise((res) => setTimeout(res, wait).unref());
+    } finally {
+      lane.current = null;
     }
   }
 
@@ -153,13 +178,19 @@ export class Notifier {
     clearTimeout(timer);
     this.closed = true;
     if (how !== 'late') return;
-    for (const lane of this.lanes)
-      for (const p of lane.queue.splice(0))
+    const had = `${maxMs >= 1000 ? Math.round(maxMs / 1000) : (maxMs / 1000).toFixed(1)} s`;
+    for (const lane of this.lanes) {
+      if (lane.current) {
+        lane.current.abandoned = true;
         this.fail(
           lane,
-          p,
-          `not sent: the run ended and its notifications had ${maxMs >= 1000 ? Math.round(maxMs / 1000) : (maxMs / 1000).toFixed(1)} s`,
+          lane.current.p,
+          `not sent: still being tried when the run ended (its notifications had ${had})`,
         );
+      }
+      for (const p of lane.queue.splice(0))
+        this.fail(lane, p, `not sent: the run ended and its notifications had ${had}`);
+    }
   }
 
   /** The counts and failures so far. */
