@@ -88,41 +88,54 @@ function count(n: number): string {
 // ---------------------------------------------------------------------------------------------
 // Loss per step
 
+/**
+ * Where a loss axis stops when a few spikes would flatten the curve: past the 99.5th percentile by half the
+ * span below it, when the largest value is more than four such spans away (null: the whole range is shown).
+ */
+export function robustTop(values: Float64Array): number | null {
+  const v = Float64Array.from(values.filter((x) => Number.isFinite(x))).sort();
+  if (v.length < 200) return null;
+  const lo = v[0]!;
+  const q = v[Math.floor(0.995 * (v.length - 1))]!;
+  const max = v[v.length - 1]!;
+  return q > lo && max - lo > 4 * (q - lo) ? q + 0.5 * (q - lo) : null;
+}
+
 /** A pass's loss against its steps: raw (or, past two points per pixel, each column's min-max and mean) and smoothed. */
 function lossDrawing(pass: PassView, l: LossSeriesData, width: number): Drawing {
   const b = boxOf(width, PLOT_HEIGHT_PX);
   const { w, h } = areaOf(b);
   const n = l.values.length;
   const log = wantsLog([l.values]);
-  const yr = rangeOf([l.values], 0.05, log);
+  const top = log ? null : robustTop(l.values);
+  const shown = top === null ? l.values : l.values.map((v) => (Number.isFinite(v) ? Math.min(v, top) : v));
+  const yr = rangeOf([shown], 0.05, log);
   const xr = rangeOf([l.steps], 0);
   if (!yr || !xr) return { svg: emptyPlot(b, 'loss', 'no finite loss'), notes: ['every loss was NaN or infinite'] };
   const [x0, x1] = xr[1] > xr[0] ? xr : [xr[0] - 1, xr[0] + 1];
   const sx = scale(x0, x1, b.left, b.left + w);
-  const sy = scale(log ? yr[0] / 1.1 : yr[0], log ? yr[1] * 1.1 : yr[1], b.top + h, b.top, log);
+  const y1 = top ?? (log ? yr[1] * 1.1 : yr[1]);
+  const sy = scale(log ? yr[0] / 1.1 : yr[0], y1, b.top + h, b.top, log);
   const span = smoothingSpan(n);
-  const smooth = ema(l.values, span);
+  const smooth = ema(l.values, span).map((v) => Math.min(v, y1));
   const notes: string[] = [];
   const parts: string[] = [];
   if (n > w * 2) {
-    const bk = bucketize(l.steps, l.values, Math.floor(w));
-    const sm = bucketize(l.steps, smooth, Math.floor(w));
+    const bk = bucketize(l.steps, shown, Math.floor(w));
     const last = lastOfBuckets(smooth, bk.x.length);
     parts.push(
       rangePolygon('range', 'range', bk.x, bk.min, bk.max, sx, sy),
       polyline('mean', 'raw', bk.x, bk.mean, sx, sy),
-      polyline('smooth', 'smooth', sm.x, last, sx, sy),
+      polyline('smooth', 'smooth', bk.x, last, sx, sy),
     );
     notes.push(
       `sampled: ${count(n)} losses drawn as ${count(bk.x.length)} columns of about ${count(bk.per)} (shaded: each column's min to max; thin line: its mean)`,
     );
   } else {
-    parts.push(
-      polyline('raw', 'raw', l.steps, l.values, sx, sy),
-      polyline('smooth', 'smooth', l.steps, smooth, sx, sy),
-    );
+    parts.push(polyline('raw', 'raw', l.steps, shown, sx, sy), polyline('smooth', 'smooth', l.steps, smooth, sx, sy));
   }
   parts.push(nonFiniteMarks(l, sx, b, notes));
+  if (top !== null) parts.push(clippedMarks(l, top, sx, b, notes));
   if (log) notes.push('log scale (the losses span more than 50x)');
   const svg = [
     svgOpen(b, 'loss', sx, sy, `loss of ${pass.name}`, {
@@ -140,6 +153,27 @@ function lossDrawing(pass: PassView, l: LossSeriesData, width: number): Drawing 
     '</svg>',
   ].join('');
   return { svg, notes };
+}
+
+/** An orange tick at the top for each loss above the axis (they are drawn at its top). */
+function clippedMarks(l: LossSeriesData, top: number, sx: Scale, b: Box, notes: string[]): string {
+  const marks: string[] = [];
+  let above = 0;
+  let max = top;
+  for (let i = 0; i < l.values.length; i++) {
+    const v = l.values[i]!;
+    if (!(v > top)) continue;
+    above++;
+    max = Math.max(max, v);
+    if (marks.length < MAX_NONFINITE_MARKS) {
+      const x = px(sx.at(l.steps[i]!));
+      marks.push(`M${x},${b.top}v6`);
+    }
+  }
+  notes.push(
+    `the axis stops at ${Number(top.toPrecision(3))} so the curve shows: ${count(above)} loss(es) above it, up to ${Number(max.toPrecision(4))}, are drawn at its top (orange ticks)`,
+  );
+  return `<path data-series="clipped" data-count="${marks.length}" class="clipped" d="${marks.join('')}"/>`;
 }
 
 function stepLabel(v: number): string {
@@ -163,12 +197,12 @@ function nonFiniteMarks(l: LossSeriesData, sx: Scale, b: Box, notes: string[]): 
     bad++;
     if (marks.length < MAX_NONFINITE_MARKS) {
       const x = px(sx.at(l.steps[i]!));
-      marks.push(`${x},${b.top} ${x},${b.top + 10}`);
+      marks.push(`M${x},${b.top}v10`);
     }
   }
   if (bad === 0) return '';
   notes.push(`${count(bad)} loss value(s) were NaN or infinite (red ticks at the top)`);
-  return `<polyline data-series="nonfinite" class="nonfinite" points="${marks.join(' ')}"/>`;
+  return `<path data-series="nonfinite" data-count="${marks.length}" class="nonfinite" d="${marks.join('')}"/>`;
 }
 
 /** The loss chart of one pass. */
@@ -324,9 +358,7 @@ function stepTimeChart(d: ReportData): Chart {
   return {
     id: 'step-time',
     title: 'Seconds per step',
-    captionHtml: esc(
-      `each pass in its own colour (${d.passes.map((p) => `${p.index + 1} ${p.name}`).join(', ')}), from its progress bar (1 / rate)${d.predicted ? `; shaded: the launch's prediction, ${d.predicted.low}-${d.predicted.high} s/step` : ''}`,
-    ),
+    captionHtml: `each pass in its own colour (${d.passes.map((p) => key(p.index % PALETTE, `${p.index + 1} ${p.name}`)).join(', ')}), ${esc(`from its progress bar (1 / rate)${d.predicted ? `; shaded: the launch's prediction, ${d.predicted.low}-${d.predicted.high} s/step` : ''}`)}`,
     draw: (width) => stepTimeDrawing(d, width),
   };
 }
@@ -413,7 +445,12 @@ function gpuChart(d: ReportData): Chart {
 }
 
 function legend(gpus: readonly GpuData[]): string {
-  return gpus.map((g) => `<span class="key c${g.gpu % PALETTE}">GPU ${g.gpu}</span>`).join(' ');
+  return gpus.map((g) => key(g.gpu % PALETTE, `GPU ${g.gpu}`)).join(' ');
+}
+
+/** A legend entry: a swatch of the series' colour, and its name in the text's colour. */
+function key(colour: number, name: string): string {
+  return `<span class="key"><span class="sw c${colour}"></span>${esc(name)}</span>`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -62,11 +62,12 @@ svg.plot .axis-title{fill:var(--fg);font-weight:600}
 svg.plot .missing{fill:var(--muted);font-size:14px}
 svg.plot .area{fill:var(--area);stroke:var(--line)}
 svg.plot .grid{stroke:var(--grid);stroke-width:1}
-svg.plot polyline{fill:none;stroke-linejoin:round;stroke-linecap:round}
+svg.plot polyline,svg.plot path.nonfinite,svg.plot path.clipped{fill:none;stroke-linejoin:round;stroke-linecap:round}
 svg.plot .raw{stroke:var(--muted);stroke-width:1;opacity:.75}
 svg.plot .smooth{stroke:var(--c0);stroke-width:2.4}
 svg.plot .range{fill:var(--range);stroke:none}
 svg.plot .nonfinite{stroke:var(--bad);stroke-width:2}
+svg.plot .clipped{stroke:var(--warn);stroke-width:2}
 svg.plot .line{stroke-width:1.8}
 svg.plot .band{fill:var(--band);stroke:none}
 svg.plot .estimate{stroke:var(--run);stroke-width:1.5;stroke-dasharray:6 4}
@@ -77,8 +78,9 @@ svg.plot .alert circle{stroke:var(--bg);stroke-width:1.5}
 svg.plot .alert.fatal circle{fill:var(--bad)}svg.plot .alert.warn circle{fill:var(--warn)}
 svg.plot .alert text{fill:var(--on);font-size:11px;font-weight:700}
 svg.plot .ckpt.ok{fill:var(--ok)}svg.plot .ckpt.bad{fill:var(--bad)}
-${[0, 1, 2, 3, 4, 5, 6, 7].map((k) => `svg.plot .c${k}{stroke:var(--c${k})}svg.plot .range.c${k}{fill:var(--c${k});opacity:.18}.key.c${k}{color:var(--c${k})}`).join('')}
-.key{font-weight:600;white-space:nowrap}
+${[0, 1, 2, 3, 4, 5, 6, 7].map((k) => `svg.plot .c${k}{stroke:var(--c${k})}svg.plot .range.c${k}{fill:var(--c${k});opacity:.18}.sw.c${k}{background:var(--c${k})}`).join('')}
+.key{white-space:nowrap;color:var(--fg)}
+.sw{display:inline-block;width:.85em;height:.85em;border-radius:2px;margin-right:.3em;vertical-align:-.08em}
 .scroll{overflow-x:auto;margin:8px 0}
 table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
