@@ -158,7 +158,7 @@ describe.skipIf(missing !== null)('the report in a real browser, from a real run
       expect(line).toHaveLength(mine.length);
       const ys = mine.map((r) => 1 / Number(r[3]));
       const tol = pixel(Math.max(...ys) - Math.min(...ys) || 1, 186) * 3;
-      line.forEach(([, y], i) => expect(Math.abs(y - ys[i]!)).toBeLessThan(tol));
+      for (const [i, [, y]] of line.entries()) expect(Math.abs(y - ys[i]!)).toBeLessThan(tol);
     }
 
     // Nothing went wrong, and nothing but the file was asked for.
