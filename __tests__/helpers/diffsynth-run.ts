@@ -63,9 +63,14 @@ export interface Ran {
 /** `zerowiz ARGS` in `cwd` with exactly `env` (no terminal). */
 export function zerowiz(args: string[], cwd: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Ran> {
   return new Promise((res) => {
-    execFile(process.execPath, [BIN, ...args], { cwd, env, timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
-      res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, env, timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

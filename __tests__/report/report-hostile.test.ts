@@ -67,11 +67,30 @@ describe.skipIf(missing !== null)('a hostile run directory', { timeout: 180_000 
     json.steps[1].command = `accelerate launch </pre>${SCRIPT}`;
     json.steps[1].error = IMG;
     json.steps[1].live = json.steps[1].live ?? {
-      metrics: { lossSource: null, lastLoss: null, minLoss: null, lossCount: 0, nonFiniteLosses: 0, learningRate: null, ratePerS: null, skippedSteps: 0, lossScale: null, dsPeakAllocatedBytes: null },
+      metrics: {
+        lossSource: null,
+        lastLoss: null,
+        minLoss: null,
+        lossCount: 0,
+        nonFiniteLosses: 0,
+        learningRate: null,
+        ratePerS: null,
+        skippedSteps: 0,
+        lossScale: null,
+        dsPeakAllocatedBytes: null,
+      },
       gpu: { telemetry: 'off', reason: null, peaks: [] },
       alerts: [],
     };
-    json.steps[1].live.alerts.push({ id: 'cuda-oom', step: 1, line: IMG, at: json.startedAt, title: SCRIPT, fix: IMG, fatal: true });
+    json.steps[1].live.alerts.push({
+      id: 'cuda-oom',
+      step: 1,
+      line: IMG,
+      at: json.startedAt,
+      title: SCRIPT,
+      fix: IMG,
+      fatal: true,
+    });
     writeFileSync(path, JSON.stringify(json));
     appendFileSync(join(dir, 'losses.csv'), `1,csv,99,${SCRIPT},1\n1,csv,100,0.5,${IMG}\n`);
     browser = await startBrowser();

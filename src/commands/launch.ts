@@ -106,7 +106,7 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], report: PATH | null, topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./runs-run.js')).runsCommand(opts));
 
