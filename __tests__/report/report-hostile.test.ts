@@ -116,6 +116,8 @@ describe.skipIf(missing !== null)('a hostile run directory', { timeout: 180_000 
     expect(html).not.toMatch(/<img/i);
     expect(html).not.toContain('\x1b');
     const { page, watch } = await openFile(browser, report, { width: 1280 });
+    // What a reader sees (innerText: rendered text, not the nodes' raw text).
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is asserted.
     const text = await page.evaluate(() => document.body.innerText);
     expect(text).toContain(SCRIPT);
     expect(text).toContain('"><img src="http://127.0.0.1:9/x.png"');

@@ -25,8 +25,10 @@ export interface RunNoticesOptions {
   now?: () => number;
 }
 
-/** The run's end, as the notifier tells it. */
-export type RunEnd = Pick<PipelineOutcome, 'outcome' | 'exitCode' | 'failedStep'>;
+/** The run's end, as the notifier tells it (with each pass's result when known). */
+export type RunEnd = Pick<PipelineOutcome, 'outcome' | 'exitCode' | 'failedStep'> & {
+  results?: PipelineOutcome['results'];
+};
 
 /** One run's notifications. */
 export class RunNotices implements PipelineListener {
@@ -185,7 +187,7 @@ export class RunNotices implements PipelineListener {
     const wall = (endedAt - Date.parse(j.startedAt)) / 1000;
     const failed = o.failedStep;
     this.emit('end', {
-      pass: failed !== null ? this.pass(failed) : null,
+      pass: failed !== null ? this.pass(failed, o.results?.[failed] ?? undefined) : null,
       outcome: {
         ended: o.outcome,
         exitCode: o.exitCode,
@@ -207,6 +209,11 @@ export class RunNotices implements PipelineListener {
     const alert = this.opts.watch.alerts.reason(i);
     if (alert) return `${alert.title} (fix: ${alert.fix})`;
     const s = this.opts.record.json.steps[i];
-    return s?.error ?? (s?.signal ? `${s.name} ended by ${s.signal}` : `${s?.name ?? 'a pass'} exited ${s?.exitCode}`);
+    const r = o.results?.[i] ?? null;
+    const name = s?.name ?? `pass ${i + 1}`;
+    const error = r?.error ?? s?.error;
+    if (error) return error;
+    const signal = r ? r.signal : (s?.signal ?? null);
+    return signal ? `${name} ended by ${signal}` : `${name} exited ${r ? r.exitCode : s?.exitCode}`;
   }
 }
