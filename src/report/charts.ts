@@ -93,7 +93,10 @@ function count(n: number): string {
  * span below it, when the largest value is more than four such spans away (null: the whole range is shown).
  */
 export function robustTop(values: Float64Array): number | null {
-  const v = Float64Array.from(values.filter((x) => Number.isFinite(x))).sort();
+  const all = new Float64Array(values.length);
+  let k = 0;
+  for (let i = 0; i < values.length; i++) if (Number.isFinite(values[i]!)) all[k++] = values[i]!;
+  const v = all.subarray(0, k).sort();
   if (v.length < 200) return null;
   const lo = v[0]!;
   const q = v[Math.floor(0.995 * (v.length - 1))]!;
@@ -101,14 +104,30 @@ export function robustTop(values: Float64Array): number | null {
   return q > lo && max - lo > 4 * (q - lo) ? q + 0.5 * (q - lo) : null;
 }
 
-/** A pass's loss against its steps: raw (or, past two points per pixel, each column's min-max and mean) and smoothed. */
-function lossDrawing(pass: PassView, l: LossSeriesData, width: number): Drawing {
-  const b = boxOf(width, PLOT_HEIGHT_PX);
-  const { w, h } = areaOf(b);
-  const n = l.values.length;
+/** What a loss plot draws at any width: its axis (log or not, where it stops), the values drawn, the smoothed line. */
+interface LossPrep {
+  log: boolean;
+  top: number | null;
+  shown: Float64Array;
+  span: number;
+  smooth: Float64Array;
+}
+
+/** Works out a loss series' drawing once (the page draws it at two widths). */
+function lossPrep(l: LossSeriesData): LossPrep {
   const log = wantsLog([l.values]);
   const top = log ? null : robustTop(l.values);
   const shown = top === null ? l.values : l.values.map((v) => (Number.isFinite(v) ? Math.min(v, top) : v));
+  const span = smoothingSpan(l.values.length);
+  return { log, top, shown, span, smooth: ema(l.values, span) };
+}
+
+/** A pass's loss against its steps: raw (or, past two points per pixel, each column's min-max and mean) and smoothed. */
+function lossDrawing(pass: PassView, l: LossSeriesData, prep: LossPrep, width: number): Drawing {
+  const b = boxOf(width, PLOT_HEIGHT_PX);
+  const { w, h } = areaOf(b);
+  const n = l.values.length;
+  const { log, top, shown, span } = prep;
   const yr = rangeOf([shown], 0.05, log);
   const xr = rangeOf([l.steps], 0);
   if (!yr || !xr) return { svg: emptyPlot(b, 'loss', 'no finite loss'), notes: ['every loss was NaN or infinite'] };
@@ -116,8 +135,7 @@ function lossDrawing(pass: PassView, l: LossSeriesData, width: number): Drawing 
   const sx = scale(x0, x1, b.left, b.left + w);
   const y1 = top ?? (log ? yr[1] * 1.1 : yr[1]);
   const sy = scale(log ? yr[0] / 1.1 : yr[0], y1, b.top + h, b.top, log);
-  const span = smoothingSpan(n);
-  const smooth = ema(l.values, span).map((v) => Math.min(v, y1));
+  const smooth = prep.smooth.map((v) => Math.min(v, y1));
   const notes: string[] = [];
   const parts: string[] = [];
   if (n > w * 2) {
@@ -208,6 +226,7 @@ function nonFiniteMarks(l: LossSeriesData, sx: Scale, b: Box, notes: string[]): 
 /** The loss chart of one pass. */
 function lossChart(d: ReportData, pass: PassView): Chart {
   const l = d.series.losses.get(pass.index)!;
+  let prep: LossPrep | null = null;
   const names: Record<string, string> = {
     csv: 'loss.csv',
     hf: 'the Trainer log',
@@ -221,7 +240,10 @@ function lossChart(d: ReportData, pass: PassView): Chart {
     captionHtml: esc(
       `${count(l.values.length)} losses from ${src}; thin line: each value, thick line: exponential moving average over ${count(smoothingSpan(l.values.length))} values`,
     ),
-    draw: (width) => lossDrawing(pass, l, width),
+    draw: (width) => {
+      prep ??= lossPrep(l);
+      return lossDrawing(pass, l, prep, width);
+    },
   };
 }
 
@@ -283,10 +305,12 @@ function lossPace(d: ReportData, l: LossSeriesData): { x: Float64Array; y: Float
   return xs.length === 0 ? null : { x: Float64Array.from(xs), y: Float64Array.from(ys), from: 'loss' };
 }
 
-function stepTimeDrawing(d: ReportData, width: number): Drawing {
+/** Each pass's s/step points, where it has any. */
+type StepTimeSets = { p: PassView; s: NonNullable<ReturnType<typeof stepTimes>> }[];
+
+function stepTimeDrawing(d: ReportData, sets: StepTimeSets, width: number): Drawing {
   const b = boxOf(width, PLOT_HEIGHT_PX);
   const { w, h } = areaOf(b);
-  const sets = d.passes.map((p) => ({ p, s: stepTimes(d, p.index) })).filter((x) => x.s !== null);
   const ys = sets.map((x) => x.s!.y);
   const log = wantsLog(ys);
   const yr = rangeOf(ys, 0.08, log);
@@ -355,11 +379,18 @@ function predictedBand(d: ReportData, sx: Scale, sy: Scale, b: Box): string {
 }
 
 function stepTimeChart(d: ReportData): Chart {
+  let sets: StepTimeSets | null = null;
   return {
     id: 'step-time',
     title: 'Seconds per step',
     captionHtml: `each pass in its own colour (${d.passes.map((p) => key(p.index % PALETTE, `${p.index + 1} ${p.name}`)).join(', ')}), ${esc(`from its progress bar (1 / rate)${d.predicted ? `; shaded: the launch's prediction, ${d.predicted.low}-${d.predicted.high} s/step` : ''}`)}`,
-    draw: (width) => stepTimeDrawing(d, width),
+    draw: (width) => {
+      sets ??= d.passes.flatMap((p) => {
+        const s = stepTimes(d, p.index);
+        return s ? [{ p, s }] : [];
+      });
+      return stepTimeDrawing(d, sets, width);
+    },
   };
 }
 

@@ -6,7 +6,7 @@
  *                                                         onLoss): its source (csv, hf, tqdm, log), the training
  *                                                         step when the source numbers them (else its count),
  *                                                         the value as JavaScript prints it (NaN, Infinity)
- *   progress.csv  pass,n,total,rate_per_s,t_ms          the progress bar, at most once per PROGRESS_EVERY_MS
+ *   progress.csv  pass,n,total,rate_per_s,t_ms          the progress bar, at most once per PROGRESS_EVERY_MS (5 s)
  *                                                         per pass (and its last state)
  *   gpu.csv       t_ms,pass,gpu,used_mib,total_mib,util_pct
  *                                                         per GPU, the most memory used in each window of
@@ -33,8 +33,8 @@ export const GPU_HEADER = 't_ms,pass,gpu,used_mib,total_mib,util_pct';
 export const SERIES_FLUSH_MS = 2_000;
 /** The largest a series file grows (a million steps of loss is ~40 MB). */
 export const SERIES_MAX_BYTES = 256 * 1024 * 1024;
-/** At most one progress row per pass this often. */
-export const PROGRESS_EVERY_MS = 1_000;
+/** At most one progress row per pass this often (as the GPU rows: a day is 17,280 rows, the plot 880 pixels). */
+export const PROGRESS_EVERY_MS = 5_000;
 /** The longest GPU window (nvidia-smi's default 1 s loop: one row per GPU every 5 s). */
 export const GPU_WINDOW_MAX_MS = 5_000;
 
