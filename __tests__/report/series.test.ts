@@ -39,11 +39,17 @@ describe('the recorder', () => {
     }
     r.stepEnd(1);
     r.close();
-    expect(readFileSync(join(d, 'losses.csv'), 'utf8')).toBe('pass,source,step,loss,t_ms\n1,csv,1,0.5,1000000\n1,csv,2,NaN,1000000\n');
+    expect(readFileSync(join(d, 'losses.csv'), 'utf8')).toBe(
+      'pass,source,step,loss,t_ms\n1,csv,1,0.5,1000000\n1,csv,2,NaN,1000000\n',
+    );
     const progress = readFileSync(join(d, 'progress.csv'), 'utf8').trim().split('\n');
     // At 0 s, 5 s, 10 s, and the bar's last state when the pass ended.
     expect(progress.slice(1).map((l) => l.split(',')[1])).toEqual(['0', '5', '10', '11']);
-    const rows = readFileSync(join(d, 'gpu.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+    const rows = readFileSync(join(d, 'gpu.csv'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','));
     // Windows of 5 s: GPU 0 climbs (its highest is the window's last), GPU 1 falls (its first).
     expect(rows.filter((x) => x[2] === '0').map((x) => Number(x[3]) / 1024)).toEqual([14, 19, 21]);
     expect(rows.filter((x) => x[2] === '1').map((x) => Number(x[3]) / 1024)).toEqual([30, 25, 20]);

@@ -8,8 +8,16 @@
  * preset's and the user's own there): never in a file. The steps do not get it.
  */
 import type { LossSource, PipelineListener, Progress, RunWatch, StepResult, TelemetryView } from '../observe/index.js';
-import { saveRunJson, type RunRecord } from '../records/index.js';
-import { NOTIFY_ENV, Notifier, RunNotices, targetsFromEnv, type NotifySummary, type RunEnd } from '../notify/index.js';
+import { readRunRecord, saveRunJson, type RunRecord } from '../records/index.js';
+import {
+  NOTIFY_ENV,
+  Notifier,
+  RunNotices,
+  endPayloadOfRecord,
+  targetsFromEnv,
+  type NotifySummary,
+  type RunEnd,
+} from '../notify/index.js';
 import { SeriesRecorder, gpuWindowMs, writeRunReport } from '../report/index.js';
 import type { NotifyTarget } from '../notify/index.js';
 
@@ -113,4 +121,24 @@ export class RunOutputs implements PipelineListener {
   async notifyEnd(o: RunEnd, report: string | null): Promise<void> {
     await this.notices?.finish(o, report);
   }
+}
+
+/**
+ * What a run leaves when its supervisor died before it (kill -9, the OOM killer) and its watchdog ended the
+ * record: the report, and the end's notification from what the record kept. Run by the watchdog's finisher,
+ * which has the supervisor's environment (and so the targets).
+ */
+export async function outputsAfterSupervisor(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  let report: string | null = null;
+  try {
+    report = writeRunReport(dir);
+  } catch {}
+  const { targets } = targetsOf(env);
+  const r = readRunRecord(dir);
+  if (targets.length === 0 || !('record' in r)) return;
+  const notifier = new Notifier({ targets, env: stepEnvOf(env) });
+  notifier.send(endPayloadOfRecord(r.record, report));
+  await notifier.flush();
+  (r.record.json as unknown as { notify: NotifySummary }).notify = notifier.summary();
+  saveRunJson(r.record);
 }

@@ -17,3 +17,4 @@ export {
   uniqueTargets,
 } from './targets.js';
 export type { NotifyTarget, TargetSpec } from './targets.js';
+export { endPayloadOfRecord } from './record-end.js';
