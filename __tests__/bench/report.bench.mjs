@@ -1,4 +1,4 @@
-// The report and the notifications (issue 30), each as a ratio to a baseline of the same run, idle and beside
+// The report and the notifications, each as a ratio to a baseline of the same run, idle and beside
 // one busy CPU neighbour:
 // - `zerowiz report RUN` of a 100,000-step run (a loss per step, the progress bar every 5 s for a day,
 //   8 GPUs' memory every 5 s for a day: what the supervisor's series files hold after such a run), against

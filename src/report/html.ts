@@ -14,8 +14,9 @@ import { summaryOf, type ReportSummary } from './summary.js';
 
 declare const ZEROWIZ_VERSION: string | undefined;
 
-/** The drawings' widths: the page's column, and a phone's. */
+/** The wide drawing's width: the page's column. */
 export const WIDE_PLOT_PX = 880;
+/** The narrow drawing's width: a phone's screen. */
 export const NARROW_PLOT_PX = 350;
 
 /** What the page forbids: everything but its inline styles. */

@@ -20,13 +20,17 @@ import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GpuSample, LossSource } from '../observe/index.js';
 
-/** The files' names in a run directory. */
+/** The losses' file in a run directory. */
 export const LOSSES_FILE = 'losses.csv';
+/** The progress bar's file in a run directory. */
 export const PROGRESS_FILE = 'progress.csv';
+/** The GPUs' memory file in a run directory. */
 export const GPU_FILE = 'gpu.csv';
-/** Their headers. */
+/** The losses' header. */
 export const LOSSES_HEADER = 'pass,source,step,loss,t_ms';
+/** The progress bar's header. */
 export const PROGRESS_HEADER = 'pass,n,total,rate_per_s,t_ms';
+/** The GPUs' header. */
 export const GPU_HEADER = 't_ms,pass,gpu,used_mib,total_mib,util_pct';
 
 /** How often gathered lines are written. */
