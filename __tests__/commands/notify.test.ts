@@ -212,22 +212,28 @@ describe('when the supervisor itself is killed', () => {
     const go = join(d, 'go');
     // The training waits for a file that never comes: the run is mid-pass when its supervisor dies.
     const run = launchSeed(d, runEnv(d, { FAKE_TRAIN_GO_FILE: go }), ['--notify', `${s.url}/hook`]);
-    await s.waitFor(2, 60_000);
-    const [dir] = runDirs(d);
-    for (let i = 0; i < 200 && runJson(dir!).steps[1]?.status !== 'running'; i++)
-      await new Promise((res) => setTimeout(res, 100));
-    const sup = runJson(dir!).supervisor!.pid;
-    process.kill(sup, 'SIGKILL');
-    const r = await run;
-    expect(r.code).toBe(130);
-    const all = await s.waitFor(3, 60_000);
-    const end = all.map((q) => JSON.parse(q.body) as NotifyPayload).find((p) => p.event === 'end')!;
-    expect(end.outcome).toMatchObject({ ended: 'interrupted' });
-    expect(end.outcome!.reason).toMatch(/zerowiz ended before the run did \(killed/);
-    expect(end.pass).toMatchObject({ number: 2, name: 'train', status: 'stopped' });
-    expect(end.report).toBe(join(dir!, 'report.html'));
-    expect(existsSync(end.report!)).toBe(true);
-    expect(runJson(dir!).notify.targets[0]).toMatchObject({ sent: 1, failed: 0 });
+    try {
+      await s.waitFor(2, 60_000);
+      const [dir] = runDirs(d);
+      for (let i = 0; i < 200 && runJson(dir!).steps[1]?.status !== 'running'; i++)
+        await new Promise((res) => setTimeout(res, 100));
+      const sup = runJson(dir!).supervisor!.pid;
+      process.kill(sup, 'SIGKILL');
+      const r = await run;
+      expect(r.code).toBe(130);
+      const all = await s.waitFor(3, 60_000);
+      const end = all.map((q) => JSON.parse(q.body) as NotifyPayload).find((p) => p.event === 'end')!;
+      expect(end.outcome).toMatchObject({ ended: 'interrupted' });
+      expect(end.outcome!.reason).toMatch(/zerowiz ended before the run did \(killed/);
+      expect(end.pass).toMatchObject({ number: 2, name: 'train', status: 'stopped' });
+      expect(end.report).toBe(join(dir!, 'report.html'));
+      expect(existsSync(end.report!)).toBe(true);
+      expect(runJson(dir!).notify.targets[0]).toMatchObject({ sent: 1, failed: 0 });
+    } finally {
+      // A test that failed before the kill leaves no run waiting for ever: the training goes on and ends.
+      writeFileSync(go, '');
+      await run;
+    }
   }, 90_000);
 });
 
