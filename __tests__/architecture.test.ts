@@ -25,6 +25,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['src/observe'],
   ['src/records'],
   ['src/checkpoints'],
+  ['src/notify', 'src/report'],
   ['src/pane'],
   ['src/launch'],
   ['src/slurm'],

@@ -12,6 +12,8 @@ import { registerAttach } from './commands/index.js';
 import { registerExport } from './commands/index.js';
 import { registerExplain } from './commands/index.js';
 import { registerCheck } from './commands/index.js';
+import { registerNotify } from './commands/index.js';
+import { registerReport } from './commands/index.js';
 import { ZerowizCommand } from './commands/index.js';
 import { configureOutput } from './commands/index.js';
 
@@ -77,6 +79,8 @@ export function buildProgram(ui: UiLoaders): Program {
     registerExport,
     registerExplain,
     registerCheck,
+    registerReport,
+    registerNotify,
   ])
     register(program, ctx);
   return program;

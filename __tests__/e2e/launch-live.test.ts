@@ -306,7 +306,7 @@ describe('stream mode (--no-tui)', () => {
     const steady = (t: string) =>
       t
         .split('\n')
-        .filter((l) => !/%\||\d+(\.\d+)?s\b|run \d{8}-\d{6}|record|log:/.test(l))
+        .filter((l) => !/%\||\d+(\.\d+)?s\b|run \d{8}-\d{6}|record|log:|report:/.test(l))
         .map((l) => l.replace(/\[\d{4}-\d\d-\d\d [\d:,]+\]/, '[time]'))
         .join('\n');
     expect(steady(readFileSync(file, 'utf8'))).toBe(steady(piped.stdout));

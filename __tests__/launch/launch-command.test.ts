@@ -120,6 +120,10 @@ describe('zerowiz launch (stream mode, as a subprocess)', () => {
       // What the run's supervisor writes for its viewers.
       'events.jsonl',
       'live.json',
+      // The series it kept for the report (no GPU here: no gpu.csv), and the report.
+      'losses.csv',
+      'progress.csv',
+      'report.html',
       'run.json',
     ]);
     const j = runJson(d, id!);

@@ -312,6 +312,11 @@ export async function iteration(ctx) {
       'ds_config.json',
       '01-data_process.log',
       '02-train.log',
+      // The series the supervisor keeps for the report, and the report (src/report/).
+      'losses.csv',
+      'progress.csv',
+      'gpu.csv',
+      'report.html',
     ]);
     for (const n of readdirSync(join(runsDir, r.split('/').pop())))
       if (!expectNames.has(n)) problems.push(`${r}: stray file ${n}`);

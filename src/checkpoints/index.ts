@@ -9,7 +9,14 @@ export { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed } from './lo
 export type { ExportLayout } from './lora-layout.js';
 export { applyTopologyChoice, isTopologyChoice, relaunchChecks } from './relaunch.js';
 export type { TopologyChoice, TopologyPlan } from './relaunch.js';
-export { checkpointsOf, formatCheckpointLines, recordCheckpoints, runCheckpointCandidates } from './runs.js';
+export {
+  checkpointsOf,
+  formatCheckpointLines,
+  recordCheckpoints,
+  runCheckpointCandidates,
+  storedCheckpoints,
+} from './runs.js';
+export type { CheckpointJson } from './runs.js';
 export { readSafetensorsHeader } from './safetensors.js';
 export { captureTopology, pythonOfAccelerate, recordTopology, recordedTopology, setAside } from './topology.js';
 export { loraLayoutOf, verifyWeightsFile } from './verify.js';

@@ -41,4 +41,6 @@ export interface LaunchFlags extends SlurmFlags {
   speedTest?: boolean;
   /** --on-topology-change: convert | weights | fresh | go-on. */
   onTopologyChange?: string;
+  /** --notify TARGET: where the run's notifications go (repeatable). */
+  notify?: string[];
 }

@@ -5,8 +5,8 @@
  */
 import { dirname } from 'node:path';
 import { pinSteps } from '../config/index.js';
-import { loadPreset } from '../config/index.js';
-import type { Setup } from '../config/index.js';
+import { findPreset } from '../config/index.js';
+import type { Preset, Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
 import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
 import { kindBlockProblem } from './record-kinds.js';
@@ -16,6 +16,7 @@ import { reportDamaged } from './report.js';
 import { restoreSecrets } from '../text/index.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
+import { launchTargets, handOnTargets } from './notify-targets.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
 import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
 import * as output from './output.js';
@@ -31,7 +32,7 @@ import { shellWord } from '../text/index.js';
 export async function resolveLaunchSource(
   ref: string | undefined,
   flags: { last?: boolean; slurm?: boolean },
-): Promise<{ setup: Setup; source: string; record: RunRecord | null }> {
+): Promise<{ setup: Setup; source: string; record: RunRecord | null; preset: Preset | null }> {
   const start = `zerowiz launch${flags.slurm ? ' --slurm' : ''}`;
   if (!flags.last) {
     if (ref === undefined)
@@ -39,7 +40,8 @@ export async function resolveLaunchSource(
         'which preset? give a preset name or file',
         'see `zerowiz preset list`, or `zerowiz launch --last` to run the newest run again',
       );
-    return { setup: await loadPreset(ref), source: ref, record: null };
+    const preset = findPreset(ref);
+    return { setup: preset.setup, source: ref, record: null, preset };
   }
   if (ref !== undefined)
     throw new UsageError(
@@ -68,6 +70,7 @@ export async function resolveLaunchSource(
     setup: restoreSecrets(setup, process.env, newest.json.id),
     source: `--last (${newest.json.id})`,
     record: newest,
+    preset: null,
   };
 }
 
@@ -75,6 +78,7 @@ export async function resolveLaunchSource(
 export async function launchCommand(ref: string | undefined, flags: LaunchFlags, ctx: CommandContext): Promise<number> {
   if (!flags.slurm && !flags.last && slurmFlagsGiven(flags)) throw slurmFlagsAlone();
   const from = await resolveLaunchSource(ref, flags);
+  handOnTargets(launchTargets(flags, from.preset, process.env), from.record);
   let kind: RunKind | undefined;
   // Slurm (src/slurm/): --slurm, or --last when the newest run was a Slurm job.
   if (flags.slurm || from.record?.json.slurm)

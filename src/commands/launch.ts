@@ -48,6 +48,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
         `when the output folders hold DeepSpeed checkpoints written with another stage, process count or precision: ${TOPOLOGY_CHOICES.map((c) => `${c} (${TOPOLOGY_CHOICE_TEXT[c]})`).join('; ')}. Default: asked on a terminal, else go-on`,
       ).choices([...TOPOLOGY_CHOICES]),
     )
+    .option(
+      '--notify <target>',
+      "where to send the run's events (started, first step, alerts, each pass's end, the end): a URL (ntfy, a Slack, Discord or Teams webhook, any JSON endpoint) or a command such as \"mail -s {title} me@example.org\" (repeatable; also a preset's notify: list and ZEROWIZ_NOTIFY); see `zerowiz notify --help`",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
     .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
     .option('--partition <name>', 'Slurm partition (default: the cluster default)')
@@ -100,7 +106,7 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
+      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], report: PATH | null, topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./runs-run.js')).runsCommand(opts));
 

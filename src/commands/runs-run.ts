@@ -16,6 +16,8 @@ import { reportDamaged } from './report.js';
 import { printable } from '../text/index.js';
 import { checkpointsOf, formatCheckpointLines } from '../checkpoints/index.js';
 import { recordedTopology } from '../checkpoints/index.js';
+import { existsSync } from 'node:fs';
+import { reportPathOf } from '../report/index.js';
 
 /** `zerowiz runs`. */
 export async function runsCommand(opts: { json?: boolean }): Promise<void> {
@@ -47,6 +49,8 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     for (const l of liveLines(r)) text += `  ${l}\n`;
     for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
     for (const t of topologyWarningsOf(r)) text += `  ${t}\n`;
+    const report = reportOf(r);
+    if (report) text += `  report: ${displayDir(report)}\n`;
   }
   output.data(text);
 }
@@ -79,6 +83,12 @@ function liveLines(r: RunRecord): string[] {
     if (parts.length > 0) out.push(`${s.name}: ${parts.join(' · ')}`);
   }
   return out;
+}
+
+/** The run's HTML report, when it has one (`zerowiz report RUN` writes one for any run). */
+function reportOf(r: RunRecord): string | null {
+  const p = reportPathOf(r.dir);
+  return existsSync(p) ? p : null;
 }
 
 /** The topology warnings a relaunch kept (it went on without asking), one line each. */
@@ -127,6 +137,7 @@ function recordSummary(r: RunRecord) {
     }),
     // Each checkpoint the run saved, as verified when it was written (still there, unchanged, since).
     checkpoints: checkpointsOf(r),
+    report: reportOf(r),
     topology: recordedTopology(r),
     ...(j.slurm
       ? {

@@ -42,6 +42,7 @@ export {
   explainRef,
   explainSetup,
   reportJson,
+  showValue,
 } from './explain.js';
 export type { ExplainContext, ExplainReport } from './explain.js';
 export {
@@ -81,7 +82,8 @@ export {
   savePresetFile,
 } from './presets.js';
 export type { Preset, PresetProblem } from './presets.js';
-export type { ScriptContext } from './provenance.js';
+export { SOURCE_LABELS } from './provenance.js';
+export type { ExplainedValue, ScriptContext, StepExplanation } from './provenance.js';
 export {
   QUESTIONS,
   activeQuestions,

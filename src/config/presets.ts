@@ -81,6 +81,8 @@ export const presetFileSchema = z.strictObject({
     }),
   ),
   steps: z._default(z.array(stepSchema), []),
+  /** Where a run's notifications go (src/notify/targets.ts): URLs, command lines or argument arrays. */
+  notify: z.optional(z.array(z.union([z.string(), z.array(z.string())]))),
 });
 /** A preset file as written. */
 export type PresetFile = z.output<typeof presetFileSchema>;
@@ -94,6 +96,8 @@ export interface Preset {
   setup: Setup;
   /** The answers the preset sets (the rest are defaults). */
   given: Partial<Answers>;
+  /** The notification targets the preset names (`notify:`), as written. */
+  notify: (string | string[])[];
 }
 
 /** A preset file that could not be read: where, which key, what is wrong. */
@@ -183,7 +187,7 @@ export function parsePresetText(text: string, path: string, source: Preset['sour
       : { ...DEFAULT_FILES },
     steps: file.steps.map((s) => ({ name: s.name, args: s.args, usesConfig: s.uses_config })),
   };
-  return { name, description: printable(file.description), source, path, setup, given };
+  return { name, description: printable(file.description), source, path, setup, given, notify: file.notify ?? [] };
 }
 
 /** The preset files of a folder (every *.yaml / *.yml, whatever kind of file), and why the folder cannot be read. */

@@ -18,6 +18,6 @@ export {
   userName,
   writePrivateFile,
 } from './safe-fs.js';
-export { Tail } from './tail.js';
+export { Tail, readFirstBytes, readLastBytes } from './tail.js';
 export { formatWrite, moveAside, timestamp, withDirLocks, writeFileSafely, writeFilesTogether } from './write.js';
 export type { FileToWrite, WriteResult } from './write.js';

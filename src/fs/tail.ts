@@ -86,3 +86,54 @@ export function regularFileSize(path: string): number | null {
     closeSync(fd);
   }
 }
+
+/**
+ * The last `maxBytes` of a regular file (opened without following a link or waiting on a FIFO), or null when
+ * it is absent or not a regular file. `from` says where in the file they start (0 for a whole small file).
+ */
+export function readLastBytes(path: string, maxBytes: number): { bytes: Buffer; from: number; size: number } | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return null;
+    const from = Math.max(0, st.size - maxBytes);
+    const buf = Buffer.allocUnsafe(st.size - from);
+    const n = readSync(fd, buf, 0, buf.length, from);
+    return { bytes: buf.subarray(0, n), from, size: st.size };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The first `maxBytes` of a regular file and its size (as readLastBytes opens it), or null. */
+export function readFirstBytes(path: string, maxBytes: number): { bytes: Buffer; size: number } | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return null;
+    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return { bytes: buf.subarray(0, got), size: st.size };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}

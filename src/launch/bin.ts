@@ -8,6 +8,8 @@
 export const WATCHDOG_ARG = '__zerowiz-watchdog';
 /** The argument that makes the bin run a local run's supervisor (its plan on stdin) instead of the CLI. */
 export const SUPERVISOR_ARG = '__zerowiz-supervise';
+/** The argument that makes the bin send a Slurm job's notifications on its batch node (src/slurm/job-notify.ts). */
+export const JOB_NOTIFY_ARG = '__zerowiz-job-notify';
 
 let bin: string | null = null;
 

@@ -49,6 +49,7 @@ import { checkPlan } from '../checks/index.js';
 import { type CheckId, skipsAll } from '../checks/index.js';
 import { RunHealth, type WatchedPath } from '../observe/index.js';
 import { stallOptionsFromEnv } from '../observe/index.js';
+import { RunOutputs, stepEnvOf } from './run-outputs.js';
 
 /** What the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin). */
 export interface SupervisorPlan {
@@ -163,11 +164,16 @@ export class Supervisor {
     const env = opts.env;
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
     const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+    // The series, notifications and report of the run (./run-outputs.ts).
+    const outputs = new RunOutputs({ record: rec, env, telemetryIntervalMs: telemetryIntervalMs(env) });
     const telemetry = new GpuTelemetry({
       env: { ...env, [HELPER_OF_ENV]: rec.dir },
       gpus: runGpus(plan.setup, env),
       intervalMs: telemetryIntervalMs(env),
-      onUpdate: (t) => writeLive(rec.dir, snapshotOf(t, rec.json.steps.length)),
+      onUpdate: (t) => {
+        writeLive(rec.dir, snapshotOf(t, rec.json.steps.length));
+        outputs.gpu(t);
+      },
       track: {
         willSpawn: () => guard?.helperWillSpawn(),
         add: (pgid) => {
@@ -191,6 +197,7 @@ export class Supervisor {
       alertContext,
       telemetry,
       onAlert: (a) => events.write({ t: 'alert', a }),
+      onLoss: outputs.onLoss,
     });
     const specs: StepSpec[] = plan.commands.map((c, i) => ({
       name: c.step,
@@ -198,7 +205,7 @@ export class Supervisor {
       args: c.argv,
       logPath: stepLogPath(rec, i),
       cwd: plan.cwd,
-      env: { ...env, [RUN_DIR_ENV]: rec.dir },
+      env: { ...stepEnvOf(env), [RUN_DIR_ENV]: rec.dir },
     }));
     const skip = new Set<CheckId>(plan.skipChecks ?? []);
     const checked = !skipsAll(skip);
@@ -299,6 +306,8 @@ export class Supervisor {
     });
     pipeline.subscribe(watch);
     pipeline.subscribe(keeper);
+    pipeline.subscribe(outputs);
+    outputs.start(watch, telemetry);
     pipeline.subscribe({
       stepStart: (i, info) =>
         events.write({
@@ -324,12 +333,14 @@ export class Supervisor {
       await telemetry.stop();
       writeLive(rec.dir, snapshotOf(telemetry, rec.json.steps.length));
       keeper.takeAllLive();
+      const report = outputs.finishFiles();
       events.write({
         t: 'end',
         o: { outcome: o.outcome, exitCode: o.exitCode, failedStep: o.failedStep },
         at: Date.now(),
       });
       guard?.finished();
+      await outputs.notifyEnd(o, report);
       return o;
     } finally {
       clearInterval(pollCheckpoints);

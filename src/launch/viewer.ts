@@ -25,6 +25,8 @@ import { StreamPrinter, type TextSink } from './stream.js';
 import type { TelemetryView } from '../observe/index.js';
 import { RunWatch, watchStepOf } from '../observe/index.js';
 import type { WriteResult } from '../fs/index.js';
+import { existsSync } from 'node:fs';
+import { reportPathOf, writeRunReport } from '../report/index.js';
 
 /** Lines of the failed step shown after a failure. */
 export const FAILURE_TAIL_LINES = 20;
@@ -135,6 +137,10 @@ export function openView(
       // The last loss.csv rows before anyone reads the step's last loss.
       await w.close();
       keeper?.takeAllLive();
+      // A run whose record this viewer keeps (a Slurm job) gets its report here; a local run's supervisor wrote it.
+      if (keeper && !control.detached) writeReportQuietly(record0.dir);
+      if (existsSync(reportPathOf(record0.dir)) && model.headline === null)
+        model.setHeadline({ text: `report: ${displayDir(reportPathOf(record0.dir), prepared.cwd)}`, tone: 'ok' });
       return o;
     } finally {
       keeper?.close();
@@ -359,6 +365,13 @@ export async function runStream(session: LaunchSession, out: TextSink, stops?: L
   }
 }
 
+/** Writes a run's report, or leaves the reason in the record (a report is never worth a failed viewer). */
+function writeReportQuietly(dir: string): void {
+  try {
+    writeRunReport(dir);
+  } catch {}
+}
+
 /** The lines to print after a run: the outcome, the failure's reason and fix, the GPU peaks, where things are. */
 export function summaryLines(session: LaunchSession, opts: { tail: boolean; stepLine?: boolean }): string[] {
   const o = session.control.result;
@@ -415,6 +428,8 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean; step
   if (rec.json.note) out.push(`note: ${rec.json.note}`);
   if (rec.saveError) out.push(`run.json could not be saved (${rec.saveError}): it shows an earlier state of the run`);
   out.push(`run record: ${dir}`);
+  const report = reportPathOf(rec.dir);
+  if (existsSync(report)) out.push(`report: ${displayDir(report, session.prepared.cwd)} (open it in a browser)`);
   return out;
 }
 

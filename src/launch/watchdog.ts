@@ -204,12 +204,15 @@ export async function finishAfterZerowiz(args: string[]): Promise<void> {
     // Helpers (nvidia-smi) end on SIGTERM; they keep nothing worth a grace period.
     ...[...helpers].map((pgid) => stopGroup(pgid, { sigintMs: 0, sigtermMs: grace.sigtermMs }, 'SIGTERM')),
   ]);
-  if (dir !== null)
+  if (
+    dir !== null &&
     endRecord(
       dir,
       stopped,
       lines.some((l) => l.startsWith('s ')),
-    );
+    )
+  )
+    await (await import('./run-outputs.js')).outputsAfterSupervisor(dir, process.env);
 }
 
 function rank(s: StopSignal): number {
@@ -219,14 +222,14 @@ function rank(s: StopSignal): number {
 /**
  * Writes the final state of a record zerowiz left running, and removes its temporary files and reserve. A
  * record zerowiz was still creating when it died (no run.json yet, no step started) holds only zerowiz's
- * own files and is removed.
+ * own files and is removed. True when this ended the record (its report and end notice follow).
  */
-function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boolean, now = Date.now()): void {
+function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boolean, now = Date.now()): boolean {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return;
+    return false;
   }
   for (const n of names) {
     if (n.includes(TMP_SUFFIX)) {
@@ -237,7 +240,7 @@ function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boole
   }
   if (!anyStep && !names.includes('run.json')) {
     rmSync(dir, { recursive: true, force: true });
-    return;
+    return false;
   }
   const r = readRunRecord(dir);
   const rec: RunRecord | null = 'record' in r && r.record.json.ended === 'running' ? r.record : null;
@@ -260,4 +263,5 @@ function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boole
   // The reserve goes first: on a full disk it is the room the last save needs.
   releaseReserve(dir);
   if (rec) saveRunJson(rec);
+  return rec !== null;
 }

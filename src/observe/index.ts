@@ -4,12 +4,14 @@ export type { PipelineListener, PipelineOutcome, RunControl, RunStatus, StepResu
 export { RunHealth } from './health.js';
 export type { WatchedPath } from './health.js';
 export { LineSplitter, PANE_RING_LINES, RingBuffer, cleanLine, forEachLine } from './lines.js';
+export { lastLogLines } from './log-tail.js';
 export type { LineSink } from './lines.js';
 export { liveStepSchema, peaksFromJson, runEstimateSchema } from './live.js';
 export type { LiveStepJson, RunEstimateJson } from './live.js';
 export { formatClock, formatCount, formatLoss, formatLossPair, formatRate, sparkline } from './logparse.js';
 export type { Progress } from './logparse.js';
 export { LOSS_SOURCE_NAMES } from './metrics/step-metrics.js';
+export type { LossSource } from './metrics/step-metrics.js';
 export { formatGiB, formatPeakVsEstimate, highestPeak } from './peaks.js';
 export { stallOptionsFromEnv } from './stall.js';
 export { StepLogReader } from './step-output.js';

@@ -14,7 +14,7 @@ import { type LiveStepJson, liveStepJson } from './live.js';
 import { type Progress, mayBeProgress, mayHoldNonFiniteLoss, parseLoss, parseProgress } from './logparse.js';
 import { LossCsvFollower } from './metrics/csv-follower.js';
 import { parseDsMemory, parseDsOverflow, parseDsStep, parseHfLog, parsePostfixLr } from './metrics/sources.js';
-import { LOSS_SOURCE_NAMES, LOSS_SOURCE_RANK, StepMetrics } from './metrics/step-metrics.js';
+import { LOSS_SOURCE_NAMES, LOSS_SOURCE_RANK, type LossSource, StepMetrics } from './metrics/step-metrics.js';
 import type { PreparedCommand } from '../config/index.js';
 import type { PipelineListener, StepResult } from './events.js';
 import type { TelemetryView } from './telemetry.js';
@@ -48,6 +48,8 @@ export interface RunWatchOptions {
   csvPollMs?: number;
   /** Every alert as it fires (the pane highlights it, stream mode prints it). */
   onAlert?: (a: Alert) => void;
+  /** Every loss a step's series takes (StepMetricsOptions.onLoss), with the step's index: the run's series file. */
+  onLoss?: (i: number, value: number, source: LossSource, step: number | null, count: number) => void;
   /**
    * 'compute' (default): the watch raises the alerts from what it reads. 'given': another reader raises them
    * (a local run's supervisor, whose alerts are the record's) and hands them in with addAlert; a viewer shows
@@ -99,6 +101,7 @@ export class RunWatch implements PipelineListener {
             this.alerts.loss(i, sig.value, LOSS_SOURCE_NAMES[sig.source], this.currentLine || undefined);
           else this.alerts.overflow(i, sig, this.currentLine);
         },
+        onLoss: opts.onLoss ? (v, src, step, count) => opts.onLoss?.(i, v, src, step, count) : undefined,
       }),
     }));
   }

@@ -23,3 +23,5 @@ export {
 export type { DamagedRecord, RecordCheck, RunJson, RunRecord } from './record.js';
 export { EVENTS_FILE, EventsReader, EventsWriter, readLive, writeLive } from './run-files.js';
 export type { LiveSnapshot, RunEvent } from './run-files.js';
+export { predictedStepTime } from './predicted.js';
+export type { PredictedStepTime } from './predicted.js';

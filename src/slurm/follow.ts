@@ -14,6 +14,7 @@ import { Tail } from '../fs/index.js';
 import { cancelJob, describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';
+import { parseJobEnd } from './job-notify.js';
 import type { SlurmContext } from './tools.js';
 
 /** How often the job's state is asked of Slurm (override: ZEROWIZ_SLURM_POLL_MS). */
@@ -160,7 +161,8 @@ export class SlurmFollower extends RunFollower {
       line: (text) => {
         const m = parseStepMark(text);
         if (!m) {
-          if (text.trim() !== '') this.jobLine(text);
+          // The end mark is for the job's notifier on the node (./job-notify.ts), not for people.
+          if (text.trim() !== '' && parseJobEnd(text) === null) this.jobLine(text);
           return;
         }
         this.marks.push(m);

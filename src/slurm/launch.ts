@@ -49,6 +49,7 @@ import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmConte
 import { shellArgs, shellWord } from '../text/index.js';
 import { redactArgv, redactSetup, secretEnv } from '../text/index.js';
 import { PRIVATE_FILE_MODE } from '../fs/index.js';
+import { NOTIFY_ENV } from '../notify/index.js';
 import { printable } from '../text/index.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
@@ -238,6 +239,11 @@ export function slurmScript(
     opts.checks && bin !== null && !skipsAll(new Set(plan.skipChecks))
       ? { node: process.execPath, bin, setupFile: join(recordDir, SETUP_FILE), skip: plan.skipChecks }
       : undefined;
+  // The targets are in this process's environment (launch --notify, a preset's, the user's): sbatch hands them on.
+  const notify =
+    opts.checks && bin !== null && (process.env[NOTIFY_ENV] ?? '').trim() !== ''
+      ? { node: process.execPath, bin }
+      : undefined;
   return sbatchScript({
     jobName: jobName(plan.setup),
     shape: plan.shape,
@@ -254,6 +260,7 @@ export function slurmScript(
       ...changeLines(plan).map((l) => `zerowiz changed: ${l}`),
     ],
     checks,
+    notify,
   });
 }
 

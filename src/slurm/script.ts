@@ -17,6 +17,7 @@ import { printable } from '../text/index.js';
 import { shellArgs, shellJoin, shellWord } from '../text/index.js';
 import { secretGuards } from '../text/index.js';
 import type { LaunchStep } from '../config/index.js';
+import { JOB_NOTIFY_ARG } from '../launch/index.js';
 import { stepConfig } from '../config/index.js';
 import { NO_DEEPSPEED_CONFIG_NAME } from '../config/index.js';
 import { basename } from 'node:path';
@@ -81,7 +82,42 @@ export interface ScriptSpec {
    * the passes start unchecked (a script for plain sbatch, or every check skipped).
    */
   checks?: { node: string; bin: string; setupFile: string; skip: readonly CheckId[] };
+  /**
+   * The job's notifications, sent from its batch node by zerowiz (./job-notify.ts) with the node runtime and
+   * bin the login node used; the targets come in ZEROWIZ_NOTIFY from the submitting environment. Absent: none.
+   */
+  notify?: { node: string; bin: string };
 }
+
+/**
+ * The lines that start the job's notifier in the background, keep the targets from the passes, and at the
+ * shell's exit (the end, a failed pass, SIGTERM at a time limit or a scancel) mark the end and give the notifier
+ * up to NOTIFY_WAIT_S to send it.
+ */
+function notifyLines(n: { node: string; bin: string }): string[] {
+  return [
+    '',
+    "# This job's notifications: sent from this node by zerowiz, to the targets in ZEROWIZ_NOTIFY (given by the",
+    '# submitting environment, never written down); the passes do not see them. This node must reach each URL.',
+    'ZW_NOTIFY_PID=',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, expanded by the batch shell.
+    'if [ -n "${ZEROWIZ_NOTIFY:-}" ]; then',
+    `  ${shellWord(n.node)} ${shellWord(n.bin)} ${JOB_NOTIFY_ARG} "$LOG_DIR" "$SLURM_JOB_ID" </dev/null >>"$LOG_DIR"/notify.log 2>&1 &`,
+    '  ZW_NOTIFY_PID=$!',
+    'fi',
+    'unset ZEROWIZ_NOTIFY',
+    'zw_end() {',
+    '  local rc=$?',
+    '  echo "zerowiz-job end $rc $(date +%s%3N)"',
+    `  if [ -n "$ZW_NOTIFY_PID" ]; then (sleep ${NOTIFY_WAIT_S}; kill "$ZW_NOTIFY_PID" 2>/dev/null) & wait "$ZW_NOTIFY_PID" 2>/dev/null; fi`,
+    '}',
+    'trap zw_end EXIT',
+    "trap 'exit 143' TERM",
+  ];
+}
+
+/** How long the batch shell waits at its end for the notifier (Slurm's KillWait is 30 s by default). */
+export const NOTIFY_WAIT_S = 40;
 
 /** The first port tried for the rendezvous: 20000 + job id mod 10000 keeps jobs on one node apart. */
 export const MAIN_PORT_BASE = 20_000;
@@ -345,6 +381,7 @@ export function sbatchScript(spec: ScriptSpec): string {
           ...nodeCheckPreamble({ ...spec.checks, accelerate: spec.accelerate }),
         ]
       : []),
+    ...(spec.notify ? notifyLines(spec.notify) : []),
   ];
   const flags: NodeFlags = {
     nodes: { sh: '"$SLURM_NNODES"' },

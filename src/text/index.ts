@@ -7,9 +7,11 @@ export {
   redactArgv,
   redactRunJson,
   redactSetup,
+  redactUrl,
   restoreSecrets,
   secretEnv,
   secretGuards,
+  secretPrint,
   secretsIn,
 } from './redact.js';
 export { NearMiss, nearMissHint, orList } from './suggest.js';

@@ -17,6 +17,7 @@
  *   redactRunJson); `launch --last` takes the value back from that variable or refuses with one line and a
  *   hint (restoreSecrets).
  */
+import { createHash } from 'node:crypto';
 import { UsageError } from './errors.js';
 
 /** What a record holds in place of a secret. */
@@ -292,4 +293,28 @@ export function restoreSecrets<T extends WithSteps>(setup: T, env: NodeJS.Proces
       return { ...step, args };
     }),
   };
+}
+
+/**
+ * A URL as it may be shown or recorded: its scheme, host and port, `/…` in place of any path, query or
+ * fragment, never its user or password, and a 4-hex fingerprint of the whole URL so two targets on one host
+ * can be told apart (`https://hooks.slack.com/… [3fa2]`). Webhook URLs carry their secret in the path (Slack's
+ * `/services/T/B/X`, Discord's `/api/webhooks/ID/TOKEN`, an ntfy topic) or the query, so all of it goes.
+ * Text that is no URL gives `a URL [xxxx]`.
+ */
+export function redactUrl(url: string): string {
+  const print = secretPrint(url);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `a URL [${print}]`;
+  }
+  const more = u.pathname.replace(/^\/$/, '') !== '' || u.search !== '' || u.hash !== '' ? '/…' : '';
+  return `${u.protocol}//${u.host}${more} [${print}]`;
+}
+
+/** A 4-hex fingerprint of a secret (its SHA-256's first two bytes): tells two apart, says nothing of either. */
+export function secretPrint(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 4);
 }

@@ -38,6 +38,11 @@ export type MetricSignal =
 export interface StepMetricsOptions {
   /** Called for every non-finite loss (any source) and every overflow. */
   onSignal?: (s: MetricSignal) => void;
+  /**
+   * Called for every loss the series takes (not one a better source outranks): its value, source, the training
+   * step when the source numbers them, and its count in the current source's series (1-based).
+   */
+  onLoss?: (value: number, source: LossSource, step: number | null, count: number) => void;
 }
 
 /** One step's live metrics. */
@@ -115,6 +120,7 @@ export class StepMetrics {
       this.minLossStep = step;
     }
     this.version++;
+    this.opts.onLoss?.(value, source, step, this.lossCount);
     return outcome;
   }
 
