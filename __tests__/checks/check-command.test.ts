@@ -16,10 +16,11 @@ import { expectOneLineError, runCli, sandbox, tempDir } from '../helpers/cli.js'
 import { ROOT } from '../helpers/paths.js';
 import { BIN } from '../helpers/pty.js';
 import { mountTmpfs, unmountAll } from '../helpers/tmpfs.js';
+import { barePath } from '../helpers/seal.js';
 
 const NVIDIA_BIN = join(ROOT, '__tests__', 'fixtures', 'bin-nvidia');
 /** A PATH with neither accelerate nor nvidia-smi: a bare machine. */
-const BARE_PATH = '/usr/bin:/bin';
+const BARE_PATH = barePath();
 
 interface JsonCheck {
   id: string;

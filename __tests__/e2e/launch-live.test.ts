@@ -25,6 +25,7 @@ import { BIN, KEYS, ROOT, spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
 import { processesWithEnv, running, until } from '../helpers/proc.js';
 import type { RunJson } from '../../src/records/record.js';
+import { barePath } from '../helpers/seal.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const TRAINERS = join(FIXTURES, 'trainers');
@@ -56,7 +57,7 @@ function workDir(): string {
 /** The environment of a run: nvidia-smi from `bin` (the streaming stand-in, or none), fast loops. */
 function env(more: Record<string, string> = {}, bin = 'bin-nvidia'): Record<string, string> {
   return {
-    PATH: `${join(FIXTURES, bin)}:${NODE_DIR}:/usr/bin:/bin`,
+    PATH: `${join(FIXTURES, bin)}:${NODE_DIR}:${barePath()}`,
     ZW_FAKE_NVIDIA_SMI: '8',
     ZW_FAKE_GPU_USED_MIB: USED_MIB,
     ZEROWIZ_TELEMETRY_MS: '100',
