@@ -51,7 +51,7 @@ describe('each test file is sealed from the machine', () => {
     expect(process.env.ZEROWIZ_SKIP_CHECKS).toBe('all');
   });
 
-  it('the built bin run from a test finds no GPUs and no default config: its output is the bare machine\'s', () => {
+  it("the built bin run from a test finds no GPUs and no default config: its output is the bare machine's", () => {
     const r = runCli(['estimate', '--model', 'qwen-image', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/GPUs? found here/);
@@ -66,7 +66,7 @@ describe('each test file is sealed from the machine', () => {
 });
 
 describe('the seal', () => {
-  it("shadows a folder that holds a host-only program: the others still run (by wrapper), that one is gone", () => {
+  it('shadows a folder that holds a host-only program: the others still run (by wrapper), that one is gone', () => {
     const root = mkdtempSync(join(tmpdir(), 'zw-seal-'));
     const usrBin = join(root, 'usr-bin');
     const site = join(root, 'site');

@@ -117,16 +117,17 @@ export function buildHostileHost(hostPath: string): HostileHost {
   chmodSync(callsLog, 0o666);
   mkdirSync(bin);
   for (const name of HOST_ONLY_PROGRAMS) writeFileSync(join(bin, name), hostProgram(name, callsLog), { mode: 0o755 });
-  const env = { ...hostVariables(dir, bin), HOME: home, PATH: `${bin}:${hostPath}` };
-  for (const cfg of [join(home, '.cache', 'huggingface', 'accelerate'), join(env.HF_HOME, 'accelerate')]) {
+  const vars = hostVariables(dir, bin);
+  const env: Record<string, string> = { ...vars, HOME: home, PATH: `${bin}:${hostPath}` };
+  for (const cfg of [join(home, '.cache', 'huggingface', 'accelerate'), join(vars.HF_HOME!, 'accelerate')]) {
     mkdirSync(cfg, { recursive: true });
     writeFileSync(join(cfg, 'default_config.yaml'), HOST_DEFAULT_CONFIG_YAML);
   }
   const presets = join(home, '.config', 'zerowiz', 'presets');
   mkdirSync(presets, { recursive: true });
   writeFileSync(join(presets, 'host-users-flux.yaml'), HOST_USER_PRESET_YAML);
-  writeFileSync(env.SLURM_CONF, 'ClusterName=site\nSlurmctldHost=login-01(10.0.0.1)\n');
-  mkdirSync(env.DIFFSYNTH_MODEL_BASE_PATH);
+  writeFileSync(vars.SLURM_CONF!, 'ClusterName=site\nSlurmctldHost=login-01(10.0.0.1)\n');
+  mkdirSync(vars.DIFFSYNTH_MODEL_BASE_PATH!);
   return { dir, callsLog, env };
 }
 

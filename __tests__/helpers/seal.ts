@@ -14,7 +14,16 @@
  * - Variables: every one a GPU box, a Slurm allocation, accelerate, DeepSpeed, DiffSynth, Python or zerowiz
  *   reads is removed (SEALED_VARIABLE_RES).
  */
-import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { HOST_ONLY_PROGRAMS } from './hostile-host.js';
@@ -98,7 +107,10 @@ export function buildSeal(hostPath: string, env: NodeJS.ProcessEnv = process.env
 
 function shadowMap(): Record<string, string> {
   const raw = process.env[SHADOWS_VAR];
-  if (raw === undefined) throw new Error(`${SHADOWS_VAR} is not set: run the tests through vitest's config (its global setup seals the PATH)`);
+  if (raw === undefined)
+    throw new Error(
+      `${SHADOWS_VAR} is not set: run the tests through vitest's config (its global setup seals the PATH)`,
+    );
   return JSON.parse(raw) as Record<string, string>;
 }
 

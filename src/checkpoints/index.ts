@@ -9,7 +9,16 @@ export { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed } from './lo
 export type { ExportLayout } from './lora-layout.js';
 export { applyTopologyChoice, isTopologyChoice, relaunchChecks } from './relaunch.js';
 export type { TopologyChoice, TopologyPlan } from './relaunch.js';
-export { checkpointsOf, formatCheckpointLines, recordCheckpoints, runCheckpointCandidates } from './runs.js';
+export {
+  checkpointsOf,
+  foreignCheckpointsOf,
+  formatCheckpointLines,
+  formatForeignLines,
+  recordCheckpoints,
+  runCheckpointCandidates,
+} from './runs.js';
+export { stepWindows } from './attribution.js';
+export type { ForeignCheckpoint } from './attribution.js';
 export { readSafetensorsHeader } from './safetensors.js';
 export { captureTopology, pythonOfAccelerate, recordTopology, recordedTopology, setAside } from './topology.js';
 export { loraLayoutOf, verifyWeightsFile } from './verify.js';

@@ -12,3 +12,9 @@ export function formatDuration(ms: number): string {
   if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
+
+/** `2026-11-30 10:01 UTC`: a moment in records and files, the same on every host whatever its time zone. */
+export function formatUtcMinute(ms: number): string {
+  if (!Number.isFinite(ms)) return '-';
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
