@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
+import { launchFromFinish, settled } from '../helpers/wizard-pty.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
@@ -100,10 +101,8 @@ describe('the wizard after writing', () => {
   it("the Launch action runs the steps through the CLI's launch: the files it wrote, the record, the summary", async () => {
     const { s, cwd } = start();
     await toFinish(s);
-    await at(s, 'Launch the 2 step(s)', KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 2 step\(s\)/);
+    await settled(s, 'Launch the 2 step(s)');
+    await launchFromFinish(s);
     expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor(/all 2 steps done/);
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/accelerate_config\.yaml/);
@@ -116,21 +115,17 @@ describe('the wizard after writing', () => {
     // The training script is missing: `zerowiz launch` would refuse this setup (exit 2).
     rmSync(join(cwd, 'train.py'));
     await toFinish(s);
-    await at(s, 'Launch the 2 step(s)', KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 2 step\(s\)/);
+    await settled(s, 'Launch the 2 step(s)');
+    await launchFromFinish(s);
     const back = await s.waitFor(/cannot launch: step 'data_process': training script train\.py not found/);
-    // Still the wizard, on its finish screen, with the fix.
+    // Still the wizard, on its finish screen, with the fix, the highlight still on Launch.
     expect(back).toContain('Write to a directory');
     expect(back).toMatch(/fix: run zerowiz from the trainer's checkout/);
+    expect(back).toMatch(/^❯ Launch the 2 step\(s\)/m);
     expect(existsSync(join(cwd, '.zerowiz'))).toBe(false);
     // The user fixes it and launches again from the same screen.
     writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
-    await at(s, /❯ Write to a directory/, KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 2 step\(s\)/);
+    await launchFromFinish(s);
     expect(await closeWhenDone(s)).toBe(0);
     const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
     expect(id).toMatch(/two-step/);

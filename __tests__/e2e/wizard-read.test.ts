@@ -135,6 +135,7 @@ describe.each([
     const { s } = startWizard({ cols, rows });
     await seedReview(s);
     await at(s, /❯ → Finish/);
+    await settled(s, /^Finish/m);
     await moveTo(s, /^❯ Save the answers and steps as a user preset/);
     s.write(KEYS.enter);
     await settled(s, 'Name of the user preset');

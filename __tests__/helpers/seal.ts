@@ -53,6 +53,12 @@ export const SEALED_VARIABLE_RES: readonly RegExp[] = [
   /^(NO_COLOR|FORCE_COLOR|COLUMNS|LINES|TMUX|STY)$/,
 ];
 
+/**
+ * The suite's own switches, set by whoever runs it on purpose (they rewrite generated docs and fixtures, or keep
+ * a test cluster's folder): kept through the seal.
+ */
+export const SUITE_SWITCHES: readonly string[] = ['ZEROWIZ_WRITE_README', 'ZEROWIZ_WRITE_FIXTURES', 'ZW_SLURM_KEEP'];
+
 /** True for a program this folder holds (a file anyone may run). */
 function isProgram(path: string): boolean {
   try {
@@ -136,7 +142,7 @@ export function sealedPath(): string {
 
 /** Seals this process's environment (a test file's worker): see the module comment. */
 export function sealProcessEnv(opts: { keep?: readonly string[] } = {}): void {
-  const keep = new Set(opts.keep ?? []);
+  const keep = new Set([...SUITE_SWITCHES, ...(opts.keep ?? [])]);
   const path = sealedPath();
   for (const k of Object.keys(process.env)) {
     if (!keep.has(k) && SEALED_VARIABLE_RES.some((re) => re.test(k))) delete process.env[k];

@@ -22,7 +22,7 @@ import {
   submitFinishField,
 } from '../../src/wizard/index.js';
 import { enterChoice } from '../../src/wizard/index.js';
-import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/index.js';
+import { csvLogLabel, diffLines, launchQuestion, launchWritesNote } from '../../src/wizard/index.js';
 import { finishItems } from '../../src/wizard/index.js';
 import { answersOf } from '../../src/wizard/index.js';
 import { glossaryView } from '../../src/wizard/index.js';
@@ -238,7 +238,13 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         width,
       );
     if (onReview) return reviewRows(reviewNotes.length, items.length, detailRows);
-    if (screen === 'finish') return finishRows(body, { items: menu.length, launchNote, note: s.finish.note, width });
+    if (screen === 'finish')
+      return finishRows(body, {
+        items: menu.length,
+        launchNote: s.finish.note ? null : launchNote,
+        note: s.finish.note,
+        width,
+      });
     if (screen === 'steps' && s.steps) return stepsRows(s.steps, stepFindingRows, body);
     return body;
   });
@@ -443,6 +449,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         height={lay.mainHeight}
         isActive={isActive}
         launchNote={launchNote}
+        launchQuestion={launchQuestion(launchSetup)}
         onText={(text) => dispatch({ type: 'finish', action: { type: 'text', text } })}
         onSubmit={() => run(submitFinishField(s, deps.slurm?.checkField ?? null))}
         onChoose={(item) => {

@@ -136,6 +136,8 @@ export interface FinishScreenProps {
   onSubmit: () => void;
   /** Where a Launch writes the setup's config files (finish.ts launchWritesNote), said under the menu. */
   launchNote?: string | null;
+  /** What a Launch starts (finish.ts launchQuestion): asked before it does. */
+  launchQuestion?: string;
 }
 
 /** The finish screen. */
@@ -211,6 +213,19 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       </Box>
     );
   }
+  if (st.step === 'launchAsk')
+    return (
+      <Box flexDirection="column">
+        {softWrap(p.launchQuestion ?? 'Launch the steps now?', w).map((l, i) => (
+          <Text key={i} bold>
+            {l}
+          </Text>
+        ))}
+        <Text color={tint('accent')} wrap="truncate">
+          {clip('y/Enter: launch now · n/Esc: not now (back to the menu)', w)}
+        </Text>
+      </Box>
+    );
   if (st.step === 'planning' && st.target.kind === 'launch')
     return <Text>Looking at the files the launch writes…</Text>;
   if (st.step === 'planning' || st.step === 'writing') return <Text>Writing…</Text>;
@@ -323,12 +338,16 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       )}
       <List
         items={p.items.map((i) => ({ key: i.id, value: i.id, label: clip(i.label, w - 2) }))}
+        initialIndex={Math.max(
+          0,
+          p.items.findIndex((i) => i.id === p.finish.cursor),
+        )}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
-      {p.launchNote && p.items.some((i) => i.id === 'launch')
+      {p.launchNote && !note && p.items.some((i) => i.id === 'launch')
         ? softWrap(p.launchNote, w).map((l, i) => (
             <Text key={`l${i}`} color={tint('dim')}>
               {l}

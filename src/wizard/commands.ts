@@ -51,6 +51,7 @@ export const SHELL_SURFACES = [
   'review',
   'finish',
   'diff',
+  'launchAsk',
   'dialog',
   'steps',
   'editing',
@@ -192,6 +193,10 @@ export function shellCommand(
       const by = key.pageUp || key.pageDown ? ctx.pages.diff : 1;
       return one({ type: 'finish', action: { type: 'scroll', delta: c === 'up' ? -by : by, maxTop: ctx.diffMaxTop } });
     }
+    case 'launchAsk':
+      if (c === 'yes') return one({ type: 'finish', action: { type: 'confirm' } });
+      if (c === 'no') return one({ type: 'finish', action: { type: 'cancel' } });
+      return null;
     case 'dialog':
       if (c === 'yes') return one({ type: 'dialog', answer: 'yes' });
       if (c === 'no') return one({ type: 'dialog', answer: 'no' });

@@ -169,3 +169,18 @@ export function launchWritesNote(setup: Setup, cwd = process.cwd()): string | nu
   const relative = named.some((n) => !n.startsWith('/'));
   return `Launch writes ${list}${relative ? ` in ${cwd}` : ''} first (a file that would change is shown first).`;
 }
+
+/**
+ * The question a Launch asks before it starts (it spends GPU hours, and sits one row from harmless entries): what
+ * runs, where, and with how many processes.
+ */
+export function launchQuestion(setup: Setup): string {
+  const a = setup.answers;
+  const n = setup.steps.length;
+  const procs = a.num_processes * Math.max(1, a.num_machines);
+  const where =
+    a.num_machines > 1
+      ? `this machine as rank ${a.machine_rank} of ${a.num_machines}`
+      : `this machine (${procs} process${procs === 1 ? '' : 'es'})`;
+  return `Launch ${n === 1 ? 'the step' : `the ${n} steps`} now? Training starts at once on ${where} and runs until it ends; the log pane follows it.`;
+}

@@ -42,6 +42,7 @@ export type Surface =
   | 'review'
   | 'finish'
   | 'diff'
+  | 'launchAsk'
   | 'dialog'
   | 'help'
   | 'picture'
@@ -195,6 +196,12 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('down', '', '', 0, (_i, k) => k.downArrow || k.pageDown),
     SWALLOW,
   ],
+  // Launch chosen on the finish menu: it starts training (GPU hours), so it asks first.
+  launchAsk: [
+    b('yes', 'y/Enter', 'launch now', 3, (i, k) => i === 'y' || i === 'Y' || k.return),
+    b('no', 'n/Esc', 'not now', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
+    SWALLOW,
+  ],
   dialog: [
     b('yes', 'y', 'quit without writing', 3, (i) => i === 'y' || i === 'Y'),
     b('no', 'n/Esc', 'stay', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
@@ -267,7 +274,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
 export const START_STACK: readonly Surface[] = ['list', 'start'];
 
 /** Surfaces that take every key (besides Ctrl+C): nothing outside them is reachable, nor hinted. */
-const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'dialog', 'glossary', 'explain', 'offer']);
+const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'launchAsk', 'dialog', 'glossary', 'explain', 'offer']);
 
 /** The binding a key meets first, innermost surface first (Ctrl+C before any), or null. */
 export function resolveKey(
@@ -443,6 +450,7 @@ const SURFACE_TITLES: Partial<Record<Surface, string>> = {
   review: 'the review',
   finish: 'the finish menu',
   diff: 'the overwrite diff',
+  launchAsk: 'the launch question',
   dialog: 'the quit dialog',
   app: 'everywhere but the start screen',
 };

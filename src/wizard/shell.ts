@@ -540,6 +540,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   const st = s.finish.step.step;
   if (finishTyping(s.finish)) return ['textField', 'editing', 'app'];
   if (st === 'confirm') return ['diff', 'app'];
+  if (st === 'launchAsk') return ['launchAsk', 'app'];
   if (st === 'menu' || st === 'written') return ['list', 'finish', 'app'];
   return []; // planning, writing, saving: only Ctrl+C
 }
