@@ -142,7 +142,8 @@ export async function moveTo(s: PtySession, line: RegExp, key: string = KEYS.dow
     if (line.test(now)) return;
     const w = ownColumns(rows);
     const beside = key === KEYS.down ? rows[at + 1] : key === KEYS.up ? rows[at - 1] : undefined;
-    const next = at >= 0 && beside !== undefined && /^ {2}\S/.test(beside) ? `❯ ${beside.slice(2, w)}`.trimEnd() : null;
+    const next =
+      at >= 0 && beside !== undefined && /^ {2}[^\s↑↓]/.test(beside) ? `❯ ${beside.slice(2, w)}`.trimEnd() : null;
     const left = (l: string) => l.slice(0, w).trimEnd();
     const was = `  ${left(now).slice(2)}`;
     s.write(key);

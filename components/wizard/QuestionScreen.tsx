@@ -29,6 +29,7 @@ function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps)
     <List
       items={items}
       initialIndex={initialIndex}
+      more
       limit={Math.min(LIST_LIMIT, items.length)}
       isFocused={isActive}
       renderIndicator={Indicator}
@@ -129,6 +130,7 @@ function ModelQuestion(
     <List
       items={items}
       initialIndex={initialIndex}
+      more
       limit={Math.min(LIST_LIMIT, items.length)}
       isFocused={props.isActive}
       renderIndicator={Indicator}

@@ -46,6 +46,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
         {items.length === 0 ? <Text color={tint('dim')}>No presets found.</Text> : null}
         <List
           items={items}
+          more
           limit={Math.max(3, Math.min(items.length, p.height - 3))}
           isFocused={p.isActive}
           renderIndicator={Indicator}

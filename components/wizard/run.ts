@@ -49,6 +49,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
       import('../../src/wizard/finish.js'),
       import('../../src/config/accelerate-config.js'),
       import('../../src/records/measured-runs.js'),
+      import('../../src/config/templates.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
@@ -84,6 +85,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     summarize: (results, setup) => need()[3].summaryLines(results, setup),
     savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
     presetSteps: (name) => need()[0].findPreset(name, env).setup.steps,
+    diffsynthTemplates: () => need()[6].templatesOrNone().templates,
     defaultConfigSummary: () => need()[4].readAccelerateConfigSummary(defaultConfigPath, cwd),
     // The peaks measured in this directory's runs, beside the ZeRO table's estimates.
     measuredRuns: () => need()[5].loadMeasuredRuns(cwd),

@@ -101,3 +101,13 @@ export type { StepArg, StepConfig } from './step-args.js';
 export { OPTIMIZER_KINDS } from './training.js';
 export type { Interconnect, MasterWeights, OptimizerKind, Precision } from './training.js';
 export { savePreset } from './presets.js';
+export { scriptSteps, splitCommands, stepsForSetup } from './shell-script.js';
+export type { ScriptNote, ScriptSteps } from './shell-script.js';
+export {
+  loadTemplates,
+  stepModelRepos,
+  stepTuning,
+  templateScriptSteps,
+  templatesOrNone,
+} from './templates.js';
+export type { DiffSynthTemplate, TemplateCatalog, TemplateTuning } from './templates.js';

@@ -57,6 +57,7 @@ export const SHELL_SURFACES = [
   'editing',
   'offer',
   'templates',
+  'paste',
 ] as const satisfies readonly (Surface | 'always')[];
 
 /** The steps screen's keys that are one editor action each. */
@@ -116,6 +117,8 @@ function stepsCommand(s: WizardState, c: Command, ctx: CommandContext): WizardAc
       return step ? steps({ type: 'setConfig', config: nextStepConfig(step, noDeepSpeedConfigPath(s.flow.base)) }) : [];
     case 'launchDir':
       return [{ type: 'launchDirEdit', text: ctx.cwd }];
+    case 'paste':
+      return [{ type: 'pasteOpen' }];
     case 'review':
       return [{ type: 'stepsDone' }];
     case 'back':
@@ -211,11 +214,15 @@ export function shellCommand(
       if (screen === 'steps') return steps({ type: 'cancelEdit' });
       return one({ type: 'finish', action: { type: 'cancel' } });
     }
+    case 'paste':
+      // Ctrl+D is read by the view (it parses the text with the environment); Esc closes the box.
+      return c === 'no' ? [{ type: 'pasteClose' }] : null;
     case 'offer':
       if (c === 'yes') return steps({ type: 'acceptOffer' });
       if (c === 'no') return steps({ type: 'declineOffer' });
       return null;
     case 'templates':
+      if (c === 'paste') return [{ type: 'pasteOpen' }];
       if (c !== 'back') return null;
       // Back from the templates: to the steps when there are some, else out of the steps screen.
       if (s.steps && s.steps.steps.length > 0) return steps({ type: 'template', steps: s.steps.steps });

@@ -10,7 +10,7 @@ export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues }
 export { answersOf } from './flow.js';
 export { glossaryView } from './glossary.js';
 export type { GlossaryView } from './glossary.js';
-export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines } from './keytable.js';
+export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines, resolveKey } from './keytable.js';
 export type { Command, KeyPress, Surface, SurfaceHandler } from './keytable.js';
 export {
   DETECTING,
@@ -62,7 +62,8 @@ export {
 } from './shell.js';
 export type { WizardAction, WizardResult, WizardState } from './shell.js';
 export { configText, stepFindingLines, stepTabs, stepsChromeRows, stepsHelpLines, withRunsIn } from './steps-text.js';
-export { STEP_TEMPLATES, stepRows, templateSteps } from './steps.js';
+export { STEP_TEMPLATES, stepRows, stepTemplates, templateSteps } from './steps.js';
+export type { StepTemplate } from './steps.js';
 export type { StepRow, StepsEditorState } from './steps.js';
 export { PREVIEW_TABS } from './tabs.js';
 export type { PreviewTab } from './tabs.js';
@@ -72,3 +73,5 @@ export { previewOf } from './preview.js';
 export { planWrite } from './finish.js';
 export { carryOut } from './finish.js';
 export { summaryLines } from './finish.js';
+export { EMPTY_PASTE, pasteKey, readPaste } from './paste.js';
+export type { PasteBox } from './paste.js';

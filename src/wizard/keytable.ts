@@ -52,6 +52,7 @@ export type Surface =
   | 'editing'
   | 'offer'
   | 'templates'
+  | 'paste'
   | 'start'
   | 'startSub';
 
@@ -97,6 +98,8 @@ export type Command =
   | 'config'
   | 'templates'
   | 'launchDir'
+  | 'paste'
+  | 'done'
   | 'swallow';
 
 /** One binding: the command, how the hint row names the key and the action, and which keys match. */
@@ -253,6 +256,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('removeStep', 'D', 'delete step', 1, (i, k) => plain(i, k, 'D')),
     b('templates', 't', 'template', 1, (i, k) => plain(i, k, 't')),
     b('launchDir', 'L', 'launch dir', 1, (i, k) => plain(i, k, 'L')),
+    b('paste', 'P', 'paste', 1, (i, k) => plain(i, k, 'P')),
     b('review', 'r', 'review', 3, (i, k) => plain(i, k, 'r')),
     b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
     b('help', '?', 'keys', 2, (i) => i === '?'),
@@ -264,7 +268,15 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('no', 'n/Esc', 'only here', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
     SWALLOW,
   ],
-  templates: [b('back', 'Esc', 'back', 3, (_i, k) => k.escape)],
+  templates: [
+    b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
+    b('paste', 'P', 'paste a command or script', 3, (i, k) => plain(i, k, 'P')),
+  ],
+  // The paste box takes the text whole (a paste arrives as one chunk); only these keys are not text.
+  paste: [
+    b('done', '^D', 'read the steps', 3, (i, k) => k.ctrl && i === 'd'),
+    b('no', 'Esc', 'cancel', 3, (_i, k) => k.escape),
+  ],
   // The start screen: no preview yet, so only quitting; its sub-views (the preset list) go back with Esc or ←.
   start: [b('quit', 'q', 'quit', 2, (i, k) => plain(i, k, 'q'))],
   startSub: [b('back', 'Esc/←', 'back', 3, (_i, k) => k.escape || k.leftArrow)],
@@ -274,7 +286,15 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
 export const START_STACK: readonly Surface[] = ['list', 'start'];
 
 /** Surfaces that take every key (besides Ctrl+C): nothing outside them is reachable, nor hinted. */
-const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'launchAsk', 'dialog', 'glossary', 'explain', 'offer']);
+const MODAL: ReadonlySet<Surface> = new Set<Surface>([
+  'diff',
+  'launchAsk',
+  'dialog',
+  'glossary',
+  'explain',
+  'offer',
+  'paste',
+]);
 
 /** The binding a key meets first, innermost surface first (Ctrl+C before any), or null. */
 export function resolveKey(
@@ -447,6 +467,7 @@ const SURFACE_TITLES: Partial<Record<Surface, string>> = {
   steps: 'the steps screen',
   offer: 'the "change everywhere?" offer',
   templates: 'the step templates',
+  paste: 'the paste box (steps screen, `P`)',
   review: 'the review',
   finish: 'the finish menu',
   diff: 'the overwrite diff',
@@ -491,6 +512,7 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
     removeStep: 'delete this step',
     templates: 'start again from a template',
     launchDir: "where the steps run: your trainer's checkout (type its path)",
+    paste: 'paste an `accelerate launch` line or a .sh for steps',
     back: 'back to the last question (or to the review that opened the steps)',
     help: "this screen's keys, with what each does",
   },

@@ -229,7 +229,7 @@ export function questionRows(b: QuestionBox, width: number): number {
 }
 
 /** The rows of the template list, its title and the templates' descriptions (steps screen, picking). */
-export const STEP_TEMPLATE_ROWS = 8;
+export const STEP_TEMPLATE_ROWS = 16;
 
 /** The steps editor's rows: its chrome, the step's rows and findings; half the body at most (the commands below show the edits). */
 export function stepsRows(e: StepsEditorState, findingRows: number, body: number): number {
