@@ -78,6 +78,7 @@ export {
   presetFileFor,
   presetName,
   renderPresetFile,
+  renderStepsYaml,
   savePresetFile,
 } from './presets.js';
 export type { Preset, PresetProblem } from './presets.js';

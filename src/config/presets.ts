@@ -29,7 +29,7 @@ import {
   type Question,
   type QuestionId,
 } from './questions.js';
-import { DEFAULT_FILES, SAFE_NAME_RE, type Setup } from './setup.js';
+import { DEFAULT_FILES, SAFE_NAME_RE, type LaunchStep, type Setup } from './setup.js';
 import { printable } from '../text/index.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/index.js';
@@ -355,6 +355,11 @@ export function presetFileFor(setup: Setup, description = '', given?: Partial<An
   if (Object.keys(model).length > 0) file.model = model;
   file.files = { accelerate_config: setup.files.accelerateConfig, ds_config: setup.files.dsConfig };
   return file;
+}
+
+/** The `steps:` block of a preset file for these steps (what `preset import-steps FILE` prints). */
+export function renderStepsYaml(steps: readonly LaunchStep[]): string {
+  return dumpYamlInOrder({ steps: steps.map((s) => ({ name: s.name, uses_config: s.usesConfig, args: s.args })) });
 }
 
 /** Renders a preset file in the documented layout (name, description, model, answers, files, steps). */
