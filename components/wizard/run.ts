@@ -102,7 +102,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     },
     slurm: whichSync('sbatch', env) ? slurmDeps(env, cwd) : null,
     async checkLaunch(setup, slurm, csvLog) {
-      const [{ planLaunch }, { UsageError }] = await Promise.all([
+      const [{ planLaunch, checkFirstPass, wizardRefusal }, { UsageError }] = await Promise.all([
         import('../../src/launch/entry.js'),
         import('../../src/text/errors.js'),
       ]);
@@ -110,10 +110,12 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
         ? (await import('../../src/slurm/kind.js')).slurmLaunchKind(slurmRequestOf(slurm), { env, cwd })
         : undefined;
       try {
-        planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
-        return null;
+        const planned = planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        // On this machine the first pass's checks run now, as `zerowiz launch` runs them: before the pane.
+        const first = planned.kind.runsHere ? await checkFirstPass(planned.prepared) : null;
+        return first && first.failed.length > 0 ? wizardRefusal(planned.prepared, first.failed) : null;
       } catch (e) {
-        if (e instanceof UsageError) return { error: e.message, hint: e.hint ?? null };
+        if (e instanceof UsageError) return { error: e.message, hint: e.wizardHint ?? e.hint ?? null };
         return { error: (e as Error).message, hint: null };
       }
     },

@@ -51,6 +51,8 @@ export interface PreparedLaunch {
   skipChecks: CheckId[];
   /** Topology warnings the record keeps. */
   topologyWarnings: { checkpoint: string; warning: string }[];
+  /** The first pass's checks, run before the launch started (their lines open its log); absent: not run yet. */
+  firstPassLines?: string[];
 }
 
 /** The commands of a record, as the summary and stream mode show them. */

@@ -47,9 +47,14 @@ export function invalidSetup(setup: Setup, errors: readonly Finding[]): UsageErr
     step?.kind === 'pinConfig'
       ? `${first.fix}: add --pin-step ${setup.steps[step.step]?.name} to the command (e.g. zerowiz launch ${setup.name} --pin-step ${setup.steps[step.step]?.name}; the run record keeps it for --last), or pin it in the wizard's steps screen`
       : first.fix;
+  const wizardHint =
+    step?.kind === 'pinConfig'
+      ? `${first.fix}: Esc to the review, where Enter on this finding pins it (or c on the steps screen)`
+      : undefined;
   return new UsageError(
     `'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
     hint,
+    wizardHint,
   );
 }
 

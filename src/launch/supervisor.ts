@@ -64,6 +64,8 @@ export interface SupervisorPlan {
   skipChecks?: CheckId[];
   /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
   topologyWarnings?: { checkpoint: string; warning: string }[];
+  /** The first pass's checks as the launch ran them before it started (all passed): written, not run again. */
+  firstPassLines?: string[];
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -206,13 +208,15 @@ export class Supervisor {
       guard,
       // The checks before each pass, on this machine, at the moment it starts (./checks/gate.ts).
       beforeStep: checked
-        ? (i) =>
-            checkBeforePass(plan.setup, i, {
-              cwd: plan.cwd,
-              env,
-              accelerate: plan.accelerate.path,
-              skip,
-            })
+        ? async (i) =>
+            i === 0 && plan.firstPassLines
+              ? { start: true, logLines: plan.firstPassLines, reason: null }
+              : checkBeforePass(plan.setup, i, {
+                  cwd: plan.cwd,
+                  env,
+                  accelerate: plan.accelerate.path,
+                  skip,
+                })
         : undefined,
     });
     this.pipeline = pipeline;

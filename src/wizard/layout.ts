@@ -152,7 +152,7 @@ export function layoutOf(i: LayoutInput): Layout {
 }
 
 /** The most rows the finish screen's note takes (a refused launch's reason and fix). */
-export const FINISH_NOTE_MAX_ROWS = 4;
+export const FINISH_NOTE_MAX_ROWS = 8;
 
 /**
  * The finish screen's box for a body of `body` rows: half of it at least, and what its menu shows (the title,
