@@ -127,6 +127,29 @@ describe('the checks before each pass of a local launch', () => {
     expect(lines.slice(done + 1).join('\n')).toMatch(/\d+%\|/);
   });
 
+  it('launch --last keeps the --skip-check and --no-speed-test of the run it repeats, and says so', () => {
+    const cwd = workdir(ONE_STEP('train.py, --output_path, ./out'));
+    const env = { ZEROWIZ_SKIP_CHECKS: '' };
+    const skip = ['--skip-check', 'python,cuda-driver,gpus,deepspeed-ops,versions,host-memory'];
+    const first = runCli(['launch', 'p.yaml', '--no-tui', '--accelerate', FAKE_ACCELERATE, ...skip, '--no-speed-test'], {
+      cwd,
+      env,
+    });
+    expect(first.code, first.stderr + first.stdout).toBe(0);
+    expect(lastRun(cwd).json.skippedChecks).toEqual({
+      ids: ['python', 'cuda-driver', 'gpus', 'deepspeed-ops', 'versions', 'host-memory'],
+      speedTest: false,
+    });
+    const again = runCli(['launch', '--last', '--no-tui', '--accelerate', FAKE_ACCELERATE], { cwd, env });
+    expect(again.code, again.stderr + again.stdout).toBe(0);
+    expect(again.stderr).toMatch(
+      /^zerowiz: note: --last keeps --skip-check python,cuda-driver,gpus,deepspeed-ops,versions,host-memory and --no-speed-test, as run \S+ had$/m,
+    );
+    const log = readFileSync(join(lastRun(cwd).dir, '01-train.log'), 'utf8');
+    expect(log).toMatch(/^zerowiz-check \S+ SKIP python: skipped by --skip-check/m);
+    expect(log).toMatch(/^zerowiz-check \S+ SKIP nvme-speed: skipped by --no-speed-test/m);
+  });
+
   it('an unknown --skip-check id is bad input: one line naming the ids, nothing run', () => {
     const cwd = workdir(ONE_STEP('train.py'));
     const r = runCli(['launch', 'p.yaml', '--no-tui', '--accelerate', FAKE_ACCELERATE, '--skip-check', 'gpu'], {

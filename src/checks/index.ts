@@ -7,6 +7,15 @@ export { checkPlan } from './plan.js';
 export type { PassFilter } from './plan.js';
 export { runChecks } from './run.js';
 export { nodeCheckLines, nodeCheckPreamble } from './slurm-lines.js';
-export { CHECK_IDS, CHECK_TITLES, checksJson, failures, launchSkips, skipChecks, skipsAll } from './types.js';
+export {
+  CHECK_IDS,
+  CHECK_TITLES,
+  checksJson,
+  failures,
+  launchSkips,
+  skipChecks,
+  skipReasons,
+  skipsAll,
+} from './types.js';
 export type { CheckId, CheckResult } from './types.js';
 export { checkSummary } from './summary.js';

@@ -76,6 +76,7 @@ export function localKind(): RunKind {
           accelerate: { path: exe.path, display: exe.display },
           commands: prepared.commands,
           skipChecks: prepared.skipChecks,
+          ...(prepared.skipWhy ? { skipWhy: prepared.skipWhy } : {}),
           topologyWarnings: prepared.topologyWarnings,
           ...(prepared.firstPassLines ? { firstPassLines: prepared.firstPassLines } : {}),
         },

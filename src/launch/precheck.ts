@@ -21,6 +21,7 @@ export async function checkFirstPass(prepared: PreparedLaunch): Promise<FirstPas
     env: prepared.env,
     ...(prepared.exe ? { accelerate: prepared.exe.path } : {}),
     skip,
+    ...(prepared.skipWhy ? { skipWhy: prepared.skipWhy } : {}),
   });
   return { gate, failed: failures(gate.results) };
 }

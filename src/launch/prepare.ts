@@ -4,7 +4,7 @@
  * wizard's review checks them, against accelerate's default config), accelerate, the training scripts.
  * Errors are one UsageError with the fix, which runs as printed.
  */
-import { launchSkips } from '../checks/index.js';
+import { launchSkips, skipReasons } from '../checks/index.js';
 import { readAccelerateConfigSummary } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import type { StepFinding } from '../rules/index.js';
@@ -95,6 +95,7 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     findings: findings.filter((f) => f.level === 'warning'),
     problems,
     skipChecks: [...launchSkips(opts.skipCheck ?? [], opts.speedTest ?? true, env)],
+    skipWhy: skipReasons(opts.skipCheck ?? [], opts.speedTest ?? true, env),
     topologyWarnings: opts.topologyWarnings ?? [],
   };
 }

@@ -62,6 +62,8 @@ export interface SupervisorPlan {
   commands: PreparedCommand[];
   /** The checks left out before each pass (--skip-check, ZEROWIZ_SKIP_CHECKS); every id: no checks. */
   skipChecks?: CheckId[];
+  /** What left each of them out, for the pass logs; the ones the command line gave are kept in the record. */
+  skipWhy?: Partial<Record<CheckId, string>>;
   /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
   topologyWarnings?: { checkpoint: string; warning: string }[];
   /** The first pass's checks as the launch ran them before it started (all passed): written, not run again. */
@@ -135,6 +137,13 @@ export class Supervisor {
     rec.json.estimate = estimate?.json ?? null;
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
       (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
+    // The checks the command line left out: `launch --last` leaves them out again (as it keeps --pin-step).
+    const given = Object.entries(plan.skipWhy ?? {}).filter(([, why]) => why !== 'ZEROWIZ_SKIP_CHECKS');
+    if (given.length > 0)
+      rec.json.skippedChecks = {
+        ids: given.filter(([, why]) => why === '--skip-check').map(([id]) => id),
+        speedTest: !given.some(([, why]) => why === '--no-speed-test'),
+      };
     saveRunJson(rec);
     this.record = rec;
     return rec;
@@ -216,6 +225,7 @@ export class Supervisor {
                   env,
                   accelerate: plan.accelerate.path,
                   skip,
+                  ...(plan.skipWhy ? { skipWhy: plan.skipWhy } : {}),
                 })
         : undefined,
     });
