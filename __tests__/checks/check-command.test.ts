@@ -261,7 +261,10 @@ describe('zerowiz check with real limits', () => {
     const speed = check(runCli(['check', q, '--json'], { cwd: dir, env: { PATH: BARE_PATH } }).stdout, 'nvme-speed');
     expect(speed.measured).toMatch(/^\d+ MiB with O_DIRECT: write [\d.]+ GB\/s, read [\d.]+ GB\/s/);
     const skipped = runCli(['check', q, '--json', '--no-speed-test'], { cwd: dir, env: { PATH: BARE_PATH } });
-    expect(check(skipped.stdout, 'nvme-speed')).toMatchObject({ status: 'skip', measured: 'skipped by --no-speed-test' });
+    expect(check(skipped.stdout, 'nvme-speed')).toMatchObject({
+      status: 'skip',
+      measured: 'skipped by --no-speed-test',
+    });
     expect(check(skipped.stdout, 'nvme').status).toBe('warn'); // a tmpfs is RAM, not a drive
   });
 

@@ -131,10 +131,13 @@ describe('the checks before each pass of a local launch', () => {
     const cwd = workdir(ONE_STEP('train.py, --output_path, ./out'));
     const env = { ZEROWIZ_SKIP_CHECKS: '' };
     const skip = ['--skip-check', 'python,cuda-driver,gpus,deepspeed-ops,versions,host-memory'];
-    const first = runCli(['launch', 'p.yaml', '--no-tui', '--accelerate', FAKE_ACCELERATE, ...skip, '--no-speed-test'], {
-      cwd,
-      env,
-    });
+    const first = runCli(
+      ['launch', 'p.yaml', '--no-tui', '--accelerate', FAKE_ACCELERATE, ...skip, '--no-speed-test'],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(first.code, first.stderr + first.stdout).toBe(0);
     expect(lastRun(cwd).json.skippedChecks).toEqual({
       ids: ['python', 'cuda-driver', 'gpus', 'deepspeed-ops', 'versions', 'host-memory'],

@@ -422,6 +422,38 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
     expect(readFileSync(join(d, 'mine.yaml'), 'utf8')).toBe(before);
   }, 60_000);
 
+  it('attach to a finished run stops at its own end: the loss a later run of the preset appends to loss.csv never shows', async () => {
+    const d = checkout(true);
+    const first = await zerowiz(
+      ['launch', './mine.yaml', '--csv-log', '--accelerate', DIFFSYNTH],
+      d,
+      env({ FAKE_TRAIN_STEPS: '3', FAKE_TRAIN_STEP_MS: '0' }),
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const [a] = records(d);
+    // A later run of the same preset appends its rows to the same loss.csv (DiffSynth opens it for append).
+    const later = await zerowiz(
+      ['launch', './mine.yaml', '--csv-log', '--accelerate', DIFFSYNTH],
+      d,
+      env({ FAKE_TRAIN_STEPS: '5', FAKE_TRAIN_STEP_MS: '0' }),
+    );
+    expect(later.code, later.stderr).toBe(0);
+    const rows = readFileSync(join(d, 'models/train/Qwen-Image_lora/loss.csv'), 'utf8').trim().split('\n').slice(1);
+    // DiffSynth counts steps again from 1 in each run: the later run's rows start where the first's end.
+    const restart = rows.findIndex((l, i) => i > 0 && l.startsWith('1,'));
+    expect(restart).toBeGreaterThan(0);
+    const lossOf = (row: string) => Number(row.split(',')[2]).toFixed(4);
+    const own = lossOf(rows[restart - 1]!);
+    const theirs = lossOf(rows.at(-1)!);
+    expect(own).not.toBe(theirs);
+    const r = await zerowiz(['attach', a!, '--no-tui'], d, env({}));
+    expect(r.code, r.stderr).toBe(0);
+    // Its own last loss, not the later run's.
+    const out = r.stdout + r.stderr;
+    expect(out).toContain(`loss ${own}`);
+    expect(out).not.toContain(theirs);
+  }, 60_000);
+
   it('without a terminal: a hint and no flag; --csv-log adds it, --no-csv-log is quiet; an older checkout gets a note', async () => {
     const d = checkout(true);
     const e = env({ FAKE_TRAIN_STEPS: '3', FAKE_TRAIN_STEP_MS: '0' });

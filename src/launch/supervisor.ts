@@ -323,7 +323,7 @@ export class Supervisor {
           freePort: null,
           csvOffset: watch.csvOffset(i),
         }),
-      stepEnd: (i, r) => events.write({ t: 'stepEnd', i, r }),
+      stepEnd: (i, r) => events.write({ t: 'stepEnd', i, r, csvEnd: watch.csvEnd(i) }),
       stopping: () => events.write({ t: 'stopping', at: Date.now() }),
       logError: (i, why) => events.write({ t: 'logError', i, why }),
     });
