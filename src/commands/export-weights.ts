@@ -37,7 +37,7 @@ import { pathFlag } from '../fs/index.js';
 import { readLatest } from '../checkpoints/index.js';
 import { NO_EXPECTATION, type Expectation } from '../checkpoints/index.js';
 import { verifyFound, type FoundCheckpoint } from '../checkpoints/index.js';
-import { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed, type ExportLayout } from '../checkpoints/index.js';
+import { LORA_LAYOUTS, planLayout, writeRenamed, type ExportLayout } from '../checkpoints/index.js';
 import { foreignCheckpointsOf, runCheckpointCandidates, stepWindows } from '../checkpoints/index.js';
 import { readSafetensorsHeader } from '../checkpoints/index.js';
 import { pythonOfAccelerate } from '../checkpoints/index.js';
@@ -306,14 +306,20 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
     const src = chosen.found.path;
     const h = readSafetensorsHeader(src);
     const lora = h.ok && loraLayoutOf(h.header.tensors.map((t) => t.name)) !== null;
+    const plan = h.ok && lora ? planLayout(h.header.tensors, layout) : null;
+    if (plan && 'cannot' in plan)
+      throw new UsageError(
+        `cannot write ${display(src)} in the ${layout} layout: ${printable(plan.cannot)}`,
+        `--layout diffsynth exports it as saved; for FLUX, DiffSynth's --align_to_opensource_format saves the open-source names as it trains`,
+      );
     outputs.push(
-      lora
+      plan
         ? {
             name: basename(src),
             make: async (tmp) => {
-              await writeRenamed(src, tmp, (k) => layoutKey(k, layout), { 'zerowiz.layout': layout });
+              await writeRenamed(src, tmp, plan.rename, { 'zerowiz.layout': layout }, plan.add);
             },
-            note: `${LAYOUT_DESCRIPTIONS[layout]}; ${from}`,
+            note: `${plan.description}; ${from}`,
           }
         : { name: basename(src), make: async (tmp) => copyFileSync(src, tmp), note: `as saved; ${from}` },
     );
