@@ -115,7 +115,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor(/run record: \.zerowiz\/runs\//);
     const raw = s.raw();
-    expect(raw).toContain('zerowiz: all 1 steps done');
+    expect(raw).toContain('zerowiz: 1 step done');
     expect(raw).toContain('zerowiz: train: peak 76.2 GiB on GPU 1 vs estimated 46.5 GiB (+64%)');
 
     const j = runJson(d);
@@ -311,7 +311,7 @@ describe('stream mode (--no-tui)', () => {
         .map((l) => l.replace(/\[\d{4}-\d\d-\d\d [\d:,]+\]/, '[time]'))
         .join('\n');
     expect(steady(readFileSync(file, 'utf8'))).toBe(steady(piped.stdout));
-    expect(readFileSync(file, 'utf8')).toMatch(/^\[zerowiz\] all 1 steps done/m);
+    expect(readFileSync(file, 'utf8')).toMatch(/^\[zerowiz\] 1 step done/m);
 
     const d3 = workDir();
     const full = await into('/dev/full', d3);

@@ -257,8 +257,8 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
     const launched = run(planned, { type: 'finish', action: { type: 'planned', plan: PLAN(false) } });
     expect(launched.result?.launch?.files.accelerateConfig).toBe('/w/cfg/a.yaml');
     expect(launched.result?.launchSource).toBe('qwen-8');
-    // A setup started as "New setup" (named custom) takes the preset's name: its run record is named after it.
-    expect(setupOfWizard(detected()).name).toBe('custom');
+    // A setup started as "New setup" (named my-setup) takes the preset's name: its run record is named after it.
+    expect(setupOfWizard(detected()).name).toBe('my-setup');
     expect(launched.result?.launch?.name).toBe('qwen-8');
     expect(setupOfWizard(s).name).toBe('qwen-8');
     const aborted = run(s, { type: 'abort' });

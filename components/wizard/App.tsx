@@ -483,7 +483,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
           if (item === 'preset')
             dispatch({
               type: 'finish',
-              action: { type: 'choose', item, presetName: setup.name === 'custom' ? 'my-setup' : setup.name },
+              action: { type: 'choose', item, presetName: setup.name },
             });
           else if (item === 'csvLog')
             dispatch({ type: 'finish', action: { type: 'choose', item, csvLogOn: csvOn.length > 0 } });

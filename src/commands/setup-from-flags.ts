@@ -14,7 +14,7 @@ import {
   type QuestionId,
 } from '../config/index.js';
 import { importAccelerateConfig } from '../config/index.js';
-import { DEFAULT_FILES, dropKeptFor, type Setup } from '../config/index.js';
+import { DEFAULT_FILES, dropKeptFor, UNNAMED_SETUP, type Setup } from '../config/index.js';
 import { answersFromOptions } from './answer-flags.js';
 
 /**
@@ -79,7 +79,7 @@ export function setupFromOptions(
   const answers = withDefaults(given, env);
   const setup: Setup = base
     ? { ...base, answers, extra: dropKeptFor(base.extra, Object.keys(raw) as QuestionId[]) }
-    : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
+    : { name: UNNAMED_SETUP, answers, files: { ...DEFAULT_FILES }, steps: [] };
   return { setup, given, flagged: Object.keys(raw) as QuestionId[], importNotes };
 }
 

@@ -95,7 +95,15 @@ export {
   withDefaults,
 } from './questions.js';
 export type { Answers, DetectedEnv, Parsed, Question, QuestionId } from './questions.js';
-export { DEFAULT_FILES, SAFE_NAME_RE, dropKeptFor, launchLines, noStepsNote, toLaunchCommands } from './setup.js';
+export {
+  DEFAULT_FILES,
+  SAFE_NAME_RE,
+  UNNAMED_SETUP,
+  dropKeptFor,
+  launchLines,
+  noStepsNote,
+  toLaunchCommands,
+} from './setup.js';
 export type { LaunchStep, Setup, SetupFiles } from './setup.js';
 export { argValue, flattenArgs, groupArgs, isDataPass, isFlag, stepConfig, withStepConfig } from './step-args.js';
 export type { StepArg, StepConfig } from './step-args.js';

@@ -35,7 +35,7 @@ import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/index.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
-const NOT_PRESETS = new Set(['models.yaml']);
+const NOT_PRESETS = new Set(['models.yaml', 'templates.yaml']);
 /** The longest preset name: file names stay well inside the file system's limit with the suffixes added. */
 export const MAX_PRESET_NAME_CHARS = 100;
 const PRESET_EXT_RE = /\.ya?ml$/i;

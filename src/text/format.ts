@@ -18,3 +18,8 @@ export function formatUtcMinute(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
   return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
+
+/** `1 step`, `3 steps`, `1 process`, `2 processes`: a count with its noun in the number it takes. */
+export function plural(n: number, noun: string, many = /(s|x|ch|sh)$/.test(noun) ? `${noun}es` : `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : many}`;
+}

@@ -6,11 +6,11 @@ import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { withFiles } from '../config/index.js';
 import type { CsvLogOffer } from '../config/index.js';
-import { UsageError } from '../text/index.js';
+import { plural, UsageError } from '../text/index.js';
 import { expandPath } from '../fs/index.js';
 import { accelerateDefaultConfig } from '../fs/index.js';
 import { readUserFile } from '../fs/index.js';
-import { launchLines, type Setup } from '../config/index.js';
+import { launchLines, MODE_INFO, type Setup } from '../config/index.js';
 import { formatWrite, type WriteResult } from '../fs/index.js';
 import { inReportOrder, launchConfigFiles, setupFiles, setupInDir, writeConfigFiles } from '../config/index.js';
 
@@ -141,7 +141,7 @@ export function summaryLines(results: WriteResult[], setup: Setup): string[] {
 export function presetDescription(setup: Setup): string {
   const a = setup.answers;
   const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
-  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
+  return `${MODE_INFO[a.mode].label} on ${plural(a.num_processes, 'GPU')}, ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
 }
 
 /**

@@ -569,7 +569,7 @@ export function wizardHeader(s: WizardState, answers: Answers): string {
   let where: string = screen;
   if (screen === 'question') {
     const q = question(s.flow.current);
-    const pr = progress(q.id, answers);
+    const pr = progress(q.id, answers, s.flow.given);
     where = q.advanced
       ? `${q.id} (advanced)`
       : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;
