@@ -158,3 +158,12 @@ describe('the wizard in a real terminal', () => {
     expect(help).toContain('Sets accelerate YAML');
   });
 });
+
+describe('the start menu while the presets are read', () => {
+  it('never says "0 found": no count until they are read, then the count', async () => {
+    const { s } = start();
+    const screen = await s.waitFor(/Start from a preset \([1-9]\d* found\)/);
+    expect(screen).not.toContain('(0 found)');
+    expect(s.raw()).not.toContain('(0 found)');
+  });
+});

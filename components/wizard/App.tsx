@@ -348,6 +348,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         view={s.start.view}
         path={s.start.path}
         presets={data.presets.presets}
+        presetsLoaded={loaded}
         problems={data.presets.problems}
         defaultConfigPath={deps.defaultConfigPath}
         defaultConfigExists={deps.defaultConfigExists}

@@ -15,6 +15,8 @@ export interface StartScreenProps {
   initialIndex?: number;
   path: string;
   presets: Preset[];
+  /** False while the presets are still being read (the menu shows no count yet). */
+  presetsLoaded?: boolean;
   problems: PresetProblem[];
   defaultConfigPath: string;
   defaultConfigExists: boolean;
@@ -83,7 +85,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
     );
   }
   const items = startItems({
-    presetCount: p.presets.length,
+    presetCount: p.presetsLoaded === false ? null : p.presets.length,
     defaultConfigExists: p.defaultConfigExists,
     defaultConfigPath: p.defaultConfigPath,
     width: w,
