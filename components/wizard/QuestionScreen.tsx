@@ -72,9 +72,11 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyP
           {clip(
             parsed.expanded !== undefined
               ? `= ${parsed.expanded}  (Enter to accept)`
-              : text.trim() === ''
-                ? 'empty: Enter keeps it empty (see ? for what that means)'
-                : 'Enter to accept',
+              : parsed.note !== undefined
+                ? `${parsed.note}  (Enter to accept)`
+                : text.trim() === ''
+                  ? 'empty: Enter keeps it empty (see ? for what that means)'
+                  : 'Enter to accept',
             width,
           )}
         </Text>

@@ -22,7 +22,11 @@ export function startItems(p: {
 }): { key: string; value: string; label: string }[] {
   return [
     { key: 'new', value: 'new', label: 'New setup: answer the questions (as `accelerate config`, with estimates)' },
-    { key: 'preset', value: 'preset', label: `Start from a preset${p.presetCount === null ? '' : ` (${p.presetCount} found)`}…` },
+    {
+      key: 'preset',
+      value: 'preset',
+      label: `Start from a preset${p.presetCount === null ? '' : ` (${p.presetCount} found)`}…`,
+    },
     {
       key: 'default',
       value: 'default',

@@ -20,6 +20,7 @@ export {
   formatBytesShort,
   formatCount,
   formatCountExact,
+  decimalSizeNote,
   parseBytes,
   parseCount,
   parseInteger,
