@@ -422,6 +422,22 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
     expect(readFileSync(join(d, 'mine.yaml'), 'utf8')).toBe(before);
   }, 60_000);
 
+  it('Ctrl+C at the question says so on a line of its own, and nothing starts (exit 130)', async () => {
+    const d = checkout(true);
+    const s = spawnPty({
+      args: ['launch', './mine.yaml', '--accelerate', DIFFSYNTH, '--no-tui'],
+      cwd: d,
+      cols: 100,
+      rows: 24,
+      env: env({ FAKE_TRAIN_STEPS: '3' }),
+    });
+    await s.waitFor((x) => /add --enable_csv_log for this run .*\[Y\/n\]/.test(x.replace(/\n/g, '')));
+    s.write(KEYS.ctrlC);
+    expect(await s.exited).toBe(130);
+    await s.waitFor(/^zerowiz: Ctrl\+C at the question: nothing was started$/m);
+    expect(records(d)).toEqual([]);
+  }, 60_000);
+
   it('attach to a finished run stops at its own end: the loss a later run of the preset appends to loss.csv never shows', async () => {
     const d = checkout(true);
     const first = await zerowiz(
