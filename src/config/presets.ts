@@ -40,15 +40,27 @@ const NOT_PRESETS = new Set(['models.yaml', 'templates.yaml']);
 export const MAX_PRESET_NAME_CHARS = 100;
 const PRESET_EXT_RE = /\.ya?ml$/i;
 
+/** What is wrong with a name (the first thing), or null when it is a good one. */
+function nameProblem(name: string): string | null {
+  if (name === '') return 'it is empty';
+  if (name.length > MAX_PRESET_NAME_CHARS) return `it is ${name.length} characters long (at most ${MAX_PRESET_NAME_CHARS})`;
+  if (name.includes('/')) return "it holds '/' (a preset file is given by its path with .yaml, e.g. ./my.yaml)";
+  if (!/^[A-Za-z0-9]/.test(name)) return `it starts with '${printable(name[0]!)}' (a name starts with a letter or digit)`;
+  const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c));
+  if (bad !== undefined) return `it holds ${bad === ' ' ? 'a space' : `'${printable(bad)}'`}`;
+  return SAFE_NAME_RE.test(name) ? null : 'it is not letters, digits, . _ -';
+}
+
 /**
  * The one check of a preset name, used by every verb: letters, digits, . _ - (no path, nothing hidden), at
  * most MAX_PRESET_NAME_CHARS. `x.yaml` names the preset x. Returns the name without the extension.
  */
 export function presetName(ref: string): string {
   const name = ref.replace(PRESET_EXT_RE, '');
-  if (!SAFE_NAME_RE.test(name) || name.length > MAX_PRESET_NAME_CHARS)
+  const why = nameProblem(name);
+  if (why !== null)
     throw new UsageError(
-      `'${printable(ref.length > 60 ? `${ref.slice(0, 60)}…` : ref)}' is not a preset name`,
+      `'${printable(ref.length > 60 ? `${ref.slice(0, 60)}…` : ref)}' is not a preset name: ${why}`,
       `a name is letters, digits, . _ - (starting with a letter or digit, at most ${MAX_PRESET_NAME_CHARS}), e.g. my-zero3; see \`zerowiz preset list\``,
     );
   return name;
