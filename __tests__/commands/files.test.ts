@@ -57,7 +57,9 @@ describe('preset names (every verb checks them the same way)', () => {
     const box = sandbox();
     const why = (name: string) => runCli(['preset', 'save', name], { env: box.env }).stderr.split('\n')[0];
     expect(why('my preset')).toBe("zerowiz: 'my preset' is not a preset name: it holds a space");
-    expect(why('.hidden')).toBe("zerowiz: '.hidden' is not a preset name: it starts with '.' (a name starts with a letter or digit)");
+    expect(why('.hidden')).toBe(
+      "zerowiz: '.hidden' is not a preset name: it starts with '.' (a name starts with a letter or digit)",
+    );
     expect(why('a/b')).toMatch(/is not a preset name: it holds '\/' \(a preset file is given by its path with \.yaml/);
     expect(why('n'.repeat(120))).toMatch(/is not a preset name: it is 120 characters long \(at most 100\)$/);
     expect(why('zero3!')).toBe("zerowiz: 'zero3!' is not a preset name: it holds '!'");

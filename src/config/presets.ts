@@ -43,9 +43,11 @@ const PRESET_EXT_RE = /\.ya?ml$/i;
 /** What is wrong with a name (the first thing), or null when it is a good one. */
 function nameProblem(name: string): string | null {
   if (name === '') return 'it is empty';
-  if (name.length > MAX_PRESET_NAME_CHARS) return `it is ${name.length} characters long (at most ${MAX_PRESET_NAME_CHARS})`;
+  if (name.length > MAX_PRESET_NAME_CHARS)
+    return `it is ${name.length} characters long (at most ${MAX_PRESET_NAME_CHARS})`;
   if (name.includes('/')) return "it holds '/' (a preset file is given by its path with .yaml, e.g. ./my.yaml)";
-  if (!/^[A-Za-z0-9]/.test(name)) return `it starts with '${printable(name[0]!)}' (a name starts with a letter or digit)`;
+  if (!/^[A-Za-z0-9]/.test(name))
+    return `it starts with '${printable(name[0]!)}' (a name starts with a letter or digit)`;
   const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c));
   if (bad !== undefined) return `it holds ${bad === ' ' ? 'a space' : `'${printable(bad)}'`}`;
   return SAFE_NAME_RE.test(name) ? null : 'it is not letters, digits, . _ -';
