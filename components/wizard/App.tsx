@@ -56,7 +56,7 @@ import {
   type WizardResult,
 } from '../../src/wizard/index.js';
 import { stepFindingLines, stepsHelpLines } from '../../src/wizard/index.js';
-import { pasteKey, readPaste, stepTemplates, templateSteps } from '../../src/wizard/index.js';
+import { finishCheckRows, pasteKey, readPaste, stepTemplates, templateSteps } from '../../src/wizard/index.js';
 import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '../../src/wizard/index.js';
 import { KeyDispatcher, KeyRouter } from '../common/index.js';
 import { tint } from '../common/index.js';
@@ -256,6 +256,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         launchNote: s.finish.note ? null : launchNote,
         note: s.finish.note,
         width,
+        checkRows: finishCheckRows(s.finish.checks, width).length,
       });
     if (screen === 'steps' && s.paste) return body;
     if (screen === 'steps' && s.steps) return stepsRows(s.steps, stepFindingRows, body);

@@ -24,7 +24,7 @@ import {
 import { clip, softWrap } from '../../src/text/index.js';
 import { tint } from '../common/index.js';
 import { Indicator, PlainItem } from './parts.js';
-import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/index.js';
+import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS, finishCheckRows } from '../../src/wizard/index.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
 export interface FinishDeps {
@@ -51,9 +51,6 @@ export interface FinishDeps {
    */
   runChecks?(setup: Setup, cwd: string): Promise<{ summary: string; lines: string[] }>;
 }
-
-/** Check lines shown above the finish menu; more are counted. */
-export const FINISH_CHECK_LINES = 4;
 
 /** What the Slurm form opens with. */
 export interface SlurmForm {
@@ -302,16 +299,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const written = all
     ? [...(run >= 0 ? all.slice(0, run) : all), 'the commands to run: the preview below (Tab: commands)']
     : null;
-  const checks = p.finish.checks;
-  const checkRows = checks
-    ? [
-        checks.summary,
-        ...checks.lines.slice(0, FINISH_CHECK_LINES),
-        ...(checks.lines.length > FINISH_CHECK_LINES
-          ? [`+${checks.lines.length - FINISH_CHECK_LINES} more: zerowiz check shows every one with its fix`]
-          : []),
-      ]
-    : [];
+  const checkRows = finishCheckRows(p.finish.checks, w);
   return (
     <Box flexDirection="column">
       {checkRows.map((l, i) => (

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { withFiles } from '../config/index.js';
 import type { CsvLogOffer } from '../config/index.js';
-import { plural, UsageError } from '../text/index.js';
+import { clip, plural, softWrap, UsageError } from '../text/index.js';
 import { expandPath } from '../fs/index.js';
 import { accelerateDefaultConfig } from '../fs/index.js';
 import { readUserFile } from '../fs/index.js';
@@ -183,4 +183,27 @@ export function launchQuestion(setup: Setup): string {
       ? `this machine as rank ${a.machine_rank} of ${a.num_machines}`
       : `this machine (${procs} process${procs === 1 ? '' : 'es'})`;
   return `Launch ${n === 1 ? 'the step' : `the ${n} steps`} now? Training starts at once on ${where} and runs until it ends; the log pane follows it.`;
+}
+
+/** Check lines shown above the finish menu; more are counted. */
+export const FINISH_CHECK_LINES = 4;
+
+/**
+ * The machine checks above the finish menu, as rows of `width`: the count, the first thing to fix whole (wrapped:
+ * it is what to do first), the next ones a row each, and how many more `zerowiz check` shows.
+ */
+export function finishCheckRows(
+  checks: { summary: string; lines: string[] } | null | undefined,
+  width: number,
+): string[] {
+  if (!checks) return [];
+  const [first, ...rest] = checks.lines;
+  const shown = rest.slice(0, FINISH_CHECK_LINES - 1);
+  const more = checks.lines.length - 1 - shown.length;
+  return [
+    checks.summary,
+    ...(first === undefined ? [] : softWrap(first, width)),
+    ...shown.map((l) => clip(l, width)),
+    ...(more > 0 ? [`+${more} more: zerowiz check shows every one with its fix`] : []),
+  ];
 }

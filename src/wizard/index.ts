@@ -3,7 +3,15 @@ export { SHELL_SURFACES, commitStepEdit, launchDirActions, shellCommand, submitF
 export { enterChoice, fieldStart } from './display.js';
 export { editField, fieldOf, fieldWindow } from './field.js';
 export type { FieldState } from './field.js';
-export { csvLogLabel, diffLines, launchQuestion, launchWritesNote, presetDescription } from './finish.js';
+export {
+  FINISH_CHECK_LINES,
+  csvLogLabel,
+  diffLines,
+  finishCheckRows,
+  launchQuestion,
+  launchWritesNote,
+  presetDescription,
+} from './finish.js';
 export type { DiffLine, WritePlan, WriteTarget } from './finish.js';
 export { SLURM_FIELDS, finishEffect, finishItems } from './finishState.js';
 export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues } from './finishState.js';
