@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['__tests__/**/*.test.{ts,tsx}'],
     // __tests__/real needs the real accelerate: `npm run test:real` (vitest.real.config.ts) runs it.
     exclude: ['**/node_modules/**', '__tests__/real/**'],
+    // Every run on a hostile host (a GPU box and Slurm login node), each file sealed from it: helpers/seal.ts.
+    globalSetup: ['__tests__/helpers/global-setup.ts'],
     setupFiles: ['__tests__/helpers/setup-env.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

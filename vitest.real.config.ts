@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['__tests__/real/**/*.test.ts'],
+    // The same hostile host and seal as the unit tier (vitest.config.ts).
+    globalSetup: ['__tests__/helpers/global-setup.ts'],
+    setupFiles: ['__tests__/helpers/setup-env-real.ts'],
     exclude: ['**/node_modules/**'],
     testTimeout: 180_000,
     hookTimeout: 300_000,

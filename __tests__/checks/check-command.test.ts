@@ -16,10 +16,11 @@ import { expectOneLineError, runCli, sandbox, tempDir } from '../helpers/cli.js'
 import { ROOT } from '../helpers/paths.js';
 import { BIN } from '../helpers/pty.js';
 import { mountTmpfs, unmountAll } from '../helpers/tmpfs.js';
+import { barePath } from '../helpers/seal.js';
 
 const NVIDIA_BIN = join(ROOT, '__tests__', 'fixtures', 'bin-nvidia');
 /** A PATH with neither accelerate nor nvidia-smi: a bare machine. */
-const BARE_PATH = '/usr/bin:/bin';
+const BARE_PATH = barePath();
 
 interface JsonCheck {
   id: string;
@@ -260,7 +261,10 @@ describe('zerowiz check with real limits', () => {
     const speed = check(runCli(['check', q, '--json'], { cwd: dir, env: { PATH: BARE_PATH } }).stdout, 'nvme-speed');
     expect(speed.measured).toMatch(/^\d+ MiB with O_DIRECT: write [\d.]+ GB\/s, read [\d.]+ GB\/s/);
     const skipped = runCli(['check', q, '--json', '--no-speed-test'], { cwd: dir, env: { PATH: BARE_PATH } });
-    expect(check(skipped.stdout, 'nvme-speed')).toMatchObject({ status: 'skip', measured: 'skipped by --skip-check' });
+    expect(check(skipped.stdout, 'nvme-speed')).toMatchObject({
+      status: 'skip',
+      measured: 'skipped by --no-speed-test',
+    });
     expect(check(skipped.stdout, 'nvme').status).toBe('warn'); // a tmpfs is RAM, not a drive
   });
 

@@ -50,6 +50,7 @@ import { CHECK_IDS, checksJson, failures, inFixOrder, passed, failed, skipChecks
 import { checkBeforePass } from '../../src/checks/gate.js';
 import { AlertEngine } from '../../src/observe/alerts.js';
 import { judgeVersions } from '../../src/checks/versions.js';
+import { barePath } from '../helpers/seal.js';
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
@@ -778,7 +779,7 @@ describe('the gate of a local pass (the run supervisor calls it before each pass
     const cwd = mkdtempSync(join(tmpdir(), 'zw-gate-'));
     const seed = await loadPreset('qwen-image-lora-lowvram');
     const skip = skipChecks(['python,cuda-driver,gpus,deepspeed-ops,versions,host-memory', 'models'], false);
-    const gate = await checkBeforePass(seed, 1, { cwd, skip, env: { PATH: '/usr/bin:/bin' }, host: 'box' });
+    const gate = await checkBeforePass(seed, 1, { cwd, skip, env: { PATH: barePath() }, host: 'box' });
     expect(gate.start).toBe(false);
     expect(gate.reason).toMatch(
       /^check inputs failed before the pass: in \/.*train: the script examples\/qwen_image\/model_training\/train\.py does not exist.*; fix: run zerowiz in the folder/,
@@ -792,7 +793,7 @@ describe('the gate of a local pass (the run supervisor calls it before each pass
     writeFileSync(join(cwd, 'examples/qwen_image/model_training/train.py'), '');
     mkdirSync(join(cwd, 'models/train/Qwen-Image_lora-splited-cache'), { recursive: true });
     writeFileSync(join(cwd, 'models/train/Qwen-Image_lora-splited-cache/0.pth'), '');
-    const ok = await checkBeforePass(seed, 1, { cwd, skip, env: { PATH: '/usr/bin:/bin' }, host: 'box' });
+    const ok = await checkBeforePass(seed, 1, { cwd, skip, env: { PATH: barePath() }, host: 'box' });
     expect(ok).toMatchObject({ start: true, reason: null });
     expect(ok.results.filter((r) => r.status === 'skip').map((r) => r.id)).toContain('nvme-speed');
   });

@@ -214,3 +214,93 @@ describe.skipIf(!PYTHON3)('zerowiz export weights: only ZeRO shards, so zero_to_
   });
 });
 if (!PYTHON3) console.log('skipped the zero_to_fp32 export tests: no python3 on PATH');
+
+describe('zerowiz export weights: a DiffSynth FLUX.1-dev LoRA', () => {
+  const R = 2;
+  /** DiffSynth's FLUX DiT names (the example's targets), two double blocks and one single block. */
+  const FLUX_LORA = [
+    ...[0, 1].flatMap((b) => [
+      { name: `blocks.${b}.attn.a_to_qkv.lora_A.default.weight`, dtype: 'BF16' as const, shape: [R, 3072] },
+      { name: `blocks.${b}.attn.a_to_qkv.lora_B.default.weight`, dtype: 'BF16' as const, shape: [9216, R] },
+      { name: `blocks.${b}.ff_b.2.lora_A.default.weight`, dtype: 'BF16' as const, shape: [R, 12288] },
+      { name: `blocks.${b}.ff_b.2.lora_B.default.weight`, dtype: 'BF16' as const, shape: [3072, R] },
+    ]),
+    { name: 'single_blocks.0.to_qkv_mlp.lora_A.default.weight', dtype: 'BF16' as const, shape: [R, 3072] },
+    { name: 'single_blocks.0.to_qkv_mlp.lora_B.default.weight', dtype: 'BF16' as const, shape: [21504, R] },
+  ];
+
+  function fluxRun(tensors: Parameters<typeof writeSafetensors>[1]) {
+    const box = sandbox();
+    writeRunRecord(box.cwd, {
+      id: RUN,
+      name: 'flux',
+      answers: {
+        model_name: 'flux.1-dev',
+        fine_tuning: 'lora',
+        lora_rank: R,
+        lora_targets: 'a_to_qkv,ff_b.2,to_qkv_mlp',
+      },
+      steps: [
+        {
+          name: 'train',
+          usesConfig: true,
+          args: ['examples/flux/model_training/train.py', '--output_path', './models/out', '--lora_rank', String(R)],
+        },
+      ],
+    });
+    writeSafetensors(join(box.cwd, 'models/out', 'epoch-0.safetensors'), tensors);
+    return box;
+  }
+
+  it("ComfyUI layout: the open-source names DiffSynth's --align_to_opensource_format writes, an alpha of the rank per module", () => {
+    const box = fluxRun(FLUX_LORA);
+    const r = runCli(['export', 'weights', RUN, '--out', 'w'], { cwd: box.cwd, env: box.env });
+    expect(r.code, r.stderr).toBe(0);
+    const out = join(box.cwd, 'w', 'epoch-0.safetensors');
+    const h = readSafetensorsHeader(out);
+    if (!h.ok) throw new Error(h.problem);
+    const names = h.header.tensors.map((t) => t.name).sort();
+    expect(names).toEqual(
+      [
+        ...[0, 1].flatMap((b) => [
+          `lora_unet_double_blocks_${b}_img_attn_qkv.alpha`,
+          `lora_unet_double_blocks_${b}_img_attn_qkv.lora_down.weight`,
+          `lora_unet_double_blocks_${b}_img_attn_qkv.lora_up.weight`,
+          `lora_unet_double_blocks_${b}_txt_mlp_2.alpha`,
+          `lora_unet_double_blocks_${b}_txt_mlp_2.lora_down.weight`,
+          `lora_unet_double_blocks_${b}_txt_mlp_2.lora_up.weight`,
+        ]),
+        'lora_unet_single_blocks_0_linear1.alpha',
+        'lora_unet_single_blocks_0_linear1.lora_down.weight',
+        'lora_unet_single_blocks_0_linear1.lora_up.weight',
+      ].sort(),
+    );
+    const up = h.header.tensors.find((t) => t.name === 'lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight')!;
+    expect([up.dtype, up.shape]).toEqual(['BF16', [9216, R]]);
+    const alpha = h.header.tensors.find((t) => t.name === 'lora_unet_single_blocks_0_linear1.alpha')!;
+    expect([alpha.dtype, alpha.shape]).toEqual(['F32', []]);
+    expect(readFileSync(out).readFloatLE(h.header.dataStart + alpha.begin)).toBe(R);
+    // The LoRA tensors' bytes as saved.
+    const src = join(box.cwd, 'models/out/epoch-0.safetensors');
+    expect(dataOf(out).subarray(0, dataOf(src).length).equals(dataOf(src))).toBe(true);
+    expect(r.stdout).toMatch(/ComfyUI layout for FLUX: the open-source names lora_unet_/);
+  });
+
+  it('a module with no open-source name, or the diffusers layout: refused in one line, nothing written', () => {
+    const box = fluxRun([
+      ...FLUX_LORA,
+      { name: 'blocks.0.attn.norm_q.lora_A.default.weight', dtype: 'BF16', shape: [R, 128] },
+      { name: 'blocks.0.attn.norm_q.lora_B.default.weight', dtype: 'BF16', shape: [128, R] },
+    ]);
+    const r = runCli(['export', 'weights', RUN, '--out', 'w'], { cwd: box.cwd, env: box.env });
+    expectOneLineError(
+      r,
+      /cannot write models\/out\/epoch-0\.safetensors in the comfyui layout: blocks\.0\.attn\.norm_q\.lora_A\.default\.weight is a module of DiffSynth's FLUX DiT with no open-source name/,
+    );
+    expect(existsSync(join(box.cwd, 'w'))).toBe(false);
+    const d = runCli(['export', 'weights', RUN, '--layout', 'diffusers', '--out', 'w'], { cwd: box.cwd, env: box.env });
+    expectOneLineError(d, /in the diffusers layout: DiffSynth's FLUX module names are not diffusers'/);
+    const s = runCli(['export', 'weights', RUN, '--layout', 'diffsynth', '--out', 'w'], { cwd: box.cwd, env: box.env });
+    expect(s.code, s.stderr).toBe(0);
+  });
+});

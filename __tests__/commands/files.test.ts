@@ -53,6 +53,18 @@ describe('preset names (every verb checks them the same way)', () => {
     }
   });
 
+  it('says why a name is refused: a space, a leading dot, a slash, the length', () => {
+    const box = sandbox();
+    const why = (name: string) => runCli(['preset', 'save', name], { env: box.env }).stderr.split('\n')[0];
+    expect(why('my preset')).toBe("zerowiz: 'my preset' is not a preset name: it holds a space");
+    expect(why('.hidden')).toBe(
+      "zerowiz: '.hidden' is not a preset name: it starts with '.' (a name starts with a letter or digit)",
+    );
+    expect(why('a/b')).toMatch(/is not a preset name: it holds '\/' \(a preset file is given by its path with \.yaml/);
+    expect(why('n'.repeat(120))).toMatch(/is not a preset name: it is 120 characters long \(at most 100\)$/);
+    expect(why('zero3!')).toBe("zerowiz: 'zero3!' is not a preset name: it holds '!'");
+  });
+
   it('`x.yaml` names the preset x: save, show, launch --dry-run and delete find it', () => {
     const box = sandbox();
     const saved = runCli(['preset', 'save', 'x.yaml', '--preset', 'zero3'], { env: box.env, cwd: box.cwd });

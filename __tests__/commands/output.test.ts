@@ -136,3 +136,20 @@ describe('a preset for fewer GPUs than this machine has', () => {
     ).not.toMatch(/stay idle/);
   });
 });
+
+describe('the warnings of a launch', () => {
+  it("each says what to do from the command line (never the wizard's `here`)", () => {
+    const box = sandbox();
+    const r = runCli(['launch', 'qwen-image-lora-lowvram', '--dry-run', '--skip-check', 'all'], {
+      cwd: box.cwd,
+      env: box.env,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const fixes = r.stderr.split('\n').filter((l) => l.startsWith('  fix: '));
+    expect(fixes.length).toBeGreaterThan(0);
+    for (const f of fixes) expect(f).not.toMatch(/\bhere\b/);
+    expect(r.stderr).toMatch(
+      /fix: answer bf16 or fp16 to the mixed precision question \(--mixed-precision bf16 in `zerowiz preset save`\)/,
+    );
+  });
+});

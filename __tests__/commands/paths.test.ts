@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { expectOneLineError, runCli, tempDir } from '../helpers/cli.js';
+import { barePath } from '../helpers/seal.js';
 
 const FAKE_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'bin-nvidia');
 const EMPTY_BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'bin-empty');
@@ -25,7 +26,7 @@ describe('generate: path flags as a shell reads them', () => {
     const cwd = tempDir('zw-paths-cwd-');
     const r = runCli(['generate', '--mode', '2', '--num-processes', '1', '--out', '~/cfg'], {
       cwd,
-      env: { HOME: home, PATH: `${EMPTY_BIN}:/usr/bin:/bin` },
+      env: { HOME: home, PATH: `${EMPTY_BIN}:${barePath()}` },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(join(cwd, '~'))).toBe(false);
@@ -34,7 +35,7 @@ describe('generate: path flags as a shell reads them', () => {
     });
     const v = runCli(['generate', '--mode', '2', '--num-processes', '1', '--out', '$WORK/x'], {
       cwd,
-      env: { HOME: home, WORK: join(cwd, 'w'), PATH: `${EMPTY_BIN}:/usr/bin:/bin` },
+      env: { HOME: home, WORK: join(cwd, 'w'), PATH: `${EMPTY_BIN}:${barePath()}` },
     });
     expect(v.code, v.stderr).toBe(0);
     expect(existsSync(join(cwd, 'w', 'x', 'accelerate_config.yaml'))).toBe(true);
@@ -64,7 +65,7 @@ describe('generate: path flags as a shell reads them', () => {
         '--out',
         '.',
       ],
-      { cwd, env: { HOME: home, PATH: `${EMPTY_BIN}:/usr/bin:/bin` } },
+      { cwd, env: { HOME: home, PATH: `${EMPTY_BIN}:${barePath()}` } },
     );
     expect(r.code, r.stderr).toBe(0);
     expect(jsonOf(cwd).zero_optimization.offload_optimizer?.nvme_path).toBe(join(home, 'fast'));
@@ -75,7 +76,7 @@ describe('generate: path flags as a shell reads them', () => {
     const cwd = tempDir('zw-paths-cwd-');
     const r = runCli(['generate', '--mode', '2', '--num-processes', '1', '--out', '$NOPE_ZW/cfg'], {
       cwd,
-      env: { NOPE_ZW: undefined, PATH: `${EMPTY_BIN}:/usr/bin:/bin` },
+      env: { NOPE_ZW: undefined, PATH: `${EMPTY_BIN}:${barePath()}` },
     });
     expectOneLineError(r, /--out: '\$NOPE_ZW\/cfg': \$NOPE_ZW is not set/);
     expect(r.stderr).toMatch(/hint: export NOPE_ZW=/);
@@ -93,7 +94,7 @@ describe('generate: path flags as a shell reads them', () => {
       ],
       {
         cwd,
-        env: { PATH: `${EMPTY_BIN}:/usr/bin:/bin` },
+        env: { PATH: `${EMPTY_BIN}:${barePath()}` },
       },
     );
     expectOneLineError(n, /--nvme-path: ~nosuchuserzw: there is no user 'nosuchuserzw'/);
@@ -107,7 +108,7 @@ describe('generate: path flags as a shell reads them', () => {
     );
     const r = runCli(['generate', '--from', '~/a.yaml', '--print', 'json'], {
       cwd: tempDir(),
-      env: { HOME: home, PATH: `${EMPTY_BIN}:/usr/bin:/bin` },
+      env: { HOME: home, PATH: `${EMPTY_BIN}:${barePath()}` },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).zero_optimization.stage).toBe(3);
@@ -119,7 +120,7 @@ describe('generate: the process count from the GPUs found', () => {
     const cwd = tempDir('zw-procs-');
     const r = runCli(['generate', '--mode', '2', '--out', '.'], {
       cwd,
-      env: { PATH: `${FAKE_BIN}:/usr/bin:/bin`, ZW_FAKE_NVIDIA_SMI: '8' },
+      env: { PATH: `${FAKE_BIN}:${barePath()}`, ZW_FAKE_NVIDIA_SMI: '8' },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(yamlOf(cwd).num_processes).toBe(8);
@@ -139,7 +140,7 @@ describe('generate: the process count from the GPUs found', () => {
         '--out',
         '.',
       ],
-      { cwd: two, env: { PATH: `${FAKE_BIN}:/usr/bin:/bin`, ZW_FAKE_NVIDIA_SMI: '8' } },
+      { cwd: two, env: { PATH: `${FAKE_BIN}:${barePath()}`, ZW_FAKE_NVIDIA_SMI: '8' } },
     );
     expect(m.code, m.stderr).toBe(0);
     expect(yamlOf(two).num_processes).toBe(16);
@@ -149,7 +150,7 @@ describe('generate: the process count from the GPUs found', () => {
     const cwd = tempDir('zw-procs-');
     const r = runCli(['generate', '--mode', '2', '--num-processes', '16', '--out', '.'], {
       cwd,
-      env: { PATH: `${FAKE_BIN}:/usr/bin:/bin`, ZW_FAKE_NVIDIA_SMI: '8' },
+      env: { PATH: `${FAKE_BIN}:${barePath()}`, ZW_FAKE_NVIDIA_SMI: '8' },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(yamlOf(cwd).num_processes).toBe(16);
@@ -161,11 +162,11 @@ describe('generate: the process count from the GPUs found', () => {
 
   it('without GPUs (no nvidia-smi) it stays one process, and a preset keeps its own count', () => {
     const cwd = tempDir('zw-procs-');
-    const r = runCli(['generate', '--mode', '2', '--out', '.'], { cwd, env: { PATH: `${EMPTY_BIN}:/usr/bin:/bin` } });
+    const r = runCli(['generate', '--mode', '2', '--out', '.'], { cwd, env: { PATH: `${EMPTY_BIN}:${barePath()}` } });
     expect(r.code, r.stderr).toBe(0);
     expect(yamlOf(cwd).num_processes).toBe(1);
     const p = runCli(['generate', '--preset', 'zero3', '--print', 'yaml'], {
-      env: { PATH: `${FAKE_BIN}:/usr/bin:/bin`, ZW_FAKE_NVIDIA_SMI: '1' },
+      env: { PATH: `${FAKE_BIN}:${barePath()}`, ZW_FAKE_NVIDIA_SMI: '1' },
     });
     expect(p.code, p.stderr).toBe(0);
     expect(parseYaml(p.stdout).num_processes).toBe(8);

@@ -1,7 +1,7 @@
 /**
  * What the run supervisor does around each pass, through the built bin as users run it (no terminal):
- * the checks before a pass (their lines begin the pass log; a FAIL ends the run before the pass starts,
- * exit 2), the stall watch during a pass, each checkpoint verified as it is saved (an alert, `runs`), the
+ * the checks before a pass (their lines begin the pass log; a FAIL of the first pass stops the launch before
+ * anything starts, exit 2; --dry-run runs them too), the stall watch during a pass, each checkpoint verified as it is saved (an alert, `runs`), the
  * topology kept in the record, and a relaunch over DeepSpeed checkpoints of another topology (the ways
  * forward: convert as a first pass, fresh, go on with the warning kept).
  */
@@ -58,7 +58,7 @@ function invocations(log: string): { argv: string[] }[] {
 }
 
 describe('the checks before each pass of a local launch', () => {
-  it('a FAIL ends the run before the pass starts: exit 2, the check lines begin its log, the trainer never ran', () => {
+  it('a FAIL of the first pass stops the launch before anything starts: each FAIL said once, the way on, exit 2, no record', () => {
     const cwd = workdir(ONE_STEP('train.py, --output_path, ./out'));
     const log = join(cwd, 'accelerate.log');
     // The stand-in accelerate is a Node script: the python check rightly fails (it is not run by Python).
@@ -67,18 +67,36 @@ describe('the checks before each pass of a local launch', () => {
       env: { ZEROWIZ_SKIP_CHECKS: '', FAKE_ACCELERATE_LOG: log, PATH: process.env.PATH },
     });
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/step train did not start: check python failed before the pass: .* not by Python; fix: /);
+    const all = r.stdout + r.stderr;
+    expect(r.stderr).toMatch(/^zerowiz: FAIL python +/m);
+    // One reason, said once (not in a summary, a step error and an alert as well).
+    expect(all.match(/not by Python/g)?.length ?? all.match(/FAIL python/g)?.length).toBe(1);
+    expect(r.stderr).toMatch(
+      /^zerowiz: (a check|\d+ checks) of pass 1 \(train\) failed \(above\): nothing was started, written or recorded\n\s*hint: .*add --skip-check python/m,
+    );
     expect(invocations(log)).toHaveLength(0);
-    const { dir, json } = lastRun(cwd);
-    const first = readFileSync(join(dir, '01-train.log'), 'utf8').split('\n');
-    expect(first[0]).toMatch(/^zerowiz-check \S+ FAIL python: .*not by Python \| need: .* \| fix: /);
-    expect(first.some((l) => /^zerowiz-check \S+ done: \d+ FAIL/.test(l))).toBe(true);
-    expect(json.exitCode).toBe(2);
-    expect(json.steps[0]).toMatchObject({ status: 'failed', refused: true });
-    expect(String(json.steps[0]!.error)).toMatch(/^check python failed before the pass/);
-    // `runs` says the exit status as the launch gave it.
-    const runs = runCli(['runs', '--json'], { cwd });
-    expect(JSON.parse(runs.stdout)[0]).toMatchObject({ exitCode: 2, ended: 'failed' });
+    expect(existsSync(join(cwd, '.zerowiz'))).toBe(false);
+    expect(existsSync(join(cwd, 'cfg'))).toBe(false);
+  });
+
+  it('--dry-run runs the same checks and says a real launch would stop there, and how to go on', () => {
+    const cwd = workdir(ONE_STEP('train.py, --output_path, ./out'));
+    const r = runCli(['launch', 'p.yaml', '--dry-run', '--accelerate', FAKE_ACCELERATE], {
+      cwd,
+      env: { ZEROWIZ_SKIP_CHECKS: '' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/accelerate launch --config_file cfg\/a\.yaml train\.py --output_path \.\/out$/m);
+    expect(r.stderr).toMatch(/^zerowiz: the checks of pass 1 \(train\): \d+ run, \d+ FAIL$/m);
+    expect(r.stderr).toMatch(/^zerowiz: FAIL python /m);
+    expect(r.stderr).toMatch(
+      /^zerowiz: a real launch would stop here, before the pane; --skip-check python\S* goes on without/m,
+    );
+    expect(existsSync(join(cwd, '.zerowiz'))).toBe(false);
+    const skipped = runCli(['launch', 'p.yaml', '--dry-run', '--accelerate', FAKE_ACCELERATE, '--skip-check', 'all'], {
+      cwd,
+    });
+    expect(skipped.stderr).toMatch(/the checks before each pass are left out/);
   });
 
   it('checks that pass are written above the pass output, which then runs; --skip-check leaves one out', () => {
@@ -107,6 +125,32 @@ describe('the checks before each pass of a local launch', () => {
     expect(lines.slice(0, done).some((l) => /^zerowiz-check \S+ PASS port: port \d+ is free/.test(l))).toBe(true);
     // The pass's own output follows the checks.
     expect(lines.slice(done + 1).join('\n')).toMatch(/\d+%\|/);
+  });
+
+  it('launch --last keeps the --skip-check and --no-speed-test of the run it repeats, and says so', () => {
+    const cwd = workdir(ONE_STEP('train.py, --output_path, ./out'));
+    const env = { ZEROWIZ_SKIP_CHECKS: '' };
+    const skip = ['--skip-check', 'python,cuda-driver,gpus,deepspeed-ops,versions,host-memory'];
+    const first = runCli(
+      ['launch', 'p.yaml', '--no-tui', '--accelerate', FAKE_ACCELERATE, ...skip, '--no-speed-test'],
+      {
+        cwd,
+        env,
+      },
+    );
+    expect(first.code, first.stderr + first.stdout).toBe(0);
+    expect(lastRun(cwd).json.skippedChecks).toEqual({
+      ids: ['python', 'cuda-driver', 'gpus', 'deepspeed-ops', 'versions', 'host-memory'],
+      speedTest: false,
+    });
+    const again = runCli(['launch', '--last', '--no-tui', '--accelerate', FAKE_ACCELERATE], { cwd, env });
+    expect(again.code, again.stderr + again.stdout).toBe(0);
+    expect(again.stderr).toMatch(
+      /^zerowiz: note: --last keeps --skip-check python,cuda-driver,gpus,deepspeed-ops,versions,host-memory and --no-speed-test, as run \S+ had$/m,
+    );
+    const log = readFileSync(join(lastRun(cwd).dir, '01-train.log'), 'utf8');
+    expect(log).toMatch(/^zerowiz-check \S+ SKIP python: skipped by --skip-check/m);
+    expect(log).toMatch(/^zerowiz-check \S+ SKIP nvme-speed: skipped by --no-speed-test/m);
   });
 
   it('an unknown --skip-check id is bad input: one line naming the ids, nothing run', () => {

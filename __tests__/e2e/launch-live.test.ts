@@ -25,6 +25,7 @@ import { BIN, KEYS, ROOT, spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
 import { processesWithEnv, running, until } from '../helpers/proc.js';
 import type { RunJson } from '../../src/records/record.js';
+import { barePath } from '../helpers/seal.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const TRAINERS = join(FIXTURES, 'trainers');
@@ -56,7 +57,7 @@ function workDir(): string {
 /** The environment of a run: nvidia-smi from `bin` (the streaming stand-in, or none), fast loops. */
 function env(more: Record<string, string> = {}, bin = 'bin-nvidia'): Record<string, string> {
   return {
-    PATH: `${join(FIXTURES, bin)}:${NODE_DIR}:/usr/bin:/bin`,
+    PATH: `${join(FIXTURES, bin)}:${NODE_DIR}:${barePath()}`,
     ZW_FAKE_NVIDIA_SMI: '8',
     ZW_FAKE_GPU_USED_MIB: USED_MIB,
     ZEROWIZ_TELEMETRY_MS: '100',
@@ -114,7 +115,7 @@ describe('the log pane with GPU telemetry, in a real terminal', () => {
     expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor(/run record: \.zerowiz\/runs\//);
     const raw = s.raw();
-    expect(raw).toContain('zerowiz: all 1 steps done');
+    expect(raw).toContain('zerowiz: 1 step done');
     expect(raw).toContain('zerowiz: train: peak 76.2 GiB on GPU 1 vs estimated 46.5 GiB (+64%)');
 
     const j = runJson(d);
@@ -310,7 +311,7 @@ describe('stream mode (--no-tui)', () => {
         .map((l) => l.replace(/\[\d{4}-\d\d-\d\d [\d:,]+\]/, '[time]'))
         .join('\n');
     expect(steady(readFileSync(file, 'utf8'))).toBe(steady(piped.stdout));
-    expect(readFileSync(file, 'utf8')).toMatch(/^\[zerowiz\] all 1 steps done/m);
+    expect(readFileSync(file, 'utf8')).toMatch(/^\[zerowiz\] 1 step done/m);
 
     const d3 = workDir();
     const full = await into('/dev/full', d3);
@@ -419,6 +420,54 @@ describe('the --enable_csv_log offer of `zerowiz launch`', () => {
       /--task sft:train .*--enable_csv_log\n/,
     );
     expect(readFileSync(join(d, 'mine.yaml'), 'utf8')).toBe(before);
+  }, 60_000);
+
+  it('Ctrl+C at the question says so on a line of its own, and nothing starts (exit 130)', async () => {
+    const d = checkout(true);
+    const s = spawnPty({
+      args: ['launch', './mine.yaml', '--accelerate', DIFFSYNTH, '--no-tui'],
+      cwd: d,
+      cols: 100,
+      rows: 24,
+      env: env({ FAKE_TRAIN_STEPS: '3' }),
+    });
+    await s.waitFor((x) => /add --enable_csv_log for this run .*\[Y\/n\]/.test(x.replace(/\n/g, '')));
+    s.write(KEYS.ctrlC);
+    expect(await s.exited).toBe(130);
+    await s.waitFor(/^zerowiz: Ctrl\+C at the question: nothing was started$/m);
+    expect(records(d)).toEqual([]);
+  }, 60_000);
+
+  it('attach to a finished run stops at its own end: the loss a later run of the preset appends to loss.csv never shows', async () => {
+    const d = checkout(true);
+    const first = await zerowiz(
+      ['launch', './mine.yaml', '--csv-log', '--accelerate', DIFFSYNTH],
+      d,
+      env({ FAKE_TRAIN_STEPS: '3', FAKE_TRAIN_STEP_MS: '0' }),
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const [a] = records(d);
+    // A later run of the same preset appends its rows to the same loss.csv (DiffSynth opens it for append).
+    const later = await zerowiz(
+      ['launch', './mine.yaml', '--csv-log', '--accelerate', DIFFSYNTH],
+      d,
+      env({ FAKE_TRAIN_STEPS: '5', FAKE_TRAIN_STEP_MS: '0' }),
+    );
+    expect(later.code, later.stderr).toBe(0);
+    const rows = readFileSync(join(d, 'models/train/Qwen-Image_lora/loss.csv'), 'utf8').trim().split('\n').slice(1);
+    // DiffSynth counts steps again from 1 in each run: the later run's rows start where the first's end.
+    const restart = rows.findIndex((l, i) => i > 0 && l.startsWith('1,'));
+    expect(restart).toBeGreaterThan(0);
+    const lossOf = (row: string) => Number(row.split(',')[2]).toFixed(4);
+    const own = lossOf(rows[restart - 1]!);
+    const theirs = lossOf(rows.at(-1)!);
+    expect(own).not.toBe(theirs);
+    const r = await zerowiz(['attach', a!, '--no-tui'], d, env({}));
+    expect(r.code, r.stderr).toBe(0);
+    // Its own last loss, not the later run's.
+    const out = r.stdout + r.stderr;
+    expect(out).toContain(`loss ${own}`);
+    expect(out).not.toContain(theirs);
   }, 60_000);
 
   it('without a terminal: a hint and no flag; --csv-log adds it, --no-csv-log is quiet; an older checkout gets a note', async () => {

@@ -11,7 +11,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
+import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { running, until } from '../helpers/proc.js';
 import type { RunJson } from '../../src/records/record.js';
 
@@ -206,7 +206,7 @@ describe.skipIf(PYTHON === null)('a paused or stopped viewer never holds the tra
     expect(await exitOf(z)).toBe(0);
     await expectUnhindered(w, 2000);
     expect(out).toMatch(/\[zerowiz\] \d+ line\(s\) not shown here: stdout was not read fast enough/);
-    expect(out).toMatch(/\[zerowiz\] all 1 steps done/);
+    expect(out).toMatch(/\[zerowiz\] 1 step done/);
   }, 90_000);
 
   it('Ctrl+S (XOFF) on the terminal of stream mode, then Ctrl+Q', async () => {
@@ -304,7 +304,7 @@ describe.skipIf(PYTHON === null)('the run outlives its viewer', () => {
       maxBuffer: 64 * 1024 * 1024,
     });
     expect(a.status, `${a.stderr}\n${a.stdout.slice(-2000)}`).toBe(0);
-    expect(a.stdout).toMatch(/\[zerowiz\] all 1 steps done/);
+    expect(a.stdout).toMatch(/\[zerowiz\] 1 step done/);
     await expectUnhindered(w, 300);
   }, 90_000);
 
@@ -435,5 +435,47 @@ describe.skipIf(PYTHON === null)('what a run reads never holds zerowiz', () => {
     await started(w2);
     z2.kill('SIGTERM');
     expect(await exitOf(z2)).toBe(130);
+  }, 90_000);
+});
+
+describe('Ctrl+C while `zerowiz stop` waits', () => {
+  it('says it stopped waiting, that the run goes on stopping, and exits 130; the run still ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-owned-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'tick.yaml'), PRESET);
+    writeFileSync(join(dir, 'train.py'), '# stand-in\n');
+    // A trainer that lets SIGINT pass: the stop ladder waits its grace period before SIGTERM.
+    const trainer = join(dir, 'accelerate');
+    writeFileSync(
+      trainer,
+      `#!${process.execPath}\nprocess.on('SIGINT', () => {});\nconsole.log('training');\nsetInterval(() => {}, 1000);\n`,
+      { mode: 0o755 },
+    );
+    const z = spawn(process.execPath, [BIN, 'launch', 'tick.yaml', '--no-tui', '--accelerate', trainer], {
+      cwd: dir,
+      env: { ...process.env, ZEROWIZ_SIGINT_GRACE_MS: '60000', ZEROWIZ_SIGTERM_GRACE_MS: '1000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    pids.push(z.pid!);
+    z.stdout!.resume();
+    z.stderr!.resume();
+    const root = join(dir, '.zerowiz', 'runs');
+    const idNow = () => (existsSync(root) ? readdirSync(root).find((n) => !n.startsWith('.')) : undefined);
+    await until(() => idNow() !== undefined, 'the run record', 30_000);
+    const id = idNow()!;
+    await until(
+      () =>
+        existsSync(join(root, id, '01-train.log')) &&
+        readFileSync(join(root, id, '01-train.log'), 'utf8').includes('training'),
+      'the trainer to start',
+      30_000,
+    );
+    const s = spawnPty({ args: ['stop', id], cwd: dir, cols: 120, rows: 10 });
+    await s.waitFor('waiting for it to end');
+    s.write(KEYS.ctrlC);
+    expect(await s.exited).toBe(130);
+    await s.waitFor(/stopped waiting \(Ctrl\+C\); run \S+ goes on stopping as asked/);
+    // The stop goes on without it: a second, forceful stop ends the run now.
+    expect(spawnSync(process.execPath, [BIN, 'stop', id, '--now'], { cwd: dir, encoding: 'utf8' }).status).toBe(0);
   }, 90_000);
 });

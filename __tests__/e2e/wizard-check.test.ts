@@ -34,3 +34,25 @@ describe('the finish screen checks this machine', () => {
     expect(await s.exited).toBe(130);
   });
 });
+
+describe('the finish screen checks at 80x24', () => {
+  it('the first thing to fix reads whole (wrapped), the others a row each', async () => {
+    const { s } = startWizard({ cols: 80, rows: 24, env: { ZEROWIZ_ACCELERATE: '/nonexistent/accelerate' } });
+    await at(s, 'Start from a preset', KEYS.down);
+    await at(s, /❯ Start from a preset/);
+    await moveTo(s, /❯ qwen-image-lora-lowvram/);
+    s.write(KEYS.enter);
+    await at(s, '→ Finish');
+    await s.waitFor('Write to a directory');
+    await moveTo(s, /❯ Check this machine for the steps/);
+    s.write(KEYS.enter);
+    const f = await s.waitFor(/Checks: \d+ FAIL/, 30_000);
+    const flat = f.replace(/\s+/g, ' ');
+    // python's fix ends with how to make an environment: all of it is on the screen.
+    expect(flat).toMatch(
+      /FAIL python +activate the Python environment .*\/pip install torch accelerate deepspeed FAIL/,
+    );
+    s.write(KEYS.ctrlC);
+    expect(await s.exited).toBe(130);
+  });
+});

@@ -120,6 +120,7 @@ describe('the journey: from a new setup to both passes running', () => {
     await s.waitFor('Name of the user preset');
     s.write(`${KEYS.backspace.repeat(20)}qwen8${KEYS.enter}`);
     await s.waitFor('saved preset qwen8');
+    await at(s, /❯ Save these answers and steps/, KEYS.up);
     await at(s, /❯ Done: exit/);
     expect(await s.exited).toBe(0);
     const saved = parseYaml(readFileSync(join(env.XDG_CONFIG_HOME!, 'zerowiz', 'presets', 'qwen8.yaml'), 'utf8')) as {

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_ACCELERATE, TWO_STEP, closeWhenDone } from '../helpers/launch.js';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
-import { at, moveTo, settled } from '../helpers/wizard-pty.js';
+import { at, launchFromFinish, settled } from '../helpers/wizard-pty.js';
 
 const sessions: PtySession[] = [];
 const dirs: string[] = [];
@@ -83,8 +83,7 @@ describe.each([
     const mine = '{"zero_optimization": {"stage": 2}}\n';
     writeFileSync(join(cwd, 'cfg', 'ds_config.json'), mine);
     await toFinish(s);
-    await moveTo(s, /^❯ Launch the 2 step\(s\)/);
-    s.write(KEYS.enter);
+    await launchFromFinish(s);
     const diff = await settled(s, 'Overwrite?');
     expect(diff).toContain('The launch writes these files; they exist and would change');
     expect(diff).toMatch(/--- on disk: \S*ds_config\.json/);
@@ -92,8 +91,7 @@ describe.each([
     s.write('n');
     await settled(s, 'Write to a directory');
     expect(readFileSync(join(cwd, 'cfg', 'ds_config.json'), 'utf8')).toBe(mine);
-    await moveTo(s, /^❯ Launch the 2 step\(s\)/);
-    s.write(KEYS.enter);
+    await launchFromFinish(s);
     await settled(s, 'Overwrite?');
     s.write('y');
     expect(await closeWhenDone(s)).toBe(0);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
+import { at as wizardAt, launchFromFinish, settled, startWizard } from '../helpers/wizard-pty.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
@@ -100,10 +101,8 @@ describe('the wizard after writing', () => {
   it("the Launch action runs the steps through the CLI's launch: the files it wrote, the record, the summary", async () => {
     const { s, cwd } = start();
     await toFinish(s);
-    await at(s, 'Launch the 2 step(s)', KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 2 step\(s\)/);
+    await settled(s, 'Launch the 2 step(s)');
+    await launchFromFinish(s);
     expect(await closeWhenDone(s)).toBe(0);
     await s.waitFor(/all 2 steps done/);
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/accelerate_config\.yaml/);
@@ -116,23 +115,77 @@ describe('the wizard after writing', () => {
     // The training script is missing: `zerowiz launch` would refuse this setup (exit 2).
     rmSync(join(cwd, 'train.py'));
     await toFinish(s);
-    await at(s, 'Launch the 2 step(s)', KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 2 step\(s\)/);
+    await settled(s, 'Launch the 2 step(s)');
+    await launchFromFinish(s);
     const back = await s.waitFor(/cannot launch: step 'data_process': training script train\.py not found/);
-    // Still the wizard, on its finish screen, with the fix.
+    // Still the wizard, on its finish screen, with the fix, the highlight still on Launch.
     expect(back).toContain('Write to a directory');
     expect(back).toMatch(/fix: run zerowiz from the trainer's checkout/);
+    expect(back).toMatch(/^❯ Launch the 2 step\(s\)/m);
     expect(existsSync(join(cwd, '.zerowiz'))).toBe(false);
     // The user fixes it and launches again from the same screen.
     writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
-    await at(s, /❯ Write to a directory/, KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 2 step\(s\)/);
+    await launchFromFinish(s);
     expect(await closeWhenDone(s)).toBe(0);
     const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
     expect(id).toMatch(/two-step/);
+  });
+});
+
+describe("the wizard's Launch on a machine that fails the first pass's checks, at 80x24", () => {
+  it('stops before the pane: the refusal reads whole, with a way on the wizard has (not a CLI flag)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zw-e2e-wl-'));
+    dirs.push(dir);
+    const cwd = join(dir, 'work');
+    mkdirSync(join(dir, 'config', 'zerowiz', 'presets'), { recursive: true });
+    mkdirSync(cwd);
+    copyFileSync(TWO_STEP, join(dir, 'config', 'zerowiz', 'presets', 'two-step.yaml'));
+    writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
+    const s = spawnPty({
+      cwd,
+      cols: 80,
+      rows: 24,
+      env: {
+        HOME: join(dir, 'home'),
+        XDG_CONFIG_HOME: join(dir, 'config'),
+        NO_COLOR: '1',
+        ZEROWIZ_ACCELERATE: FAKE,
+        // The checks on: the stand-in accelerate is a Node script, so the python check fails.
+        ZEROWIZ_SKIP_CHECKS: '',
+      },
+    });
+    sessions.push(s);
+    await toFinish(s);
+    await settled(s, 'Launch the 2 step(s)');
+    await launchFromFinish(s);
+    const screen = await s.waitFor(/cannot launch: the checks of pass 1 \(data_process\) failed/, 30_000);
+    const note = screen.slice(screen.indexOf('cannot launch:')).split('────')[0]!.replace(/\s+/g, ' ');
+    expect(note).toMatch(/failed: python: \S+ is run by \S+, not by Python;/);
+    expect(note).toMatch(
+      /fix: fix (it|them) and choose Launch again .* start zerowiz with ZEROWIZ_SKIP_CHECKS=python\S* to go on without $/,
+    );
+    expect(note).not.toMatch(/--skip-check|--accelerate/);
+    // Nothing started: no run record, and the wizard still has its finish menu with the highlight on Launch.
+    expect(existsSync(join(cwd, '.zerowiz'))).toBe(false);
+    expect(screen).toMatch(/^❯ Launch the 2 step\(s\)/m);
+  });
+});
+
+describe("the wizard's Launch without accelerate, at 80x24", () => {
+  it('the refusal reads whole and its fix is one the wizard has: the environment it starts in, not --accelerate', async () => {
+    const { s } = startWizard({ cols: 80, rows: 24 });
+    await s.waitFor('H100');
+    await wizardAt(s, 'New setup', KEYS.down);
+    await wizardAt(s, /❯ Start from a preset \([1-9]/);
+    await wizardAt(s, /❯ qwen-image-lora-lowvram/);
+    await wizardAt(s, /❯ → Finish/);
+    await settled(s, /^Finish/m);
+    await launchFromFinish(s);
+    const screen = await s.waitFor(/cannot launch: accelerate is not on PATH/, 30_000);
+    const note = screen.slice(screen.indexOf('cannot launch:')).split('────')[0]!.replace(/\s+/g, ' ');
+    expect(note).toMatch(
+      /fix: quit, activate the Python environment .* or start it with ZEROWIZ_ACCELERATE=\/path\/to\/accelerate $/,
+    );
+    expect(note).not.toContain('--accelerate');
   });
 });

@@ -92,7 +92,9 @@ describe.each([
     s.write('?');
     const help = (await settled(s, 'Default:')).replace(/\s+/g, ' ');
     expect(help).toMatch(/! fp16\/bf16 are "auto" and no step passes --mixed_precision/);
-    expect(help).toMatch(/fix: pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch/);
+    expect(help).toMatch(
+      /fix: answer bf16 or fp16 to the mixed precision question .*, or pass --mixed_precision bf16 to accelerate launch/,
+    );
   });
 
   it("the steps screen's ? says what each key does, not the hint row again, and where the steps run", async () => {
@@ -135,6 +137,7 @@ describe.each([
     const { s } = startWizard({ cols, rows });
     await seedReview(s);
     await at(s, /❯ → Finish/);
+    await settled(s, /^Finish/m);
     await moveTo(s, /^❯ Save the answers and steps as a user preset/);
     s.write(KEYS.enter);
     await settled(s, 'Name of the user preset');

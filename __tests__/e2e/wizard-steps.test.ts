@@ -75,6 +75,8 @@ describe('a step without --config_file under a ZeRO-3 default config', () => {
     await w.s.waitFor('Name of the user preset');
     w.s.write(`${KEYS.backspace.repeat(40)}pinned${KEYS.enter}`);
     await w.s.waitFor('saved preset pinned');
+    // The highlight stays where it was (on the entry just used): Done is one row up.
+    await at(w.s, /❯ Save these answers and steps/, KEYS.up);
     await at(w.s, /❯ Done: exit/);
     expect(await w.s.exited).toBe(0);
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import { BIN, KEYS, ROOT } from '../helpers/pty.js';
-import { at, highlight, settled, startWizard as start, walkToMode } from '../helpers/wizard-pty.js';
+import { at, highlight, moveTo, settled, startWizard as start, walkToMode } from '../helpers/wizard-pty.js';
 import { checkAccelerateConfig, checkDeepSpeedConfig } from '../../src/config/accept.js';
 
 beforeAll(() => {
@@ -29,7 +29,8 @@ describe('the wizard in a real terminal', () => {
     s.write(KEYS.enter);
     await at(s, 'Mixed precision');
     // The steps come before the review: one training script (the commands then name it).
-    await at(s, 'Pick the steps', KEYS.down);
+    await settled(s, 'Pick the steps');
+    await moveTo(s, /^❯ One training script/, KEYS.up);
     await at(s, /❯ One training script/);
     await at(s, 'Steps (the accelerate launch passes', 'r');
     await at(s, 'Review:');
@@ -155,5 +156,14 @@ describe('the wizard in a real terminal', () => {
     const help = await s.waitFor('(? closes this help · g: glossary)');
     expect(help).toContain('accelerate config asks');
     expect(help).toContain('Sets accelerate YAML');
+  });
+});
+
+describe('the start menu while the presets are read', () => {
+  it('never says "0 found": no count until they are read, then the count', async () => {
+    const { s } = start();
+    const screen = await s.waitFor(/Start from a preset \([1-9]\d* found\)/);
+    expect(screen).not.toContain('(0 found)');
+    expect(s.raw()).not.toContain('(0 found)');
   });
 });

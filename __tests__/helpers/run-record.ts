@@ -18,6 +18,8 @@ export function writeRunRecord(
     accelerate?: string;
     startedAt?: Date;
     endedAt?: Date;
+    /** Per step, fields of run.json's step that differ from a finished step of the whole run's time. */
+    stepFields?: Record<string, unknown>[];
     extra?: Record<string, unknown>;
   },
 ): string {
@@ -50,6 +52,7 @@ export function writeRunRecord(
       startedAt: started.toISOString(),
       endedAt: ended.toISOString(),
       durationMs: ended.getTime() - started.getTime(),
+      ...opts.stepFields?.[i],
     })),
     setup: {
       name: opts.name ?? 'run',

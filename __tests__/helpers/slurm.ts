@@ -16,19 +16,22 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  accessSync,
   chmodSync,
+  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** The Debian packages the cluster needs. */
 export const SLURM_PACKAGES = ['slurmctld', 'slurmd', 'slurm-client', 'munge'] as const;
@@ -48,11 +51,46 @@ const MARK_VAR = 'ZW_SLURM_TEST_DIR';
 /** Whether the cluster can run here, and if not, why. */
 export type SlurmAvailability = { ok: true } | { ok: false; reason: string };
 
-function onPath(cmd: string): boolean {
-  return spawnSync('sh', ['-c', 'command -v "$1"', 'sh', cmd], { encoding: 'utf8' }).status === 0;
+function onPath(cmd: string): string | null {
+  const r = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', cmd], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
 }
 
-const missingPrograms = () => PROGRAMS.filter((p) => !onPath(p));
+let slurmBinDir: string | null = null;
+
+/**
+ * The folder of the test cluster's programs: links to the daemons and the Slurm clients of the same install
+ * (the clients beside slurmctld or in its install's bin/). The seal (seal.ts) keeps every `sbatch` off the
+ * tests' PATH, since the first one on a login node's PATH submits to the site's cluster; the cluster's
+ * clients are reached through this folder only, with its SLURM_CONF.
+ */
+export function slurmBin(): string {
+  if (slurmBinDir) return slurmBinDir;
+  slurmBinDir = mkdtempSync(join(tmpdir(), 'zw-slurm-bin-'));
+  chmodSync(slurmBinDir, 0o755);
+  const ctld = onPath('slurmctld');
+  const installs = ctld ? [dirname(ctld), join(dirname(ctld), '..', 'bin')] : [];
+  for (const p of PROGRAMS) {
+    const found = [...installs.map((d) => join(d, p)), onPath(p)].find((c): c is string => c !== null && isProgram(c));
+    if (found) symlinkSync(found, join(slurmBinDir, p));
+  }
+  return slurmBinDir;
+}
+
+function isProgram(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function missingPrograms(): string[] {
+  slurmBinDir = null;
+  const bin = slurmBin();
+  return PROGRAMS.filter((p) => !existsSync(join(bin, p)));
+}
 
 let availability: SlurmAvailability | null = null;
 
@@ -74,7 +112,7 @@ function check(): SlurmAvailability {
       reason: 'the test cluster runs slurmctld, slurmd and munged as root; these tests are not root',
     };
   let missing = missingPrograms();
-  if (missing.length > 0 && onPath('apt-get')) {
+  if (missing.length > 0 && onPath('apt-get') !== null) {
     const apt = (args: string[]) =>
       spawnSync('apt-get', args, {
         encoding: 'utf8',
@@ -106,7 +144,7 @@ function check(): SlurmAvailability {
 export interface SlurmCluster {
   /** The test directory (config, state, spool, logs, munge). */
   dir: string;
-  /** Variables a process needs to use this cluster (SLURM_CONF, and the mark the sweep finds). */
+  /** Variables a process needs to use this cluster (SLURM_CONF, a PATH with its clients, the mark the sweep finds). */
   env: Record<string, string>;
   /** The partitions: the default first. */
   partitions: string[];
@@ -241,7 +279,11 @@ export async function startCluster(): Promise<SlurmCluster> {
     throw e;
   }
 
-  const env: Record<string, string> = { SLURM_CONF: join(dir, 'slurm.conf'), [MARK_VAR]: dir };
+  const env: Record<string, string> = {
+    SLURM_CONF: join(dir, 'slurm.conf'),
+    [MARK_VAR]: dir,
+    PATH: `${slurmBin()}:${process.env.PATH ?? ''}`,
+  };
   const childEnv = { ...process.env, ...env };
   const daemons: ChildProcess[] = [];
   const start = (cmd: string, args: string[]) => {

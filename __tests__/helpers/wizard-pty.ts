@@ -119,14 +119,49 @@ export async function highlight(s: PtySession, label: string) {
 /** The highlighted line (the list's `❯` row). */
 export const marked = (s: PtySession) => s.lines().find((l) => l.startsWith('❯ ')) ?? '';
 
-/** Presses `key` until the highlighted line matches `line` (lists wrap, so it gets there), one key per move. */
+/** Columns of the wizard's own side: where the preview's tab line starts when it is beside it, else all. */
+function ownColumns(rows: readonly string[]): number {
+  const tabs = rows.find((l) => l.includes(' YAML  JSON  commands')) ?? '';
+  const at = tabs.indexOf(' YAML ');
+  return at > 0 ? at : Number.POSITIVE_INFINITY;
+}
+
+/**
+ * Presses `key` until the highlighted line matches `line` (lists wrap, so it gets there), one key per move. Each
+ * key waits for its own move: when the entry it moves to is in view (the row below or above the highlight), for
+ * the highlight on exactly that entry (on its row, or on the same row when the window scrolls); a screen that
+ * only stopped changing can be a frame behind under load, and a key pressed on it lands one row off. When the
+ * screen the key was judged on is gone (it was the screen before), any move of the highlight will do.
+ */
 export async function moveTo(s: PtySession, line: RegExp, key: string = KEYS.down, max = 60) {
   for (let i = 0; i < max; i++) {
     await still(s);
-    const now = marked(s);
+    const rows = s.lines();
+    const at = rows.findIndex((l) => l.startsWith('❯ '));
+    const now = rows[at] ?? '';
     if (line.test(now)) return;
+    const w = ownColumns(rows);
+    const beside = key === KEYS.down ? rows[at + 1] : key === KEYS.up ? rows[at - 1] : undefined;
+    const next =
+      at >= 0 && beside !== undefined && /^ {2}[^\s↑↓]/.test(beside) ? `❯ ${beside.slice(2, w)}`.trimEnd() : null;
+    const left = (l: string) => l.slice(0, w).trimEnd();
+    const was = `  ${left(now).slice(2)}`;
     s.write(key);
-    await s.waitFor(() => marked(s) !== now);
+    await s.waitFor(() => {
+      const m = marked(s);
+      if (next !== null && left(m) === next) return true;
+      // Another screen than the one the key was judged on (it was a frame behind): any move will do.
+      const sameList = s.lines().some((l) => left(l) === was || l === now);
+      return (next === null || !sameList) && m !== now;
+    });
   }
   throw new Error(`never reached ${line}:\n${s.screen()}`);
+}
+
+/** On the finish menu with Launch highlighted: chooses it and answers the launch question yes. */
+export async function launchFromFinish(s: PtySession) {
+  await moveTo(s, /^❯ Launch the/);
+  s.write(KEYS.enter);
+  await settled(s, /Launch (the step|the \d+ steps) now\?/);
+  s.write('y');
 }

@@ -13,6 +13,7 @@ import { StepMetrics } from '../../src/observe/metrics/step-metrics.js';
 import { GpuTelemetry, parseTelemetryLine } from '../../src/observe/telemetry.js';
 import { hasControl } from '../../src/text/printable.js';
 import { ROOT } from '../helpers/paths.js';
+import { barePath } from '../helpers/seal.js';
 
 const MIB = 2 ** 20;
 const dirs: string[] = [];
@@ -31,7 +32,7 @@ function smi(rows: string[], stderr = ''): NodeJS.ProcessEnv {
     `#!/bin/sh\nprintf '%s' ${JSON.stringify(stderr)} >&2\nwhile :; do printf '%s\\n' ${rows.map((r) => JSON.stringify(r)).join(' ')}; sleep 0.02; done\n`,
   );
   chmodSync(join(d, 'nvidia-smi'), 0o755);
-  return { PATH: `${d}:/usr/bin:/bin` };
+  return { PATH: `${d}:${barePath()}` };
 }
 
 function telemetry(env: NodeJS.ProcessEnv): GpuTelemetry {
@@ -114,7 +115,7 @@ describe('telemetry with no peak says why', () => {
 
   it('a hanging nvidia-smi (no row at all): the reason says it printed nothing', async () => {
     const t = telemetry({
-      PATH: `${join(ROOT, '__tests__', 'fixtures', 'bin-nvidia')}:/usr/bin:/bin`,
+      PATH: `${join(ROOT, '__tests__', 'fixtures', 'bin-nvidia')}:${barePath()}`,
       ZW_FAKE_NVIDIA_SMI: '1',
       ZW_FAKE_NVIDIA_SMI_LOOPS: '0',
       ZW_FAKE_NVIDIA_SMI_END: 'hang',
@@ -133,7 +134,7 @@ describe('telemetry with no peak says why', () => {
     dirs.push(d);
     writeFileSync(join(d, 'nvidia-smi'), "#!/bin/sh\nprintf 'Failed \\033]0;pwned\\007 to init\\n' >&2\nexit 9\n");
     chmodSync(join(d, 'nvidia-smi'), 0o755);
-    const t = telemetry({ PATH: `${d}:/usr/bin:/bin` });
+    const t = telemetry({ PATH: `${d}:${barePath()}` });
     t.start();
     await until(() => t.state === 'unavailable', 'unavailable');
     expect(t.reason).toContain('Failed \\x1b]0;pwned\\x07 to init');

@@ -9,13 +9,14 @@ import { formatPeakVsEstimate } from '../../src/observe/peaks.js';
 import { GpuTelemetry, parseTelemetryLine, visibleGpuIndices } from '../../src/observe/telemetry.js';
 import { tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
+import { barePath } from '../helpers/seal.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const MIB = 2 ** 20;
 const started: GpuTelemetry[] = [];
 
 function smiEnv(extra: Record<string, string> = {}, bin = 'bin-nvidia'): NodeJS.ProcessEnv {
-  return { PATH: `${join(FIXTURES, bin)}:/usr/bin:/bin`, ...extra };
+  return { PATH: `${join(FIXTURES, bin)}:${barePath()}`, ...extra };
 }
 
 function telemetry(env: NodeJS.ProcessEnv, gpus?: number[]) {

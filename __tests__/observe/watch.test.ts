@@ -12,6 +12,7 @@ import { GpuTelemetry } from '../../src/observe/telemetry.js';
 import { RunWatch } from '../../src/observe/watch.js';
 import { tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
+import { barePath } from '../helpers/seal.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const TRAINERS = join(FIXTURES, 'trainers');
@@ -219,7 +220,7 @@ describe('GPU memory per step', () => {
     const cwd = tempDir('zw-watch-');
     const telemetry = new GpuTelemetry({
       env: {
-        PATH: `${join(FIXTURES, 'bin-nvidia')}:/usr/bin:/bin`,
+        PATH: `${join(FIXTURES, 'bin-nvidia')}:${barePath()}`,
         ZW_FAKE_GPU_USED_MIB: '2048,30000:30000:30000:62669:30000',
       },
       intervalMs: 20,

@@ -15,6 +15,7 @@ import type { CheckId, CheckResult } from '../../src/checks/types.js';
 import { ROOT } from '../helpers/paths.js';
 import { BIN } from '../helpers/pty.js';
 import { PYTHON, STANDIN, VENV_BIN, realEnv, tempDir } from './real.js';
+import { barePath } from '../helpers/seal.js';
 
 const ACCELERATE = join(VENV_BIN, 'accelerate');
 const NVIDIA_BIN = join(ROOT, '__tests__', 'fixtures', 'bin-nvidia');
@@ -52,7 +53,7 @@ describe('the Python checks ask the real interpreter of accelerate, once', () =>
       join(site, 'sitecustomize.py'),
       `import os\nopen(${JSON.stringify(log)}, "a").write(f"{os.getpid()}\\n")\n`,
     );
-    const env = realEnv({ PYTHONPATH: `${site}:${STANDIN}`, PATH: `${VENV_BIN}:/usr/bin:/bin` });
+    const env = realEnv({ PYTHONPATH: `${site}:${STANDIN}`, PATH: `${VENV_BIN}:${barePath()}` });
     const results = await run(await loadPreset('qwen-image-lora-lowvram'), env);
     expect(readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
     const py = get(results, 'python');
@@ -72,7 +73,7 @@ describe('the Python checks ask the real interpreter of accelerate, once', () =>
   it('a CPU torch against the stand-in nvidia-smi of an old driver: the wheel and the driver, and which torch to install', async () => {
     const env = realEnv({
       PYTHONPATH: STANDIN,
-      PATH: `${NVIDIA_BIN}:${VENV_BIN}:/usr/bin:/bin`,
+      PATH: `${NVIDIA_BIN}:${VENV_BIN}:${barePath()}`,
       ZW_FAKE_NVIDIA_SMI: 'old',
     });
     const r = get(await run(await loadPreset('zero2'), env), 'cuda-driver');
@@ -86,7 +87,7 @@ describe('the Python checks ask the real interpreter of accelerate, once', () =>
   });
 
   it('deepspeed not installed: python fails with the pip line for that interpreter; ops and versions wait for it', async () => {
-    const env = realEnv({ PATH: `${VENV_BIN}:/usr/bin:/bin` });
+    const env = realEnv({ PATH: `${VENV_BIN}:${barePath()}` });
     delete env.PYTHONPATH;
     const results = await run(await loadPreset('zero3-offload'), env);
     const py = get(results, 'python');
@@ -110,7 +111,7 @@ describe("the probe's answer, remembered", () => {
     );
     const env = realEnv({
       PYTHONPATH: `${site}:${copy}`,
-      PATH: `${VENV_BIN}:/usr/bin:/bin`,
+      PATH: `${VENV_BIN}:${barePath()}`,
       XDG_CACHE_HOME: tempDir('zw-cache-'),
     });
     const setup = await loadPreset('zero3-offload');
@@ -136,7 +137,7 @@ describe("DeepSpeed's ops, as op_builder answers", () => {
     const nvme = tempDir('zw-nvme-');
     const setup = { ...(await loadPreset('zero3-nvme')) };
     setup.answers = { ...setup.answers, nvme_path: nvme };
-    const base = { PYTHONPATH: STANDIN, PATH: `${VENV_BIN}:/usr/bin:/bin` };
+    const base = { PYTHONPATH: STANDIN, PATH: `${VENV_BIN}:${barePath()}` };
     const without = get(await run(setup, realEnv(base)), 'deepspeed-ops');
     if (libaioLinks()) {
       console.log('libaio-dev is installed here: the not-buildable case is covered by checks.test.ts only');
@@ -163,7 +164,7 @@ describe("DeepSpeed's ops, as op_builder answers", () => {
   it('ops prebuilt for another torch fail: DeepSpeed would raise "PyTorch version mismatch" at load', async () => {
     const env = realEnv({
       PYTHONPATH: STANDIN,
-      PATH: `${VENV_BIN}:/usr/bin:/bin`,
+      PATH: `${VENV_BIN}:${barePath()}`,
       ZW_FAKE_DS_INSTALLED_OPS: 'cpu_adam',
       ZW_FAKE_DS_TORCH_INFO: '2.4',
     });
@@ -179,7 +180,7 @@ describe("DeepSpeed's ops, as op_builder answers", () => {
   });
 
   it("the config's zero_optimization through DeepSpeed's own model: an unknown key fails, a deprecated one warns", async () => {
-    const env = realEnv({ PYTHONPATH: STANDIN, PATH: `${VENV_BIN}:/usr/bin:/bin` });
+    const env = realEnv({ PYTHONPATH: STANDIN, PATH: `${VENV_BIN}:${barePath()}` });
     const zero3 = await loadPreset('zero3');
     const bad = get(
       await run({ ...zero3, extra: { json: { zero_optimization: { grad_hooks: true } } } }, env),
@@ -206,7 +207,7 @@ describe('the command', () => {
       [BIN, 'check', 'zero3-offload', '--accelerate', ACCELERATE, '--skip-check', 'inputs'],
       {
         cwd,
-        env: { ...realEnv({ PYTHONPATH: STANDIN, PATH: `${VENV_BIN}:/usr/bin:/bin` }), NO_COLOR: '1' },
+        env: { ...realEnv({ PYTHONPATH: STANDIN, PATH: `${VENV_BIN}:${barePath()}` }), NO_COLOR: '1' },
         encoding: 'utf8',
       },
     );

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/text/errors.js';
+import { runCli } from '../helpers/cli.js';
 import {
+  decimalSizeNote,
   formatBytes,
   formatBytesShort,
   formatCount,
@@ -68,5 +70,33 @@ describe('formatting', () => {
     expect(formatBytes(71.69 * 2 ** 30)).toBe('71.69 GiB');
     expect(formatCount(20.4e9)).toBe('20.4B');
     expect(formatCount(350e6)).toBe('350M');
+  });
+});
+
+describe('sizes that read otherwise than they look', () => {
+  it('80GB is 10^9-byte units, said with what it comes to; 80G and 80GiB are not', () => {
+    expect(decimalSizeNote('80GB')).toBe('80GB = 74.51 GiB (GB counts 10^9; 80G or 80GiB counts 2^30)');
+    expect([decimalSizeNote('80G'), decimalSizeNote('80GiB'), decimalSizeNote('80')]).toEqual([null, null, null]);
+  });
+
+  it('2Tb is terabits: refused with the two ways to write bytes, never read as 2 TB', () => {
+    expect(() => parseBytes('2Tb', 'CPU memory')).toThrow(/CPU memory '2Tb' is in bits/);
+    try {
+      parseBytes('2Tb');
+    } catch (e) {
+      expect((e as UsageError).hint).toBe('write 2TB for 2 x 10^12 bytes or 2TiB for 2 x 2^40');
+    }
+    expect(parseBytes('2TB')).toBe(2e12);
+  });
+
+  it('the CLI says it once for a memory flag in decimal units', () => {
+    const r = runCli(['generate', '--mode', '2', '--gpu-memory', '80GB', '--model-params', '7B', '--print', 'yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      'zerowiz: note: --gpu-memory 80GB = 74.51 GiB (GB counts 10^9; 80G or 80GiB counts 2^30)',
+    );
+    expect(runCli(['generate', '--mode', '2', '--gpu-memory', '80GiB', '--print', 'yaml']).stderr).not.toContain(
+      'counts 10^9',
+    );
   });
 });

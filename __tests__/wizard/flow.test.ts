@@ -101,6 +101,30 @@ describe('the wizard flow', () => {
     expect(setupOf(s).answers.num_machines).toBe(2);
   });
 
+  it('the question count does not jump: one more per question, the total settled from the first (a model and ZeRO-3 offload counted ahead)', () => {
+    let s = started();
+    const seen: [number, number][] = [];
+    for (let i = 0; i < 60 && s.screen === 'question'; i++) {
+      const a = answersOf(s);
+      const p = progress(s.current, a, s.given);
+      seen.push([p.index, p.total]);
+      const value = s.current === 'model_params' ? 20e9 : s.current === 'mode' ? '3-offload' : a[s.current];
+      s = answer(s, s.current, value);
+    }
+    expect(seen.map(([i]) => i)).toEqual(seen.map((_, k) => k + 1));
+    expect(new Set(seen.map(([, t]) => t)).size).toBe(1);
+    expect(seen.at(-1)![0]).toBe(seen.at(-1)![1]);
+    // Skipping the model closes its questions: the total falls, never rises.
+    let skip = started();
+    const totals: number[] = [];
+    for (let i = 0; i < 60 && skip.screen === 'question'; i++) {
+      const a = answersOf(skip);
+      totals.push(progress(skip.current, a, skip.given).total);
+      skip = answer(skip, skip.current, skip.current === 'model_params' ? null : a[skip.current]);
+    }
+    expect(totals.every((t, k) => k === 0 || t <= totals[k - 1]!)).toBe(true);
+  });
+
   it('reaches the review after the last question and finish/back move between them', () => {
     const a = withDefaults({}, env8);
     const walk = walkQuestions(a);

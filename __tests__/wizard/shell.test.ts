@@ -241,7 +241,14 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
     expect(out.result).toEqual({ code: 0, summary: ['wrote /w/cfg/a.yaml', 'run:'] });
     // Launch is checked by the launch entry first; the wizard ends once it accepted it, the run recorded under
     // the preset saved here.
-    const checking = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
+    // Launch asks first (it spends GPU hours, one row from harmless entries): n goes back with the highlight kept.
+    const asked = run(s, { type: 'finish', action: { type: 'choose', item: 'launch' } });
+    expect(asked.finish.step).toEqual({ step: 'launchAsk', after: 'written' });
+    expect(finishEffect(asked.finish)).toBeNull();
+    expect(keyStack(asked, list)).toEqual(['launchAsk', 'app']);
+    const notNow = run(asked, { type: 'finish', action: { type: 'cancel' } });
+    expect([notNow.finish.step, notNow.finish.cursor]).toEqual([{ step: 'written' }, 'launch']);
+    const checking = run(asked, { type: 'finish', action: { type: 'confirm' } });
     expect(checking.result).toBeNull();
     expect(finishEffect(checking.finish)).toEqual({ kind: 'checkLaunch', slurm: null });
     // Accepted, the files the launch writes are planned (a diff when one would change), then it starts.
@@ -250,8 +257,8 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
     const launched = run(planned, { type: 'finish', action: { type: 'planned', plan: PLAN(false) } });
     expect(launched.result?.launch?.files.accelerateConfig).toBe('/w/cfg/a.yaml');
     expect(launched.result?.launchSource).toBe('qwen-8');
-    // A setup started as "New setup" (named custom) takes the preset's name: its run record is named after it.
-    expect(setupOfWizard(detected()).name).toBe('custom');
+    // A setup started as "New setup" (named my-setup) takes the preset's name: its run record is named after it.
+    expect(setupOfWizard(detected()).name).toBe('my-setup');
     expect(launched.result?.launch?.name).toBe('qwen-8');
     expect(setupOfWizard(s).name).toBe('qwen-8');
     const aborted = run(s, { type: 'abort' });
@@ -473,6 +480,7 @@ describe('phase 2: the finish actions and the flow around them', () => {
     const launched = run(
       s,
       { type: 'finish', action: { type: 'choose', item: 'launch' } },
+      { type: 'finish', action: { type: 'confirm' } },
       { type: 'finish', action: { type: 'launchChecked' } },
       { type: 'finish', action: { type: 'planned', plan: PLAN(false) } },
     );
@@ -486,6 +494,7 @@ describe('phase 2: the finish actions and the flow around them', () => {
       { type: 'stepsDone' },
       { type: 'flow', action: { type: 'finish' } },
       { type: 'finish', action: { type: 'choose', item: 'launch' } },
+      { type: 'finish', action: { type: 'confirm' } },
       { type: 'finish', action: { type: 'launchChecked' } },
       { type: 'finish', action: { type: 'planned', plan: PLAN(true) } },
     );
@@ -506,6 +515,7 @@ describe('phase 2: the finish actions and the flow around them', () => {
     s = run(
       s,
       { type: 'finish', action: { type: 'choose', item: 'launch' } },
+      { type: 'finish', action: { type: 'confirm' } },
       {
         type: 'finish',
         action: {

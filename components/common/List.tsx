@@ -5,7 +5,7 @@
  */
 import type React from 'react';
 import { useRef, useState } from 'react';
-import { Box } from 'ink';
+import { Box, Text } from 'ink';
 import { useSurface } from './keys.js';
 
 /** One entry. */
@@ -26,8 +26,13 @@ export interface ListItemProps {
 export interface ListProps {
   items: ListItem[];
   initialIndex?: number;
-  /** Most entries shown at once; the window follows the highlight. */
+  /** Most rows shown at once; the window follows the highlight. */
   limit?: number;
+  /**
+   * When the entries do not all fit, the last of the `limit` rows says how many more there are above and below
+   * (so a list that scrolls says so), instead of one more entry.
+   */
+  more?: boolean;
   isFocused?: boolean;
   /** Draws the highlight marker; called as a plain function (no hooks), so it never remounts. */
   renderIndicator: (p: { isSelected: boolean }) => React.JSX.Element;
@@ -45,10 +50,18 @@ export function windowTop(index: number, top: number, limit: number, count: numb
   return Math.min(top, count - limit);
 }
 
+/** The row that says a list goes on: `  ↑ 2 more · ↓ 5 more (↑↓ scroll)`. */
+export function moreMark(above: number, below: number): string {
+  const parts = [...(above > 0 ? [`↑ ${above} more`] : []), ...(below > 0 ? [`↓ ${below} more`] : [])];
+  return `  ${parts.join(' · ')} (↑↓ scroll)`;
+}
+
 /** The list. */
 export function List(p: ListProps): React.JSX.Element {
   const count = p.items.length;
-  const limit = Math.max(1, Math.min(p.limit ?? count, count));
+  const rows = Math.max(1, Math.min(p.limit ?? count, count));
+  const marked = p.more === true && count > rows && rows >= 2;
+  const limit = marked ? rows - 1 : rows;
   const start = Math.max(0, Math.min(p.initialIndex ?? 0, count - 1));
   const state = useRef({
     index: start,
@@ -107,6 +120,7 @@ export function List(p: ListProps): React.JSX.Element {
           </Box>
         );
       })}
+      {marked ? <Text dimColor>{moreMark(s.top, count - s.top - limit)}</Text> : null}
     </Box>
   );
 }

@@ -27,6 +27,8 @@ export type KeyHandler = (input: string, key: KeyPress) => void;
 
 interface Router {
   add(handler: { current: KeyHandler }): () => void;
+  /** Hands every key over whole (a paste as one text, not split) to this handler until the returned release. */
+  raw(handler: { current: KeyHandler }): () => void;
   /** Holds the keys back (they wait in line) until the returned release is called. */
   hold(): () => void;
 }
@@ -81,11 +83,18 @@ export function KeyRouter({
   const queue = useRef<[string, KeyPress][]>([]);
   const [turn, setTurn] = useState(0);
   const holds = useRef(0);
+  const rawHandler = useRef<{ current: KeyHandler } | null>(null);
   const router = useRef<Router>({
     add(h) {
       handlers.current.add(h);
       return () => {
         handlers.current.delete(h);
+      };
+    },
+    raw(h) {
+      rawHandler.current = h;
+      return () => {
+        if (rawHandler.current === h) rawHandler.current = null;
       };
     },
     hold() {
@@ -133,6 +142,11 @@ export function KeyRouter({
   }, [turn]);
   useInput(
     (input, key) => {
+      // A text box that takes pastes whole gets each Ink event as it came, once the keys before it are handed over.
+      if (rawHandler.current && queue.current.length === 0 && !waiting.current) {
+        rawHandler.current.current(input, key);
+        return;
+      }
       queue.current.push(...splitKeys(input, key));
       deliver();
     },
@@ -154,6 +168,23 @@ export function useKeys(handler: KeyHandler, { isActive = true }: { isActive?: b
   useLayoutEffect(() => {
     if (!router || !isActive) return;
     return router.add(ref);
+  }, [router, isActive]);
+  useInput((input, key) => ref.current(input, key), { isActive: isActive && router === null });
+}
+
+/**
+ * While active, every key goes to `handler` whole, before any screen's keys: a paste arrives as one text (with
+ * its newlines), not as one key per character. Without a router it falls back to Ink's `useInput`.
+ */
+export function useRawKeys(handler: KeyHandler, { isActive = true }: { isActive?: boolean } = {}): void {
+  const router = useContext(RouterContext);
+  const ref = useRef(handler);
+  useLayoutEffect(() => {
+    ref.current = handler;
+  });
+  useLayoutEffect(() => {
+    if (!router || !isActive) return;
+    return router.raw(ref);
   }, [router, isActive]);
   useInput((input, key) => ref.current(input, key), { isActive: isActive && router === null });
 }

@@ -22,7 +22,7 @@ import {
   submitFinishField,
 } from '../../src/wizard/index.js';
 import { enterChoice } from '../../src/wizard/index.js';
-import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/index.js';
+import { csvLogLabel, diffLines, launchQuestion, launchWritesNote } from '../../src/wizard/index.js';
 import { finishItems } from '../../src/wizard/index.js';
 import { answersOf } from '../../src/wizard/index.js';
 import { glossaryView } from '../../src/wizard/index.js';
@@ -56,7 +56,7 @@ import {
   type WizardResult,
 } from '../../src/wizard/index.js';
 import { stepFindingLines, stepsHelpLines } from '../../src/wizard/index.js';
-import { templateSteps } from '../../src/wizard/index.js';
+import { finishCheckRows, pasteKey, readPaste, stepTemplates, templateSteps } from '../../src/wizard/index.js';
 import { glossaryContext, keyLabel, modeStart, selectedKey, tradeoffOf } from '../../src/wizard/index.js';
 import { KeyDispatcher, KeyRouter } from '../common/index.js';
 import { tint } from '../common/index.js';
@@ -153,6 +153,18 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
 
   const q = screen === 'question' ? (question(s.flow.current) as Question) : null;
   const modelList = q?.id === 'model_params' && modelListShown(answers, models, s.modelTyped) ? models.length : null;
+  // The step templates (read when the steps screen first needs them): the answers' model's examples first.
+  const onSteps = s.steps !== null;
+  const templates = useMemo(
+    () =>
+      onSteps
+        ? stepTemplates(
+            deps.diffsynthTemplates?.() ?? [],
+            models.find((m) => m.id === answers.model_name || m.name === answers.model_name)?.id ?? null,
+          )
+        : [],
+    [onSteps, answers.model_name, models, deps],
+  );
   const textQuestion = q !== null && q.kind === 'text' && modelList === null;
   const stack = keyStack(s, { textQuestion });
 
@@ -238,7 +250,15 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         width,
       );
     if (onReview) return reviewRows(reviewNotes.length, items.length, detailRows);
-    if (screen === 'finish') return finishRows(body, { items: menu.length, launchNote, note: s.finish.note, width });
+    if (screen === 'finish')
+      return finishRows(body, {
+        items: menu.length,
+        launchNote: s.finish.note ? null : launchNote,
+        note: s.finish.note,
+        width,
+        checkRows: finishCheckRows(s.finish.checks, width).length,
+      });
+    if (screen === 'steps' && s.paste) return body;
     if (screen === 'steps' && s.steps) return stepsRows(s.steps, stepFindingRows, body);
     return body;
   });
@@ -329,6 +349,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         view={s.start.view}
         path={s.start.path}
         presets={data.presets.presets}
+        presetsLoaded={loaded}
         problems={data.presets.problems}
         defaultConfigPath={deps.defaultConfigPath}
         defaultConfigExists={deps.defaultConfigExists}
@@ -396,12 +417,26 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         width={lay.mainWidth}
         height={lay.mainHeight}
         isActive={isActive}
+        templates={templates}
         onTemplate={(id) =>
           dispatch({
             type: 'steps',
-            action: { type: 'template', steps: templateSteps(id, (n) => deps.presetSteps?.(n) ?? []) },
+            action: {
+              type: 'template',
+              steps: templateSteps(id, (n) => deps.presetSteps?.(n) ?? [], templates, s.flow.base),
+            },
           })
         }
+        paste={s.paste}
+        onPasteKey={(input, key) => s.paste && dispatch({ type: 'paste', box: pasteKey(s.paste, input, key) })}
+        onPasteClose={() => dispatch({ type: 'pasteClose' })}
+        onAbort={() => dispatch({ type: 'abort' })}
+        onPasteDone={() => {
+          if (!s.paste) return;
+          const r = readPaste(s.paste.text, paths.env, s.flow.base);
+          if (r.steps) dispatch({ type: 'steps', action: { type: 'template', steps: r.steps } });
+          dispatch({ type: 'paste', box: { text: s.paste.text, read: r.lines, taken: r.steps !== null } });
+        }}
         onEditText={(text) => dispatch({ type: 'steps', action: { type: 'editText', text } })}
         onCommit={() => run(commitStepEdit(s, paths))}
         cwd={paths.cwd}
@@ -443,13 +478,14 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         height={lay.mainHeight}
         isActive={isActive}
         launchNote={launchNote}
+        launchQuestion={launchQuestion(launchSetup)}
         onText={(text) => dispatch({ type: 'finish', action: { type: 'text', text } })}
         onSubmit={() => run(submitFinishField(s, deps.slurm?.checkField ?? null))}
         onChoose={(item) => {
           if (item === 'preset')
             dispatch({
               type: 'finish',
-              action: { type: 'choose', item, presetName: setup.name === 'custom' ? 'my-setup' : setup.name },
+              action: { type: 'choose', item, presetName: setup.name },
             });
           else if (item === 'csvLog')
             dispatch({ type: 'finish', action: { type: 'choose', item, csvLogOn: csvOn.length > 0 } });

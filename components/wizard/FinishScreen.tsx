@@ -24,7 +24,7 @@ import {
 import { clip, softWrap } from '../../src/text/index.js';
 import { tint } from '../common/index.js';
 import { Indicator, PlainItem } from './parts.js';
-import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS } from '../../src/wizard/index.js';
+import { DIFF_CHROME_ROWS, FINISH_NOTE_MAX_ROWS, finishCheckRows } from '../../src/wizard/index.js';
 
 /** What the finish screen needs from outside (real functions in the bin, stand-ins in tests). */
 export interface FinishDeps {
@@ -51,9 +51,6 @@ export interface FinishDeps {
    */
   runChecks?(setup: Setup, cwd: string): Promise<{ summary: string; lines: string[] }>;
 }
-
-/** Check lines shown above the finish menu; more are counted. */
-export const FINISH_CHECK_LINES = 4;
 
 /** What the Slurm form opens with. */
 export interface SlurmForm {
@@ -136,6 +133,8 @@ export interface FinishScreenProps {
   onSubmit: () => void;
   /** Where a Launch writes the setup's config files (finish.ts launchWritesNote), said under the menu. */
   launchNote?: string | null;
+  /** What a Launch starts (finish.ts launchQuestion): asked before it does. */
+  launchQuestion?: string;
 }
 
 /** The finish screen. */
@@ -211,6 +210,19 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       </Box>
     );
   }
+  if (st.step === 'launchAsk')
+    return (
+      <Box flexDirection="column">
+        {softWrap(p.launchQuestion ?? 'Launch the steps now?', w).map((l, i) => (
+          <Text key={i} bold>
+            {l}
+          </Text>
+        ))}
+        <Text color={tint('accent')} wrap="truncate">
+          {clip('y/Enter: launch now · n/Esc: not now (back to the menu)', w)}
+        </Text>
+      </Box>
+    );
   if (st.step === 'planning' && st.target.kind === 'launch')
     return <Text>Looking at the files the launch writes…</Text>;
   if (st.step === 'planning' || st.step === 'writing') return <Text>Writing…</Text>;
@@ -287,16 +299,7 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
   const written = all
     ? [...(run >= 0 ? all.slice(0, run) : all), 'the commands to run: the preview below (Tab: commands)']
     : null;
-  const checks = p.finish.checks;
-  const checkRows = checks
-    ? [
-        checks.summary,
-        ...checks.lines.slice(0, FINISH_CHECK_LINES),
-        ...(checks.lines.length > FINISH_CHECK_LINES
-          ? [`+${checks.lines.length - FINISH_CHECK_LINES} more: zerowiz check shows every one with its fix`]
-          : []),
-      ]
-    : [];
+  const checkRows = finishCheckRows(p.finish.checks, w);
   return (
     <Box flexDirection="column">
       {checkRows.map((l, i) => (
@@ -323,12 +326,16 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
       )}
       <List
         items={p.items.map((i) => ({ key: i.id, value: i.id, label: clip(i.label, w - 2) }))}
+        initialIndex={Math.max(
+          0,
+          p.items.findIndex((i) => i.id === p.finish.cursor),
+        )}
         isFocused={p.isActive}
         renderIndicator={Indicator}
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
-      {p.launchNote && p.items.some((i) => i.id === 'launch')
+      {p.launchNote && !note && p.items.some((i) => i.id === 'launch')
         ? softWrap(p.launchNote, w).map((l, i) => (
             <Text key={`l${i}`} color={tint('dim')}>
               {l}

@@ -29,6 +29,7 @@ function SelectQuestion({ q, a, width, isActive, onAnswer, onDraft }: BodyProps)
     <List
       items={items}
       initialIndex={initialIndex}
+      more
       limit={Math.min(LIST_LIMIT, items.length)}
       isFocused={isActive}
       renderIndicator={Indicator}
@@ -71,9 +72,11 @@ function TextQuestion({ q, a, width, isActive, onAnswer, onDraft, paths }: BodyP
           {clip(
             parsed.expanded !== undefined
               ? `= ${parsed.expanded}  (Enter to accept)`
-              : text.trim() === ''
-                ? 'empty: Enter keeps it empty (see ? for what that means)'
-                : 'Enter to accept',
+              : parsed.note !== undefined
+                ? `${parsed.note}  (Enter to accept)`
+                : text.trim() === ''
+                  ? 'empty: Enter keeps it empty (see ? for what that means)'
+                  : 'Enter to accept',
             width,
           )}
         </Text>
@@ -129,6 +132,7 @@ function ModelQuestion(
     <List
       items={items}
       initialIndex={initialIndex}
+      more
       limit={Math.min(LIST_LIMIT, items.length)}
       isFocused={props.isActive}
       renderIndicator={Indicator}

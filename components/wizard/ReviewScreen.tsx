@@ -45,6 +45,7 @@ export function ReviewScreen(p: {
       <List
         items={p.items}
         initialIndex={start}
+        more
         limit={Math.max(3, Math.min(p.items.length, p.height - 1 - notes.length - detailRows))}
         isFocused={p.isActive}
         renderIndicator={Indicator}

@@ -15,6 +15,8 @@ export interface StartScreenProps {
   initialIndex?: number;
   path: string;
   presets: Preset[];
+  /** False while the presets are still being read (the menu shows no count yet). */
+  presetsLoaded?: boolean;
   problems: PresetProblem[];
   defaultConfigPath: string;
   defaultConfigExists: boolean;
@@ -46,6 +48,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
         {items.length === 0 ? <Text color={tint('dim')}>No presets found.</Text> : null}
         <List
           items={items}
+          more
           limit={Math.max(3, Math.min(items.length, p.height - 3))}
           isFocused={p.isActive}
           renderIndicator={Indicator}
@@ -82,7 +85,7 @@ export function StartScreen(p: StartScreenProps): React.JSX.Element {
     );
   }
   const items = startItems({
-    presetCount: p.presets.length,
+    presetCount: p.presetsLoaded === false ? null : p.presets.length,
     defaultConfigExists: p.defaultConfigExists,
     defaultConfigPath: p.defaultConfigPath,
     width: w,

@@ -6,13 +6,16 @@
  */
 import type React from 'react';
 import { Box, Text } from 'ink';
-import { List } from '../common/index.js';
+import { useState } from 'react';
+import { List, useRawKeys } from '../common/index.js';
 import { TextField } from '../common/index.js';
 import { tint } from '../common/index.js';
 import type { SetupFiles } from '../../src/config/index.js';
 import type { StepArg } from '../../src/config/index.js';
 import type { Finding } from '../../src/config/index.js';
-import { STEP_TEMPLATES, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/index.js';
+import { resolveKey, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/index.js';
+import type { PasteBox, StepTemplate } from '../../src/wizard/index.js';
+import type { KeyPress } from '../../src/wizard/index.js';
 import { clip, padEnd, wrap } from '../../src/text/index.js';
 import { Indicator, PlainItem } from './parts.js';
 import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/index.js';
@@ -41,7 +44,15 @@ export interface StepsScreenProps {
   width: number;
   height: number;
   isActive: boolean;
-  onTemplate: (id: (typeof STEP_TEMPLATES)[number]['id']) => void;
+  /** The templates offered (src/wizard/steps.ts stepTemplates). */
+  templates: readonly StepTemplate[];
+  onTemplate: (id: string) => void;
+  /** The paste box (P), or null. */
+  paste?: PasteBox | null;
+  onPasteKey?: (input: string, key: KeyPress) => void;
+  onPasteDone?: () => void;
+  onPasteClose?: () => void;
+  onAbort?: () => void;
   onEditText: (text: string) => void;
   onCommit: () => void;
   /** The directory the steps run in (relative paths are read there). */
@@ -56,36 +67,8 @@ export interface StepsScreenProps {
 export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
   const e = p.editor;
   const w = p.width;
-  if (e.picking) {
-    const items = STEP_TEMPLATES.map((t) => ({ key: t.id, value: t.id, label: clip(t.label, w - 2) }));
-    return (
-      <Box flexDirection="column">
-        <Text bold wrap="truncate">
-          {clip('What does this setup run? Pick the steps to start from (you edit them next):', w)}
-        </Text>
-        <List
-          items={items}
-          isFocused={p.isActive}
-          renderIndicator={Indicator}
-          renderItem={PlainItem}
-          onSelect={(item) => p.onTemplate(item.value as (typeof STEP_TEMPLATES)[number]['id'])}
-        />
-        {wrap(
-          `The steps run in ${p.cwd ?? '.'}, where zerowiz started: their relative paths are read there. Start zerowiz in your trainer's checkout, or press L on the next screen.`,
-          w,
-        ).map((l, i) => (
-          <Text key={`w${i}`} color={tint('accent')} wrap="truncate">
-            {l}
-          </Text>
-        ))}
-        {STEP_TEMPLATES.flatMap((t) => wrap(`${t.label}: ${t.description}`, w)).map((l, i) => (
-          <Text key={i} color={tint('dim')} wrap="truncate">
-            {l}
-          </Text>
-        ))}
-      </Box>
-    );
-  }
+  if (p.paste) return <PasteView {...p} paste={p.paste} />;
+  if (e.picking) return <TemplatePicker {...p} />;
   if (e.offer) {
     const o = e.offer;
     return (
@@ -202,6 +185,104 @@ export function StepsScreen(p: StepsScreenProps): React.JSX.Element {
           {l}
         </Text>
       ))}
+    </Box>
+  );
+}
+
+/** Rows of the picker besides its list: the title, where the steps run (2), the highlighted one's description (3). */
+const PICKER_CHROME_ROWS = 6;
+
+/** The template list: the one highlighted described under it; a list longer than the room says so. */
+function TemplatePicker(p: StepsScreenProps): React.JSX.Element {
+  const w = p.width;
+  const [at, setAt] = useState(0);
+  const items = p.templates.map((t) => ({ key: t.id, value: t.id, label: clip(t.label, w - 2) }));
+  const shown = p.templates.find((t) => t.id === items[at]?.value) ?? p.templates[0];
+  return (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate">
+        {clip(
+          'What does this setup run? Pick the steps to start from (you edit them next), or P to paste a command:',
+          w,
+        )}
+      </Text>
+      <List
+        items={items}
+        more
+        limit={Math.max(3, p.height - PICKER_CHROME_ROWS)}
+        isFocused={p.isActive}
+        renderIndicator={Indicator}
+        renderItem={PlainItem}
+        onHighlight={(item) => setAt(items.findIndex((i) => i.value === item.value))}
+        onSelect={(item) => p.onTemplate(item.value)}
+      />
+      {wrap(
+        `The steps run in ${p.cwd ?? '.'}, where zerowiz started: their relative paths are read there. Start zerowiz in your trainer's checkout, or press L on the next screen.`,
+        w,
+      )
+        .slice(0, 2)
+        .map((l, i) => (
+          <Text key={`w${i}`} color={tint('accent')} wrap="truncate">
+            {l}
+          </Text>
+        ))}
+      {shown
+        ? wrap(`${shown.label}: ${shown.description}`, w)
+            .slice(0, 3)
+            .map((l, i) => (
+              <Text key={i} color={tint('dim')} wrap="truncate">
+                {l}
+              </Text>
+            ))
+        : null}
+    </Box>
+  );
+}
+
+/** The paste box: the text so far (its last lines), then what reading it said. Keys reach it whole (a paste). */
+function PasteView(p: StepsScreenProps & { paste: PasteBox }): React.JSX.Element {
+  const w = p.width;
+  const box = p.paste;
+  useRawKeys(
+    (input, key) => {
+      const command = resolveKey(['paste'], input, key)?.binding.command;
+      if (command === 'abort') p.onAbort?.();
+      else if (command === 'done') p.onPasteDone?.();
+      else if (command === 'no' || (box.taken && key.return)) p.onPasteClose?.();
+      else if (!box.taken) p.onPasteKey?.(input, key);
+    },
+    { isActive: p.isActive },
+  );
+  const lines = box.text.split('\n');
+  const read = box.read ?? [];
+  const room = Math.max(1, p.height - 3 - read.length);
+  return (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate">
+        {clip(
+          box.taken
+            ? 'Read from the paste (Enter/Esc: to the steps):'
+            : 'Paste an `accelerate launch ...` line or a whole example .sh (^D: read the steps · Esc: cancel):',
+          w,
+        )}
+      </Text>
+      {box.taken
+        ? null
+        : lines.slice(-room).map((l, i) => (
+            <Text key={`t${i}`} wrap="truncate">
+              {clip(l, w)}
+            </Text>
+          ))}
+      <Text color={tint('dim')} wrap="truncate">
+        {clip(`${lines.length} line(s), ${box.text.length} characters`, w)}
+      </Text>
+      {read.flatMap((l, i) =>
+        wrap(l, w).map((x, j) => (
+          <Text key={`r${i}-${j}`} color={i === 0 && box.taken ? tint('good') : tint('warn')} wrap="truncate">
+            {x}
+          </Text>
+        )),
+      )}
     </Box>
   );
 }

@@ -1,4 +1,5 @@
 /** What the wizard reads or writes outside itself: the one type App.tsx and its hooks (./hooks.ts) both take. */
+import type { DiffSynthTemplate } from '../../src/config/index.js';
 import type { AccelerateConfigSummary } from '../../src/config/index.js';
 import type { ImportResult } from '../../src/config/index.js';
 import type { Preset, PresetProblem } from '../../src/config/index.js';
@@ -24,6 +25,8 @@ export interface AppDeps extends FinishDeps {
   startLoading?: () => void;
   /** A built-in preset's steps (the seed recipe's template). */
   presetSteps?: (name: string) => LaunchStep[];
+  /** DiffSynth-Studio's example scripts as step templates (presets/templates.yaml). */
+  diffsynthTemplates?: () => readonly DiffSynthTemplate[];
   /** accelerate's default config as a step without --config_file finds it (for the step findings). */
   defaultConfigSummary?: () => AccelerateConfigSummary;
   /** Where typed paths are expanded against (default: this process's environment and directory). */

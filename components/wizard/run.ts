@@ -49,6 +49,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
       import('../../src/wizard/finish.js'),
       import('../../src/config/accelerate-config.js'),
       import('../../src/records/measured-runs.js'),
+      import('../../src/config/templates.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.
@@ -84,6 +85,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     summarize: (results, setup) => need()[3].summaryLines(results, setup),
     savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
     presetSteps: (name) => need()[0].findPreset(name, env).setup.steps,
+    diffsynthTemplates: () => need()[6].templatesOrNone().templates,
     defaultConfigSummary: () => need()[4].readAccelerateConfigSummary(defaultConfigPath, cwd),
     // The peaks measured in this directory's runs, beside the ZeRO table's estimates.
     measuredRuns: () => need()[5].loadMeasuredRuns(cwd),
@@ -100,7 +102,7 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     },
     slurm: whichSync('sbatch', env) ? slurmDeps(env, cwd) : null,
     async checkLaunch(setup, slurm, csvLog) {
-      const [{ planLaunch }, { UsageError }] = await Promise.all([
+      const [{ planLaunch, checkFirstPass, wizardRefusal }, { UsageError }] = await Promise.all([
         import('../../src/launch/entry.js'),
         import('../../src/text/errors.js'),
       ]);
@@ -108,10 +110,12 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
         ? (await import('../../src/slurm/kind.js')).slurmLaunchKind(slurmRequestOf(slurm), { env, cwd })
         : undefined;
       try {
-        planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
-        return null;
+        const planned = planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        // On this machine the first pass's checks run now, as `zerowiz launch` runs them: before the pane.
+        const first = planned.kind.runsHere ? await checkFirstPass(planned.prepared) : null;
+        return first && first.failed.length > 0 ? wizardRefusal(planned.prepared, first.failed) : null;
       } catch (e) {
-        if (e instanceof UsageError) return { error: e.message, hint: e.hint ?? null };
+        if (e instanceof UsageError) return { error: e.message, hint: e.wizardHint ?? e.hint ?? null };
         return { error: (e as Error).message, hint: null };
       }
     },

@@ -14,14 +14,19 @@ export const START_PROMPT = 'zerowiz: accelerate + DeepSpeed ZeRO, explained. Wh
 
 /** The start menu's entries. */
 export function startItems(p: {
-  presetCount: number;
+  /** The presets found, or null while they are still being read (no count is shown then, never a 0). */
+  presetCount: number | null;
   defaultConfigExists: boolean;
   defaultConfigPath: string;
   width: number;
 }): { key: string; value: string; label: string }[] {
   return [
     { key: 'new', value: 'new', label: 'New setup: answer the questions (as `accelerate config`, with estimates)' },
-    { key: 'preset', value: 'preset', label: `Start from a preset (${p.presetCount} found)…` },
+    {
+      key: 'preset',
+      value: 'preset',
+      label: `Start from a preset${p.presetCount === null ? '' : ` (${p.presetCount} found)`}…`,
+    },
     {
       key: 'default',
       value: 'default',
@@ -55,7 +60,7 @@ function frameRows(
   if (START_PROMPT.length > columns || columns < 20) return null;
   const footer = hintLines(START_STACK, columns);
   const body = bodyRows(rows, footer.length);
-  const items = startItems({ presetCount: 0, ...p, width: columns });
+  const items = startItems({ presetCount: null, ...p, width: columns });
   if (items.length + 1 > body || items.some((i) => i.label.length + 2 > columns)) return null;
   const out: Row[] = [
     { text: clip(`zerowiz · start · ${DETECTING}`, columns), color: 'accent' },
@@ -115,7 +120,7 @@ export function paintStartFrame(
 
 /** The number of entries of the start menu (the painted list wraps around them as the Ink list does). */
 export const START_ITEM_COUNT = startItems({
-  presetCount: 0,
+  presetCount: null,
   defaultConfigExists: false,
   defaultConfigPath: '',
   width: 80,

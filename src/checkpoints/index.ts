@@ -5,18 +5,22 @@ export { NO_EXPECTATION, expectationOf } from './expect.js';
 export type { Expectation } from './expect.js';
 export { outputRoots, verifyFound } from './find.js';
 export type { FoundCheckpoint } from './find.js';
-export { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed } from './lora-layout.js';
+export { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, planLayout, writeRenamed } from './lora-layout.js';
 export type { ExportLayout } from './lora-layout.js';
 export { applyTopologyChoice, isTopologyChoice, relaunchChecks } from './relaunch.js';
 export type { TopologyChoice, TopologyPlan } from './relaunch.js';
 export {
   checkpointsOf,
+  foreignCheckpointsOf,
   formatCheckpointLines,
+  formatForeignLines,
   recordCheckpoints,
   runCheckpointCandidates,
   storedCheckpoints,
 } from './runs.js';
 export type { CheckpointJson } from './runs.js';
+export { stepWindows } from './attribution.js';
+export type { ForeignCheckpoint } from './attribution.js';
 export { readSafetensorsHeader } from './safetensors.js';
 export { captureTopology, pythonOfAccelerate, recordTopology, recordedTopology, setAside } from './topology.js';
 export { loraLayoutOf, verifyWeightsFile } from './verify.js';

@@ -15,17 +15,11 @@ import { join, relative } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
-import { printable } from '../text/index.js';
+import { formatUtcMinute, printable } from '../text/index.js';
 import { readRecordSetup, type RunRecord } from '../records/index.js';
 import { expectationOf, NO_EXPECTATION, type Expectation } from './expect.js';
-import {
-  checkpointOrder,
-  describeCheckpoint,
-  findCheckpoints,
-  outputRoots,
-  verifyFound,
-  type FoundCheckpoint,
-} from './find.js';
+import { checkpointOrder, describeCheckpoint, verifyFound, type FoundCheckpoint } from './find.js';
+import { ownersOf, scanOutputFolders, stepWindows, writingStep, type ForeignCheckpoint } from './attribution.js';
 import type { RecordedVerdict } from './watch.js';
 
 /** One checkpoint of a run as `runs --json` prints it. */
@@ -152,35 +146,18 @@ function newestMtime(path: string): number | null {
   return newest;
 }
 
-/** Checkpoints modified this long after a run ended still count as its own (the last save, flushed). */
-const AFTER_END_SLACK_MS = 60_000;
-
-/** The time window a run's checkpoints were written in (ms since the epoch). */
-function windowOf(rec: RunRecord, now: number): { from: number; to: number } {
-  return {
-    from: Date.parse(rec.json.startedAt) - 2_000,
-    to: (rec.json.endedAt ? Date.parse(rec.json.endedAt) : now) + AFTER_END_SLACK_MS,
-  };
+/** A run's own checkpoints from its output folders: those written while one of its steps ran. */
+function scanRun(rec: RunRecord, now: number): { found: FoundCheckpoint; step: number }[] {
+  return scanOutputFolders(rec, newestMtime).flatMap((c) => {
+    const step = writingStep(rec, c.root, c.mtimeMs, now);
+    return step === null ? [] : [{ found: c.found, step }];
+  });
 }
 
-/** The checkpoints the steps' output folders hold from the run's own time, with the step that saved each. */
-function scanRun(rec: RunRecord, now: number): { found: FoundCheckpoint; step: number }[] {
-  const { from, to } = windowOf(rec, now);
-  const out: { found: FoundCheckpoint; step: number }[] = [];
-  const done = new Set<string>();
-  rec.json.steps.forEach((s, i) => {
-    const args = s.argv[0] === 'launch' ? s.argv.slice(1) : s.argv;
-    for (const root of outputRoots(args, rec.json.cwd)) {
-      for (const c of findCheckpoints(root)) {
-        if (done.has(c.path)) continue;
-        const m = newestMtime(c.path);
-        if (m === null || m < from || m > to) continue;
-        done.add(c.path);
-        out.push({ found: c, step: i });
-      }
-    }
-  });
-  return out;
+/** Whether a stored verdict is still the run's: written while one of its steps ran. */
+function ownStored(rec: RunRecord, c: CheckpointJson, now: number): boolean {
+  const windows = stepWindows(rec, now);
+  return windows.some((w) => w !== null && c.mtimeMs >= w.from && c.mtimeMs <= w.to);
 }
 
 /**
@@ -196,7 +173,7 @@ export function runCheckpointCandidates(
   const list =
     stored !== null
       ? stored
-          .filter((c) => newestMtime(c.path) !== null)
+          .filter((c) => newestMtime(c.path) !== null && ownStored(rec, c, now))
           .map((c) => ({ found: describeCheckpoint(c.path, c.kind), step: c.step }))
       : scanRun(rec, now);
   return list
@@ -210,7 +187,7 @@ export function runCheckpointCandidates(
  */
 export function checkpointsOf(rec: RunRecord, now = Date.now()): RunCheckpoint[] {
   const stored = storedCheckpoints(rec);
-  if (stored !== null) return stored.map(stillThere);
+  if (stored !== null) return stored.filter((c) => ownStored(rec, c, now)).map(stillThere);
   const expects = expectations(rec);
   return scanRun(rec, now).map(({ found, step }) => {
     const v = verifyFound(found, expects[step] ?? NO_EXPECTATION);
@@ -224,5 +201,40 @@ export function formatCheckpointLines(items: readonly RunCheckpoint[], cwd = pro
     const rel = relative(cwd, c.path);
     const path = rel.startsWith('..') ? c.path : rel;
     return printable(c.verdict === 'ok' ? `  checkpoint ${path} ok` : `  checkpoint ${path} BAD: ${c.reason}`);
+  });
+}
+
+/**
+ * The checkpoints in a run's output folders that the run did not write, oldest first, each with the runs of
+ * `others` (the same directory's) that were writing into that folder then; none: unknown.
+ */
+export function foreignCheckpointsOf(
+  rec: RunRecord,
+  others: readonly RunRecord[],
+  now = Date.now(),
+): ForeignCheckpoint[] {
+  const own = new Set(checkpointsOf(rec, now).map((c) => c.path));
+  const rest = others.filter((o) => o.json.id !== rec.json.id);
+  return scanOutputFolders(rec, newestMtime)
+    .filter((c) => !own.has(c.found.path) && writingStep(rec, c.root, c.mtimeMs, now) === null)
+    .sort((a, b) => a.mtimeMs - b.mtimeMs || a.found.path.localeCompare(b.found.path))
+    .map((c) => ({
+      path: c.found.path,
+      writtenAt: new Date(c.mtimeMs).toISOString(),
+      owners: ownersOf(c.root, c.mtimeMs, rest, now),
+    }));
+}
+
+/** Lines for `zerowiz runs` under a run's own checkpoints: the others in its folders, and whose they are. */
+export function formatForeignLines(items: readonly ForeignCheckpoint[], cwd = process.cwd()): string[] {
+  return items.map((c) => {
+    const rel = relative(cwd, c.path);
+    const path = rel.startsWith('..') ? c.path : rel;
+    const when = formatUtcMinute(Date.parse(c.writtenAt));
+    const whose =
+      c.owners.length === 0
+        ? `written ${when} while no run here was training: unknown`
+        : `written ${when} by run ${c.owners.join(' or run ')}`;
+    return printable(`  not this run's: ${path} (${whose})`);
   });
 }

@@ -40,6 +40,8 @@ export interface CheckOptions {
   accelerate?: string;
   /** Checks not to run (`--skip-check ID`); each is reported as skipped. */
   skip?: ReadonlySet<CheckId>;
+  /** What left each of them out (skipReasons), for the report; default `--skip-check`. */
+  skipWhy?: Partial<Record<CheckId, string>>;
   /** Which passes (default: all). */
   filter?: PassFilter;
   /** The port the pass will use (a Slurm pass picks its own), over the setup's. */
@@ -155,7 +157,7 @@ export async function runChecks(setup: Setup, opts: CheckOptions = {}): Promise<
 
   const results: CheckResult[] = [];
   const add = (id: CheckId, r: () => CheckResult, ms?: number) => {
-    if (skip.has(id)) results.push(skipped(id, 'skipped by --skip-check'));
+    if (skip.has(id)) results.push(skipped(id, `skipped by ${opts.skipWhy?.[id] ?? '--skip-check'}`));
     else results.push(ms === undefined ? r() : { ...r(), ms });
   };
 

@@ -153,6 +153,23 @@ export function launchSkips(values: readonly string[], speedTest: boolean, env: 
   return out;
 }
 
+/**
+ * What left each check out, as the report says it (`skipped by --no-speed-test`): the command line's
+ * --skip-check, --no-speed-test, or the environment's ZEROWIZ_SKIP_CHECKS (the first that names it).
+ */
+export function skipReasons(
+  values: readonly string[],
+  speedTest: boolean,
+  env: NodeJS.ProcessEnv = {},
+): Partial<Record<CheckId, string>> {
+  const out: Partial<Record<CheckId, string>> = {};
+  for (const id of skipChecks(values)) out[id] = '--skip-check';
+  if (!speedTest) out['nvme-speed'] ??= '--no-speed-test';
+  const fromEnv = env[SKIP_CHECKS_ENV];
+  if (fromEnv) for (const id of skipChecks([fromEnv], true, SKIP_CHECKS_ENV)) out[id] ??= SKIP_CHECKS_ENV;
+  return out;
+}
+
 /** Whether every check is left out (no check runs before a pass, and nothing is written for them). */
 export function skipsAll(skip: ReadonlySet<CheckId>): boolean {
   return CHECK_IDS.every((id) => skip.has(id));

@@ -7,7 +7,7 @@ import { followRun } from '../launch/index.js';
 import { kindBlockProblem } from './record-kinds.js';
 import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/index.js';
 import { localKind, localRunOpen } from '../launch/index.js';
-import { displayDir, findRunRecord, readRunRecord, setupOfRecord } from '../records/index.js';
+import { displayDir, findRunRecord, readRunRecord, setupOfRecord, type RunRecord } from '../records/index.js';
 import { ownerState, signalSupervisor } from '../proc/index.js';
 import type { CommandContext } from './context.js';
 import { paneFor } from './launch-run.js';
@@ -79,7 +79,28 @@ export async function stopCommand(ref: string | undefined, flags: { now?: boolea
       ? `killing run ${rec.json.id} (SIGKILL to its steps)`
       : `stopping run ${rec.json.id} (SIGINT to its steps, then SIGTERM, then SIGKILL); waiting for it to end`,
   );
+  // Ctrl+C stops the waiting, not the stop: the supervisor goes on with its ladder.
+  let interrupted = false;
+  const onInterrupt = () => {
+    interrupted = true;
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    return await waitForEnd(rec, () => interrupted);
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+}
+
+/** Waits until the run's record says it ended (or its supervisor is gone, or Ctrl+C); the exit code. */
+async function waitForEnd(rec: RunRecord, interrupted: () => boolean): Promise<number> {
   for (;;) {
+    if (interrupted()) {
+      say(
+        `stopped waiting (Ctrl+C); run ${rec.json.id} goes on stopping as asked (its supervisor ends it): \`zerowiz runs\` says when it has ended`,
+      );
+      return 130;
+    }
     const r = readRunRecord(rec.dir);
     const json = 'record' in r ? r.record.json : rec.json;
     if (json.ended !== 'running') {

@@ -7,7 +7,7 @@ import { parseInteger } from '../text/index.js';
 import type { PassFilter } from '../checks/index.js';
 import { nodeCheckLine, nodeDoneLine, reportLines } from '../checks/index.js';
 import { runChecks } from '../checks/index.js';
-import { checksJson, failures, skipChecks } from '../checks/index.js';
+import { checksJson, failures, skipChecks, skipReasons } from '../checks/index.js';
 import * as output from './output.js';
 
 /** Raw flag values as commander hands them over. */
@@ -41,10 +41,12 @@ export function passFilter(value: string | undefined, steps: readonly { name: st
 /** `zerowiz check`. Returns the exit code (0); a failed check is a UsageError after the report (exit 2). */
 export async function checkCommand(ref: string, flags: CheckFlags): Promise<number> {
   const skip = skipChecks(flags.skipCheck ?? [], flags.speedTest !== false);
+  const skipWhy = skipReasons(flags.skipCheck ?? [], flags.speedTest !== false);
   const setup = await loadPreset(ref);
   const filter = passFilter(flags.pass, setup.steps);
   const report = await runChecks(setup, {
     skip,
+    skipWhy,
     filter,
     accelerate: flags.accelerate === undefined ? undefined : pathFlag('--accelerate', flags.accelerate),
     port: flags.port === undefined ? undefined : parseInteger(flags.port, '--port', 1, 65535),

@@ -8,6 +8,7 @@
 import { CSV_LOG_FLAG, csvLogOffer, withCsvLog, type CsvLogOffer } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { askLine } from '../proc/index.js';
+import { RunError } from '../text/index.js';
 import * as output from './output.js';
 
 /** The flags that decide the offer. */
@@ -52,6 +53,7 @@ export async function offerCsvLog(
       `zerowiz: step ${s.name} (DiffSynth-Studio) prints no loss; add ${CSV_LOG_FLAG} for this run so zerowiz can show it (DiffSynth writes ${where(s)}; the preset stays as it is)? [Y/n] `,
     );
     const a = (await q.answer)?.toLowerCase() ?? null;
+    if (q.interrupted()) throw new RunError('Ctrl+C at the question: nothing was started', 130);
     const yes = a !== null && (a === '' || a === 'y' || a === 'yes');
     if (yes) accepted.push(s);
   }

@@ -37,14 +37,14 @@ import { pathFlag } from '../fs/index.js';
 import { readLatest } from '../checkpoints/index.js';
 import { NO_EXPECTATION, type Expectation } from '../checkpoints/index.js';
 import { verifyFound, type FoundCheckpoint } from '../checkpoints/index.js';
-import { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed, type ExportLayout } from '../checkpoints/index.js';
-import { runCheckpointCandidates } from '../checkpoints/index.js';
+import { LORA_LAYOUTS, planLayout, writeRenamed, type ExportLayout } from '../checkpoints/index.js';
+import { foreignCheckpointsOf, runCheckpointCandidates, stepWindows } from '../checkpoints/index.js';
 import { readSafetensorsHeader } from '../checkpoints/index.js';
 import { pythonOfAccelerate } from '../checkpoints/index.js';
 import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../checkpoints/index.js';
-import { printable } from '../text/index.js';
+import { printable, shellJoin } from '../text/index.js';
 import { kindBlockProblem } from './record-kinds.js';
-import { findRunRecord } from '../records/index.js';
+import { findRunRecord, listRunRecords, type RunRecord } from '../records/index.js';
 import { parseInteger } from '../text/index.js';
 import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../fs/index.js';
 import * as output from './output.js';
@@ -250,6 +250,36 @@ function folderWeights(dir: string): string[] {
     .map((n) => join(dir, n));
 }
 
+/**
+ * Why a run has nothing to export: its steps never trained, or saved nothing while they ran; and whose the
+ * files in its output folders are (the newest another run wrote, with the command that exports it).
+ */
+function nothingSaved(rec: RunRecord, out: string): UsageError {
+  const trained = stepWindows(rec).some((w) => w !== null);
+  const what = trained
+    ? `run ${rec.json.id} saved no checkpoint while its steps ran`
+    : `run ${rec.json.id} saved no checkpoint: its steps never trained`;
+  const others = foreignCheckpointsOf(rec, listRunRecords(process.cwd(), kindBlockProblem).records);
+  const owned = others.filter((o) => o.owners.length > 0).at(-1);
+  if (owned) {
+    const owner = owned.owners[0]!;
+    return new UsageError(
+      what,
+      `${display(owned.path)} is run ${owner}'s (written while it trained): ${shellJoin(['zerowiz', 'export', 'weights', owner, '--out', out])}`,
+    );
+  }
+  const unknown = others.at(-1);
+  if (unknown)
+    return new UsageError(
+      what,
+      `${display(unknown.path)} was written while no run here was training: it is no run's that zerowiz knows, so it is not exported`,
+    );
+  return new UsageError(
+    what,
+    '`zerowiz runs` lists what each run saved; a step saves where its --output_path or --output_dir says',
+  );
+}
+
 /** `zerowiz export weights`; resolves with the exit code. */
 export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlags): Promise<number> {
   if (flags.out === undefined || flags.out === '')
@@ -264,11 +294,7 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
   const step = flags.step === undefined ? null : parseInteger(flags.step, '--step', 0);
   const rec = findRunRecord(ref, process.cwd(), kindBlockProblem);
   const candidates = runCheckpointCandidates(rec);
-  if (candidates.length === 0)
-    throw new UsageError(
-      `run ${rec.json.id} saved no checkpoint in its steps' output folders`,
-      '`zerowiz runs` lists what each run saved; a step saves where its --output_path or --output_dir says',
-    );
+  if (candidates.length === 0) throw nothingSaved(rec, flags.out);
   const { chosen, skipped } = choose(rec.json.id, candidates, step);
   for (const s of skipped)
     output.warn(`${display(s.path)} is bad (${printable(ownReason(s))}); exporting an older one`);
@@ -280,14 +306,20 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
     const src = chosen.found.path;
     const h = readSafetensorsHeader(src);
     const lora = h.ok && loraLayoutOf(h.header.tensors.map((t) => t.name)) !== null;
+    const plan = h.ok && lora ? planLayout(h.header.tensors, layout) : null;
+    if (plan && 'cannot' in plan)
+      throw new UsageError(
+        `cannot write ${display(src)} in the ${layout} layout: ${printable(plan.cannot)}`,
+        `--layout diffsynth exports it as saved; for FLUX, DiffSynth's --align_to_opensource_format saves the open-source names as it trains`,
+      );
     outputs.push(
-      lora
+      plan
         ? {
             name: basename(src),
             make: async (tmp) => {
-              await writeRenamed(src, tmp, (k) => layoutKey(k, layout), { 'zerowiz.layout': layout });
+              await writeRenamed(src, tmp, plan.rename, { 'zerowiz.layout': layout }, plan.add);
             },
-            note: `${LAYOUT_DESCRIPTIONS[layout]}; ${from}`,
+            note: `${plan.description}; ${from}`,
           }
         : { name: basename(src), make: async (tmp) => copyFileSync(src, tmp), note: `as saved; ${from}` },
     );

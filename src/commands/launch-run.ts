@@ -84,7 +84,26 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
   if (flags.slurm || from.record?.json.slurm)
     kind = await (await import('./launch-slurm-run.js')).slurmKindFor(from, flags);
   else if (slurmFlagsGiven(flags)) throw slurmFlagsAlone();
-  return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, flags, ctx, { kind });
+  return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, keptSkips(flags, from.record), ctx, {
+    kind,
+  });
+}
+
+/**
+ * With --last, the checks the repeated run's command line left out are left out again (as its --pin-step is
+ * kept), with what the user adds now; said once, so nobody wonders why a check did not run.
+ */
+function keptSkips(flags: LaunchFlags, record: RunRecord | null): LaunchFlags {
+  const kept = record?.json.skippedChecks;
+  if (!flags.last || !kept) return flags;
+  const ids = [...new Set([...kept.ids, ...(flags.skipCheck ?? [])])];
+  const speedTest = kept.speedTest && flags.speedTest !== false;
+  const said = [
+    ...(kept.ids.length > 0 ? [`--skip-check ${kept.ids.join(',')}`] : []),
+    ...(kept.speedTest ? [] : ['--no-speed-test']),
+  ];
+  if (said.length > 0) output.note(`--last keeps ${said.join(' and ')}, as run ${record.json.id} had`);
+  return { ...flags, skipCheck: ids, speedTest };
 }
 
 function slurmFlagsAlone(): UsageError {

@@ -1,4 +1,22 @@
 /** `zerowiz preset ...`'s work, loaded only when the command runs. */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { pathFlag, readUserFile } from '../fs/index.js';
+import {
+  argValue,
+  DEFAULT_FILES,
+  renderStepsYaml,
+  scriptSteps,
+  stepModelRepos,
+  stepsForSetup,
+  stepTuning,
+  templatesOrNone,
+  withDefaults,
+  type Answers,
+  type LaunchStep,
+  type Setup,
+} from '../config/index.js';
+import { lookupModel, modelCatalogOrNone } from '../estimate/index.js';
 import { MODE_INFO } from '../config/index.js';
 import {
   deletePreset,
@@ -13,7 +31,7 @@ import { printable, printableLines } from '../text/index.js';
 import type { QuestionId } from '../config/index.js';
 import { formatCount } from '../text/index.js';
 import { noStepsNote } from '../config/index.js';
-import { answerFindings, fileFindings, validate } from '../rules/index.js';
+import { answerFindings, fileFindings, stepModelFindings, validate } from '../rules/index.js';
 import { formatFinding } from '../config/index.js';
 import { UsageError } from '../text/index.js';
 import { setupFromOptions } from './setup-from-flags.js';
@@ -119,4 +137,101 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
 export async function presetDelete(name: string): Promise<void> {
   const backup = await deletePreset(name);
   output.lines([`deleted preset ${name} (kept as ${backup})`]);
+}
+
+/** The script's text: FILE (read as every user file is: no link followed, size bounded) or stdin for `-`. */
+function scriptText(file: string): string {
+  if (file === '-') return readFileSync(0, 'utf8');
+  return readUserFile(pathFlag('FILE', file), 'the script');
+}
+
+/**
+ * The answers a script's steps imply where the user gave none: the catalog model its training steps load
+ * (DiffSynth's --model_id_with_origin_paths), LoRA or full, the LoRA's rank and targets.
+ */
+function impliedAnswers(steps: readonly LaunchStep[]): { answers: Partial<Answers>; modelId: string | null } {
+  const train = steps.filter((s) => s.usesConfig);
+  const map = templatesOrNone().models;
+  const models = modelCatalogOrNone();
+  const ids = [...new Set(train.flatMap((s) => stepModelRepos(s).map((r) => map[r])))].filter((x) => x !== undefined);
+  const model = ids.length === 1 ? lookupModel(ids[0]!, models) : null;
+  const tuning = train.map(stepTuning).find((t) => t !== null) ?? null;
+  const rank = train.map((s) => argValue(s.args, '--lora_rank')).find((v) => typeof v === 'string');
+  const targets = train.map((s) => argValue(s.args, '--lora_target_modules')).find((v) => typeof v === 'string');
+  const answers: Partial<Answers> = {
+    ...(model
+      ? {
+          model_name: model.name,
+          model_params: model.params,
+          largest_layer_params: model.largestLayer,
+          model_kind: model.kind === 'lm' ? 'lm' : model.kind === 'video' ? 'video' : 'dit',
+        }
+      : {}),
+    ...(tuning ? { fine_tuning: tuning } : {}),
+    ...(tuning === 'lora' && rank && /^\d+$/.test(rank) ? { lora_rank: Number(rank) } : {}),
+    ...(tuning === 'lora' && targets ? { lora_targets: targets } : {}),
+  };
+  return { answers, modelId: model?.id ?? null };
+}
+
+/** The setup the steps go into: --preset/--from and flags, else the user preset NAME as it is, else the defaults. */
+function importBase(
+  name: string,
+  opts: Record<string, unknown>,
+): { setup: Setup; given: Partial<Answers>; flagged: QuestionId[] } {
+  const fromFlags = setupFromOptions(opts);
+  if (typeof opts.preset === 'string' || typeof opts.from === 'string' || fromFlags.flagged.length > 0)
+    return fromFlags;
+  try {
+    const p = findPreset(name);
+    if (p.source === 'user') return { setup: p.setup, given: p.given, flagged: [] };
+  } catch {
+    // a new preset
+  }
+  return fromFlags;
+}
+
+/** `preset import-steps FILE [NAME]`: the steps of a script, printed or saved into a user preset. */
+export async function presetImportSteps(
+  file: string,
+  name: string | undefined,
+  opts: Record<string, unknown>,
+): Promise<void> {
+  const read = scriptSteps(scriptText(file), process.env);
+  if (read.steps.length === 0)
+    throw new UsageError(
+      `${file === '-' ? 'stdin' : file} has no \`accelerate launch\` line`,
+      'the steps are its `accelerate launch SCRIPT --flags...` commands, as in a DiffSynth-Studio example .sh',
+    );
+  for (const n of read.notes) output.note(`line ${n.line}: ${n.text}`);
+  if (name === undefined) {
+    const steps = stepsForSetup(read.steps, { files: DEFAULT_FILES });
+    output.data(renderStepsYaml(steps));
+    return;
+  }
+  presetName(name);
+  const base = importBase(name, opts);
+  const implied = impliedAnswers(read.steps);
+  const kept = Object.keys(base.given);
+  const fill = Object.fromEntries(Object.entries(implied.answers).filter(([k]) => !kept.includes(k)));
+  const given = { ...base.given, ...fill };
+  const setup: Setup = {
+    ...base.setup,
+    name,
+    answers: withDefaults(given),
+    steps: stepsForSetup(read.steps, base.setup),
+  };
+  if ('model_name' in fill) output.note(`from the steps: the model is ${implied.modelId} (${fill.model_name})`);
+  if ('fine_tuning' in fill)
+    output.note(
+      `from the steps: ${fill.fine_tuning === 'lora' ? `LoRA${fill.lora_rank ? ` of rank ${fill.lora_rank}` : ''}` : 'full fine-tuning'}`,
+    );
+  const firstError = reportFindings([...validate(setup), ...stepModelFindings(setup)]);
+  if (firstError) throw new UsageError(firstError.message, firstError.fix);
+  const description =
+    typeof opts.description === 'string' ? opts.description : `steps from ${file === '-' ? 'stdin' : basename(file)}`;
+  const saved = await savePresetFile(name, setup, description, given);
+  output.lines([
+    `${saved.backup ? `replaced (the previous one is kept as ${saved.backup})` : saved.status === 'unchanged' ? 'unchanged' : 'saved'} ${saved.path} with ${setup.steps.length === 1 ? 'one step' : `${setup.steps.length} steps`} (${setup.steps.map((s) => s.name).join(', ')})`,
+  ]);
 }

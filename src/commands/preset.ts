@@ -4,7 +4,7 @@ import { addAnswerOptions } from './answer-flags.js';
 
 const load = () => import('./preset-run.js');
 
-/** Registers `zerowiz preset list | show NAME | save NAME [flags] | delete NAME`. */
+/** Registers `zerowiz preset list | show NAME | save NAME [flags] | import-steps FILE [NAME] | delete NAME`. */
 export function registerPreset(program: Command, _ctx: CommandContext): void {
   const preset = program.command('preset').description('list, show, save and delete presets (built-in and yours)');
   preset
@@ -28,6 +28,18 @@ export function registerPreset(program: Command, _ctx: CommandContext): void {
     .addOption(new Option('--description <text>', 'one line saying what the preset is for'));
   addAnswerOptions(save);
   save.action(async (name: string, opts: Record<string, unknown>) => (await load()).presetSave(name, opts));
+  const importSteps = preset
+    .command('import-steps')
+    .argument('<file>', 'a script with `accelerate launch ...` lines (a DiffSynth-Studio example .sh), or - for stdin')
+    .argument('[name]', 'save the steps in this user preset (without it: print them)')
+    .description(
+      'read the steps of an `accelerate launch` line or an example .sh (words split as a shell would); print them, or save them in preset NAME',
+    )
+    .addOption(new Option('--description <text>', 'one line saying what the preset is for'));
+  addAnswerOptions(importSteps);
+  importSteps.action(async (file: string, name: string | undefined, opts: Record<string, unknown>) =>
+    (await load()).presetImportSteps(file, name, opts),
+  );
   preset
     .command('delete')
     .argument('<name>', 'a user preset name')

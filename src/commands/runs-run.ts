@@ -14,7 +14,12 @@ import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
 import { printable } from '../text/index.js';
-import { checkpointsOf, formatCheckpointLines } from '../checkpoints/index.js';
+import {
+  checkpointsOf,
+  foreignCheckpointsOf,
+  formatCheckpointLines,
+  formatForeignLines,
+} from '../checkpoints/index.js';
 import { recordedTopology } from '../checkpoints/index.js';
 import { existsSync } from 'node:fs';
 import { reportPathOf } from '../report/index.js';
@@ -29,7 +34,7 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   const note = slurm ? await slurm.refreshSlurmRuns(records) : null;
   if (note) output.note(note);
   if (opts.json) {
-    output.json(records.map(recordSummary));
+    output.json(records.map((r) => recordSummary(r, records)));
     return;
   }
   if (records.length === 0) {
@@ -48,6 +53,7 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
     for (const l of liveLines(r)) text += `  ${l}\n`;
     for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
+    for (const l of formatForeignLines(foreignCheckpointsOf(r, records))) text += `${l}\n`;
     for (const t of topologyWarningsOf(r)) text += `  ${t}\n`;
     const report = reportOf(r);
     if (report) text += `  report: ${displayDir(report)}\n`;
@@ -104,7 +110,7 @@ function topologyWarningsOf(r: RunRecord): string[] {
     );
 }
 
-function recordSummary(r: RunRecord) {
+function recordSummary(r: RunRecord, all: readonly RunRecord[]) {
   const j = r.json;
   return {
     id: j.id,
@@ -138,6 +144,8 @@ function recordSummary(r: RunRecord) {
     // Each checkpoint the run saved, as verified when it was written (still there, unchanged, since).
     checkpoints: checkpointsOf(r),
     report: reportOf(r),
+    // What else its output folders hold: the runs that wrote it (by time), none when no run here was training.
+    otherFiles: foreignCheckpointsOf(r, all),
     topology: recordedTopology(r),
     ...(j.slurm
       ? {

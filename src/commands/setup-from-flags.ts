@@ -1,5 +1,6 @@
 /** Turns --preset / --from and answer flags into a setup (loaded lazily: it needs yaml and zod). */
 import { UsageError } from '../text/index.js';
+import * as output from './output.js';
 import { NearMiss } from '../text/index.js';
 import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../fs/index.js';
 import { findPreset } from '../config/index.js';
@@ -14,7 +15,7 @@ import {
   type QuestionId,
 } from '../config/index.js';
 import { importAccelerateConfig } from '../config/index.js';
-import { DEFAULT_FILES, dropKeptFor, type Setup } from '../config/index.js';
+import { DEFAULT_FILES, dropKeptFor, UNNAMED_SETUP, type Setup } from '../config/index.js';
 import { answersFromOptions } from './answer-flags.js';
 
 /**
@@ -77,9 +78,15 @@ export function setupFromOptions(
     throw new UsageError(`${name}: ${(e as Error).message}`, hint);
   }
   const answers = withDefaults(given, env);
+  // A size in decimal units reads as the user may not expect (`--gpu-memory 80GB` is 74.51 GiB): said once.
+  for (const [id, text] of Object.entries(raw)) {
+    if (typeof text !== 'string') continue;
+    const parsed = (question(id as QuestionId) as Question).parse(text, answers) as { note?: string };
+    if (parsed.note) output.note(`--${flagName(id as QuestionId)} ${parsed.note}`);
+  }
   const setup: Setup = base
     ? { ...base, answers, extra: dropKeptFor(base.extra, Object.keys(raw) as QuestionId[]) }
-    : { name: 'custom', answers, files: { ...DEFAULT_FILES }, steps: [] };
+    : { name: UNNAMED_SETUP, answers, files: { ...DEFAULT_FILES }, steps: [] };
   return { setup, given, flagged: Object.keys(raw) as QuestionId[], importNotes };
 }
 

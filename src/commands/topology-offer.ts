@@ -4,6 +4,7 @@
  * on a terminal zerowiz asks; without one it goes on and the run record keeps the warning. `fresh` moves the
  * old states aside here, once the launch is known to be able to start (never in a dry run).
  */
+import { RunError } from '../text/index.js';
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
 import {
@@ -52,7 +53,9 @@ export async function offerTopology(
     const q = askLine(
       `zerowiz: ${TOPOLOGY_CHOICES.map((c) => `[${c[0]}] ${c}: ${TOPOLOGY_CHOICE_TEXT[c]}`).join('; ')}. Which? [C/w/f/g] `,
     );
-    const a = ((await q.answer) ?? 'g').trim().toLowerCase();
+    const typed = await q.answer;
+    if (q.interrupted()) throw new RunError('Ctrl+C at the question: nothing was started', 130);
+    const a = (typed ?? 'g').trim().toLowerCase();
     choice = a === '' ? 'convert' : (KEYS[a[0]!] ?? (isTopologyChoice(a) ? a : 'go-on'));
   } else if (given === undefined)
     output.hint(

@@ -138,7 +138,7 @@ function setupOrigin(
     const shown = q.format(setup.answers[id] as never);
     return id in given
       ? { source: 'preset', where: `${answersLabel}: ${id} ${shown}` }
-      : { source: 'zerowiz-default', where: `${id} ${shown} (zerowiz's default; ${answersLabel} does not set it)` };
+      : { source: 'zerowiz-default', where: `${id} ${shown} (zerowiz's default, not set by ${answersLabel})` };
   };
 }
 

@@ -79,6 +79,7 @@ export {
   presetFileFor,
   presetName,
   renderPresetFile,
+  renderStepsYaml,
   savePresetFile,
 } from './presets.js';
 export type { Preset, PresetProblem } from './presets.js';
@@ -96,10 +97,28 @@ export {
   withDefaults,
 } from './questions.js';
 export type { Answers, DetectedEnv, Parsed, Question, QuestionId } from './questions.js';
-export { DEFAULT_FILES, SAFE_NAME_RE, dropKeptFor, launchLines, noStepsNote, toLaunchCommands } from './setup.js';
+export {
+  DEFAULT_FILES,
+  SAFE_NAME_RE,
+  UNNAMED_SETUP,
+  dropKeptFor,
+  launchLines,
+  noStepsNote,
+  toLaunchCommands,
+} from './setup.js';
 export type { LaunchStep, Setup, SetupFiles } from './setup.js';
 export { argValue, flattenArgs, groupArgs, isDataPass, isFlag, stepConfig, withStepConfig } from './step-args.js';
 export type { StepArg, StepConfig } from './step-args.js';
 export { OPTIMIZER_KINDS } from './training.js';
 export type { Interconnect, MasterWeights, OptimizerKind, Precision } from './training.js';
 export { savePreset } from './presets.js';
+export { scriptSteps, splitCommands, stepsForSetup } from './shell-script.js';
+export type { ScriptNote, ScriptSteps } from './shell-script.js';
+export {
+  loadTemplates,
+  stepModelRepos,
+  stepTuning,
+  templateScriptSteps,
+  templatesOrNone,
+} from './templates.js';
+export type { DiffSynthTemplate, TemplateCatalog, TemplateTuning } from './templates.js';

@@ -29,16 +29,29 @@ import {
   type Question,
   type QuestionId,
 } from './questions.js';
-import { DEFAULT_FILES, SAFE_NAME_RE, type Setup } from './setup.js';
+import { DEFAULT_FILES, SAFE_NAME_RE, type LaunchStep, type Setup } from './setup.js';
 import { printable } from '../text/index.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/index.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
-const NOT_PRESETS = new Set(['models.yaml']);
+const NOT_PRESETS = new Set(['models.yaml', 'templates.yaml']);
 /** The longest preset name: file names stay well inside the file system's limit with the suffixes added. */
 export const MAX_PRESET_NAME_CHARS = 100;
 const PRESET_EXT_RE = /\.ya?ml$/i;
+
+/** What is wrong with a name (the first thing), or null when it is a good one. */
+function nameProblem(name: string): string | null {
+  if (name === '') return 'it is empty';
+  if (name.length > MAX_PRESET_NAME_CHARS)
+    return `it is ${name.length} characters long (at most ${MAX_PRESET_NAME_CHARS})`;
+  if (name.includes('/')) return "it holds '/' (a preset file is given by its path with .yaml, e.g. ./my.yaml)";
+  if (!/^[A-Za-z0-9]/.test(name))
+    return `it starts with '${printable(name[0]!)}' (a name starts with a letter or digit)`;
+  const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c));
+  if (bad !== undefined) return `it holds ${bad === ' ' ? 'a space' : `'${printable(bad)}'`}`;
+  return SAFE_NAME_RE.test(name) ? null : 'it is not letters, digits, . _ -';
+}
 
 /**
  * The one check of a preset name, used by every verb: letters, digits, . _ - (no path, nothing hidden), at
@@ -46,9 +59,10 @@ const PRESET_EXT_RE = /\.ya?ml$/i;
  */
 export function presetName(ref: string): string {
   const name = ref.replace(PRESET_EXT_RE, '');
-  if (!SAFE_NAME_RE.test(name) || name.length > MAX_PRESET_NAME_CHARS)
+  const why = nameProblem(name);
+  if (why !== null)
     throw new UsageError(
-      `'${printable(ref.length > 60 ? `${ref.slice(0, 60)}…` : ref)}' is not a preset name`,
+      `'${printable(ref.length > 60 ? `${ref.slice(0, 60)}…` : ref)}' is not a preset name: ${why}`,
       `a name is letters, digits, . _ - (starting with a letter or digit, at most ${MAX_PRESET_NAME_CHARS}), e.g. my-zero3; see \`zerowiz preset list\``,
     );
   return name;
@@ -359,6 +373,11 @@ export function presetFileFor(setup: Setup, description = '', given?: Partial<An
   if (Object.keys(model).length > 0) file.model = model;
   file.files = { accelerate_config: setup.files.accelerateConfig, ds_config: setup.files.dsConfig };
   return file;
+}
+
+/** The `steps:` block of a preset file for these steps (what `preset import-steps FILE` prints). */
+export function renderStepsYaml(steps: readonly LaunchStep[]): string {
+  return dumpYamlInOrder({ steps: steps.map((s) => ({ name: s.name, uses_config: s.usesConfig, args: s.args })) });
 }
 
 /** Renders a preset file in the documented layout (name, description, model, answers, files, steps). */

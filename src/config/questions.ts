@@ -5,7 +5,7 @@
  * model questions placed just before the ZeRO mode and the DeepSpeed-JSON questions after accelerate's last.
  */
 import { MODES, MODE_INFO, isMode, type Mode, type OffloadDevice } from './modes.js';
-import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../text/index.js';
+import { decimalSizeNote, formatBytesExact, formatCountExact, parseBytes, parseCount } from '../text/index.js';
 import { UsageError } from '../text/index.js';
 import { hasControl } from '../text/index.js';
 import type { Interconnect, MasterWeights, OptimizerKind } from './training.js';
@@ -112,7 +112,8 @@ export interface DetectedEnv {
 export const NO_DETECTION: DetectedEnv = { gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null };
 
 /** Parse result of one typed answer. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+/** A parsed answer, or why not; `note` says how it was read when that may surprise (`80GB` is 74.51 GiB). */
+export type Parsed<T> = { ok: true; value: T; note?: string } | { ok: false; error: string };
 
 /** One choice of a select question. */
 export interface Choice<T> {
@@ -237,7 +238,9 @@ function bytesOrNull(what: string) {
   return (text: string): Parsed<number | null> => {
     if (text.trim() === '') return ok(null);
     try {
-      return ok(parseBytes(text, what));
+      const value = parseBytes(text, what);
+      const note = decimalSizeNote(text);
+      return note ? { ok: true, value, note } : ok(value);
     } catch (e) {
       return fail(e instanceof UsageError ? `${e.message}; ${e.hint ?? ''}`.trim() : String(e));
     }

@@ -42,6 +42,8 @@ export interface LaunchCommand {
 }
 
 export const DEFAULT_FILES: SetupFiles = { accelerateConfig: 'accelerate_config.yaml', dsConfig: 'ds_config.json' };
+/** The name of a setup made without a preset (the wizard's new setup, answers as flags): its records are named after it. */
+export const UNNAMED_SETUP = 'my-setup';
 
 /** The `accelerate launch` argv of every step, in order. */
 export function toLaunchCommands(setup: Setup): LaunchCommand[] {

@@ -18,10 +18,12 @@ import { inReportOrder, launchConfigFiles } from '../config/index.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
 import { formatFindings, prepareLaunch } from './prepare.js';
+import { checkFirstPass, cliRefusal, dryRunCheckLines, failLines } from './precheck.js';
 import type { TextSink } from './stream.js';
 import { LaunchStops, type LaunchSession, type LogPaneOptions, openView, runStream, summaryLines } from './viewer.js';
 
 export type { LaunchOptions, PreparedLaunch } from './kind.js';
+export { checkFirstPass, wizardRefusal } from './precheck.js';
 export {
   checkRunnable,
   formatFindings,
@@ -79,13 +81,23 @@ export async function launch(req: LaunchRequest): Promise<number> {
   const out: TextSink = req.out ?? { write: writeOut, backlog: stdoutBacklog };
   const err: TextSink = req.err ?? { write: writeErr };
   const say = (line: string) => err.write(`zerowiz: ${line}\n`);
-  const { prepared, kind, lines } = planLaunch(req);
+  const planned = planLaunch(req);
+  const { kind, lines } = planned;
   if (!req.quiet) for (const l of lines) say(l);
+  // On this machine, the first pass's checks run now: a machine that cannot run it is said before anything
+  // is written or started (the pane never opens on a refused pass).
+  const first = kind.runsHere ? await checkFirstPass(planned.prepared) : null;
+  const prepared = first ? { ...planned.prepared, firstPassLines: first.gate.logLines } : planned.prepared;
 
   if (req.dryRun) {
     if (kind.dryRun) await kind.dryRun(prepared, out, say);
     else printDryRun(prepared, out, say);
+    if (kind.runsHere) for (const l of dryRunCheckLines(prepared, first)) say(l);
     return 0;
+  }
+  if (first && first.failed.length > 0) {
+    for (const l of failLines(first.failed)) say(l);
+    throw cliRefusal(prepared, first.failed);
   }
 
   // From here on a signal (or the terminal going away) is a request to the run, never the end of zerowiz:

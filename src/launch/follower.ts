@@ -97,21 +97,26 @@ export abstract class RunFollower implements RunControl {
   }
 
   /** Step `i` started: its log is read from now on. */
-  protected startStep(i: number, info: { at: number; pid: number | null; csvOffset?: number | null }): void {
+  protected startStep(
+    i: number,
+    info: { at: number; pid: number | null; csvOffset?: number | null; csvEnd?: number | null },
+  ): void {
     if (this.started[i] || !this.steps[i]) return;
     this.started[i] = true;
     this.readers[i] = new StepLogReader(i, this.steps[i].logPath, () => this.listeners);
-    this.emit((l) => l.stepStart?.(i, { pid: info.pid, startedAt: info.at, csvOffset: info.csvOffset }));
+    this.emit((l) =>
+      l.stepStart?.(i, { pid: info.pid, startedAt: info.at, csvOffset: info.csvOffset, csvEnd: info.csvEnd }),
+    );
   }
 
-  /** Step `i` ended: the rest of its log is read, then its end is told. */
-  protected endStep(i: number, r: StepResult): void {
+  /** Step `i` ended: the rest of its log is read, then its end is told (with where its loss.csv ended). */
+  protected endStep(i: number, r: StepResult, info: { csvEnd?: number | null } = {}): void {
     if (this.ended[i] || !this.steps[i]) return;
     this.startStep(i, { at: r.startedAt, pid: null });
     this.readers[i]!.finish();
     this.ended[i] = true;
     this.results[i] = r;
-    this.emit((l) => l.stepEnd?.(i, r));
+    this.emit((l) => l.stepEnd?.(i, r, info));
   }
 
   /** Reads what the running steps' logs have gained. */
@@ -249,11 +254,16 @@ export class LocalFollower extends RunFollower {
 
   /** Applies what the supervisor wrote since the last read (a step's end after its log is read, in slices). */
   private async readEvents(): Promise<void> {
-    for (const e of this.events.read()) {
-      if (e.t === 'stepStart') this.startStep(e.i, { at: e.at, pid: e.pid, csvOffset: e.csvOffset });
+    const batch = this.events.read();
+    // A step whose end is already written (a run followed after it ended): its loss.csv is read up to where the
+    // file ended then, never into the rows of a later run of the same preset.
+    const ends = new Map(batch.flatMap((e) => (e.t === 'stepEnd' ? [[e.i, e.csvEnd ?? null] as const] : [])));
+    for (const e of batch) {
+      if (e.t === 'stepStart')
+        this.startStep(e.i, { at: e.at, pid: e.pid, csvOffset: e.csvOffset, csvEnd: ends.get(e.i) ?? null });
       else if (e.t === 'stepEnd') {
         await this.catchUp(e.i);
-        this.endStep(e.i, e.r);
+        this.endStep(e.i, e.r, { csvEnd: e.csvEnd ?? null });
       } else if (e.t === 'alert') this.opts.onAlert?.(e.a);
       else if (e.t === 'logError') this.emit((l) => l.logError?.(e.i, e.why));
       else if (e.t === 'stopping') {

@@ -49,8 +49,12 @@ export interface PreparedLaunch {
   problems: string[];
   /** The checks left out before each pass (flags and ZEROWIZ_SKIP_CHECKS). */
   skipChecks: CheckId[];
+  /** What left each of them out (--skip-check, --no-speed-test, ZEROWIZ_SKIP_CHECKS), for the reports. */
+  skipWhy?: Partial<Record<CheckId, string>>;
   /** Topology warnings the record keeps. */
   topologyWarnings: { checkpoint: string; warning: string }[];
+  /** The first pass's checks, run before the launch started (their lines open its log); absent: not run yet. */
+  firstPassLines?: string[];
 }
 
 /** The commands of a record, as the summary and stream mode show them. */

@@ -76,7 +76,9 @@ export function localKind(): RunKind {
           accelerate: { path: exe.path, display: exe.display },
           commands: prepared.commands,
           skipChecks: prepared.skipChecks,
+          ...(prepared.skipWhy ? { skipWhy: prepared.skipWhy } : {}),
           topologyWarnings: prepared.topologyWarnings,
+          ...(prepared.firstPassLines ? { firstPassLines: prepared.firstPassLines } : {}),
         },
         prepared.env,
       );

@@ -4,7 +4,7 @@
  * wizard's review checks them, against accelerate's default config), accelerate, the training scripts.
  * Errors are one UsageError with the fix, which runs as printed.
  */
-import { launchSkips } from '../checks/index.js';
+import { launchSkips, skipReasons } from '../checks/index.js';
 import { readAccelerateConfigSummary } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import type { StepFinding } from '../rules/index.js';
@@ -47,9 +47,14 @@ export function invalidSetup(setup: Setup, errors: readonly Finding[]): UsageErr
     step?.kind === 'pinConfig'
       ? `${first.fix}: add --pin-step ${setup.steps[step.step]?.name} to the command (e.g. zerowiz launch ${setup.name} --pin-step ${setup.steps[step.step]?.name}; the run record keeps it for --last), or pin it in the wizard's steps screen`
       : first.fix;
+  const wizardHint =
+    step?.kind === 'pinConfig'
+      ? `${first.fix}: Esc to the review, where Enter on this finding pins it (or c on the steps screen)`
+      : undefined;
   return new UsageError(
     `'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
     hint,
+    wizardHint,
   );
 }
 
@@ -90,6 +95,7 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     findings: findings.filter((f) => f.level === 'warning'),
     problems,
     skipChecks: [...launchSkips(opts.skipCheck ?? [], opts.speedTest ?? true, env)],
+    skipWhy: skipReasons(opts.skipCheck ?? [], opts.speedTest ?? true, env),
     topologyWarnings: opts.topologyWarnings ?? [],
   };
 }

@@ -63,8 +63,12 @@ export interface SupervisorPlan {
   commands: PreparedCommand[];
   /** The checks left out before each pass (--skip-check, ZEROWIZ_SKIP_CHECKS); every id: no checks. */
   skipChecks?: CheckId[];
+  /** What left each of them out, for the pass logs; the ones the command line gave are kept in the record. */
+  skipWhy?: Partial<Record<CheckId, string>>;
   /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
   topologyWarnings?: { checkpoint: string; warning: string }[];
+  /** The first pass's checks as the launch ran them before it started (all passed): written, not run again. */
+  firstPassLines?: string[];
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -134,6 +138,13 @@ export class Supervisor {
     rec.json.estimate = estimate?.json ?? null;
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
       (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
+    // The checks the command line left out: `launch --last` leaves them out again (as it keeps --pin-step).
+    const given = Object.entries(plan.skipWhy ?? {}).filter(([, why]) => why !== 'ZEROWIZ_SKIP_CHECKS');
+    if (given.length > 0)
+      rec.json.skippedChecks = {
+        ids: given.filter(([, why]) => why === '--skip-check').map(([id]) => id),
+        speedTest: !given.some(([, why]) => why === '--no-speed-test'),
+      };
     saveRunJson(rec);
     this.record = rec;
     return rec;
@@ -213,13 +224,16 @@ export class Supervisor {
       guard,
       // The checks before each pass, on this machine, at the moment it starts (./checks/gate.ts).
       beforeStep: checked
-        ? (i) =>
-            checkBeforePass(plan.setup, i, {
-              cwd: plan.cwd,
-              env,
-              accelerate: plan.accelerate.path,
-              skip,
-            })
+        ? async (i) =>
+            i === 0 && plan.firstPassLines
+              ? { start: true, logLines: plan.firstPassLines, reason: null }
+              : checkBeforePass(plan.setup, i, {
+                  cwd: plan.cwd,
+                  env,
+                  accelerate: plan.accelerate.path,
+                  skip,
+                  ...(plan.skipWhy ? { skipWhy: plan.skipWhy } : {}),
+                })
         : undefined,
     });
     this.pipeline = pipeline;
@@ -318,7 +332,7 @@ export class Supervisor {
           freePort: null,
           csvOffset: watch.csvOffset(i),
         }),
-      stepEnd: (i, r) => events.write({ t: 'stepEnd', i, r }),
+      stepEnd: (i, r) => events.write({ t: 'stepEnd', i, r, csvEnd: watch.csvEnd(i) }),
       stopping: () => events.write({ t: 'stopping', at: Date.now() }),
       logError: (i, why) => events.write({ t: 'logError', i, why }),
     });

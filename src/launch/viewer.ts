@@ -386,7 +386,7 @@ export function summaryLines(session: LaunchSession, opts: { tail: boolean; step
   };
   if (o.outcome === 'succeeded') {
     out.push(
-      `all ${session.model.steps.length} steps done (${session.model.steps.map((s, i) => `${s.name} ${took(i)}`).join(', ')})`,
+      `${session.model.steps.length === 1 ? '1 step' : `all ${session.model.steps.length} steps`} done (${session.model.steps.map((s, i) => `${s.name} ${took(i)}`).join(', ')})`,
     );
   } else if (o.failedStep !== null) {
     const i = o.failedStep;

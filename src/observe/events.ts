@@ -55,7 +55,10 @@ export interface PipelineListener {
    * A step started. `csvOffset` (a viewer of a local run): where its loss.csv ended at the start, as the
    * supervisor saw it.
    */
-  stepStart?(index: number, info: { pid: number | null; startedAt: number; csvOffset?: number | null }): void;
+  stepStart?(
+    index: number,
+    info: { pid: number | null; startedAt: number; csvOffset?: number | null; csvEnd?: number | null },
+  ): void;
   /**
    * A finished line (collapsed, cleaned), with its tqdm parse: `progress` is the bar the line is (a bar's
    * last state, ended by a newline), null when it is not one. Parsed once, here, for every subscriber.
@@ -76,7 +79,8 @@ export interface PipelineListener {
   partial?(index: number, text: string): void;
   /** A tqdm update (one per distinct update; `\r` redraws of the same state are dropped). */
   progress?(index: number, p: Progress): void;
-  stepEnd?(index: number, result: StepResult): void;
+  /** A step ended; `info.csvEnd`: where its loss.csv ended then (a viewer of a record reads no further). */
+  stepEnd?(index: number, result: StepResult, info?: { csvEnd?: number | null }): void;
   /** The logs stopped (a write error such as a full disk) while step `index` ran; the run goes on. */
   logError?(index: number, why: string): void;
   /** A stop was requested (the pane shows "stopping..."). */

@@ -131,16 +131,19 @@ export class RunWatch implements PipelineListener {
 
   /**
    * A step started. `csvOffset`: where its loss.csv ended at the start, as the supervisor saw it (a viewer
-   * reads from there; absent: where the file ends now).
+   * reads from there; absent: where the file ends now); `csvEnd`, for a step a viewer knows has ended: where
+   * the file ended then (it reads no further).
    */
-  stepStart(i: number, info?: { csvOffset?: number | null }): void {
+  stepStart(i: number, info?: { csvOffset?: number | null; csvEnd?: number | null }): void {
     const s = this.steps[i];
     if (!s) return;
     this.telemetry?.beginStep?.(i);
     if (s.csvPath) {
       const from = info?.csvOffset;
+      const until = info?.csvEnd;
       s.csv = new LossCsvFollower(s.csvPath, {
         from: typeof from === 'number' ? from : 'end',
+        ...(typeof until === 'number' ? { until } : {}),
         pollMs: this.opts.csvPollMs,
         onRow: (row) => {
           this.currentLine = `loss.csv: ${row.step},${row.key},${row.value}`;
@@ -216,14 +219,24 @@ export class RunWatch implements PipelineListener {
     this.currentLine = '';
   }
 
-  stepEnd(i: number, r: StepResult): void {
+  /**
+   * A step ended. `csvEnd`: where its loss.csv ended then, as the supervisor saw it (a viewer reads up to there
+   * and no further: a later run of the same preset appends its rows to the same file).
+   */
+  stepEnd(i: number, r: StepResult, info?: { csvEnd?: number | null }): void {
     const s = this.steps[i];
     if (!s) return;
+    const end = info?.csvEnd;
     // The rows written just before the end, before anyone reads the step's last loss.
-    s.csv?.pollSync();
+    if (typeof end !== 'number') s.csv?.pollSync();
     this.telemetry?.endStep?.(i);
     this.alerts.stepEnded(i, r);
-    if (s.csv) this.pending.push(s.csv.stop());
+    if (s.csv) this.pending.push(typeof end === 'number' ? s.csv.stopAt(end) : s.csv.stop());
+  }
+
+  /** Where step `i`'s loss.csv was read up to (its end, once the step ended), or null. */
+  csvEnd(i: number): number | null {
+    return this.steps[i]?.csv?.position ?? null;
   }
 
   stopping(): void {

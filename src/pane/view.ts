@@ -284,7 +284,11 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
         ruleText(
           state.alertsOpen && live
             ? `alerts of this run (${live.watch.alerts.alerts.length}) · a or Esc: back to the log`
-            : `${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''} · log ${step.logPath ?? '-'}`,
+            : stepRuleLabel(
+                `${step.name} · ${step.lines.total} lines${step.lines.dropped > 0 ? ` (last ${step.lines.length} kept)` : ''}`,
+                step.logPath,
+                cols,
+              ),
           cols,
         ),
         SGR.dim,
@@ -357,6 +361,19 @@ const TONE: Record<NonNullable<RunModel['headline']>['tone'], string> = {
   ok: SGR.green,
   error: SGR.red,
 };
+
+/** The stop question in few words (80 columns), for a kind whose prompt offers d (leave it running). */
+const SHORT_STOP_PROMPT = 'Stop the run? y: stop it · d: leave it running · any other key: keep watching';
+/** The same without d. */
+const SHORT_STOP_PROMPT_NO_LEAVE = 'Stop the run? y/q/Ctrl+C: stop it · any other key: keep running';
+
+/** `step · N lines · log PATH`, the path shortened from its start (`…/runs/ID/01-train.log`) to fit `cols`. */
+function stepRuleLabel(head: string, logPath: string | null, cols: number): string {
+  const path = logPath ?? '-';
+  const room = cols - 4 - head.length - ' · log '.length - 1;
+  const shown = path.length <= room || room < 8 ? path : `…${path.slice(path.length - (room - 1))}`;
+  return `${head} · log ${shown}`;
+}
 
 function ruleText(label: string, cols: number): string {
   const text = `── ${label} `;
@@ -696,13 +713,20 @@ function statusRow(
 ): string {
   const b = new RowBuilder(cols);
   if (state.confirmStop) {
-    return b
-      .add(
-        stopPrompt ??
-          `Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after ${grace.sigintMs / 1000}s, SIGKILL ${grace.sigtermMs / 1000}s later) · any other key: keep running`,
-        SGR.yellow + SGR.bold,
-      )
-      .toString();
+    const full =
+      stopPrompt ??
+      `Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after ${grace.sigintMs / 1000}s, SIGKILL ${grace.sigtermMs / 1000}s later) · any other key: keep running`;
+    // A narrow terminal gets the question whole in fewer words rather than cut before its answers.
+    const compact = full.replace(/ \([^)]*\)/g, '');
+    const text =
+      full.length <= cols
+        ? full
+        : compact.length <= cols
+          ? compact
+          : full.includes(' d: ')
+            ? SHORT_STOP_PROMPT
+            : SHORT_STOP_PROMPT_NO_LEAVE;
+    return b.add(text, SGR.yellow + SGR.bold).toString();
   }
   if (state.search.mode === 'input') return b.add(`/${state.search.draft}`).add(' ', SGR.inverse).toString();
   const parts = [

@@ -17,6 +17,9 @@ export interface AccelerateExe {
 
 const ACTIVATE_HINT =
   'activate the Python environment that has accelerate and deepspeed (e.g. `conda activate ENV` or `source .venv/bin/activate`), or pass --accelerate PATH';
+/** The same fix in the wizard's terms (it has no --accelerate field): the environment it starts in. */
+const ACTIVATE_WIZARD_HINT =
+  'quit, activate the Python environment that has accelerate and deepspeed (`conda activate ENV` or `source .venv/bin/activate`) and start zerowiz again, or start it with ZEROWIZ_ACCELERATE=/path/to/accelerate';
 
 function isExecutableFile(p: string): boolean {
   try {
@@ -56,6 +59,7 @@ export function resolveAccelerate(
       throw new UsageError(
         `'${given}' (from ${from === 'flag' ? '--accelerate' : 'ZEROWIZ_ACCELERATE'}) is not on PATH`,
         ACTIVATE_HINT,
+        ACTIVATE_WIZARD_HINT,
       );
     }
     const abs = isAbsolute(given) ? given : resolve(cwd, given);
@@ -63,11 +67,12 @@ export function resolveAccelerate(
       throw new UsageError(
         `accelerate not found at ${given} (from ${from === 'flag' ? '--accelerate' : 'ZEROWIZ_ACCELERATE'}), or not executable`,
         ACTIVATE_HINT,
+        ACTIVATE_WIZARD_HINT,
       );
     }
     return { path: abs, display: given, from };
   }
   const found = whichSync('accelerate', env);
-  if (!found) throw new UsageError('accelerate is not on PATH', ACTIVATE_HINT);
+  if (!found) throw new UsageError('accelerate is not on PATH', ACTIVATE_HINT, ACTIVATE_WIZARD_HINT);
   return { path: found, display: 'accelerate', from: 'path' };
 }

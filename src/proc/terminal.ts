@@ -221,25 +221,39 @@ export function onTerminalSignals(handler: (sig: TerminalSignal, count: number) 
  * answer, trimmed; null when stdin ends first or the question is withdrawn. stdin is read only while the
  * question is open.
  */
-export function askLine(question: string): { answer: Promise<string | null>; withdraw(): void } {
+export function askLine(question: string): {
+  answer: Promise<string | null>;
+  withdraw(): void;
+  /** Whether Ctrl+C (SIGINT) ended the question: the answer is then null, and the caller says what happened. */
+  interrupted(): boolean;
+} {
   const stdin = process.stdin;
   let settle: (a: string | null) => void = () => undefined;
+  let interrupted = false;
   const answer = new Promise<string | null>((res) => {
     settle = res;
   });
   const onData = (d: Buffer | string) => done(String(d).trim());
   const onEnd = () => done(null);
+  // Ctrl+C at the question ends it (the terminal echoed ^C on the question's line: the next line starts fresh).
+  const onInterrupt = () => {
+    interrupted = true;
+    writeErr('\n');
+    done(null);
+  };
   const done = (a: string | null) => {
     stdin.off('data', onData);
     stdin.off('end', onEnd);
+    process.off('SIGINT', onInterrupt);
     stdin.pause();
     settle(a);
   };
   writeErr(question);
   stdin.on('data', onData);
   stdin.on('end', onEnd);
+  process.on('SIGINT', onInterrupt);
   stdin.resume();
-  return { answer, withdraw: () => done(null) };
+  return { answer, withdraw: () => done(null), interrupted: () => interrupted };
 }
 
 // ---------------------------------------------------------------------------------------------------------

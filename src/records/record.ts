@@ -95,6 +95,8 @@ export interface RunJson extends RunJsonKinds {
   supervisor?: SupervisorId;
   /** What zerowiz estimated for the setup's mode (the peak per GPU), or null when it could not. */
   estimate?: RunEstimateJson;
+  /** The checks the command line left out (--skip-check ids, --no-speed-test): `launch --last` keeps them. */
+  skippedChecks?: { ids: string[]; speedTest: boolean };
 }
 
 /** A record on disk. */

@@ -39,7 +39,8 @@ export type RunEvent =
       /** Where the step's loss.csv ended when it started (rows before are an earlier run's), or null. */
       csvOffset: number | null;
     }
-  | { t: 'stepEnd'; i: number; r: StepResult }
+  /** `csvEnd`: where the step's loss.csv ended when it ended (rows after are a later run's), or absent. */
+  | { t: 'stepEnd'; i: number; r: StepResult; csvEnd?: number | null }
   | { t: 'alert'; a: Alert }
   | { t: 'stopping'; at: number }
   | { t: 'logError'; i: number; why: string }

@@ -5,3 +5,4 @@ export { envFromDetection, idleGpusNote, processFindings, processPlan } from './
 export type { StepCheckContext, StepFinding, StepFix } from './step-finding.js';
 export { stepFindings } from './step-findings.js';
 export { answerFindings, fileFindings, fitFindings, ownModeEstimate, validate } from './validate.js';
+export { stepModelFindings } from './step-model.js';

@@ -3,6 +3,7 @@
  * catalog's own default for num_processes, fed with detection), and more processes per machine than this
  * machine has GPUs is a finding. `zerowiz generate` and the wizard use the same two functions.
  */
+import { plural } from '../text/index.js';
 import type { HostDetection } from '../machine/index.js';
 import { withDefaults, type Answers, type DetectedEnv } from '../config/index.js';
 import type { Finding } from '../config/index.js';
@@ -66,5 +67,6 @@ export function idleGpusNote(numProcesses: number, numMachines: number, gpuCount
   if (gpuCount === null || numMachines < 1) return null;
   const per = Math.ceil(numProcesses / numMachines);
   if (per >= gpuCount) return null;
-  return `num_processes ${numProcesses} starts ${per} process${per === 1 ? '' : 'es'} per machine, and this machine has ${gpuCount} GPUs: ${gpuCount - per} of them stay idle`;
+  const idle = gpuCount - per;
+  return `num_processes ${numProcesses} starts ${plural(per, 'process')} per machine, and this machine has ${gpuCount} GPUs: ${idle} of them ${idle === 1 ? 'stays' : 'stay'} idle`;
 }

@@ -19,6 +19,7 @@ import {
   type DeepSpeedSummary,
 } from '../config/index.js';
 import { checkpointSaveFindings } from './checkpoint-save.js';
+import { stepModelFindings } from './step-model.js';
 import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
 import { missingScripts } from '../config/index.js';
 import type { Setup } from '../config/index.js';
@@ -242,5 +243,7 @@ export function stepFindings(setup: Setup, ctx: StepCheckContext): StepFinding[]
 
   // ZeRO-3 without the 16-bit gather while the step saves through get_state_dict (./checkpoint-save.ts).
   out.push(...checkpointSaveFindings(setup, ctx));
+  // A step that trains another model or another kind of training than the answers (./step-model.ts).
+  out.push(...stepModelFindings(setup));
   return out;
 }

@@ -132,7 +132,7 @@ export function validate(setup: Setup): Finding[] {
       err(
         'precision-conflict',
         `a step passes --mixed_precision ${lp} but the JSON enables ${jsonPrecision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${jsonPrecision === 'bf16' ? 'fp16' : 'bf16'} is set in the DeepSpeed config file")`,
-        `pick ${lp === 'fp8' ? 'bf16' : lp} or auto here, or change the step's --mixed_precision`,
+        `answer ${lp === 'fp8' ? 'bf16' : lp} or auto to the mixed precision question (--mixed-precision in \`zerowiz preset save\`), or change the step's --mixed_precision`,
         ['mixed_precision'],
       ),
     );
@@ -142,7 +142,7 @@ export function validate(setup: Setup): Finding[] {
       warn(
         'precision-auto-fp32',
         'fp16/bf16 are "auto" and no step passes --mixed_precision, so accelerate fills both with false: training runs in fp32 unless the script passes mixed_precision to Accelerator()',
-        'pick bf16 or fp16 here, or pass --mixed_precision bf16 to accelerate launch',
+        'answer bf16 or fp16 to the mixed precision question (--mixed-precision bf16 in `zerowiz preset save`), or pass --mixed_precision bf16 to accelerate launch in the step',
         ['mixed_precision'],
       ),
     );

@@ -3,10 +3,13 @@ import { printable } from './printable.js';
 /** Bad usage or bad input: the CLI prints `message` (and `hint`) on one line each and exits 2. */
 export class UsageError extends Error {
   readonly hint: string | undefined;
-  constructor(message: string, hint?: string) {
+  /** The fix in the wizard's terms, when the hint is a command-line flag the wizard has no field for. */
+  readonly wizardHint: string | undefined;
+  constructor(message: string, hint?: string, wizardHint?: string) {
     super(message);
     this.name = 'UsageError';
     this.hint = hint;
+    this.wizardHint = wizardHint;
   }
 }
 

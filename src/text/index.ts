@@ -1,6 +1,6 @@
 /** The face of src/text/: what other folders may use of it (an architecture test holds every import to it). */
 export { RunError, UsageError, describeError, describeWriteError, fileError, isOsError } from './errors.js';
-export { formatDuration } from './format.js';
+export { formatDuration, formatUtcMinute, plural } from './format.js';
 export { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine, hasControl, printable, printableLines } from './printable.js';
 export { shellArgs, shellJoin, shellWord } from './quote.js';
 export {
@@ -22,6 +22,7 @@ export {
   formatBytesShort,
   formatCount,
   formatCountExact,
+  decimalSizeNote,
   parseBytes,
   parseCount,
   parseInteger,

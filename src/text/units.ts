@@ -46,6 +46,12 @@ export function parseCount(text: string, what = 'parameter count'): number {
  */
 export function parseBytes(text: string, what = 'memory size'): number {
   const m = NUMBER_RE.exec(text);
+  const bits = m ? /^([KMGT])i?b$/.exec(m[2]!) : null;
+  if (m && bits)
+    throw new UsageError(
+      `${what} '${text}' is in bits (a lowercase b is a bit, so ${m[2]} is ${bits[1]}bit)`,
+      `write ${m[1]}${bits[1]}B for ${m[1]} x 10^${DECIMAL_EXP[bits[1]!]} bytes or ${m[1]}${bits[1]}iB for ${m[1]} x 2^${BINARY_EXP[bits[1]!]}`,
+    );
   const mult = m ? BYTE_SUFFIX[m[2]!.toUpperCase()] : undefined;
   if (!m || mult === undefined) {
     throw new UsageError(
@@ -58,6 +64,23 @@ export function parseBytes(text: string, what = 'memory size'): number {
     throw new UsageError(`${what} '${text}' must be greater than zero`, 'write it like 80GiB');
   }
   return value;
+}
+
+/** The powers of ten and of two of the size letters. */
+const DECIMAL_EXP: Record<string, number> = { K: 3, M: 6, G: 9, T: 12 };
+const BINARY_EXP: Record<string, number> = { K: 10, M: 20, G: 30, T: 40 };
+
+/**
+ * What a size in decimal units means, said when one is typed: `80GB` is 80 x 10^9 bytes = 74.51 GiB, not the
+ * 80 GiB a GPU's "80GB" name suggests (an H100 80GB has 79.6 GiB). Null for any other size.
+ */
+export function decimalSizeNote(text: string): string | null {
+  const m = NUMBER_RE.exec(text);
+  const unit = m ? /^([KMGT])B$/i.exec(m[2]!) : null;
+  if (!m || !unit || m[2]!.endsWith('b')) return null;
+  const letter = unit[1]!.toUpperCase();
+  const bytes = Number(m[1]) * 10 ** DECIMAL_EXP[letter]!;
+  return `${m[1]}${letter}B = ${formatBytes(bytes)} (${letter}B counts 10^${DECIMAL_EXP[letter]}; ${m[1]}${letter} or ${m[1]}${letter}iB counts 2^${BINARY_EXP[letter]})`;
 }
 
 /** Formats bytes in binary units, as DeepSpeed's estimator does (it prints GiB and labels them "GB"). */

@@ -51,11 +51,13 @@ export const SHELL_SURFACES = [
   'review',
   'finish',
   'diff',
+  'launchAsk',
   'dialog',
   'steps',
   'editing',
   'offer',
   'templates',
+  'paste',
 ] as const satisfies readonly (Surface | 'always')[];
 
 /** The steps screen's keys that are one editor action each. */
@@ -115,6 +117,8 @@ function stepsCommand(s: WizardState, c: Command, ctx: CommandContext): WizardAc
       return step ? steps({ type: 'setConfig', config: nextStepConfig(step, noDeepSpeedConfigPath(s.flow.base)) }) : [];
     case 'launchDir':
       return [{ type: 'launchDirEdit', text: ctx.cwd }];
+    case 'paste':
+      return [{ type: 'pasteOpen' }];
     case 'review':
       return [{ type: 'stepsDone' }];
     case 'back':
@@ -192,6 +196,10 @@ export function shellCommand(
       const by = key.pageUp || key.pageDown ? ctx.pages.diff : 1;
       return one({ type: 'finish', action: { type: 'scroll', delta: c === 'up' ? -by : by, maxTop: ctx.diffMaxTop } });
     }
+    case 'launchAsk':
+      if (c === 'yes') return one({ type: 'finish', action: { type: 'confirm' } });
+      if (c === 'no') return one({ type: 'finish', action: { type: 'cancel' } });
+      return null;
     case 'dialog':
       if (c === 'yes') return one({ type: 'dialog', answer: 'yes' });
       if (c === 'no') return one({ type: 'dialog', answer: 'no' });
@@ -206,11 +214,15 @@ export function shellCommand(
       if (screen === 'steps') return steps({ type: 'cancelEdit' });
       return one({ type: 'finish', action: { type: 'cancel' } });
     }
+    case 'paste':
+      // Ctrl+D is read by the view (it parses the text with the environment); Esc closes the box.
+      return c === 'no' ? [{ type: 'pasteClose' }] : null;
     case 'offer':
       if (c === 'yes') return steps({ type: 'acceptOffer' });
       if (c === 'no') return steps({ type: 'declineOffer' });
       return null;
     case 'templates':
+      if (c === 'paste') return [{ type: 'pasteOpen' }];
       if (c !== 'back') return null;
       // Back from the templates: to the steps when there are some, else out of the steps screen.
       if (s.steps && s.steps.steps.length > 0) return steps({ type: 'template', steps: s.steps.steps });

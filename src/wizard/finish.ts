@@ -6,11 +6,11 @@ import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { withFiles } from '../config/index.js';
 import type { CsvLogOffer } from '../config/index.js';
-import { UsageError } from '../text/index.js';
+import { clip, plural, softWrap, UsageError } from '../text/index.js';
 import { expandPath } from '../fs/index.js';
 import { accelerateDefaultConfig } from '../fs/index.js';
 import { readUserFile } from '../fs/index.js';
-import { launchLines, type Setup } from '../config/index.js';
+import { launchLines, MODE_INFO, type Setup } from '../config/index.js';
 import { formatWrite, type WriteResult } from '../fs/index.js';
 import { inReportOrder, launchConfigFiles, setupFiles, setupInDir, writeConfigFiles } from '../config/index.js';
 
@@ -141,7 +141,7 @@ export function summaryLines(results: WriteResult[], setup: Setup): string[] {
 export function presetDescription(setup: Setup): string {
   const a = setup.answers;
   const steps = setup.steps.length === 0 ? 'no steps' : setup.steps.map((s) => s.name).join(' + ');
-  return `${a.mode} on ${a.num_processes} GPU(s), ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
+  return `${MODE_INFO[a.mode].label} on ${plural(a.num_processes, 'GPU')}, ${a.mixed_precision}, ${steps}; saved from the zerowiz wizard`;
 }
 
 /**
@@ -168,4 +168,42 @@ export function launchWritesNote(setup: Setup, cwd = process.cwd()): string | nu
   const list = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
   const relative = named.some((n) => !n.startsWith('/'));
   return `Launch writes ${list}${relative ? ` in ${cwd}` : ''} first (a file that would change is shown first).`;
+}
+
+/**
+ * The question a Launch asks before it starts (it spends GPU hours, and sits one row from harmless entries): what
+ * runs, where, and with how many processes.
+ */
+export function launchQuestion(setup: Setup): string {
+  const a = setup.answers;
+  const n = setup.steps.length;
+  const procs = a.num_processes * Math.max(1, a.num_machines);
+  const where =
+    a.num_machines > 1
+      ? `this machine as rank ${a.machine_rank} of ${a.num_machines}`
+      : `this machine (${procs} process${procs === 1 ? '' : 'es'})`;
+  return `Launch ${n === 1 ? 'the step' : `the ${n} steps`} now? Training starts at once on ${where} and runs until it ends; the log pane follows it.`;
+}
+
+/** Check lines shown above the finish menu; more are counted. */
+export const FINISH_CHECK_LINES = 4;
+
+/**
+ * The machine checks above the finish menu, as rows of `width`: the count, the first thing to fix whole (wrapped:
+ * it is what to do first), the next ones a row each, and how many more `zerowiz check` shows.
+ */
+export function finishCheckRows(
+  checks: { summary: string; lines: string[] } | null | undefined,
+  width: number,
+): string[] {
+  if (!checks) return [];
+  const [first, ...rest] = checks.lines;
+  const shown = rest.slice(0, FINISH_CHECK_LINES - 1);
+  const more = checks.lines.length - 1 - shown.length;
+  return [
+    checks.summary,
+    ...(first === undefined ? [] : softWrap(first, width)),
+    ...shown.map((l) => clip(l, width)),
+    ...(more > 0 ? [`+${more} more: zerowiz check shows every one with its fix`] : []),
+  ];
 }

@@ -45,6 +45,8 @@ export type FinishStep =
    * back here with the fix, the answers kept. `slurm`: the Slurm form's answers, for a submission.
    */
   | { step: 'checkingLaunch'; slurm: SlurmValues | null; after: 'menu' | 'written' }
+  /** Launch chosen: it starts training on this machine, so it asks first (y/Enter: go on, n/Esc: back). */
+  | { step: 'launchAsk'; after: 'menu' | 'written' }
   /** The launch was accepted: the wizard ends and starts it (shell.ts reads it). */
   | { step: 'launchReady'; slurm: SlurmValues | null }
 
@@ -62,6 +64,8 @@ export interface FinishState {
   savedPreset?: string | null;
   /** The last machine checks: their count and the lines of what to fix (zerowiz check's, short). */
   checks?: { summary: string; lines: string[] } | null;
+  /** The menu entry last chosen: the highlight stays on it when the menu comes back. */
+  cursor?: FinishItem;
 }
 
 /** The entries of the finish menu. */
@@ -136,13 +140,15 @@ export const FINISH_START: FinishState = { step: { step: 'menu' }, note: null, w
 export const DEFAULT_DIR_TEXT = '.';
 
 /** The reducer. Actions that do not fit the current step are ignored. */
-export function finishReducer(s: FinishState, a: FinishAction): FinishState {
+export function finishReducer(state: FinishState, a: FinishAction): FinishState {
+  let s = state;
   const st = s.step;
   const back = (after: 'menu' | 'written'): FinishStep =>
     after === 'written' && s.written ? { step: 'written' } : { step: 'menu' };
   switch (a.type) {
     case 'choose': {
       if (st.step !== 'menu' && st.step !== 'written') return s;
+      s = { ...s, cursor: a.item };
       if (a.item === 'dir' && st.step === 'menu')
         return { ...s, step: { step: 'dir', text: DEFAULT_DIR_TEXT }, note: null };
       if (a.item === 'default' && st.step === 'menu')
@@ -181,6 +187,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       }
       return s;
     case 'cancel':
+      if (st.step === 'launchAsk') return { ...s, step: back(st.after) };
       if (st.step === 'confirm' && st.launch) return { ...s, step: back(s.written ? 'written' : 'menu') };
       if (st.step === 'dir' || st.step === 'confirm') return { ...s, step: { step: 'menu' } };
       if (st.step === 'presetName') return { ...s, step: back(st.after) };
@@ -191,6 +198,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
           : { ...s, step: back(s.written ? 'written' : 'menu'), note: null };
       return s;
     case 'confirm':
+      if (st.step === 'launchAsk') return { ...s, step: { step: 'checkingLaunch', slurm: null, after: st.after } };
       if (st.step !== 'confirm') return s;
       // The launch writes its files itself (the launch entry, backups kept): the wizard only asked first.
       return { ...s, step: st.launch ? { step: 'launchReady', slurm: null } : { step: 'writing', plan: st.plan } };
@@ -260,7 +268,7 @@ export function finishReducer(s: FinishState, a: FinishAction): FinishState {
       return { ...s, step: back(s.written ? 'written' : 'menu'), note: `cannot open the Slurm form: ${a.error}` };
     case 'launch':
       if (st.step !== 'menu' && st.step !== 'written') return s;
-      return { ...s, step: { step: 'checkingLaunch', slurm: null, after: st.step }, note: null };
+      return { ...s, step: { step: 'launchAsk', after: st.step }, note: null, cursor: 'launch' };
     case 'launchChecked':
       if (st.step !== 'checkingLaunch') return s;
       // A Slurm job's configs go into its run record; a local launch writes the setup's own: planned first, so a

@@ -16,7 +16,7 @@ import {
   type Question,
   type QuestionId,
 } from '../config/index.js';
-import { DEFAULT_FILES, dropKeptFor, type LaunchStep, type Setup } from '../config/index.js';
+import { DEFAULT_FILES, dropKeptFor, UNNAMED_SETUP, type LaunchStep, type Setup } from '../config/index.js';
 import { MODE_INFO } from '../config/index.js';
 
 /** The screens of the wizard. */
@@ -69,7 +69,7 @@ export type FlowAction =
   | { type: 'toStart' };
 
 /** A new setup's base: the default file names, no launch steps. */
-export const NEW_BASE: SetupBase = { name: 'custom', files: { ...DEFAULT_FILES }, steps: [] };
+export const NEW_BASE: SetupBase = { name: UNNAMED_SETUP, files: { ...DEFAULT_FILES }, steps: [] };
 
 const FIRST_ID = QUESTIONS[0].id as QuestionId;
 
@@ -138,10 +138,29 @@ export function previousQuestion(id: QuestionId, a: Answers): QuestionId | null 
 }
 
 /** "Question n of m" for the header: the position of `id` among the walked questions. */
-export function progress(id: QuestionId, a: Answers): { index: number; total: number } {
-  const walk = walkQuestions(a);
+export function progress(id: QuestionId, a: Answers, given?: Partial<Answers>): { index: number; total: number } {
+  const walk = given ? fullestWalk(a, given) : walkQuestions(a);
   const idx = walk.findIndex((x) => x.id === id);
   return { index: idx < 0 ? walk.length : idx + 1, total: walk.length };
+}
+
+/**
+ * Answers a question ahead may still give that open more questions: a model (its size opens the model's
+ * questions) and an offloading ZeRO-3 (its JSON questions). Counted as given when not answered yet, so the
+ * total does not jump as the walk goes (Q4/11, then Q5/18): it only falls when an answer closes questions.
+ */
+const OPENING_ANSWERS: readonly Partial<Answers>[] = [{ model_params: 1e9 }, { model_params: 1e9, mode: '3-offload' }];
+
+/** The longest walk the answers not given yet could still open (see OPENING_ANSWERS). */
+function fullestWalk(a: Answers, given: Partial<Answers>): Question[] {
+  let best = walkQuestions(a);
+  for (const open of OPENING_ANSWERS) {
+    const missing = Object.fromEntries(Object.entries(open).filter(([k]) => !(k in given)));
+    if (Object.keys(missing).length === 0) continue;
+    const walk = walkQuestions({ ...a, ...missing });
+    if (walk.length > best.length) best = walk;
+  }
+  return best;
 }
 
 function sameValue(x: unknown, y: unknown): boolean {

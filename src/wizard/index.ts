@@ -3,14 +3,22 @@ export { SHELL_SURFACES, commitStepEdit, launchDirActions, shellCommand, submitF
 export { enterChoice, fieldStart } from './display.js';
 export { editField, fieldOf, fieldWindow } from './field.js';
 export type { FieldState } from './field.js';
-export { csvLogLabel, diffLines, launchWritesNote, presetDescription } from './finish.js';
+export {
+  FINISH_CHECK_LINES,
+  csvLogLabel,
+  diffLines,
+  finishCheckRows,
+  launchQuestion,
+  launchWritesNote,
+  presetDescription,
+} from './finish.js';
 export type { DiffLine, WritePlan, WriteTarget } from './finish.js';
 export { SLURM_FIELDS, finishEffect, finishItems } from './finishState.js';
 export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues } from './finishState.js';
 export { answersOf } from './flow.js';
 export { glossaryView } from './glossary.js';
 export type { GlossaryView } from './glossary.js';
-export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines } from './keytable.js';
+export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines, resolveKey } from './keytable.js';
 export type { Command, KeyPress, Surface, SurfaceHandler } from './keytable.js';
 export {
   DETECTING,
@@ -62,7 +70,8 @@ export {
 } from './shell.js';
 export type { WizardAction, WizardResult, WizardState } from './shell.js';
 export { configText, stepFindingLines, stepTabs, stepsChromeRows, stepsHelpLines, withRunsIn } from './steps-text.js';
-export { STEP_TEMPLATES, stepRows, templateSteps } from './steps.js';
+export { STEP_TEMPLATES, stepRows, stepTemplates, templateSteps } from './steps.js';
+export type { StepTemplate } from './steps.js';
 export type { StepRow, StepsEditorState } from './steps.js';
 export { PREVIEW_TABS } from './tabs.js';
 export type { PreviewTab } from './tabs.js';
@@ -72,3 +81,5 @@ export { previewOf } from './preview.js';
 export { planWrite } from './finish.js';
 export { carryOut } from './finish.js';
 export { summaryLines } from './finish.js';
+export { EMPTY_PASTE, pasteKey, readPaste } from './paste.js';
+export type { PasteBox } from './paste.js';

@@ -42,6 +42,7 @@ export type Surface =
   | 'review'
   | 'finish'
   | 'diff'
+  | 'launchAsk'
   | 'dialog'
   | 'help'
   | 'picture'
@@ -51,6 +52,7 @@ export type Surface =
   | 'editing'
   | 'offer'
   | 'templates'
+  | 'paste'
   | 'start'
   | 'startSub';
 
@@ -96,6 +98,8 @@ export type Command =
   | 'config'
   | 'templates'
   | 'launchDir'
+  | 'paste'
+  | 'done'
   | 'swallow';
 
 /** One binding: the command, how the hint row names the key and the action, and which keys match. */
@@ -195,6 +199,12 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('down', '', '', 0, (_i, k) => k.downArrow || k.pageDown),
     SWALLOW,
   ],
+  // Launch chosen on the finish menu: it starts training (GPU hours), so it asks first.
+  launchAsk: [
+    b('yes', 'y/Enter', 'launch now', 3, (i, k) => i === 'y' || i === 'Y' || k.return),
+    b('no', 'n/Esc', 'not now', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
+    SWALLOW,
+  ],
   dialog: [
     b('yes', 'y', 'quit without writing', 3, (i) => i === 'y' || i === 'Y'),
     b('no', 'n/Esc', 'stay', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
@@ -246,6 +256,7 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('removeStep', 'D', 'delete step', 1, (i, k) => plain(i, k, 'D')),
     b('templates', 't', 'template', 1, (i, k) => plain(i, k, 't')),
     b('launchDir', 'L', 'launch dir', 1, (i, k) => plain(i, k, 'L')),
+    b('paste', 'P', 'paste', 1, (i, k) => plain(i, k, 'P')),
     b('review', 'r', 'review', 3, (i, k) => plain(i, k, 'r')),
     b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
     b('help', '?', 'keys', 2, (i) => i === '?'),
@@ -257,7 +268,15 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
     b('no', 'n/Esc', 'only here', 3, (i, k) => i === 'n' || i === 'N' || k.escape),
     SWALLOW,
   ],
-  templates: [b('back', 'Esc', 'back', 3, (_i, k) => k.escape)],
+  templates: [
+    b('back', 'Esc', 'back', 3, (_i, k) => k.escape),
+    b('paste', 'P', 'paste a command or script', 3, (i, k) => plain(i, k, 'P')),
+  ],
+  // The paste box takes the text whole (a paste arrives as one chunk); only these keys are not text.
+  paste: [
+    b('done', '^D', 'read the steps', 3, (i, k) => k.ctrl && i === 'd'),
+    b('no', 'Esc', 'cancel', 3, (_i, k) => k.escape),
+  ],
   // The start screen: no preview yet, so only quitting; its sub-views (the preset list) go back with Esc or ←.
   start: [b('quit', 'q', 'quit', 2, (i, k) => plain(i, k, 'q'))],
   startSub: [b('back', 'Esc/←', 'back', 3, (_i, k) => k.escape || k.leftArrow)],
@@ -267,7 +286,15 @@ export const KEY_TABLES: Record<Surface, readonly Binding[]> = {
 export const START_STACK: readonly Surface[] = ['list', 'start'];
 
 /** Surfaces that take every key (besides Ctrl+C): nothing outside them is reachable, nor hinted. */
-const MODAL: ReadonlySet<Surface> = new Set<Surface>(['diff', 'dialog', 'glossary', 'explain', 'offer']);
+const MODAL: ReadonlySet<Surface> = new Set<Surface>([
+  'diff',
+  'launchAsk',
+  'dialog',
+  'glossary',
+  'explain',
+  'offer',
+  'paste',
+]);
 
 /** The binding a key meets first, innermost surface first (Ctrl+C before any), or null. */
 export function resolveKey(
@@ -440,9 +467,11 @@ const SURFACE_TITLES: Partial<Record<Surface, string>> = {
   steps: 'the steps screen',
   offer: 'the "change everywhere?" offer',
   templates: 'the step templates',
+  paste: 'the paste box (steps screen, `P`)',
   review: 'the review',
   finish: 'the finish menu',
   diff: 'the overwrite diff',
+  launchAsk: 'the launch question',
   dialog: 'the quit dialog',
   app: 'everywhere but the start screen',
 };
@@ -483,6 +512,7 @@ const SURFACE_LONG_LABELS: Partial<Record<Surface, Partial<Record<Command, strin
     removeStep: 'delete this step',
     templates: 'start again from a template',
     launchDir: "where the steps run: your trainer's checkout (type its path)",
+    paste: 'paste an `accelerate launch` line or a .sh for steps',
     back: 'back to the last question (or to the review that opened the steps)',
     help: "this screen's keys, with what each does",
   },

@@ -152,7 +152,7 @@ export function layoutOf(i: LayoutInput): Layout {
 }
 
 /** The most rows the finish screen's note takes (a refused launch's reason and fix). */
-export const FINISH_NOTE_MAX_ROWS = 4;
+export const FINISH_NOTE_MAX_ROWS = 8;
 
 /**
  * The finish screen's box for a body of `body` rows: half of it at least, and what its menu shows (the title,
@@ -160,13 +160,16 @@ export const FINISH_NOTE_MAX_ROWS = 4;
  */
 export function finishRows(
   body: number,
-  menu?: { items: number; launchNote: string | null; note: string | null; width: number },
+  menu?: { items: number; launchNote: string | null; note: string | null; width: number; checkRows?: number },
 ): number {
   const floor = Math.max(FINISH_MIN_ROWS, Math.floor(body / 2));
   if (!menu) return floor;
   const rowsOf = (t: string | null, max = Number.POSITIVE_INFINITY) =>
     t ? Math.min(max, softWrap(t, menu.width).length) : 0;
-  return Math.max(floor, 1 + menu.items + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS));
+  return Math.max(
+    floor,
+    (menu.checkRows ?? 0) + 1 + menu.items + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS),
+  );
 }
 
 /** Whether a box needing `needed` rows shows whole in this layout (else it scrolls or is cut). */
@@ -229,7 +232,7 @@ export function questionRows(b: QuestionBox, width: number): number {
 }
 
 /** The rows of the template list, its title and the templates' descriptions (steps screen, picking). */
-export const STEP_TEMPLATE_ROWS = 8;
+export const STEP_TEMPLATE_ROWS = 16;
 
 /** The steps editor's rows: its chrome, the step's rows and findings; half the body at most (the commands below show the edits). */
 export function stepsRows(e: StepsEditorState, findingRows: number, body: number): number {

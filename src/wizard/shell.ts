@@ -31,6 +31,7 @@ import {
 } from './finishState.js';
 import { START_STACK, type Surface } from './keytable.js';
 import { DETECTING } from './layout.js';
+import { EMPTY_PASTE, type PasteBox } from './paste.js';
 import { initialStepsEditor, stepsReducer, type StepsAction, type StepsEditorState } from './steps.js';
 import { nextTab, type PreviewTab } from './tabs.js';
 import type { CsvLogChoice } from '../config/index.js';
@@ -121,6 +122,8 @@ export interface WizardState {
   launchDir: string | null;
   /** The launch directory's field while it is typed (the steps screen's L), else null. */
   launchDirEdit: string | null;
+  /** The paste box while a command or script is pasted (the steps screen's P), else null. */
+  paste: PasteBox | null;
   /** Set when the wizard ends. */
   result: WizardResult | null;
 }
@@ -151,6 +154,7 @@ export function initialWizard(
     csvLog: 'auto',
     launchDir: null,
     launchDirEdit: null,
+    paste: null,
     result: null,
   };
 }
@@ -202,7 +206,11 @@ export type WizardAction =
   /** The steps run in `dir` from now on (checked: a directory). */
   | { type: 'launchDirSet'; dir: string }
   /** Why the typed launch directory cannot be used (the field stays). */
-  | { type: 'launchDirRefused'; error: string };
+  | { type: 'launchDirRefused'; error: string }
+  /** The paste box (the steps screen's P): opened, its text, closed (the steps read from it, or cancelled). */
+  | { type: 'pasteOpen' }
+  | { type: 'paste'; box: PasteBox }
+  | { type: 'pasteClose' };
 
 /** The screen shown. */
 export function screenOf(s: WizardState): WizardScreen {
@@ -477,6 +485,12 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
       };
     case 'launchDirRefused':
       return s.steps ? { ...s, steps: { ...s.steps, message: a.error } } : s;
+    case 'pasteOpen':
+      return screenOf(s) === 'steps' ? { ...s, paste: EMPTY_PASTE } : s;
+    case 'paste':
+      return s.paste === null ? s : { ...s, paste: a.box };
+    case 'pasteClose':
+      return { ...s, paste: null };
     case 'dialog':
       if (!s.dialog) return s;
       return a.answer === 'yes'
@@ -530,6 +544,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   }
   if (screen === 'steps') {
     const e = s.steps!;
+    if (s.paste !== null) return ['paste'];
     if (s.launchDirEdit !== null) return ['textField', 'editing', 'app'];
     if (e.offer) return ['offer', 'app'];
     if (e.edit) return ['textField', 'editing', 'app'];
@@ -540,6 +555,7 @@ export function keyStack(s: WizardState, ctx: FocusContext): Surface[] {
   const st = s.finish.step.step;
   if (finishTyping(s.finish)) return ['textField', 'editing', 'app'];
   if (st === 'confirm') return ['diff', 'app'];
+  if (st === 'launchAsk') return ['launchAsk', 'app'];
   if (st === 'menu' || st === 'written') return ['list', 'finish', 'app'];
   return []; // planning, writing, saving: only Ctrl+C
 }
@@ -553,7 +569,7 @@ export function wizardHeader(s: WizardState, answers: Answers): string {
   let where: string = screen;
   if (screen === 'question') {
     const q = question(s.flow.current);
-    const pr = progress(q.id, answers);
+    const pr = progress(q.id, answers, s.flow.given);
     where = q.advanced
       ? `${q.id} (advanced)`
       : `Q${pr.index}/${pr.total} ${q.section === 'json' ? 'DeepSpeed JSON' : q.section}`;

@@ -64,7 +64,7 @@ export function stepsHelpLines(width: number, findings: readonly Finding[] = [])
       ),
     ),
     ...wrap(
-      "A value other steps share can change everywhere; `~` and $VARS expand as a shell would. The steps run where zerowiz runs: start zerowiz in your trainer's checkout. (? closes this · g: glossary)",
+      "Shared values can change everywhere; `~`, $VARS expand. Steps run where zerowiz does: start zerowiz in your trainer's checkout. (?: close · g: glossary)",
       width,
     ),
     ...(findings.length > 0 ? ['', "This step's findings:", ...findings.flatMap((f) => findingLines(f, width))] : []),

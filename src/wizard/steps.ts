@@ -5,7 +5,8 @@
  * pass writes and the training pass reads, model ids, LoRA options) offers to change it everywhere: the
  * offer and its acceptance are state here, so the view only renders them.
  */
-import { SAFE_NAME_RE, type LaunchStep } from '../config/index.js';
+import { SAFE_NAME_RE, stepsForSetup, templateScriptSteps, type LaunchStep, type Setup } from '../config/index.js';
+import type { DiffSynthTemplate } from '../config/index.js';
 import {
   flattenArgs,
   groupArgs,
@@ -19,8 +20,8 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Templates
 
-/** A template's id. */
-export type TemplateId = 'diffsynth-qwen-image-lora' | 'one-script' | 'empty';
+/** A template's id: a built-in one, or a DiffSynth-Studio example's (presets/templates.yaml). */
+export type TemplateId = 'diffsynth-qwen-image-lora' | 'one-script' | 'empty' | (string & {});
 
 /** A starting point for the steps. */
 export interface StepTemplate {
@@ -32,12 +33,14 @@ export interface StepTemplate {
   preset?: string;
   /** The steps, when they are not a preset's. */
   steps?: readonly LaunchStep[];
+  /** A DiffSynth-Studio example script: its steps are read from its text as a pasted script is. */
+  diffsynth?: DiffSynthTemplate;
 }
 
 /** The preset holding the seed's two-pass DiffSynth-Studio recipe. */
 export const SEED_RECIPE_PRESET = 'qwen-image-lora-lowvram';
 
-/** The templates, in the order the wizard offers them. */
+/** The built-in templates, in the order the wizard offers them (the DiffSynth examples go after the seed's). */
 export const STEP_TEMPLATES: readonly StepTemplate[] = [
   {
     id: 'diffsynth-qwen-image-lora',
@@ -60,10 +63,38 @@ export const STEP_TEMPLATES: readonly StepTemplate[] = [
   },
 ];
 
-/** The steps of a template; `presetSteps` reads a built-in preset's steps (presets.ts in the app). */
-export function templateSteps(id: TemplateId, presetSteps: (preset: string) => readonly LaunchStep[]): LaunchStep[] {
-  const t = STEP_TEMPLATES.find((x) => x.id === id);
+/**
+ * Every template the steps screen offers: the seed's, then DiffSynth-Studio's examples (those of the answers'
+ * model first, in the file's order), then a script of your own and no steps.
+ */
+export function stepTemplates(examples: readonly DiffSynthTemplate[], modelId: string | null): StepTemplate[] {
+  const ours = examples.filter((t) => t.model === modelId);
+  const others = examples.filter((t) => t.model !== modelId);
+  const fromExample = (t: DiffSynthTemplate): StepTemplate => ({
+    id: t.id,
+    label: `DiffSynth-Studio ${t.label}`,
+    description: `DiffSynth-Studio's own example, ${t.source} (${t.tuning === 'lora' ? 'LoRA' : 'full'}, ${t.passes === 'one' ? 'one pass' : t.passes === 'split' ? 'the encoders cached in a pass of their own first' : t.passes})`,
+    diffsynth: t,
+  });
+  return [STEP_TEMPLATES[0]!, ...[...ours, ...others].map(fromExample), ...STEP_TEMPLATES.slice(1)];
+}
+
+/**
+ * The steps of a template; `presetSteps` reads a built-in preset's steps (presets.ts in the app); a DiffSynth
+ * example's are read from its text and made for `setup` (its data pass pinned to the config without DeepSpeed).
+ */
+export function templateSteps(
+  id: TemplateId,
+  presetSteps: (preset: string) => readonly LaunchStep[],
+  templates: readonly StepTemplate[] = STEP_TEMPLATES,
+  setup?: Pick<Setup, 'files'>,
+): LaunchStep[] {
+  const t = templates.find((x) => x.id === id);
   if (!t) return [];
+  if (t.diffsynth) {
+    const steps = templateScriptSteps(t.diffsynth).steps;
+    return setup ? stepsForSetup(steps, setup) : steps;
+  }
   const steps = t.preset !== undefined ? presetSteps(t.preset) : (t.steps ?? []);
   return steps.map(copyStep);
 }

@@ -191,7 +191,8 @@ describe('the pane (drawn into a headless terminal)', () => {
     const m = mount(model);
     m.pane.draw();
     m.pane.input('q');
-    expect(await m.screen()).toContain('Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after 5s');
+    // Whole, every answer in it: the signals' details go when the row is too narrow for them (100 columns here).
+    expect(await m.screen()).toContain('Stop the run? y/q/Ctrl+C: stop · any other key: keep running');
     m.pane.input('x');
     expect(await m.screen()).not.toContain('Stop the run?');
     expect(m.calls.stop).toBe(0);
@@ -561,5 +562,26 @@ describe('key hints', () => {
     expect(keyHints(items, 40)).toBe('f follow · q stop');
     expect(keyHints(items, 30)).toBe('f follow · q stop');
     expect(keyHints(items, 5)).toBe('q stop');
+  });
+});
+
+describe('the pane at 80 columns', () => {
+  it("the stop question reads whole, with all its answers, and the log row keeps the log's file name", async () => {
+    const log =
+      '/home/researcher/projects/DiffSynth-Studio/.zerowiz/runs/20261203-182533-qwen-image-lora-lowvram/01-data_process.log';
+    const model = new RunModel([
+      { name: 'data_process', logPath: log, command: '' },
+      { name: 'train', logPath: 'b.log', command: '' },
+    ]);
+    model.stepStart(0, { pid: 1, startedAt: Date.now() - 3000 });
+    const stopPrompt =
+      'Stop the run? y/q/Ctrl+C: stop (SIGINT, SIGTERM after 10s, SIGKILL 5s later) · d: leave it running · any other key: keep watching';
+    const m = mount(model, { columns: 80, rows: 24 }, { detachable: true, stopPrompt });
+    m.pane.draw();
+    const rule = (await m.lines()).find((l) => l.startsWith('── data_process'))!;
+    expect(rule).toMatch(/ · log .*01-data_process\.log ─*$/);
+    m.pane.input('q');
+    const screen = await m.screen();
+    expect(screen).toContain('Stop the run? y: stop it · d: leave it running · any other key: keep watching');
   });
 });

@@ -8,6 +8,7 @@ import { standInDeps } from '../../helpers/ink.js';
 const never = new Promise<never>(() => undefined);
 const deps: AppDeps = standInDeps({
   detect: () => never, // the first frame: detection has not answered
+  ready: never, // ... nor have the presets been read (no count is shown yet)
   importConfig: () => {
     throw new Error('unused');
   },

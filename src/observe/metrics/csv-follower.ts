@@ -40,6 +40,11 @@ export interface CsvFollowerOptions {
    * started, as the run's supervisor saw it: a viewer that attaches later reads what the supervisor read).
    */
   from?: 'end' | 'start' | number;
+  /**
+   * The byte to stop at, when known from the start (a viewer of a step that has ended: where the file ended
+   * then, as the supervisor saw it; what came after is a later run's).
+   */
+  until?: number;
 }
 
 /** Follows one loss.csv. */
@@ -59,6 +64,8 @@ export class LossCsvFollower {
   private decoder = new StringDecoder('utf8');
   private carry = '';
   private skipping = false;
+  /** The byte reading stops at (stopAt), or null: the end of the file. */
+  private limit: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly pollMs: number;
 
@@ -67,6 +74,7 @@ export class LossCsvFollower {
     private readonly opts: CsvFollowerOptions,
   ) {
     this.pollMs = opts.pollMs ?? CSV_POLL_INTERVAL_MS;
+    this.limit = opts.until ?? null;
   }
 
   /** Where reading started: the file's size when start() looked (or the offset given), else 0. */
@@ -103,6 +111,21 @@ export class LossCsvFollower {
   /** Reads what is new now, synchronously (the last rows before a step's last progress line or its end). */
   pollSync(): void {
     this.readNew();
+  }
+
+  /** Where reading is now: the byte after the last one read. */
+  get position(): number {
+    return this.offset;
+  }
+
+  /**
+   * Reads up to byte `end` (where the file ended when the step ended, as its supervisor saw it) and stops:
+   * rows a later run appended to the same file are not this step's.
+   */
+  async stopAt(end: number): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.limit = end;
+    return this.stop();
   }
 
   /** Reads what is left (a last row written just before the step ended) and stops. */
@@ -174,10 +197,11 @@ export class LossCsvFollower {
       }
       this.id = id;
       this.state = 'following';
+      const size = this.limit === null ? s.size : Math.min(s.size, this.limit);
       // Read the backlog in chunks; each chunk is parsed before the next is read.
-      const buf = Buffer.allocUnsafe(Math.min(CSV_READ_CHUNK_BYTES, Math.max(1, s.size - this.offset)));
-      while (this.offset < s.size) {
-        const want = Math.min(buf.length, s.size - this.offset);
+      const buf = Buffer.allocUnsafe(Math.min(CSV_READ_CHUNK_BYTES, Math.max(1, size - this.offset)));
+      while (this.offset < size) {
+        const want = Math.min(buf.length, size - this.offset);
         const bytesRead = readSync(fd, buf, 0, want, this.offset);
         if (bytesRead <= 0) break;
         this.offset += bytesRead;
