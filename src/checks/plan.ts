@@ -6,7 +6,7 @@
  * against this plan.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { compileSetup, isPlainObject } from '../config/index.js';
 import { modeDevice, rowLabel } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { argValue, stepConfig } from '../config/index.js';
@@ -326,7 +326,7 @@ export function checkPlan(
   const filter = opts.filter ?? { kind: 'all' };
   if (filter.kind === 'one' && (filter.index < 0 || filter.index >= setup.steps.length))
     throw new RangeError(`the setup has ${setup.steps.length} pass(es); there is no pass ${filter.index + 1}`);
-  const ds = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const ds = compileSetup(setup).deepSpeedJson;
   const zero = isPlainObject(ds.zero_optimization) ? ds.zero_optimization : {};
   const stage = typeof zero.stage === 'number' ? zero.stage : 0;
   const est = planEstimate(setup, opts.models);

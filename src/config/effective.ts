@@ -5,7 +5,8 @@
  * real accelerate hands to `deepspeed.initialize`, case by case; the preview's "at launch" lines are drawn from
  * it, so what the preview says is what the tier proves.
  */
-import { DEEPSPEED_DEFAULTS, accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { compileSetup } from './compile.js';
+import { DEEPSPEED_DEFAULTS, isPlainObject } from './emit.js';
 import { explainStep, type Origin } from './provenance.js';
 import type { Setup } from './setup.js';
 
@@ -79,8 +80,7 @@ function get(cfg: Record<string, unknown>, path: string): unknown {
  * without ACCELERATE_* variables and the script the run describes.
  */
 export function effectiveDeepSpeedConfig(setup: Setup, run: RunContext): EffectiveConfig {
-  const yaml = accelerateConfigObject(setup);
-  const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const { accelerateConfig: yaml, deepSpeedJson: json } = compileSetup(setup);
   const origin = (): Origin => ({ source: 'preset', where: setup.name });
   const e = explainStep({
     name: setup.name,

@@ -13,6 +13,8 @@ export type { AccelerateConfigSummary, DeepSpeedSummary } from './accelerate-con
 export { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
 export { earlierOutputs, missingScripts, prepareCommands, trainingScript } from './argv.js';
 export type { PreparedCommand } from './argv.js';
+export { compileSetup } from './compile.js';
+export type { CompiledSetup } from './compile.js';
 export { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
 export {
   CSV_LOG_FLAG,
@@ -44,15 +46,9 @@ export {
   reportJson,
 } from './explain.js';
 export type { ExplainContext, ExplainReport } from './explain.js';
-export {
-  inReportOrder,
-  launchConfigFiles,
-  setupFiles,
-  setupInDir,
-  writeConfigFiles,
-  writeLaunchConfigFiles,
-} from './files.js';
+export { inReportOrder, launchConfigFiles, setupFiles, setupInDir } from './files.js';
 export type { SetupFileRole } from './files.js';
+export { writeConfigFiles, writeLaunchConfigFiles } from './write-files.js';
 export { err, formatFinding, warn } from './finding.js';
 export type { Finding } from './finding.js';
 export { importAccelerateConfig } from './import.js';
