@@ -26,12 +26,26 @@ import type { Setup } from '../../src/config/index.js';
 import type { SlurmDeps } from './FinishScreen.js';
 import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/index.js';
 import type { SlurmRequest } from '../../src/slurm/index.js';
+import type { PlannedLaunch } from '../../src/launch/index.js';
 import type { AppDeps } from './App.js';
 import type { WizardResult } from '../../src/wizard/index.js';
 import { earlyStartKeys, paintStartFrame } from './startText.js';
 
 const MIN_COLUMNS = 80;
 const MIN_ROWS = 24;
+
+/**
+ * The wizard's last launch plan (the check before it leaves) and the Slurm form's values it was made with: the
+ * launch after the wizard uses it when nothing changed since, so the setup is planned once.
+ */
+const lastCheck: { planned: PlannedLaunch | null; slurm: SlurmValues | null } = { planned: null, slurm: null };
+
+/** The plan the launch can use: the last check's, when it was for this kind of run and these Slurm values. */
+function checkedPlan(slurm: SlurmValues | null): PlannedLaunch | undefined {
+  const { planned } = lastCheck;
+  if (!planned || JSON.stringify(lastCheck.slurm) !== JSON.stringify(slurm)) return undefined;
+  return planned;
+}
 
 /**
  * The real dependencies: detection, presets, import, the model catalog and the writers. The modules
@@ -108,7 +122,9 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
         ? (await import('../../src/slurm/kind.js')).slurmLaunchKind(slurmRequestOf(slurm), { env, cwd })
         : undefined;
       try {
-        planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        lastCheck.planned = null;
+        lastCheck.planned = planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        lastCheck.slurm = slurm;
         return null;
       } catch (e) {
         if (e instanceof UsageError) return { error: e.message, hint: e.hint ?? null };
@@ -283,6 +299,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
       source: result.launchSource ?? 'wizard',
       pane: runLogPane,
       topologyWarnings: topo.warnings,
+      planned: checkedPlan(null),
     });
   }
   if (result.slurm) {
@@ -292,7 +309,9 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
       import('../../src/slurm/kind.js'),
       import('../pane/run.js'),
     ]);
-    const kind = slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
+    const planned = checkedPlan(result.slurm.values);
+    const kind =
+      planned?.kind ?? slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
     const topo = await relaunchWay(await forThisRun(result.slurm.setup, result.csvLog));
     return launch({
       setup: topo.setup,
@@ -300,6 +319,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
       kind,
       pane: runLogPane,
       topologyWarnings: topo.warnings,
+      planned,
     });
   }
   return result.code;

@@ -149,6 +149,7 @@ export async function launchFromCli(
     dryRun: flags.dryRun,
     pane: paneFor(flags, ctx),
     topologyWarnings: topo.warnings,
+    planned,
     ...checks,
     ...output.runSinks(),
     ...more,

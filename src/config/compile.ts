@@ -14,6 +14,7 @@ import {
   plainJson,
   stringifyJson,
 } from './emit.js';
+import { memoLast } from '../text/index.js';
 import type { Setup } from './setup.js';
 
 /** A setup's output, compiled once (see the module's comment). */
@@ -34,7 +35,7 @@ export interface CompiledSetup {
 
 /** How many compiled setups are kept: a highlight moved back and forth in the wizard costs a lookup. */
 export const COMPILED_SETUPS_KEPT = 32;
-const kept = new Map<string, CompiledSetup>();
+const kept = memoLast<CompiledSetup>(COMPILED_SETUPS_KEPT);
 
 /** Freezes a value and everything in it (arrays, objects, the emitter's numbers). */
 function deepFreeze<T>(value: T): T {
@@ -73,15 +74,5 @@ function compile(setup: Setup): CompiledSetup {
 
 /** THE compiled value of a setup: memoised on its content (the last COMPILED_SETUPS_KEPT are kept). */
 export function compileSetup(setup: Setup): CompiledSetup {
-  const key = JSON.stringify(setup);
-  const hit = kept.get(key);
-  if (hit) {
-    kept.delete(key);
-    kept.set(key, hit);
-    return hit;
-  }
-  const c = compile(setup);
-  kept.set(key, c);
-  if (kept.size > COMPILED_SETUPS_KEPT) kept.delete(kept.keys().next().value as string);
-  return c;
+  return kept.get(JSON.stringify(setup), () => compile(setup));
 }

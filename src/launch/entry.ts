@@ -14,7 +14,7 @@
 import type { Setup } from '../config/index.js';
 import { capYoungGeneration } from '../proc/index.js';
 import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../proc/index.js';
-import { inReportOrder, launchConfigFiles } from '../config/index.js';
+import { compileSetup, inReportOrder, launchConfigFiles } from '../config/index.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
 import { formatFindings, prepareLaunch } from './prepare.js';
@@ -49,6 +49,12 @@ export interface LaunchRequest extends LaunchOptions {
   closeOnEnd?: boolean;
   /** What was already said about the setup (the wizard planned it before leaving): not said again. */
   quiet?: boolean;
+  /**
+   * This launch, planned before (the command line plans before its offers, the wizard before it leaves): used as
+   * it is when the setup is still the one planned, so nothing is checked, emitted or estimated twice; planned again
+   * when an offer changed the setup. The request's source and topology warnings stand.
+   */
+  planned?: PlannedLaunch;
 }
 
 /** A launch checked for its kind, not started: what `launch`, the wizard and `export` share. */
@@ -70,6 +76,14 @@ export function planLaunch(req: LaunchRequest): PlannedLaunch {
   return { prepared, kind, lines: formatFindings(prepared.findings) };
 }
 
+/** The request's plan: the one made before when the setup is still the one it planned, else planned now. */
+function planOnce(req: LaunchRequest): PlannedLaunch {
+  const p = req.planned;
+  if (!p || compileSetup(p.prepared.setup) !== compileSetup(req.setup)) return planLaunch(req);
+  const prepared = { ...p.prepared, source: req.source, topologyWarnings: req.topologyWarnings ?? [] };
+  return { ...p, prepared };
+}
+
 /**
  * Runs a launch to its end; resolves with the exit code (0 done, or left running; 1 a step failed; 130
  * stopped). Bad input (an invalid setup, accelerate or a training script missing, a record that cannot be
@@ -79,7 +93,7 @@ export async function launch(req: LaunchRequest): Promise<number> {
   const out: TextSink = req.out ?? { write: writeOut, backlog: stdoutBacklog };
   const err: TextSink = req.err ?? { write: writeErr };
   const say = (line: string) => err.write(`zerowiz: ${line}\n`);
-  const { prepared, kind, lines } = planLaunch(req);
+  const { prepared, kind, lines } = planOnce(req);
   if (!req.quiet) for (const l of lines) say(l);
 
   if (req.dryRun) {

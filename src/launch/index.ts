@@ -1,7 +1,7 @@
 /** The face of src/launch/: what other folders may use of it (an architecture test holds every import to it). */
 export { SUPERVISOR_ARG, WATCHDOG_ARG, binPath, setBinPath } from './bin.js';
 export { followRun, launch, planLaunch } from './entry.js';
-export type { LaunchRequest } from './entry.js';
+export type { LaunchRequest, PlannedLaunch } from './entry.js';
 export { RunFollower } from './follower.js';
 export { preparedOfRecord, recordCommands } from './kind.js';
 export type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';

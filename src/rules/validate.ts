@@ -11,7 +11,7 @@ import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/in
 import { estimateInputFromSetup } from '../estimate/index.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
-import { formatBytes, formatCount } from '../text/index.js';
+import { formatBytes, formatCount, memoLast } from '../text/index.js';
 import {
   flagName,
   optimizerOffloadDevice,
@@ -188,7 +188,17 @@ export interface OwnModeEstimate {
  * LoRA targets, ...), and the estimator's errors for figures beyond its range.
  */
 export function ownModeEstimate(a: Setup['answers'], models?: readonly ModelEntry[]): OwnModeEstimate | null {
-  const est = estimateInputFromSetup(a, { models: models ?? modelCatalogOrNone() });
+  // With the catalog's models, one estimate per answers however many rules and checks ask (a throw is not kept).
+  if (models === undefined) return ownEstimates.get(JSON.stringify(a), () => estimateOwnMode(a, modelCatalogOrNone()));
+  return estimateOwnMode(a, models);
+}
+
+/** How many answers' own-mode estimates are kept. */
+const OWN_ESTIMATES_KEPT = 8;
+const ownEstimates = memoLast<OwnModeEstimate | null>(OWN_ESTIMATES_KEPT);
+
+function estimateOwnMode(a: Setup['answers'], models: readonly ModelEntry[]): OwnModeEstimate | null {
+  const est = estimateInputFromSetup(a, { models });
   if (!est.input) return null;
   const { placement } = est;
   const mode = a.mode;

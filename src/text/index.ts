@@ -12,6 +12,8 @@ export {
   secretGuards,
   secretsIn,
 } from './redact.js';
+export { memoLast } from './memo.js';
+export type { Memo } from './memo.js';
 export { NearMiss, nearMissHint, orList } from './suggest.js';
 export { bar, clip, colorAllowed, fitHints, padEnd, padStart, softWrap, wrap } from './text.js';
 export {
