@@ -22,7 +22,6 @@ import { join } from 'node:path';
 import { UsageError } from '../text/index.js';
 import type { Setup } from '../config/index.js';
 import { capYoungGeneration } from '../proc/index.js';
-import type { AlertContext } from '../observe/index.js';
 import { binPath, SUPERVISOR_ARG } from './bin.js';
 import { launchEstimate } from '../rules/index.js';
 import { findFreePort } from '../proc/index.js';
@@ -35,7 +34,7 @@ import { EVENTS_FILE, EventsWriter, type LiveSnapshot, writeLive } from '../reco
 import type { PipelineOutcome } from '../observe/index.js';
 import { Pipeline, type StepSpec } from './runner.js';
 import { GpuTelemetry, telemetryIntervalMs, visibleGpuIndices } from '../observe/index.js';
-import { RunWatch, watchStepOf } from '../observe/index.js';
+import { alertContextOf, watchOfRun } from './run-watch.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, Watchdog } from './watchdog.js';
 import { topology } from '../estimate/index.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
@@ -180,15 +179,8 @@ export class Supervisor {
         },
       },
     });
-    const alertContext: AlertContext = {
-      precision: plan.setup.answers?.mixed_precision ?? null,
-      whatFits: estimate?.whatFits,
-      hostWhatFits: estimate?.hostWhatFits,
-      freePort: null,
-    };
-    const watch = new RunWatch({
-      steps: plan.commands.map((_, i) => watchStepOf(plan.setup, plan.commands, plan.cwd, i)),
-      alertContext,
+    const alertContext = alertContextOf(plan.setup, estimate);
+    const watch = watchOfRun(plan, alertContext, {
       telemetry,
       onAlert: (a) => events.write({ t: 'alert', a }),
     });

@@ -16,3 +16,4 @@ export { StepLogReader } from './step-output.js';
 export { GpuTelemetry, TelemetryMirror, telemetryIntervalMs, visibleGpuIndices } from './telemetry.js';
 export type { GpuPeak, GpuSample, TelemetryState, TelemetryView } from './telemetry.js';
 export { RunWatch, watchStepOf } from './watch.js';
+export type { RunWatchOptions } from './watch.js';

@@ -1,0 +1,45 @@
+/**
+ * One home per small fact: each fact below is written in one module of src/ (and components/), and these greps over
+ * the sources fail when a second one appears. Each names its home and every other place that spells it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/paths.js';
+
+/** Every source file of src/ and components/, relative to the root, with its text (comments kept). */
+function sources(): { file: string; text: string }[] {
+  const out: { file: string; text: string }[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const p = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(p);
+      else if (/\.tsx?$/.test(e.name)) out.push({ file: p, text: readFileSync(join(ROOT, p), 'utf8') });
+    }
+  };
+  walk('src');
+  walk('components');
+  return out;
+}
+
+const ALL = sources();
+
+/** The files whose code (comments left out) matches `re`. */
+function filesMatching(re: RegExp): string[] {
+  const code = (t: string) => t.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  return ALL.filter((f) => re.test(code(f.text))).map((f) => f.file);
+}
+
+describe('one home', () => {
+  it("a setup's DeepSpeed and accelerate configs are emitted in config/compile.ts (and import.ts, which compares with them)", () => {
+    expect(filesMatching(/\b(deepSpeedConfigObject|accelerateConfigObject)\(/)).toEqual([
+      'src/config/compile.ts',
+      'src/config/emit.ts',
+      'src/config/import.ts',
+    ]);
+  });
+
+  it("a run's watch and its alerts' context are built in launch/run-watch.ts, for the supervisor and the viewers", () => {
+    expect(filesMatching(/new RunWatch\(|: AlertContext = \{/)).toEqual(['src/launch/run-watch.ts']);
+  });
+});
