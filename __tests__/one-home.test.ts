@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/paths.js';
+import { ENV_NUMBERS } from '../src/text/env.js';
 
 /** Every source file of src/ and components/, relative to the root, with its text (comments kept). */
 function sources(): { file: string; text: string }[] {
@@ -41,5 +42,11 @@ describe('one home', () => {
 
   it("a run's watch and its alerts' context are built in launch/run-watch.ts, for the supervisor and the viewers", () => {
     expect(filesMatching(/new RunWatch\(|: AlertContext = \{/)).toEqual(['src/launch/run-watch.ts']);
+  });
+
+  it('the numeric environment settings are read through text/env.ts (one parser, with bounds)', () => {
+    const names = Object.keys(ENV_NUMBERS).join('|');
+    expect(filesMatching(new RegExp(`\\benv(\\.|\\[['"])(${names})\\b`))).toEqual([]);
+    expect(filesMatching(/\bNumber\((process\.)?env[.[]/)).toEqual([]);
   });
 });

@@ -56,6 +56,7 @@ import {
   userName,
 } from './safe-fs.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
+import { envNumber } from '../text/index.js';
 
 /** What happened to one file. */
 export interface WriteResult {
@@ -84,8 +85,7 @@ export const LOCK_WAIT_MS = 30_000;
 
 /** The wait, or ZEROWIZ_LOCK_WAIT_MS when set (scripts that would rather fail fast; the tests). */
 function lockWaitMs(): number {
-  const v = Number(process.env.ZEROWIZ_LOCK_WAIT_MS);
-  return Number.isFinite(v) && v >= 0 ? v : LOCK_WAIT_MS;
+  return envNumber(process.env, 'ZEROWIZ_LOCK_WAIT_MS', LOCK_WAIT_MS);
 }
 /** A lock from another host cannot be checked; after this long it is taken as stale. */
 export const FOREIGN_LOCK_STALE_MS = 10 * 60_000;

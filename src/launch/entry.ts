@@ -12,6 +12,7 @@
  * Errors stop every entry the same way: one line and the fix (UsageError, exit 2), before anything runs.
  */
 import type { Setup } from '../config/index.js';
+import { envNumbersProblem } from '../text/index.js';
 import { capYoungGeneration } from '../proc/index.js';
 import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../proc/index.js';
 import { compileSetup, inReportOrder, launchConfigFiles } from '../config/index.js';
@@ -67,6 +68,9 @@ export interface PlannedLaunch {
 
 /** Checks a launch for its kind without starting anything; throws UsageError with the fix. */
 export function planLaunch(req: LaunchRequest): PlannedLaunch {
+  // The run's settings from the environment (grace periods, intervals): refused now, not in its supervisor.
+  const badSetting = envNumbersProblem(req.env ?? process.env);
+  if (badSetting) throw badSetting;
   const kind = req.kind ?? localKind();
   if (kind.prepare) {
     const { prepared, lines } = kind.prepare(req.setup, req);

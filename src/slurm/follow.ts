@@ -15,6 +15,7 @@ import { cancelJob, describeJob, pendingHint, queryJob, type JobInfo } from './j
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';
 import type { SlurmContext } from './tools.js';
+import { envNumber } from '../text/index.js';
 
 /** How often the job's state is asked of Slurm (override: ZEROWIZ_SLURM_POLL_MS). */
 export const STATE_POLL_MS = 3_000;
@@ -56,8 +57,7 @@ export function jobStatus(jobId: string, j: JobInfo | null, lost: string | null)
 
 /** The state poll interval in effect. */
 export function statePollMs(env: NodeJS.ProcessEnv): number {
-  const n = Number(env.ZEROWIZ_SLURM_POLL_MS);
-  return Number.isFinite(n) && n >= 50 ? n : STATE_POLL_MS;
+  return envNumber(env, 'ZEROWIZ_SLURM_POLL_MS', STATE_POLL_MS);
 }
 
 /** Options of a follower. */

@@ -1,5 +1,7 @@
 /** The face of src/text/: what other folders may use of it (an architecture test holds every import to it). */
 export { RunError, UsageError, describeError, describeWriteError, fileError, isOsError } from './errors.js';
+export { ENV_NUMBERS, envNumber, envNumbersProblem } from './env.js';
+export type { EnvNumberName } from './env.js';
 export { formatDuration } from './format.js';
 export { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine, hasControl, printable, printableLines } from './printable.js';
 export { shellArgs, shellJoin, shellWord } from './quote.js';
