@@ -49,4 +49,15 @@ describe('one home', () => {
     expect(filesMatching(new RegExp(`\\benv(\\.|\\[['"])(${names})\\b`))).toEqual([]);
     expect(filesMatching(/\bNumber\((process\.)?env[.[]/)).toEqual([]);
   });
+
+  it('sizes, counts, durations and timestamps are written by text/format.ts', () => {
+    const unit = String.raw`(2\s*\*\*\s*(10|20|30|40)|[KMGT]IB)\b`;
+    // A size divided into a binary unit and written as text: toFixed on it, or the quotient in a template.
+    const sizeText = new RegExp(String.raw`\/\s*${unit}\s*\)\s*\.toFixed\(|\$\{[^}\x60]*\/\s*${unit}[^}\x60]*\}`);
+    expect(filesMatching(sizeText)).toEqual(['src/text/format.ts']);
+    // Each format of a quantity is defined there, once (the estimate table's step seconds are the estimator's own).
+    const formatter =
+      /^export function (format\w*(Bytes|Count|Clock|Duration|GiB|Tally|Rate|Cap|Seconds)\w*|timestamp|gib\w*|\w*Bytes[A-Z]?\w*(?<!Needs?)|compact\w*)\(\w+: number[^)]*\): string/m;
+    expect(filesMatching(formatter).filter((f) => f !== 'src/text/format.ts')).toEqual(['src/estimate/estimate.ts']);
+  });
 });

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/text/errors.js';
-import {
-  formatBytes,
-  formatBytesShort,
-  formatCount,
-  parseBytes,
-  parseCount,
-  parseInteger,
-} from '../../src/text/units.js';
+import { formatBytes, formatBytesShort, formatCount } from '../../src/text/format.js';
+import { parseBytes, parseCount, parseInteger } from '../../src/text/units.js';
 
 describe('parseCount', () => {
   it.each([

@@ -28,7 +28,7 @@ import { MODE_INFO } from '../config/index.js';
 import { printable } from '../text/index.js';
 import type { Setup } from '../config/index.js';
 import { placementOfAnswers } from '../estimate/index.js';
-import { timestamp } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import type { RunRecord } from '../records/index.js';
 import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, readLatest, readTag } from './deepspeed.js';
 import { findCheckpoints, outputRoots } from './find.js';

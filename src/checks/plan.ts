@@ -16,6 +16,7 @@ import { normalizeInput } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
 import { diffSynthOutputPath, isDiffSynthStep } from '../config/index.js';
 import { earlierOutputs, trainingScript } from '../config/index.js';
+import { wholeGiBUp } from '../text/index.js';
 
 /** accelerate's main process port when the setup gives none (`accelerate launch --help`). */
 export const ACCELERATE_DEFAULT_PORT = 29500;
@@ -303,7 +304,7 @@ function outputsOf(
     {
       path: cwd,
       bytes: save,
-      what: `one 16-bit save of the ${formatTrainable(est)} trained weights${stage === 3 ? ' (gathered on rank 0)' : ''}; a DeepSpeed checkpoint (save_state) would need about ${Math.ceil(full / 2 ** 30)} GiB each; the script's output folder is not known to zerowiz`,
+      what: `one 16-bit save of the ${formatTrainable(est)} trained weights${stage === 3 ? ' (gathered on rank 0)' : ''}; a DeepSpeed checkpoint (save_state) would need about ${wholeGiBUp(full)} GiB each; the script's output folder is not known to zerowiz`,
     },
   ];
 }

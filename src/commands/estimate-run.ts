@@ -28,7 +28,7 @@ import type { Interconnect, OptimizerKind } from '../config/index.js';
 import type { BlockKind } from '../estimate/index.js';
 import { question, withDefaults } from '../config/index.js';
 import type { Answers } from '../config/index.js';
-import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../text/index.js';
+import { formatBytes, formatCount, formatGiB, gibFigure, parseBytes, parseCount, parseInteger } from '../text/index.js';
 
 /** Raw flag values as commander hands them over. */
 export interface EstimateFlags {
@@ -622,7 +622,7 @@ function pad(cells: string[][], left: number[] = []): string {
 
 /** Bytes as GiB with two decimals, the unit DeepSpeed's estimator prints (labelled "GB" there). */
 function gib(bytes: number): string {
-  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+  return formatGiB(bytes, 2);
 }
 
 function fitsText(m: ModeEstimate): string {
@@ -689,7 +689,7 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
   const items: string[][] = [
     ['mode', 'ctx', 'params', 'grads', 'optim', 'acts', 'step', 'enc', 'buffers', 'extra', 'margin'],
   ];
-  const g1 = (b: number) => (b / 2 ** 30).toFixed(2);
+  const g1 = (b: number) => gibFigure(b, 2);
   for (const m of report.modes) {
     const i = m.peak.items;
     items.push([

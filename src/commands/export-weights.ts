@@ -46,7 +46,8 @@ import { printable } from '../text/index.js';
 import { kindBlockProblem } from './record-kinds.js';
 import { findRunRecord } from '../records/index.js';
 import { parseInteger } from '../text/index.js';
-import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../fs/index.js';
+import { formatWrite, withDirLocks, type WriteResult } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import * as output from './output.js';
 
 /** Raw flag values of `export weights`. */

@@ -56,7 +56,7 @@ import {
   userName,
 } from './safe-fs.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
-import { envNumber } from '../text/index.js';
+import { envNumber, timestamp } from '../text/index.js';
 
 /** What happened to one file. */
 export interface WriteResult {
@@ -98,12 +98,6 @@ const LOCK_RETRY_MAX_MS = 100;
 const TEMP_RE = /^\..*\.zerowiz-(\d+)-[0-9a-f]+\.tmp$/;
 /** Journals of a transaction in progress: `.zerowiz-<pid>-<hex>.journal`. */
 const JOURNAL_RE = /^\.zerowiz-(\d+)-[0-9a-f]+\.journal$/;
-
-/** A sortable local timestamp, YYYYmmdd-HHMMSS. */
-export function timestamp(d = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Who holds a lock, and whether it still runs

@@ -7,10 +7,10 @@ export { LineSplitter, PANE_RING_LINES, RingBuffer, cleanLine, forEachLine } fro
 export type { LineSink } from './lines.js';
 export { liveStepSchema, peaksFromJson, runEstimateSchema } from './live.js';
 export type { LiveStepJson, RunEstimateJson } from './live.js';
-export { formatClock, formatCount, formatLoss, formatLossPair, formatRate, sparkline } from './logparse.js';
+export { formatLoss, formatLossPair, sparkline } from './logparse.js';
 export type { Progress } from './logparse.js';
 export { LOSS_SOURCE_NAMES } from './metrics/step-metrics.js';
-export { formatGiB, formatPeakVsEstimate, highestPeak } from './peaks.js';
+export { formatPeakVsEstimate, highestPeak } from './peaks.js';
 export { stallOptionsFromEnv } from './stall.js';
 export { StepLogReader } from './step-output.js';
 export { GpuTelemetry, TelemetryMirror, telemetryIntervalMs, visibleGpuIndices } from './telemetry.js';

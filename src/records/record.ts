@@ -15,7 +15,7 @@ import * as z from 'zod/mini';
 import '../text/zod.js';
 import { QUESTIONS, parseAnswers, question, withDefaults, type QuestionId } from '../config/index.js';
 import type { Setup } from '../config/index.js';
-import { timestamp } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import { inReportOrder, launchConfigFiles } from '../config/index.js';
 import { shellJoin, shellWord } from '../text/index.js';
 import type { PreparedCommand } from '../config/index.js';

@@ -16,7 +16,8 @@ import { RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
 import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/index.js';
 import { toLaunchCommands, type Setup } from '../config/index.js';
 import type { Finding } from '../config/index.js';
-import { timestamp, writeFileSafely, type WriteResult } from '../fs/index.js';
+import { writeFileSafely, type WriteResult } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import { setupInDir, writeLaunchConfigFiles } from '../config/index.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
 import {

@@ -2,7 +2,25 @@
 export { RunError, UsageError, describeError, describeWriteError, fileError, isOsError } from './errors.js';
 export { ENV_NUMBERS, envNumber, envNumbersProblem } from './env.js';
 export type { EnvNumberName } from './env.js';
-export { formatDuration } from './format.js';
+export {
+  formatByteRate,
+  formatBytes,
+  formatBytesCompact,
+  formatBytesExact,
+  formatBytesShort,
+  formatCap,
+  formatClock,
+  formatCount,
+  formatCountExact,
+  formatDuration,
+  formatGiB,
+  formatTally,
+  formatTallyRate,
+  gibFigure,
+  gibFigureShort,
+  timestamp,
+  wholeGiBUp,
+} from './format.js';
 export { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine, hasControl, printable, printableLines } from './printable.js';
 export { shellArgs, shellJoin, shellWord } from './quote.js';
 export {
@@ -18,13 +36,4 @@ export { memoLast } from './memo.js';
 export type { Memo } from './memo.js';
 export { NearMiss, nearMissHint, orList } from './suggest.js';
 export { bar, clip, colorAllowed, fitHints, padEnd, padStart, softWrap, wrap } from './text.js';
-export {
-  formatBytes,
-  formatBytesExact,
-  formatBytesShort,
-  formatCount,
-  formatCountExact,
-  parseBytes,
-  parseCount,
-  parseInteger,
-} from './units.js';
+export { parseBytes, parseCount, parseInteger } from './units.js';
