@@ -60,4 +60,13 @@ describe('one home', () => {
       /^export function (format\w*(Bytes|Count|Clock|Duration|GiB|Tally|Rate|Cap|Seconds)\w*|timestamp|gib\w*|\w*Bytes[A-Z]?\w*(?<!Needs?)|compact\w*)\(\w+: number[^)]*\): string/m;
     expect(filesMatching(formatter).filter((f) => f !== 'src/text/format.ts')).toEqual(['src/estimate/estimate.ts']);
   });
+
+  it("a run's directory and its step logs are named by records/record.ts (runDirName, stepLogName)", () => {
+    expect(filesMatching(/\$\{timestamp\([^)]*\)\}-/)).toEqual(['src/records/record.ts']);
+    expect(filesMatching(/\}\.log\x60/)).toEqual(['src/records/record.ts']);
+  });
+
+  it('a file written is said in the words of fs/write.ts formatWrite, wherever it was written', () => {
+    expect(filesMatching(/[\x60'"](wrote|updated|unchanged) \$\{|previous content kept/)).toEqual(['src/fs/write.ts']);
+  });
 });

@@ -8,7 +8,7 @@ import { loadPreset } from '../config/index.js';
 import { pinSteps } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { checkOptions, jobName, planSlurmLaunch } from '../slurm/index.js';
-import { stepLogName } from '../slurm/index.js';
+import { stepLogName } from '../records/index.js';
 import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/index.js';
 import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/index.js';
 import { slurm } from '../slurm/index.js';
@@ -99,7 +99,7 @@ export async function exportCommand(
     const results = await writeFilesTogether([
       { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) },
     ]);
-    output.lines(results.map(formatWrite));
+    output.lines(results.map((r) => formatWrite(r)));
     return 0;
   }
   const cwd = process.cwd();
@@ -196,7 +196,7 @@ export async function exportCommand(
     ...inReportOrder(results.slice(0, configs.length).map((r, i) => ({ ...r, role: configs[i]!.role }))),
     results.at(-1)!,
   ];
-  output.lines(shown.map(formatWrite));
+  output.lines(shown.map((r) => formatWrite(r)));
   return 0;
 }
 

@@ -340,10 +340,7 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
     if (work !== null) rmSync(work, { recursive: true, force: true });
   }
   for (const { r, note } of results) {
-    output.lines([
-      formatWrite({ ...r, path: display(r.path), ...(r.backup ? { backup: display(r.backup) } : {}) }),
-      `  ${note}`,
-    ]);
+    output.lines([formatWrite(r, display), `  ${note}`]);
   }
   return 0;
 }

@@ -854,9 +854,12 @@ export async function moveAside(path: string, base: string): Promise<string> {
   });
 }
 
-/** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */
-export function formatWrite(r: WriteResult): string {
-  if (r.status === 'unchanged') return `unchanged ${r.path}`;
-  if (r.backup) return `updated ${r.path} (previous content kept as ${r.backup})`;
-  return `${r.status === 'created' ? 'wrote' : 'updated'} ${r.path}`;
+/**
+ * THE words for a file written, one line per file: `wrote PATH` / `unchanged PATH` / `updated PATH (previous
+ * content kept as BACKUP)`, each path as `show` writes it (default: as it is).
+ */
+export function formatWrite(r: WriteResult, show: (path: string) => string = (p) => p): string {
+  if (r.status === 'unchanged') return `unchanged ${show(r.path)}`;
+  if (r.backup) return `updated ${show(r.path)} (previous content kept as ${show(r.backup)})`;
+  return `${r.status === 'created' ? 'wrote' : 'updated'} ${show(r.path)}`;
 }

@@ -12,6 +12,7 @@ import { startSupervisor, type StartedSupervisor } from './supervisor.js';
 import { TelemetryMirror } from '../observe/index.js';
 import { gracePeriods } from '../proc/index.js';
 import { writeLaunchConfigFiles } from '../config/index.js';
+import { formatWrite } from '../fs/index.js';
 import { ensureRunsRoot } from '../records/index.js';
 
 /** The note a record gets when `runs` finds its supervisor gone and nobody ended it. */
@@ -59,12 +60,7 @@ export function localKind(): RunKind {
       // is refused here with its owner named).
       ensureRunsRoot(prepared.cwd, RUNS_DIR);
       const writes = await writeLaunchConfigFiles(prepared.setup, prepared.cwd);
-      for (const w of writes) {
-        if (w.status !== 'unchanged')
-          ctx.say(
-            `wrote ${displayDir(w.path, prepared.cwd)}${w.backup ? ` (previous content kept in ${w.backup})` : ''}`,
-          );
-      }
+      for (const w of writes) if (w.status !== 'unchanged') ctx.say(formatWrite(w, (p) => displayDir(p, prepared.cwd)));
       // A stop that came while the files were written: nothing starts, and there is no record.
       if (ctx.stopRequested()) return null;
       const sup = await startSupervisor(

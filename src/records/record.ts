@@ -114,6 +114,19 @@ function safeName(name: string): string {
   );
 }
 
+/**
+ * THE name of a run's directory under RUNS_DIR: `<YYYYmmdd-HHMMSS>-<name>` (the name made safe for a path); a
+ * second run in the same second gets `-2` (makeRunDir).
+ */
+export function runDirName(setupName: string, now = new Date()): string {
+  return `${timestamp(now)}-${safeName(setupName)}`;
+}
+
+/** THE name of a step's log in its record: `01-data_process.log`. */
+export function stepLogName(index: number, stepName: string): string {
+  return `${String(index + 1).padStart(2, '0')}-${safeName(stepName)}.log`;
+}
+
 /** A step of run.json before it runs; its log is `01-<step>.log`. */
 export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson {
   return {
@@ -121,7 +134,7 @@ export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson 
     argv: c.argv,
     usesConfig: c.usesConfig,
     command: c.text,
-    log: `${String(index + 1).padStart(2, '0')}-${safeName(c.step)}.log`,
+    log: stepLogName(index, c.step),
     status: 'pending',
     exitCode: null,
     signal: null,
@@ -164,7 +177,7 @@ export function createRunRecord(opts: {
   }
   let made: { id: string; dir: string };
   try {
-    made = makeRunDir(root, `${timestamp(now)}-${safeName(opts.setup.name)}`);
+    made = makeRunDir(root, runDirName(opts.setup.name, now));
   } catch (err) {
     if (err instanceof UntrustedPathError) throw err;
     throw new RecordError(root, err);

@@ -12,22 +12,14 @@ import { type CheckId, launchSkips, skipsAll } from '../checks/index.js';
 import { join } from 'node:path';
 import { UsageError } from '../text/index.js';
 import type { AccelerateExe } from '../proc/index.js';
-import { RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
+import { RUNS_DIR, runDirName, saveRunJson, stepLogName, type RunRecord } from '../records/index.js';
 import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/index.js';
 import { toLaunchCommands, type Setup } from '../config/index.js';
 import type { Finding } from '../config/index.js';
 import { writeFileSafely, type WriteResult } from '../fs/index.js';
-import { timestamp } from '../text/index.js';
 import { setupInDir, writeLaunchConfigFiles } from '../config/index.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
-import {
-  createSlurmRecord,
-  discardRecord,
-  JOB_OUTPUT_PATTERN,
-  recordSubmitted,
-  SCRIPT_FILE,
-  stepLogName,
-} from './record.js';
+import { createSlurmRecord, discardRecord, JOB_OUTPUT_PATTERN, recordSubmitted, SCRIPT_FILE } from './record.js';
 import {
   checkJobPaths,
   refuseBadSbatchArgs,
@@ -263,7 +255,7 @@ export const SETUP_FILE = 'setup.yaml';
 
 /** Where a dry run says the record would go. */
 export function dryRunRecordDir(plan: SlurmPlan): string {
-  return join(plan.cwd, RUNS_DIR, `${timestamp()}-${plan.setup.name.replace(/[^A-Za-z0-9._-]+/g, '_')}`);
+  return join(plan.cwd, RUNS_DIR, runDirName(plan.setup.name));
 }
 
 /** The step log names a record uses (as createSlurmRecord names them). */
