@@ -69,4 +69,11 @@ describe('one home', () => {
   it('a file written is said in the words of fs/write.ts formatWrite, wherever it was written', () => {
     expect(filesMatching(/[\x60'"](wrote|updated|unchanged) \$\{|previous content kept/)).toEqual(['src/fs/write.ts']);
   });
+
+  it("both key tables (the wizard's, the pane's) run on one machinery: text/keytable.ts", () => {
+    // One key-press type, one lookup of a binding on a stack, one generated table.
+    expect(filesMatching(/^export (interface|type) KeyPress\b/m)).toEqual(['src/text/keytable.ts']);
+    expect(filesMatching(/\]\.find\(\(\w+\) => \w+\.match\(/)).toEqual(['src/text/keytable.ts']);
+    expect(filesMatching(/\| where \| key \| what it does \|/)).toEqual(['src/text/keytable.ts']);
+  });
 });

@@ -32,6 +32,8 @@ export {
   secretGuards,
   secretsIn,
 } from './redact.js';
+export { NO_KEY, ctrlKey, firstBinding, keyTableMarkdown, plainKey, pressesFor } from './keytable.js';
+export type { KeyBinding, KeyPress, KeyRow } from './keytable.js';
 export { memoLast } from './memo.js';
 export type { Memo } from './memo.js';
 export { NearMiss, nearMissHint, orList } from './suggest.js';

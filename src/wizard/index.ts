@@ -10,8 +10,8 @@ export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues }
 export { answersOf } from './flow.js';
 export { glossaryView } from './glossary.js';
 export type { GlossaryView } from './glossary.js';
-export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines } from './keytable.js';
-export type { Command, KeyPress, Surface, SurfaceHandler } from './keytable.js';
+export { KEY_TABLES, START_STACK, dispatchKey, hintLines } from './keytable.js';
+export type { Command, Surface, SurfaceHandler } from './keytable.js';
 export {
   DETECTING,
   DIFF_CHROME_ROWS,
