@@ -5,21 +5,14 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-const calls = vi.hoisted(() => ({ yaml: 0, json: 0 }));
-vi.mock('../../src/config/emit.js', async (load) => {
-  const real = await load<typeof import('../../src/config/emit.js')>();
-  return {
-    ...real,
-    accelerateConfigObject: (...a: Parameters<typeof real.accelerateConfigObject>) => {
-      calls.yaml++;
-      return real.accelerateConfigObject(...a);
-    },
-    deepSpeedConfigObject: (...a: Parameters<typeof real.deepSpeedConfigObject>) => {
-      calls.json++;
-      return real.deepSpeedConfigObject(...a);
-    },
-  };
-});
+const calls = vi.hoisted(() => ({}) as Record<string, number>);
+vi.mock('../../src/config/emit.js', async (load) =>
+  (await import('../helpers/count.js')).counting(
+    await load(),
+    ['accelerateConfigObject', 'deepSpeedConfigObject'],
+    calls,
+  ),
+);
 
 const { setupFiles, configTexts } = await import('../../src/config/files.js');
 const { effectiveLines } = await import('../../src/config/effective.js');
@@ -31,8 +24,7 @@ const { validate, stepFindings } = await import('../../src/rules/index.js');
 const { previewOf } = await import('../../src/wizard/preview.js');
 
 beforeEach(() => {
-  calls.yaml = 0;
-  calls.json = 0;
+  for (const k of Object.keys(calls)) calls[k] = 0;
 });
 
 describe('compileSetup', () => {
@@ -55,7 +47,7 @@ describe('compileSetup', () => {
       env: {},
       script: { batchSize: 1, accumulation: 1, mixedPrecision: null, hiddenSize: 'none', torchOptimizer: true },
     } as never);
-    expect(calls).toEqual({ yaml: 1, json: 1 });
+    expect(calls).toEqual({ accelerateConfigObject: 1, deepSpeedConfigObject: 1 });
   });
 
   it("is the same value for equal setups, its texts the emitter's, its objects frozen", async () => {

@@ -102,22 +102,23 @@ const NAMED: Record<string, KeyPress> = {
   '↓': { downArrow: true },
 };
 
+/** The presses one documented key name stands for (none for a name it does not know). */
+function pressesOfName(name: string): [string, KeyPress][] {
+  const named = (n: string): [string, KeyPress] => ['', { ...NO_KEY, ...NAMED[n] }];
+  if (name in NAMED) return [named(name)];
+  if (name === 'space') return [[' ', NO_KEY]];
+  if (name.startsWith('^') && name.length === 2) return [[name[1]!.toLowerCase(), { ...NO_KEY, ctrl: true }]];
+  if (/^[0-9]-[0-9]$/.test(name)) return [[name[0]!, NO_KEY]];
+  if ([...name].every((c) => c in NAMED)) return [...name].map(named);
+  return name.length === 1 ? [[name, NO_KEY]] : [];
+}
+
 /**
  * The presses the documented key names stand for: `Esc/←`, `↑↓`, `1-9`, `^C`, `S-Tab`, `space`, `q`, `/`
  * (names split on `/` and spaces; `1-9` stands for its first digit).
  */
 export function pressesFor(keys: string): [string, KeyPress][] {
-  const out: [string, KeyPress][] = [];
-  const names = keys === '/' ? ['/'] : keys.split(/[\s/]+/).filter((x) => x !== '');
-  for (const name of names) {
-    if (name in NAMED) out.push(['', { ...NO_KEY, ...NAMED[name] }]);
-    else if (name === 'space') out.push([' ', NO_KEY]);
-    else if (name.startsWith('^') && name.length === 2) out.push([name[1]!.toLowerCase(), { ...NO_KEY, ctrl: true }]);
-    else if (/^[0-9]-[0-9]$/.test(name)) out.push([name[0]!, NO_KEY]);
-    else if ([...name].every((c) => c in NAMED)) for (const c of name) out.push(['', { ...NO_KEY, ...NAMED[c] }]);
-    else if (name.length === 1) out.push([name, NO_KEY]);
-  }
-  return out;
+  return (keys === '/' ? ['/'] : keys.split(/[\s/]+/).filter((x) => x !== '')).flatMap(pressesOfName);
 }
 
 /** One row of a generated key table: where the keys work, the keys as documented (one or several), what they do. */
