@@ -76,4 +76,10 @@ describe('one home', () => {
     expect(filesMatching(/\]\.find\(\(\w+\) => \w+\.match\(/)).toEqual(['src/text/keytable.ts']);
     expect(filesMatching(/\| where \| key \| what it does \|/)).toEqual(['src/text/keytable.ts']);
   });
+
+  it('what a launch ran is read from its type (config/source.ts), never sniffed from its text', () => {
+    expect(filesMatching(/startsWith\(['"]--last|=== ['"]wizard['"]|\?\? ['"]wizard['"]/)).toEqual([
+      'src/config/source.ts',
+    ]);
+  });
 });

@@ -22,7 +22,7 @@ import type { WizardOptions } from '../../src/commands/index.js';
 import { accelerateDefaultConfig } from '../../src/fs/index.js';
 import { formatBytesShort } from '../../src/text/index.js';
 import { whichSync } from '../../src/proc/index.js';
-import type { Setup } from '../../src/config/index.js';
+import type { LaunchSource, Setup } from '../../src/config/index.js';
 import type { SlurmDeps } from './FinishScreen.js';
 import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/index.js';
 import type { SlurmRequest } from '../../src/slurm/index.js';
@@ -30,6 +30,9 @@ import type { PlannedLaunch } from '../../src/launch/index.js';
 import type { AppDeps } from './App.js';
 import type { WizardResult } from '../../src/wizard/index.js';
 import { earlyStartKeys, paintStartFrame } from './startText.js';
+
+/** What the wizard's launch check plans (the launch itself names the preset the wizard saved, if any). */
+const WIZARD_SOURCE: LaunchSource = { kind: 'wizard', preset: null };
 
 const MIN_COLUMNS = 80;
 const MIN_ROWS = 24;
@@ -123,7 +126,13 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
         : undefined;
       try {
         lastCheck.planned = null;
-        lastCheck.planned = planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        lastCheck.planned = planLaunch({
+          setup: await forThisRun(setup, csvLog),
+          source: WIZARD_SOURCE,
+          kind,
+          env,
+          cwd,
+        });
         lastCheck.slurm = slurm;
         return null;
       } catch (e) {
@@ -296,7 +305,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     const topo = await relaunchWay(await forThisRun(result.launch, result.csvLog));
     return launch({
       setup: topo.setup,
-      source: result.launchSource ?? 'wizard',
+      source: result.launchSource ?? WIZARD_SOURCE,
       pane: runLogPane,
       topologyWarnings: topo.warnings,
       planned: checkedPlan(null),
@@ -315,7 +324,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     const topo = await relaunchWay(await forThisRun(result.slurm.setup, result.csvLog));
     return launch({
       setup: topo.setup,
-      source: result.launchSource ?? 'wizard',
+      source: result.launchSource ?? WIZARD_SOURCE,
       kind,
       pane: runLogPane,
       topologyWarnings: topo.warnings,

@@ -4,7 +4,7 @@ import { secretGuards } from '../text/index.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../text/index.js';
 import { shellWord } from '../text/index.js';
-import { loadPreset } from '../config/index.js';
+import { loadPreset, presetSource } from '../config/index.js';
 import { pinSteps } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { checkOptions, jobName, planSlurmLaunch } from '../slurm/index.js';
@@ -108,7 +108,13 @@ export async function exportCommand(
   const plan = planSlurmLaunch(
     setup,
     { nodes, gpusPerNode, options },
-    { source: ref, accelerate: flags.accelerate, dryRun: true, cwd, launcher: kind === 'slurm' ? 'srun' : 'torchrun' },
+    {
+      source: presetSource(ref),
+      accelerate: flags.accelerate,
+      dryRun: true,
+      cwd,
+      launcher: kind === 'slurm' ? 'srun' : 'torchrun',
+    },
   );
   for (const f of [...plan.findings, ...plan.fit]) output.finding(f);
   for (const c of plan.changes) output.say(`${kind}: ${formatChange(c)}`);

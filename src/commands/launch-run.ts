@@ -5,7 +5,7 @@
  */
 import { dirname } from 'node:path';
 import { pinSteps } from '../config/index.js';
-import { loadPreset } from '../config/index.js';
+import { type LaunchSource, loadPreset, presetSource, sourcePreset } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
 import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
@@ -31,7 +31,7 @@ import { shellWord } from '../text/index.js';
 export async function resolveLaunchSource(
   ref: string | undefined,
   flags: { last?: boolean; slurm?: boolean },
-): Promise<{ setup: Setup; source: string; record: RunRecord | null }> {
+): Promise<{ setup: Setup; source: LaunchSource; record: RunRecord | null }> {
   const start = `zerowiz launch${flags.slurm ? ' --slurm' : ''}`;
   if (!flags.last) {
     if (ref === undefined)
@@ -39,7 +39,7 @@ export async function resolveLaunchSource(
         'which preset? give a preset name or file',
         'see `zerowiz preset list`, or `zerowiz launch --last` to run the newest run again',
       );
-    return { setup: await loadPreset(ref), source: ref, record: null };
+    return { setup: await loadPreset(ref), source: presetSource(ref), record: null };
   }
   if (ref !== undefined)
     throw new UsageError(
@@ -66,7 +66,7 @@ export async function resolveLaunchSource(
   // A secret of the run was recorded as its variable: its value comes from the environment again.
   return {
     setup: restoreSecrets(setup, process.env, newest.json.id),
-    source: `--last (${newest.json.id})`,
+    source: { kind: 'last', runId: newest.json.id },
     record: newest,
   };
 }
@@ -94,7 +94,7 @@ function slurmFlagsAlone(): UsageError {
  * A local run of fewer processes than this machine has GPUs (the seed preset's one on an 8-GPU box) says so, with
  * the preset that uses them all. Asks nvidia-smi only when it is on PATH.
  */
-async function noteIdleGpus(setup: Setup, source: string): Promise<void> {
+async function noteIdleGpus(setup: Setup, source: LaunchSource): Promise<void> {
   if (whichSync('nvidia-smi') === null) return;
   const { detectGpus } = await import('../machine/detect.js');
   const g = await detectGpus();
@@ -102,9 +102,11 @@ async function noteIdleGpus(setup: Setup, source: string): Promise<void> {
   const note = idleGpusNote(a.num_processes, a.num_machines, g.detected ? g.gpus.length : null);
   if (!note) return;
   const all = g.gpus.length * a.num_machines;
-  const fix = source.startsWith('--last')
-    ? `--num-processes ${all} in a preset of your own uses them all`
-    : `to use them all: zerowiz preset save ${setup.name}-${all}gpu --preset ${shellWord(source)} --num-processes ${all}`;
+  const preset = sourcePreset(source);
+  const fix =
+    preset === null
+      ? `--num-processes ${all} in a preset of your own uses them all`
+      : `to use them all: zerowiz preset save ${setup.name}-${all}gpu --preset ${shellWord(preset)} --num-processes ${all}`;
   output.note(`${note}; ${fix}`);
 }
 
@@ -124,7 +126,7 @@ export function paneFor(flags: { tui?: boolean }, ctx: CommandContext): LaunchRe
  */
 export async function launchFromCli(
   setup: Setup,
-  source: string,
+  source: LaunchSource,
   flags: LaunchFlags,
   ctx: CommandContext,
   more: Pick<LaunchRequest, 'kind' | 'closeOnEnd'> = {},

@@ -9,7 +9,7 @@ import type { RunKind } from '../launch/index.js';
 import { displayDir } from '../records/index.js';
 import { UsageError } from '../text/index.js';
 import { whichSync } from '../proc/index.js';
-import type { Setup } from '../config/index.js';
+import type { LaunchSource, Setup } from '../config/index.js';
 import { describeJob, queryJob } from '../slurm/index.js';
 import { slurmLaunchKind } from '../slurm/index.js';
 import type { SlurmRequest } from '../slurm/index.js';
@@ -46,7 +46,7 @@ function requestOf(record: RunRecord | null, flags: LaunchFlags & SlurmFlags): S
 
 /** The Slurm kind of `zerowiz launch NAME|FILE --slurm [...]` and of `zerowiz launch --last` of a Slurm run. */
 export async function slurmKindFor(
-  from: { setup: Setup; source: string; record: RunRecord | null },
+  from: { setup: Setup; source: LaunchSource; record: RunRecord | null },
   flags: LaunchFlags & SlurmFlags,
 ): Promise<RunKind> {
   return slurmLaunchKind(requestOf(from.record, flags), slurmContext());

@@ -90,6 +90,8 @@ export {
   withDefaults,
 } from './questions.js';
 export type { Answers, DetectedEnv, Parsed, Question, QuestionId } from './questions.js';
+export { presetSource, sourceOfRecord, sourcePreset, sourceText } from './source.js';
+export type { LaunchSource } from './source.js';
 export { DEFAULT_FILES, SAFE_NAME_RE, dropKeptFor, launchLines, noStepsNote, toLaunchCommands } from './setup.js';
 export type { LaunchStep, Setup, SetupFiles } from './setup.js';
 export { argValue, flattenArgs, groupArgs, isDataPass, isFlag, stepConfig, withStepConfig } from './step-args.js';

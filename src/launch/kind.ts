@@ -5,7 +5,7 @@
  * and a Slurm job (the Slurm module kind). A third (Kubernetes, say) is one more module, and one more check of its
  * record block in the kinds module.
  */
-import type { Setup } from '../config/index.js';
+import { type LaunchSource, type Setup, sourceOfRecord } from '../config/index.js';
 import type { Finding } from '../config/index.js';
 import type { Alert } from '../observe/index.js';
 import type { CheckId } from '../checks/index.js';
@@ -19,8 +19,8 @@ import type { WriteResult } from '../fs/index.js';
 
 /** Options of a launch, from its entry (the command line, `--last`, the wizard). */
 export interface LaunchOptions {
-  /** What is launched, for the record: a preset name or file, `--last`, `wizard`. */
-  source: string;
+  /** What is launched: a preset, `--last`, the wizard's setup. */
+  source: LaunchSource;
   /** `--accelerate PATH` (else ZEROWIZ_ACCELERATE, else PATH). */
   accelerate?: string;
   dryRun?: boolean;
@@ -37,7 +37,7 @@ export interface LaunchOptions {
 /** A setup checked and ready to run. */
 export interface PreparedLaunch {
   setup: Setup;
-  source: string;
+  source: LaunchSource;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** null only in a dry run without accelerate. */
@@ -62,12 +62,12 @@ export function recordCommands(record: RunRecord): PreparedCommand[] {
 export function preparedOfRecord(
   record: RunRecord,
   setup: Setup,
-  opts: { source?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { source?: LaunchSource; env?: NodeJS.ProcessEnv } = {},
 ): PreparedLaunch {
   const j = record.json;
   return {
     setup,
-    source: opts.source ?? j.source,
+    source: opts.source ?? sourceOfRecord(j.source),
     cwd: j.cwd,
     env: opts.env ?? process.env,
     exe: { path: j.accelerate.path, display: j.accelerate.display, from: 'path' },

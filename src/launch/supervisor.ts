@@ -20,7 +20,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { UsageError } from '../text/index.js';
-import type { Setup } from '../config/index.js';
+import { type LaunchSource, type Setup, sourcePreset, sourceText } from '../config/index.js';
 import { capYoungGeneration } from '../proc/index.js';
 import { binPath, SUPERVISOR_ARG } from './bin.js';
 import { launchEstimate } from '../rules/index.js';
@@ -54,8 +54,8 @@ export interface SupervisorPlan {
   version: 1;
   /** The directory the steps run in (the record goes to .zerowiz/runs/ under it). */
   cwd: string;
-  /** What was launched, for the record. */
-  source: string;
+  /** What was launched. */
+  source: LaunchSource;
   setup: Setup;
   accelerate: { path: string; display: string };
   commands: PreparedCommand[];
@@ -118,7 +118,7 @@ export class Supervisor {
     const rec = createRunRecord({
       cwd: plan.cwd,
       setup: plan.setup,
-      source: plan.source,
+      source: sourceText(plan.source),
       commands: plan.commands,
       accelerate: plan.accelerate,
       onDir: (dir) => this.opts.guard?.recordDir(dir),
@@ -128,7 +128,7 @@ export class Supervisor {
       ...ownIdentity(),
       watchdog: guard ? { pid: guard.pid, startTime: processStartTime(guard.pid) } : null,
     };
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+    const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
     rec.json.estimate = estimate?.json ?? null;
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
       (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
@@ -161,7 +161,7 @@ export class Supervisor {
     const guard = opts.guard;
     const env = opts.env;
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+    const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
     const telemetry = new GpuTelemetry({
       env: { ...env, [HELPER_OF_ENV]: rec.dir },
       gpus: runGpus(plan.setup, env),
@@ -227,7 +227,7 @@ export class Supervisor {
         expect: expectationOf(plan.setup, i, models),
       })),
       since: Date.now(),
-      fix: { setupRef: plan.source.startsWith('--last') ? null : plan.source, runId: rec.json.id },
+      fix: { setupRef: sourcePreset(plan.source), runId: rec.json.id },
     });
     const onCheckpoints = (evs: CheckpointEvent[]) => {
       if (evs.length === 0) return;

@@ -12,6 +12,7 @@
 import { stdin } from 'node:process';
 import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../proc/index.js';
 import { launchEstimate, type LaunchEstimate } from '../rules/index.js';
+import { sourcePreset } from '../config/index.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { formatLossPair } from '../observe/index.js';
 import { RunModel } from '../pane/index.js';
@@ -96,7 +97,7 @@ export function openView(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record0, i), command: c.text })),
     opts.ringLines,
   );
-  const estimate = launchEstimate(prepared.setup, undefined, prepared.source, prepared.cwd);
+  const estimate = launchEstimate(prepared.setup, undefined, sourcePreset(prepared.source), prepared.cwd);
   const noTelemetry = kind.runsHere ? null : (kind.noTelemetry ?? "the run's GPUs are not on this machine");
   watch = watchOfRun(prepared, alertContextOf(prepared.setup, estimate), {
     telemetry: follow.telemetry,

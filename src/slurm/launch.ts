@@ -14,7 +14,7 @@ import { UsageError } from '../text/index.js';
 import type { AccelerateExe } from '../proc/index.js';
 import { RUNS_DIR, runDirName, saveRunJson, stepLogName, type RunRecord } from '../records/index.js';
 import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/index.js';
-import { toLaunchCommands, type Setup } from '../config/index.js';
+import { type LaunchSource, sourceText, toLaunchCommands, type Setup } from '../config/index.js';
 import type { Finding } from '../config/index.js';
 import { writeFileSafely, type WriteResult } from '../fs/index.js';
 import { setupInDir, writeLaunchConfigFiles } from '../config/index.js';
@@ -71,7 +71,7 @@ export interface SlurmPlan {
   exe: AccelerateExe | null;
   /** Dry run only: what a real submission would have refused. */
   problems: string[];
-  source: string;
+  source: LaunchSource;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** The checks left out before each pass on the nodes (--skip-check, ZEROWIZ_SKIP_CHECKS). */
@@ -80,7 +80,7 @@ export interface SlurmPlan {
 
 /** Options of planSlurmLaunch. */
 export interface PlanOptions {
-  source: string;
+  source: LaunchSource;
   /** Who starts accelerate on every node (the reasons the shape's changes give; default: srun). */
   launcher?: ShapeLauncher;
   accelerate?: string;
@@ -243,7 +243,7 @@ export function slurmScript(
     jobOutput: JOB_OUTPUT_PATTERN,
     stepLogs,
     notes: [
-      `Written by zerowiz for '${plan.setup.name}' (${plan.source}).`,
+      `Written by zerowiz for '${plan.setup.name}' (${sourceText(plan.source)}).`,
       ...changeLines(plan).map((l) => `zerowiz changed: ${l}`),
     ],
     checks,
@@ -296,7 +296,7 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     cwd: plan.cwd,
     setup: plan.setup,
     slurmSetup: plan.slurm,
-    source: plan.source,
+    source: sourceText(plan.source),
     accelerate: { path: exe.path, display: exe.display },
     shape: plan.shape,
     options: plan.options,
