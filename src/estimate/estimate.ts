@@ -204,7 +204,7 @@ function checkBytes(v: number | null, what: string, max: number): void {
 }
 
 /** The activation shape's sane ranges (beyond them no real run exists, and products would pass 2^53). */
-const ACTIVATION_LIMITS: Record<string, number> = {
+const ACTIVATION_LIMITS = {
   layers: 100_000,
   hidden: 1_000_000,
   heads: 100_000,
@@ -213,11 +213,11 @@ const ACTIVATION_LIMITS: Record<string, number> = {
   vocab: 100_000_000,
   tokens: 100_000_000,
   microBatch: 100_000,
-};
+} as const satisfies Partial<Record<keyof ActivationInput, number>>;
 
 function checkActivation(a: ActivationInput): void {
-  for (const [k, max] of Object.entries(ACTIVATION_LIMITS)) {
-    const v = (a as unknown as Record<string, number>)[k]!;
+  for (const [k, max] of Object.entries(ACTIVATION_LIMITS) as [keyof typeof ACTIVATION_LIMITS, number][]) {
+    const v = a[k];
     checkInt(v, `activation ${k}`, k === 'vocab' ? 0 : 1, max);
   }
   if (a.kvHeads > a.heads) throw new EstimateInputError(`kv heads (${a.kvHeads}) cannot exceed heads (${a.heads})`);

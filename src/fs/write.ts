@@ -766,8 +766,7 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
   const deadline = Date.now() + lockWaitMs();
   let wait = LOCK_RETRY_MIN_MS;
   for (;;) {
-    let blocked: string | null = null;
-    const outcome = await withSignalsHeld(() => {
+    const outcome = await withSignalsHeld((): { value: T } | { blocked: string } => {
       const held: Held[] = [];
       try {
         for (const d of sorted) {
@@ -777,10 +776,7 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
           } catch (e) {
             throw fileError(e, d, 'cannot write in', 'nothing was written');
           }
-          if (!h) {
-            blocked = d;
-            return null;
-          }
+          if (!h) return { blocked: d };
           held.push(h);
         }
         return { value: fn(held) };
@@ -788,8 +784,8 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
         for (const h of held.reverse()) unlock(h);
       }
     });
-    if (outcome) return outcome.value;
-    const dir = blocked as unknown as string;
+    if ('value' in outcome) return outcome.value;
+    const dir = outcome.blocked;
     const { free, holder } = breakStaleLock(dir);
     if (free) continue;
     if (Date.now() > deadline)
