@@ -4,16 +4,8 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
@@ -22,19 +14,14 @@ import { closeWhenDone } from '../helpers/launch.js';
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const DIFFSYNTH = join(ROOT, '__tests__', 'fixtures', 'trainers', 'accelerate-diffsynth');
 /** A one-step LoRA preset whose stand-in trainer saves empty weights (an unusable checkpoint: an alert with a fix). */
-const LORA_PRESET = `name: lora
-answers:
-  num_processes: 1
-  mode: "2"
-  mixed_precision: bf16
-files:
-  accelerate_config: cfg/a.yaml
-  ds_config: cfg/d.json
-steps:
-  - name: train
-    uses_config: true
-    args: [train.py, --task, "sft:train", --output_path, ./out, --lora_rank, "4", --num_epochs, "1"]
-`;
+const LORA_PRESET = [
+  'name: lora',
+  'steps:',
+  '  - { name: train, uses_config: true, args: [train.py, --task, "sft:train", --output_path, ./out, --lora_rank, "4"] }',
+  'answers: { num_processes: 1, mode: "2", mixed_precision: bf16 }',
+  'files: { accelerate_config: cfg/accelerate_config.yaml, ds_config: cfg/ds_config.json }',
+  '',
+].join('\n');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 /** Ink subscribes a new list's keys just after drawing it: a key is sent once the screen has settled. */
 const SETTLE_MS = 60;
