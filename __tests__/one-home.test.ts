@@ -82,4 +82,10 @@ describe('one home', () => {
       'src/config/source.ts',
     ]);
   });
+
+  it("a kind's block of run.json is read by that kind's own modules only (the edges ask commands/run-kinds.ts)", () => {
+    const own = (f: string) =>
+      f.startsWith('src/slurm/') || f === 'src/commands/launch-slurm-run.ts' || f === 'src/commands/slurm-kind.ts';
+    expect(filesMatching(/\bjson\??\.slurm\b/).filter((f) => !own(f))).toEqual([]);
+  });
 });

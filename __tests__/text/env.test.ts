@@ -1,14 +1,7 @@
-/**
- * The numeric environment settings (src/text/env.ts): one table, one parser. Unset or empty keeps the default; a
- * value out of its bounds or not a number is bad input, said in one line with a hint (exit 2), before a launch
- * starts anything: it was silently replaced by the default (a typo in a grace period ran with 10 s).
- */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENV_NUMBERS, envNumber, envNumbersProblem } from '../../src/text/env.js';
 import { expectOneLineError, runCli, tempDir } from '../helpers/cli.js';
-import { FAKE_ACCELERATE } from '../helpers/launch.js';
+import { FAKE_ACCELERATE, oneStepCheckout } from '../helpers/launch.js';
 
 describe('envNumber', () => {
   it('keeps the default when unset or empty, and takes a number within the bounds', () => {
@@ -37,13 +30,7 @@ describe('envNumber', () => {
 
 describe('a bad setting on the command line', () => {
   it('stops a launch before anything is written or run, in one line with the hint', () => {
-    const d = tempDir('zw-env-');
-    mkdirSync(join(d, 'cfg'));
-    writeFileSync(join(d, 'train.py'), '# stand-in\n');
-    writeFileSync(
-      join(d, 'p.yaml'),
-      'name: p\nanswers:\n  num_processes: 1\n  mode: 2-offload\nfiles:\n  accelerate_config: cfg/a.yaml\n  ds_config: cfg/d.json\nsteps:\n  - name: train\n    uses_config: true\n    args: [train.py]\n',
-    );
+    const d = oneStepCheckout('zw-env-');
     const r = runCli(['launch', 'p.yaml', '--no-tui', '--accelerate', FAKE_ACCELERATE], {
       cwd: d,
       env: { ZEROWIZ_SIGINT_GRACE_MS: 'soon' },

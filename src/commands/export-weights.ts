@@ -43,7 +43,7 @@ import { readSafetensorsHeader } from '../checkpoints/index.js';
 import { pythonOfAccelerate } from '../checkpoints/index.js';
 import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../checkpoints/index.js';
 import { printable } from '../text/index.js';
-import { kindBlockProblem } from './record-kinds.js';
+import { recordKinds } from './run-kinds.js';
 import { findRunRecord } from '../records/index.js';
 import { parseInteger } from '../text/index.js';
 import { formatWrite, withDirLocks, type WriteResult } from '../fs/index.js';
@@ -263,7 +263,8 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
       `choose ${LORA_LAYOUTS.join(', ')}`,
     );
   const step = flags.step === undefined ? null : parseInteger(flags.step, '--step', 0);
-  const rec = findRunRecord(ref, process.cwd(), kindBlockProblem);
+  const kinds = await recordKinds();
+  const rec = findRunRecord(ref, process.cwd(), kinds.check, kinds.aliases);
   const candidates = runCheckpointCandidates(rec);
   if (candidates.length === 0)
     throw new UsageError(

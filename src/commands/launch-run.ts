@@ -9,15 +9,14 @@ import { type LaunchSource, loadPreset, presetSource, sourcePreset } from '../co
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
 import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
-import { kindBlockProblem } from './record-kinds.js';
-import type { RunKind } from '../launch/index.js';
-import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
+import { chosenKindFlag, kindOfLaunch, type LaunchFrom, recordKinds } from './run-kinds.js';
+import { displayDir, listRunRecords, readRecordSetup } from '../records/index.js';
 import { reportDamaged } from './report.js';
 import { restoreSecrets } from '../text/index.js';
 import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
-import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
+import type { LaunchFlags } from './launch-flags.js';
 import * as output from './output.js';
 import { whichSync } from '../proc/index.js';
 import { idleGpusNote } from '../rules/index.js';
@@ -28,11 +27,9 @@ import { shellWord } from '../text/index.js';
  * records are read once here, for the local run and for the Slurm one alike (the newest record decides
  * which); damaged records newer than the one rerun are named, since the user may have meant one of them.
  */
-export async function resolveLaunchSource(
-  ref: string | undefined,
-  flags: { last?: boolean; slurm?: boolean },
-): Promise<{ setup: Setup; source: LaunchSource; record: RunRecord | null }> {
-  const start = `zerowiz launch${flags.slurm ? ' --slurm' : ''}`;
+export async function resolveLaunchSource(ref: string | undefined, flags: LaunchFlags): Promise<LaunchFrom> {
+  const chosen = chosenKindFlag(flags);
+  const start = `zerowiz launch${chosen ? ` ${chosen}` : ''}`;
   if (!flags.last) {
     if (ref === undefined)
       throw new UsageError(
@@ -46,7 +43,7 @@ export async function resolveLaunchSource(
       'give either a preset or --last, not both',
       '`zerowiz launch --last` runs the newest record of `zerowiz runs` again',
     );
-  const { records, damaged } = listRunRecords(process.cwd(), kindBlockProblem);
+  const { records, damaged } = listRunRecords(process.cwd(), (await recordKinds()).check);
   const newest = records[0];
   reportDamaged(newest ? damaged.filter((d) => dirname(d.path) > newest.dir) : damaged);
   if (!newest)
@@ -73,21 +70,13 @@ export async function resolveLaunchSource(
 
 /** `zerowiz launch`: the one launch entry, with the pane when stdin and stdout are a terminal. */
 export async function launchCommand(ref: string | undefined, flags: LaunchFlags, ctx: CommandContext): Promise<number> {
-  if (!flags.slurm && !flags.last && slurmFlagsGiven(flags)) throw slurmFlagsAlone();
+  // A kind's flags without the flag that chooses it are refused before anything is read.
+  if (!flags.last) kindOfLaunch(flags, null);
   const from = await resolveLaunchSource(ref, flags);
-  let kind: RunKind | undefined;
-  // Slurm (src/slurm/): --slurm, or --last when the newest run was a Slurm job.
-  if (flags.slurm || from.record?.json.slurm)
-    kind = await (await import('./launch-slurm-run.js')).slurmKindFor(from, flags);
-  else if (slurmFlagsGiven(flags)) throw slurmFlagsAlone();
+  // Another kind than the local run (src/commands/run-kinds.ts): its flag, or --last when the newest run was one.
+  const entry = kindOfLaunch(flags, from.record);
+  const kind = entry ? await (await entry.load()).launchKind(from, flags) : undefined;
   return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, flags, ctx, { kind });
-}
-
-function slurmFlagsAlone(): UsageError {
-  return new UsageError(
-    '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
-    'add --slurm to submit the steps as a Slurm job',
-  );
 }
 
 /**

@@ -5,7 +5,7 @@ export type { LaunchRequest, PlannedLaunch } from './entry.js';
 export { RunFollower } from './follower.js';
 export { preparedOfRecord, recordCommands } from './kind.js';
 export type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-export { localKind, localRunOpen, settleOrphans } from './local.js';
+export { localKind, localRunControl, localRunOpen, settleOrphans } from './local.js';
 export { checkRunnable, formatFindings, invalidSetup, stepLaunchFindings } from './prepare.js';
 export type { TextSink } from './stream.js';
 export type { LogPaneOptions } from './viewer.js';

@@ -51,6 +51,8 @@ export interface PreparedLaunch {
   skipChecks: CheckId[];
   /** Topology warnings the record keeps. */
   topologyWarnings: { checkpoint: string; warning: string }[];
+  /** The block a kind keeps in run.json by its name (a kind that runs its steps through a local supervisor). */
+  recordBlock?: Record<string, unknown>;
 }
 
 /** The commands of a record, as the summary and stream mode show them. */
@@ -93,8 +95,6 @@ export interface OpenedRun {
   writes: WriteResult[];
   /** The launch as it turned out (e.g. the commands of a submitted job); default: unchanged. */
   prepared?: PreparedLaunch;
-  /** Kind-specific handle (a local run's in-process supervisor, in tests). */
-  handle?: unknown;
 }
 
 /** What a viewer gets from a kind to follow one run. */

@@ -19,8 +19,15 @@ import { ensureRunsRoot } from '../records/index.js';
 export const ORPHAN_NOTE =
   "the run's supervisor and its watchdog ended before the run did (the machine restarted?); how the steps ended is not known";
 
-/** How a viewer controls a local run: the in-process supervisor's methods (tests), or signals to its process. */
-function controlOf(record: RunRecord, handle: StartedSupervisor | undefined): LocalRunControl {
+/**
+ * The supervisors running inside this process, by record directory: without a bin (the unit tests run the sources)
+ * a run's supervisor is an object here, not a process to signal.
+ */
+const inProcess = new Map<string, StartedSupervisor>();
+
+/** How a local run is controlled (a viewer, `zerowiz stop`): signals to its supervisor's process, or the in-process one's methods. */
+export function localRunControl(record: RunRecord): LocalRunControl {
+  const handle = inProcess.get(record.dir);
   if (handle?.stop && handle.killNow) {
     let over = false;
     void handle.done.then(() => {
@@ -73,19 +80,21 @@ export function localKind(): RunKind {
           commands: prepared.commands,
           skipChecks: prepared.skipChecks,
           topologyWarnings: prepared.topologyWarnings,
+          ...(prepared.recordBlock ? { recordBlock: prepared.recordBlock } : {}),
         },
         prepared.env,
       );
       const r = readRunRecord(sup.dir);
       if (!('record' in r)) throw new UsageError(`the run record ${sup.dir} cannot be read: ${r.damaged.problem}`);
-      return { record: r.record, writes, handle: sup };
+      if (sup.stop) inProcess.set(sup.dir, sup);
+      return { record: r.record, writes };
     },
     follow(opened, _prepared, hooks): KindFollow {
       const telemetry = new TelemetryMirror();
       const control = new LocalFollower({
         dir: opened.record.dir,
         json: opened.record.json,
-        control: controlOf(opened.record, opened.handle as StartedSupervisor | undefined),
+        control: localRunControl(opened.record),
         telemetry,
         onAlert: hooks.onAlert,
       });
@@ -125,12 +134,13 @@ export function localRunOpen(record: RunRecord): boolean {
 }
 
 /**
- * Settles local records that say `running` while nobody runs them (the supervisor gone and its watchdog too,
- * e.g. after a reboot): `interrupted`, with a note. Saved only when the directory is the user's own.
+ * Settles local records (the caller leaves other kinds' out) that say `running` while nobody runs them (the
+ * supervisor gone and its watchdog too, e.g. after a reboot): `interrupted`, with a note. Saved only when the
+ * directory is the user's own.
  */
 export function settleOrphans(records: RunRecord[]): void {
   for (const r of records) {
-    if (r.json.slurm || r.json.ended !== 'running') continue;
+    if (r.json.ended !== 'running') continue;
     if (ownerState(r.json.supervisor) !== 'gone') continue;
     // Give a dying supervisor's watchdog its chance: read again, it may have ended the record meanwhile.
     const again = readRunRecord(r.dir);

@@ -63,6 +63,8 @@ export interface SupervisorPlan {
   skipChecks?: CheckId[];
   /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
   topologyWarnings?: { checkpoint: string; warning: string }[];
+  /** A kind's block of run.json, by the kind's name (PreparedLaunch.recordBlock). */
+  recordBlock?: Record<string, unknown>;
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -130,6 +132,7 @@ export class Supervisor {
     };
     const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
     rec.json.estimate = estimate?.json ?? null;
+    if (plan.recordBlock) Object.assign(rec.json, plan.recordBlock);
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
       (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
     saveRunJson(rec);

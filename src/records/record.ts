@@ -551,10 +551,16 @@ export function displayDir(dir: string, cwd = process.cwd()): string {
 }
 
 /**
- * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or a Slurm
- * job id; without one, the newest run. Throws UsageError naming the choices.
+ * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or another name
+ * its kind gives it (a Slurm job id); without one, the newest run. Throws UsageError naming the choices.
  */
-export function findRunRecord(ref: string | undefined, cwd = process.cwd(), check?: RecordCheck): RunRecord {
+export function findRunRecord(
+  ref: string | undefined,
+  cwd = process.cwd(),
+  check?: RecordCheck,
+  /** Other names of a record (its kind's: a Slurm job id). */
+  aliases: (json: RunJson) => string[] = () => [],
+): RunRecord {
   const all = listRunRecords(cwd, check).records;
   const hint = 'see `zerowiz runs` for the run ids (or give the Slurm job id)';
   if (ref === undefined) {
@@ -564,7 +570,7 @@ export function findRunRecord(ref: string | undefined, cwd = process.cwd(), chec
   }
   const norm = ref.replace(/\/+$/, '');
   const exact = all.find(
-    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || r.json.slurm?.jobId === norm,
+    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || aliases(r.json).includes(norm),
   );
   if (exact) return exact;
   const partial = all.filter((r) => r.json.id.includes(norm));
