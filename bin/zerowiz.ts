@@ -2,7 +2,6 @@
 // runs the two roles a launch starts the bin in: a local run's supervisor and its watchdog's finisher.
 import { fileURLToPath } from 'node:url';
 import { SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/index.js';
-import { main } from '../src/main.js';
 
 setBinPath(fileURLToPath(import.meta.url));
 if (process.argv[2] === WATCHDOG_ARG) {
@@ -12,6 +11,8 @@ if (process.argv[2] === WATCHDOG_ARG) {
   // A local run's supervisor (src/launch/supervisor.ts): started by `zerowiz launch` with the plan on stdin.
   await (await import('../src/launch/supervisor.js')).superviseMain();
 } else {
+  // The command line loads only here: the supervisor and the finisher above never pay for it.
+  const { main } = await import('../src/main.js');
   const code = await main(process.argv.slice(2), {
     runWizard: async (opts) => (await import('../components/wizard/run.js')).runWizard(opts),
     runLogPane: async (opts) => (await import('../components/pane/run.js')).runLogPane(opts),

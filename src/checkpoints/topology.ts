@@ -19,7 +19,6 @@
  */
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { execa } from 'execa';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { deepMerge } from '../config/index.js';
@@ -130,6 +129,8 @@ export async function installedVersions(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ versions: InstalledVersions } | { problem: string }> {
   try {
+    // execa loads only when a relaunch asks Python (the launch's relaunch checks read the checkpoints first).
+    const { execa } = await import('execa');
     const r = await execa(python, ['-c', VERSIONS_PY], {
       env,
       extendEnv: false,

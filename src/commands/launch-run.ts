@@ -8,7 +8,7 @@ import { pinSteps } from '../config/index.js';
 import { type LaunchSource, loadPreset, presetSource, sourcePreset } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
-import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
+import { launch, planLaunch, warmSupervisor, type LaunchRequest } from '../launch/index.js';
 import { chosenKindFlag, kindOfLaunch, type LaunchFrom, recordKinds } from './run-kinds.js';
 import { displayDir, listRunRecords, readRecordSetup } from '../records/index.js';
 import { reportDamaged } from './report.js';
@@ -75,6 +75,8 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
   const from = await resolveLaunchSource(ref, flags);
   // Another kind than the local run (src/commands/run-kinds.ts): its flag, or --last when the newest run was one.
   const entry = kindOfLaunch(flags, from.record);
+  // A local run's supervisor starts now and loads while the launch is checked (it ends at once if refused).
+  if (!entry && !flags.dryRun) warmSupervisor(process.env, process.cwd());
   const kind = entry ? await (await entry.load()).launchKind(from, flags) : undefined;
   return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, flags, ctx, { kind });
 }

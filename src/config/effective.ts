@@ -9,6 +9,9 @@ import { compileSetup } from './compile.js';
 import { DEEPSPEED_DEFAULTS, isPlainObject } from './emit.js';
 import { explainStep, type Origin } from './provenance.js';
 import type { Setup } from './setup.js';
+import { type LaunchPrecision, launchMixedPrecision } from './argv.js';
+
+export type { LaunchPrecision } from './argv.js';
 
 /** What the run supplies that accelerate fills the "auto"s from. */
 export interface RunContext {
@@ -26,10 +29,6 @@ export interface RunContext {
   torchOptimizer: boolean;
 }
 
-/** A value `accelerate launch --mixed_precision` takes. */
-export type LaunchPrecision = 'no' | 'fp16' | 'bf16' | 'fp8';
-const LAUNCH_PRECISIONS: readonly string[] = ['no', 'fp16', 'bf16', 'fp8'];
-
 /** The effective config, and what accelerate would say on the way. */
 export interface EffectiveConfig {
   /** The dict handed to deepspeed.initialize (steps_per_print is Infinity, as accelerate sets it). */
@@ -42,18 +41,6 @@ export interface EffectiveConfig {
   zeroInit: boolean;
   /** The Accelerator's gradient accumulation after prepare() (the JSON's value wins over the script's). */
   accumulationSteps: number;
-}
-
-/** The value `accelerate launch --mixed_precision` of the steps that use the config, if one passes it. */
-export function launchMixedPrecision(setup: Setup): LaunchPrecision | null {
-  for (const s of setup.steps) {
-    if (!s.usesConfig) continue;
-    const i = s.args.indexOf('--mixed_precision');
-    const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
-    const v = i >= 0 ? s.args[i + 1] : eq?.slice('--mixed_precision='.length);
-    if (v !== undefined && LAUNCH_PRECISIONS.includes(v.toLowerCase())) return v.toLowerCase() as LaunchPrecision;
-  }
-  return null;
 }
 
 /** The run the preview assumes: every GPU of the setup, the script's defaults, the steps' --mixed_precision. */

@@ -11,7 +11,7 @@ export {
 } from './accelerate-config.js';
 export type { AccelerateConfigSummary, DeepSpeedSummary } from './accelerate-config.js';
 export { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
-export { earlierOutputs, missingScripts, prepareCommands, trainingScript } from './argv.js';
+export { earlierOutputs, launchMixedPrecision, missingScripts, prepareCommands, trainingScript } from './argv.js';
 export type { PreparedCommand } from './argv.js';
 export { compileSetup } from './compile.js';
 export type { CompiledSetup } from './compile.js';
@@ -26,7 +26,7 @@ export {
   withCsvLog,
 } from './diffsynth.js';
 export type { CsvLogChoice, CsvLogOffer } from './diffsynth.js';
-export { effectiveLines, launchMixedPrecision } from './effective.js';
+export { effectiveLines } from './effective.js';
 export {
   accelerateConfigObject,
   deepMerge,

@@ -10,4 +10,5 @@ export { checkRunnable, formatFindings, invalidSetup, stepLaunchFindings } from 
 export type { TextSink } from './stream.js';
 export type { LogPaneOptions } from './viewer.js';
 export { superviseMain } from './supervisor.js';
+export { warmSupervisor } from './supervisor-start.js';
 export { finishAfterZerowiz } from './watchdog.js';

@@ -8,7 +8,8 @@ import { ownerState } from '../proc/index.js';
 import { LocalFollower, supervisorControl, type LocalRunControl } from './follower.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { displayDir, readRunRecord, RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
-import { startSupervisor, type StartedSupervisor } from './supervisor.js';
+import { startSupervisor, type StartedSupervisor } from './supervisor-start.js';
+import { binPath } from './bin.js';
 import { TelemetryMirror } from '../observe/index.js';
 import { gracePeriods } from '../proc/index.js';
 import { writeLaunchConfigFiles } from '../config/index.js';
@@ -70,7 +71,9 @@ export function localKind(): RunKind {
       for (const w of writes) if (w.status !== 'unchanged') ctx.say(formatWrite(w, (p) => displayDir(p, prepared.cwd)));
       // A stop that came while the files were written: nothing starts, and there is no record.
       if (ctx.stopRequested()) return null;
-      const sup = await startSupervisor(
+      // Without a bin (the unit tests run the sources) the supervisor runs in this process.
+      const start = binPath() === null ? (await import('./supervisor.js')).startInProcess : startSupervisor;
+      const sup = await start(
         {
           version: 1,
           cwd: prepared.cwd,
