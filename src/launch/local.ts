@@ -21,14 +21,14 @@ export const ORPHAN_NOTE =
   "the run's supervisor and its watchdog ended before the run did (the machine restarted?); how the steps ended is not known";
 
 /**
- * The supervisors running inside this process, by record directory: without a bin (the unit tests run the sources)
- * a run's supervisor is an object here, not a process to signal.
+ * The supervisors this process started, by record directory: a viewer here wakes when one ends; and without a bin
+ * (the unit tests run the sources) a run's supervisor is an object here, not a process to signal.
  */
-const inProcess = new Map<string, StartedSupervisor>();
+const started = new Map<string, StartedSupervisor>();
 
 /** How a local run is controlled (a viewer, `zerowiz stop`): signals to its supervisor's process, or the in-process one's methods. */
 export function localRunControl(record: RunRecord): LocalRunControl {
-  const handle = inProcess.get(record.dir);
+  const handle = started.get(record.dir);
   if (handle?.stop && handle.killNow) {
     let over = false;
     void handle.done.then(() => {
@@ -89,7 +89,7 @@ export function localKind(): RunKind {
       );
       const r = readRunRecord(sup.dir);
       if (!('record' in r)) throw new UsageError(`the run record ${sup.dir} cannot be read: ${r.damaged.problem}`);
-      if (sup.stop) inProcess.set(sup.dir, sup);
+      started.set(sup.dir, sup);
       return { record: r.record, writes };
     },
     follow(opened, _prepared, hooks): KindFollow {
@@ -100,6 +100,7 @@ export function localKind(): RunKind {
         control: localRunControl(opened.record),
         telemetry,
         onAlert: hooks.onAlert,
+        ended: started.get(opened.record.dir)?.done,
       });
       return { control, telemetry, keepsRecord: false, alertsGiven: true, record: () => control.record };
     },
