@@ -13,12 +13,10 @@ export type { GlossaryView } from './glossary.js';
 export { KEY_TABLES, START_STACK, dispatchKey, hintLines } from './keytable.js';
 export type { Command, Surface, SurfaceHandler } from './keytable.js';
 export {
-  DETECTING,
   DIFF_CHROME_ROWS,
   EXPLAIN_TITLE_ROWS,
   FINISH_NOTE_MAX_ROWS,
   GLOSSARY_TITLE_ROWS,
-  bodyRows,
   explainWindow,
   finishRows,
   previewFindingRows,
@@ -31,6 +29,7 @@ export {
   wizardLayout,
 } from './layout.js';
 export type { ExplainWindow } from './layout.js';
+export { DETECTING, bodyRows } from './frame.js';
 export {
   COMM_W,
   LABEL_W,

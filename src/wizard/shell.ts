@@ -37,7 +37,7 @@ import {
   type SlurmValues,
 } from './finishState.js';
 import { START_STACK, type Surface } from './keytable.js';
-import { DETECTING } from './layout.js';
+import { DETECTING } from './frame.js';
 import { initialStepsEditor, stepsReducer, type StepsAction, type StepsEditorState } from './steps.js';
 import { nextTab, type PreviewTab } from './tabs.js';
 import type { CsvLogChoice } from '../config/index.js';
