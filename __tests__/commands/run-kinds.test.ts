@@ -69,25 +69,14 @@ const BOX: RunKindEntry = {
   load: async () => BOX_MODULE,
 };
 
-/** The CLI in this process, its output caught: exit code, stdout, stderr. */
+/** Everything this process wrote to stdout and stderr while the tests ran (one capture: calls may overlap). */
+const written = { out: '', err: '' };
+
+/** The CLI in this process: its exit code, and what was written while it ran (another call's lines included). */
 async function zerowiz(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    out += String(c);
-    return true;
-  });
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    err += String(c);
-    return true;
-  });
-  try {
-    const code = await main(args, { runWizard: async () => 0, runLogPane: async () => 0 });
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
+  const from = { out: written.out.length, err: written.err.length };
+  const code = await main(args, { runWizard: async () => 0, runLogPane: async () => 0 });
+  return { code, out: written.out.slice(from.out), err: written.err.slice(from.err) };
 }
 
 const RUN = ['--no-tui', '--accelerate', FAKE_ACCELERATE];
@@ -96,8 +85,19 @@ let cwd0: string;
 const env0 = { ...process.env };
 beforeAll(() => {
   unregister = registerRunKind(BOX);
+  vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
+    written.out += String(c);
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
+    written.err += String(c);
+    return true;
+  });
 });
-afterAll(() => unregister());
+afterAll(() => {
+  unregister();
+  vi.restoreAllMocks();
+});
 beforeEach(() => {
   cwd0 = process.cwd();
   process.chdir(oneStepCheckout('zw-box-'));

@@ -8,15 +8,14 @@ import type { MeasuredRun } from '../estimate/index.js';
 import { listRunRecords, readRecordSetup } from './record.js';
 
 /**
- * The local run records under `cwd` as MeasuredRun (the runs of kinds whose steps ran elsewhere, such as Slurm
- * jobs, and records whose setup cannot be read are left out); never throws.
+ * The local run records under `cwd` as MeasuredRun (Slurm jobs and records whose setup cannot be read are
+ * left out); never throws.
  */
 export function loadMeasuredRuns(cwd: string = process.cwd()): MeasuredRun[] {
   try {
     const out: MeasuredRun[] = [];
     for (const rec of listRunRecords(cwd).records) {
-      // Measured here: a run its supervisor ran on this machine (a kind whose steps run elsewhere has none).
-      if (!rec.json.supervisor) continue;
+      if (rec.json.slurm) continue;
       let answers: Answers;
       try {
         answers = readRecordSetup(rec).answers;
