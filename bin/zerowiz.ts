@@ -2,7 +2,6 @@
 // runs the two roles a launch starts the bin in: a local run's supervisor and its watchdog's finisher.
 import { fileURLToPath } from 'node:url';
 import { JOB_NOTIFY_ARG, SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/index.js';
-import { main } from '../src/main.js';
 
 setBinPath(fileURLToPath(import.meta.url));
 if (process.argv[2] === WATCHDOG_ARG) {
@@ -15,6 +14,8 @@ if (process.argv[2] === WATCHDOG_ARG) {
   // A Slurm job's notifications, on its batch node (src/slurm/job-notify.ts): started by the job's script.
   await (await import('../src/slurm/job-notify.js')).jobNotifyMain(process.argv.slice(3));
 } else {
+  // The command line loads only here: the supervisor and the finisher above never pay for it.
+  const { main } = await import('../src/main.js');
   const code = await main(process.argv.slice(2), {
     runWizard: async (opts) => (await import('../components/wizard/run.js')).runWizard(opts),
     runLogPane: async (opts) => (await import('../components/pane/run.js')).runLogPane(opts),

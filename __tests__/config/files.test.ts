@@ -11,13 +11,8 @@ import { withDefaults } from '../../src/config/questions.js';
 import type { Setup } from '../../src/config/setup.js';
 import { stepConfig } from '../../src/config/step-args.js';
 import { planWrite, setupForTarget } from '../../src/wizard/finish.js';
-import {
-  launchConfigFiles,
-  setupFiles,
-  setupInDir,
-  writeConfigFiles,
-  writeLaunchConfigFiles,
-} from '../../src/config/files.js';
+import { launchConfigFiles, setupFiles, setupInDir } from '../../src/config/files.js';
+import { writeConfigFiles, writeLaunchConfigFiles } from '../../src/config/write-files.js';
 import { tempDir } from '../helpers/cli.js';
 
 const setup = (pinned: boolean): Setup => ({

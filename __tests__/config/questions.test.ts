@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { QUESTIONS, activeQuestions, withDefaults, type Answers, type Question } from '../../src/config/questions.js';
-import { formatBytesExact, formatCountExact, parseBytes, parseCount } from '../../src/text/units.js';
+import { formatBytesExact, formatCountExact } from '../../src/text/format.js';
+import { parseBytes, parseCount } from '../../src/text/units.js';
 
 const SAMPLES: Partial<Answers>[] = [
   {},

@@ -5,6 +5,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
@@ -12,6 +13,16 @@ import { closeWhenDone } from '../helpers/launch.js';
 import { at as wizardAt, launchFromFinish, settled, startWizard } from '../helpers/wizard-pty.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
+const DIFFSYNTH = join(ROOT, '__tests__', 'fixtures', 'trainers', 'accelerate-diffsynth');
+/** A one-step LoRA preset whose stand-in trainer saves empty weights (an unusable checkpoint: an alert with a fix). */
+const LORA_PRESET = [
+  'name: lora',
+  'steps:',
+  '  - { name: train, uses_config: true, args: [train.py, --task, "sft:train", --output_path, ./out, --lora_rank, "4"] }',
+  'answers: { num_processes: 1, mode: "2", mixed_precision: bf16 }',
+  'files: { accelerate_config: cfg/accelerate_config.yaml, ds_config: cfg/ds_config.json }',
+  '',
+].join('\n');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 /** Ink subscribes a new list's keys just after drawing it: a key is sent once the screen has settled. */
 const SETTLE_MS = 60;
@@ -26,14 +37,15 @@ beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);
 });
 
-/** The wizard in a sandbox whose user presets hold the two-step fixture. */
-function start() {
+/** The wizard in a sandbox whose user presets hold the two-step fixture (or `preset`, with its accelerate). */
+function start(preset?: { yaml: string; accelerate: string; env: Record<string, string> }) {
   const dir = mkdtempSync(join(tmpdir(), 'zw-e2e-wl-'));
   dirs.push(dir);
   const cwd = join(dir, 'work');
   mkdirSync(join(dir, 'config', 'zerowiz', 'presets'), { recursive: true });
   mkdirSync(cwd);
-  copyFileSync(TWO_STEP, join(dir, 'config', 'zerowiz', 'presets', 'two-step.yaml'));
+  if (preset) writeFileSync(join(dir, 'config', 'zerowiz', 'presets', 'lora.yaml'), preset.yaml);
+  else copyFileSync(TWO_STEP, join(dir, 'config', 'zerowiz', 'presets', 'two-step.yaml'));
   writeFileSync(join(cwd, 'train.py'), '# stand-in\n');
   const s = spawnPty({
     cwd,
@@ -44,8 +56,9 @@ function start() {
       XDG_CONFIG_HOME: join(dir, 'config'),
       NO_COLOR: '1',
       PATH: `${join(ROOT, '__tests__', 'fixtures', 'bin-empty')}:${process.env.PATH ?? ''}`,
-      ZEROWIZ_ACCELERATE: FAKE,
+      ZEROWIZ_ACCELERATE: preset?.accelerate ?? FAKE,
       FAKE_ACCELERATE_STEP_MS: '0',
+      ...preset?.env,
     },
   });
   sessions.push(s);
@@ -108,6 +121,26 @@ describe('the wizard after writing', () => {
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/accelerate_config\.yaml/);
     expect(s.screen()).toMatch(/zerowiz: wrote \S*cfg\/ds_config\.json/);
     expect(readdirSync(join(cwd, '.zerowiz', 'runs'))).toHaveLength(1);
+  });
+
+  it("a wizard run's checkpoint fix names no preset it never saved (it named a preset called 'wizard')", async () => {
+    const { s, cwd } = start({ yaml: LORA_PRESET, accelerate: DIFFSYNTH, env: { FAKE_TRAIN_SAVE: 'empty' } });
+    await at(s, 'Start from a preset', KEYS.down);
+    await at(s, /❯ Start from a preset/);
+    await at(s, 'lora (user)', KEYS.up);
+    await at(s, /❯ lora \(user\)/);
+    await at(s, '→ Finish');
+    await at(s, 'Launch the 1 step(s)', KEYS.down);
+    await at(s, /❯ Write as accelerate's default/, KEYS.down);
+    await at(s, /❯ Save the answers/, KEYS.down);
+    await at(s, /❯ Launch the 1 step\(s\)/);
+    expect(await closeWhenDone(s)).toBe(0);
+    const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
+    const run = JSON.parse(readFileSync(join(cwd, '.zerowiz', 'runs', id!, 'run.json'), 'utf8'));
+    const alerts = run.steps[0].live.alerts as { id: string; fix: string }[];
+    const fix = alerts.find((a) => a.id === 'checkpoint-bad')?.fix ?? '';
+    expect(fix).toContain('answer yes to the wizard\'s "Save 16-bit model weights" question');
+    expect(fix).not.toContain('--preset wizard');
   });
 
   it('a Launch the launch entry refuses comes back to the finish screen with the fix, the answers kept; fixed, it runs', async () => {

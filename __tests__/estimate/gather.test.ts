@@ -19,7 +19,7 @@ import { loadPreset } from '../../src/config/presets.js';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { formatBytesShort } from '../../src/text/units.js';
+import { formatBytesShort } from '../../src/text/format.js';
 
 const P = 20_430_401_088;
 const L = 56_641_536;

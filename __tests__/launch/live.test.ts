@@ -21,6 +21,7 @@ import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../../src
 import { loadPreset } from '../../src/config/presets.js';
 import { ownModeEstimate } from '../../src/rules/validate.js';
 import { ROOT } from '../helpers/paths.js';
+import { presetSource } from '../../src/config/source.js';
 
 const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
@@ -151,7 +152,7 @@ describe('the free port the port-in-use alert suggests', () => {
     dirs.push(cwd);
     writeFileSync(join(cwd, 'train.py'), '');
     const setup = await loadPreset(TWO_STEP);
-    const prepared = prepareLaunch(setup, { source: 'test', cwd, dryRun: true, env: {} });
+    const prepared = prepareLaunch(setup, { source: presetSource('test'), cwd, dryRun: true, env: {} });
     const record = createRunRecord({
       cwd,
       setup,

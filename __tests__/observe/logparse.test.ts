@@ -6,10 +6,9 @@ import {
   parseRate,
   parseScaled,
   sparkline,
-  formatClock,
-  formatRate,
   formatLossPair,
 } from '../../src/observe/logparse.js';
+import { formatClock, formatTallyRate } from '../../src/text/format.js';
 import { LineSplitter, RingBuffer, cleanLine, collapseCarriageReturns } from '../../src/observe/lines.js';
 
 describe('tqdm progress parsing', () => {
@@ -99,7 +98,7 @@ describe('tqdm progress parsing', () => {
     expect(parseRate('?it/s')).toBeNull();
     expect(formatClock(3723)).toBe('1:02:03');
     expect(formatClock(null)).toBe('--:--');
-    expect(formatRate(0.5)).toBe('2.00s/it');
+    expect(formatTallyRate(0.5)).toBe('2.00s/it');
   });
 });
 

@@ -12,37 +12,19 @@ import {
   paneCommand,
   paneKeysMarkdown,
   paneStack,
-  type KeyInfo,
   type PaneSurface,
 } from '../../src/pane/keytable.js';
+import { pressesFor, type KeyPress } from '../../src/text/keytable.js';
 import { ROOT } from '../helpers/paths.js';
 
-/** The presses a documented key name stands for. */
-function pressesOf(name: string): [string, KeyInfo][] {
-  const named: Record<string, KeyInfo> = {
-    '↑': { upArrow: true },
-    '↓': { downArrow: true },
-    PgUp: { pageUp: true },
-    PgDn: { pageDown: true },
-    Home: { home: true },
-    End: { end: true },
-    Tab: { tab: true },
-    'S-Tab': { tab: true, shift: true },
-    Esc: { escape: true },
-    Enter: { return: true },
-    Bksp: { backspace: true },
-  };
+/** The presses a documented key name stands for: the machinery's own reading (the wizard's too), and a sample of "any other key". */
+function pressesOf(name: string): [string, KeyPress][] {
   if (name === 'any other key')
     return [
       ['x', {}],
       ['', { downArrow: true }],
     ];
-  return (name === '/' ? ['/'] : name.split('/')).map((k): [string, KeyInfo] => {
-    if (k in named) return ['', named[k]!];
-    if (k === 'space') return [' ', {}];
-    if (k.startsWith('^')) return [k.slice(1).toLowerCase(), { ctrl: true }];
-    return [k, {}];
-  });
+  return pressesFor(name);
 }
 
 /** The stack a surface is focused on. */

@@ -10,7 +10,8 @@
  * the launcher and by every rank); the whole matrix goes through accelerate's functions in matrix.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { effectiveDeepSpeedConfig, launchMixedPrecision } from '../../src/config/effective.js';
+import { effectiveDeepSpeedConfig } from '../../src/config/effective.js';
+import { launchMixedPrecision } from '../../src/config/argv.js';
 import { findPreset } from '../../src/config/presets.js';
 import { withDefaults, type Answers } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';

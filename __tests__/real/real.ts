@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isPlainObject } from '../../src/config/emit.js';
 import type { Setup } from '../../src/config/setup.js';
-import { setupInDir, writeConfigFiles } from '../../src/config/files.js';
+import { setupInDir } from '../../src/config/files.js';
+import { writeConfigFiles } from '../../src/config/write-files.js';
 import { ROOT } from '../helpers/paths.js';
 
 /** The venv's python; the tier sets it (`npm run test:real`), and a direct run without it fails loudly. */

@@ -6,11 +6,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { kindBlockProblem } from '../../src/commands/record-kinds.js';
+import { recordKinds } from '../../src/commands/run-kinds.js';
 import { readRunRecord as readRecord } from '../../src/records/record.js';
 
 /** Read as every command reads a record: the kinds' blocks checked too. */
-const readRunRecord = (dir: string) => readRecord(dir, kindBlockProblem);
+const { check } = await recordKinds();
+const readRunRecord = (dir: string) => readRecord(dir, check);
 
 function recordDir(json: Record<string, unknown>): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'zw-rec-')), 'run');

@@ -31,6 +31,7 @@ import { cancelJob, describeJob, parseSacct, parseScontrolJob, queryJob } from '
 import { checkOptions, planSlurmLaunch, submitSlurm } from '../../src/slurm/launch.js';
 import { recordJobState } from '../../src/slurm/record.js';
 import { checkSbatchArg, sbatchArgWarning, sbatchScript, type ScriptSpec } from '../../src/slurm/script.js';
+import { presetSource } from '../../src/config/source.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
@@ -249,7 +250,7 @@ describe('--sbatch-arg: every spelling of what zerowiz sets itself', () => {
     const plan = planSlurmLaunch(
       setup,
       { options: { extra: ['--export=NONE'] } },
-      { source: 't', accelerate: FAKE, cwd: d, env: process.env, dryRun: true },
+      { source: presetSource('t'), accelerate: FAKE, cwd: d, env: process.env, dryRun: true },
     );
     expect(plan.findings.map((f) => f.message).join('\n')).toMatch(/--export=NONE/);
     expect(() => checkOptions({ extra: ['--outp=/tmp/x'] })).toThrow(UsageError);
@@ -286,7 +287,7 @@ async function submitWith(body: string, extra: Record<string, string> = {}, dir?
   const plan = planSlurmLaunch(
     setup,
     { options: { extra: [] } },
-    { source: 'test', accelerate: FAKE, cwd: box.d, env: box.env },
+    { source: presetSource('test'), accelerate: FAKE, cwd: box.d, env: box.env },
   );
   return { box, plan, run: () => submitSlurm(plan, { env: box.env, cwd: box.d }) };
 }

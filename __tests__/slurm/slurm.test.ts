@@ -45,6 +45,7 @@ import { createSlurmRecord, jobEnding, recordSubmitted } from '../../src/slurm/r
 import { SlurmFollower } from '../../src/slurm/follow.js';
 import { checkOptions, planSlurmLaunch, submitSlurm } from '../../src/slurm/launch.js';
 import { UsageError } from '../../src/text/errors.js';
+import { presetSource } from '../../src/config/source.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
@@ -621,7 +622,11 @@ describe('submitting a job', () => {
         },
       ],
     };
-    const plan = planSlurmLaunch(setup, { options: { extra: [] } }, { source: 'test', accelerate: FAKE, cwd: d, env });
+    const plan = planSlurmLaunch(
+      setup,
+      { options: { extra: [] } },
+      { source: presetSource('test'), accelerate: FAKE, cwd: d, env },
+    );
     const sub = await submitSlurm(plan, { env, cwd: d });
     expect(sub.jobId).toBe('4242');
     const pinned = join(sub.record.dir, 'accelerate_no_deepspeed.yaml');

@@ -27,6 +27,7 @@ import { SECRET_MARK, isSecretName, redactArgv, redactRunJson, restoreSecrets } 
 import { shellJoin } from '../../src/text/quote.js';
 import { planSlurmLaunch, submitSlurm } from '../../src/slurm/launch.js';
 import { perNodeCommands } from '../../src/slurm/script.js';
+import { presetSource } from '../../src/config/source.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TOKEN = 'hf_SeCrEtVaLuE123';
@@ -256,7 +257,11 @@ describe('a Slurm job', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
     delete env.HF_TOKEN;
     const setup: Setup = { ...(await loadPreset('zero2')), steps: [{ name: 'train', usesConfig: true, args: ARGS }] };
-    const plan = planSlurmLaunch(setup, { options: { extra: [] } }, { source: 'test', accelerate: FAKE, cwd: d, env });
+    const plan = planSlurmLaunch(
+      setup,
+      { options: { extra: [] } },
+      { source: presetSource('test'), accelerate: FAKE, cwd: d, env },
+    );
     const sub = await submitSlurm(plan, { env, cwd: d });
     const files = readdirSync(sub.record.dir).map((f) => readFileSync(join(sub.record.dir, f), 'utf8'));
     expect(leaks(files.join('\n'))).toEqual([]);

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/text/errors.js';
 import { runCli } from '../helpers/cli.js';
-import {
-  decimalSizeNote,
-  formatBytes,
-  formatBytesShort,
-  formatCount,
-  parseBytes,
-  parseCount,
-  parseInteger,
-} from '../../src/text/units.js';
+import { decimalSizeNote, formatBytes, formatBytesShort, formatCount } from '../../src/text/format.js';
+import { parseBytes, parseCount, parseInteger } from '../../src/text/units.js';
 
 describe('parseCount', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../src/config/questions.js';
-import { formatBytesShort } from '../../src/text/units.js';
+import { formatBytesShort } from '../../src/text/format.js';
 import { fieldStart, fieldValue, humanAnswer } from '../../src/wizard/display.js';
 
 const GiB = 2 ** 30;

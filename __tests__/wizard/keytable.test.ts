@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   KEY_TABLES,
-  NO_KEY,
   dispatchKey,
   hintLines,
   hints,
-  pressesFor,
   resolveKey,
   type Command,
-  type KeyPress,
   type Surface,
   type SurfaceHandler,
 } from '../../src/wizard/keytable.js';
+import { NO_KEY, pressesFor, type KeyPress } from '../../src/text/keytable.js';
 
 const K: KeyPress = NO_KEY;
 const key = (k: Partial<KeyPress>): KeyPress => ({ ...K, ...k });

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   MIN_MAIN_COLUMNS,
   SIDE_BY_SIDE_MIN_COLUMNS,
-  bodyRows,
   finishRows,
   fitsWhole,
   layoutOf,
   sideBySide,
 } from '../../src/wizard/layout.js';
+import { bodyRows } from '../../src/wizard/frame.js';
 
 describe('the layout arithmetic', () => {
   it('puts the preview beside the questions from 136 columns, the questions keeping 80 and taking the rest', () => {

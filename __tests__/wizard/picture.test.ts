@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   drawPicture,
-  pictureBytes,
   pictureText,
   type Home,
   type Picture,
   type StatePiece,
   type ZeroBreakdown,
 } from '../../src/wizard/picture.js';
+import { formatBytesCompact } from '../../src/text/format.js';
 
 /**
  * A breakdown from the ZeRO paper's formulas (Rajbhandari et al. 2020, fig. 1 and sec. 5; mixed-precision
@@ -106,11 +106,11 @@ describe('the ZeRO picture: figure 1 of the paper for this model', () => {
       gpu.map((x) => [x.kind, x.bytes]),
     );
     b.pieces.forEach((x, i) => {
-      expect(column(each, i).trim()).toBe(x.home === 'gpu' ? pictureBytes(x.bytes) : '-');
+      expect(column(each, i).trim()).toBe(x.home === 'gpu' ? formatBytesCompact(x.bytes) : '-');
     });
     const total = gpu.reduce((s, x) => s + x.bytes, 0);
     expect(p.figures.find((f) => f.row === 'gpu' && f.kind === 'total')?.bytes).toBe(total);
-    expect(each.endsWith(pictureBytes(total))).toBe(true);
+    expect(each.endsWith(formatBytesCompact(total))).toBe(true);
     for (const home of ['cpu', 'nvme'] as const) {
       const there = b.pieces.filter((x) => x.home === home);
       const perNode = lines.find(
@@ -121,10 +121,10 @@ describe('the ZeRO picture: figure 1 of the paper for this model', () => {
         continue;
       }
       b.pieces.forEach((x, i) => {
-        if (x.home === home) expect(column(perNode!, i).trim()).toBe(pictureBytes(x.bytes));
+        if (x.home === home) expect(column(perNode!, i).trim()).toBe(formatBytesCompact(x.bytes));
       });
     }
-    for (const f of b.traffic) expect(lines.join(' ')).toContain(pictureBytes(f.bytesPerStep));
+    for (const f of b.traffic) expect(lines.join(' ')).toContain(formatBytesCompact(f.bytesPerStep));
   });
 
   it('draws a sharded piece as 1/N slices: each GPU holds its own, together they cover the piece', () => {

@@ -256,7 +256,7 @@ describe('the wizard shell: one reducer for the whole wizard', () => {
     expect(finishEffect(planned.finish)).toEqual({ kind: 'plan', target: { kind: 'launch' } });
     const launched = run(planned, { type: 'finish', action: { type: 'planned', plan: PLAN(false) } });
     expect(launched.result?.launch?.files.accelerateConfig).toBe('/w/cfg/a.yaml');
-    expect(launched.result?.launchSource).toBe('qwen-8');
+    expect(launched.result?.launchSource).toEqual({ kind: 'wizard', preset: 'qwen-8' });
     // A setup started as "New setup" (named my-setup) takes the preset's name: its run record is named after it.
     expect(setupOfWizard(detected()).name).toBe('my-setup');
     expect(launched.result?.launch?.name).toBe('qwen-8');
@@ -485,7 +485,7 @@ describe('phase 2: the finish actions and the flow around them', () => {
       { type: 'finish', action: { type: 'planned', plan: PLAN(false) } },
     );
     expect(launched.result?.csvLog).toBe(false);
-    expect(launched.result?.launchSource).toBe('wizard');
+    expect(launched.result?.launchSource).toEqual({ kind: 'wizard', preset: null });
   });
 
   it('a Launch that would change an existing config file shows the diff: n goes back, y launches', () => {

@@ -4,7 +4,7 @@ import { question, type Question } from '../../src/config/questions.js';
 import { choiceItems } from '../../src/wizard/question-text.js';
 import { softWrap } from '../../src/text/text.js';
 import { editField, fieldOf, fieldWindow, type FieldState } from '../../src/wizard/field.js';
-import { NO_KEY, type KeyPress } from '../../src/wizard/keytable.js';
+import { NO_KEY, type KeyPress } from '../../src/text/keytable.js';
 
 describe("a select's entries", () => {
   it('line up their separators (the mixed-precision list: auto, bf16, fp16, no)', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compactBytes, explainRow, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
+import { explainRow, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
+import { formatBytesCompact } from '../../src/text/format.js';
 import { loadModelCatalog } from '../../src/estimate/models.js';
 import { withDefaults } from '../../src/config/questions.js';
 
@@ -57,7 +58,7 @@ describe('the ZeRO tradeoff view model', () => {
     const [what, items, cost] = explainRow(t, '3-offload');
     expect(what).toContain(`peak ${row.gpu}/GPU, ${row.cpu} CPU/node`);
     expect(what).toContain(
-      `DeepSpeed's estimator: ${compactBytes(row.estimate.gpuBytes)} (every parameter trained, model states only).`,
+      `DeepSpeed's estimator: ${formatBytesCompact(row.estimate.gpuBytes)} (every parameter trained, model states only).`,
     );
     expect(items).toMatch(
       /^GiB\/GPU: ctx [0-9.]+, params 0, grads 0, optim 0, acts [0-9.]+, buf [0-9.]+, margin [0-9.]+$/,
@@ -69,7 +70,7 @@ describe('the ZeRO tradeoff view model', () => {
 
   it('shows the peak (not model states) in the table, and the step time', () => {
     const t = tradeoffOf(big);
-    for (const r of t.rows) expect(r.gpu).toBe(compactBytes(r.estimate.peak.gpuBytes));
+    for (const r of t.rows) expect(r.gpu).toBe(formatBytesCompact(r.estimate.peak.gpuBytes));
     expect(t.rows.find((r) => r.key === '1')!.time).toBe('-');
     expect(t.rows.find((r) => r.key === '3')!.time).toMatch(/^\+[0-9.]+s$/);
   });
@@ -95,9 +96,9 @@ describe('the ZeRO tradeoff view model', () => {
   });
 
   it('formats bytes compactly and finds the selected row', () => {
-    expect(compactBytes(80 * GiB)).toBe('80 GiB');
-    expect(compactBytes(312.4 * GiB)).toBe('312 GiB');
-    expect(compactBytes(1.25 * 1024 * GiB)).toBe('1.3 TiB');
+    expect(formatBytesCompact(80 * GiB)).toBe('80 GiB');
+    expect(formatBytesCompact(312.4 * GiB)).toBe('312 GiB');
+    expect(formatBytesCompact(1.25 * 1024 * GiB)).toBe('1.3 TiB');
     expect(selectedKey({ mode: '3-offload', offload_device: 'nvme' })).toBe('3-offload:nvme');
     expect(selectedKey({ mode: '3', offload_device: 'nvme' })).toBe('3');
   });

@@ -12,15 +12,8 @@
 import type React from 'react';
 import { createContext, useContext, useLayoutEffect, useRef, useState } from 'react';
 import { useInput } from 'ink';
-import {
-  KEY_TABLES,
-  NO_KEY,
-  dispatchKey,
-  type Command,
-  type KeyPress,
-  type Surface,
-  type SurfaceHandler,
-} from '../../src/wizard/index.js';
+import { KEY_TABLES, dispatchKey, type Command, type Surface, type SurfaceHandler } from '../../src/wizard/index.js';
+import { NO_KEY, firstBinding, type KeyPress } from '../../src/text/index.js';
 
 /** A key handler: the typed text (empty for special keys) and the key flags (Ink's `Key` is one). */
 export type KeyHandler = (input: string, key: KeyPress) => void;
@@ -256,7 +249,7 @@ export function useSurface(
   }, [registry, isActive, surface]);
   useKeys(
     (input, key) => {
-      const binding = KEY_TABLES[surface].find((b) => b.match(input, key));
+      const binding = firstBinding(KEY_TABLES, [surface], input, key)?.binding;
       if (binding && binding.command !== 'swallow') ref.current(binding.command, input, key);
     },
     { isActive: isActive && registry === null },

@@ -13,11 +13,11 @@ import type { RunModel } from '../../src/pane/index.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../../src/proc/index.js';
 import { LOG_FRAME_INTERVAL_MS, type FrameStats } from '../../src/pane/index.js';
 import { parseKeys } from '../../src/pane/index.js';
+import type { KeyPress } from '../../src/text/index.js';
 import { paneCommand, paneStack } from '../../src/pane/index.js';
 import {
   initialPaneState,
   paneReducer,
-  type KeyInfo,
   type PaneAction,
   type PaneCommand,
   type PaneState,
@@ -122,7 +122,7 @@ export class Pane {
 
   /** Input read from the terminal: each key in it is handled, then one frame shows the result. */
   input(data: string): void {
-    for (const k of parseKeys(data)) this.key(k.input, k.key);
+    for (const [input, key] of parseKeys(data)) this.key(input, key);
     this.draw();
   }
 
@@ -201,7 +201,7 @@ export class Pane {
   }
 
   /** One key press (Ink's useInput shape): what it means on the stack the state focuses (./keytable.ts). */
-  key(input: string, key: KeyInfo & { meta?: boolean }): void {
+  key(input: string, key: KeyPress): void {
     const { model, controls } = this.opts;
     const state = this.state;
     const layout = this.layout();
@@ -258,7 +258,7 @@ export class Pane {
   }
 
   /** A named command outside search input and the alert list. */
-  private command(command: PaneCommand | null, input: string, key: KeyInfo, layout: PaneLayout): void {
+  private command(command: PaneCommand | null, input: string, key: KeyPress, layout: PaneLayout): void {
     const { model, controls } = this.opts;
     const { view, logHeight, selected } = layout;
     const ended = model.outcome !== null;

@@ -29,7 +29,7 @@ const Line = memo(function Line({ text, width }: { text: string; width: number }
   if (s.startsWith('#')) return <Text color={tint('comment')}>{s}</Text>;
   const m = /^(\s*(?:- )?)("[^"]*"|[A-Za-z0-9_.-]+)(:\s?)(.*)$/.exec(s);
   if (!m) return <Text>{s}</Text>;
-  const [, indent, key, colon, value] = m as unknown as [string, string, string, string, string];
+  const [, indent = '', key = '', colon = '', value = ''] = m;
   const role = valueRole(value);
   return (
     <Text>

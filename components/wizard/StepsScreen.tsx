@@ -15,7 +15,7 @@ import type { StepArg } from '../../src/config/index.js';
 import type { Finding } from '../../src/config/index.js';
 import { resolveKey, stepRows, type StepRow, type StepsEditorState } from '../../src/wizard/index.js';
 import type { PasteBox, StepTemplate } from '../../src/wizard/index.js';
-import type { KeyPress } from '../../src/wizard/index.js';
+import type { KeyPress } from '../../src/text/index.js';
 import { clip, padEnd, wrap } from '../../src/text/index.js';
 import { Indicator, PlainItem } from './parts.js';
 import { configText, stepFindingLines, stepTabs, stepsChromeRows, withRunsIn } from '../../src/wizard/index.js';

@@ -22,16 +22,33 @@ import type { WizardOptions } from '../../src/commands/index.js';
 import { accelerateDefaultConfig } from '../../src/fs/index.js';
 import { formatBytesShort } from '../../src/text/index.js';
 import { whichSync } from '../../src/proc/index.js';
-import type { Setup } from '../../src/config/index.js';
+import type { LaunchSource, Setup } from '../../src/config/index.js';
 import type { SlurmDeps } from './FinishScreen.js';
 import type { SlurmField, SlurmPartition, SlurmValues } from '../../src/wizard/index.js';
 import type { SlurmRequest } from '../../src/slurm/index.js';
+import type { PlannedLaunch } from '../../src/launch/index.js';
 import type { AppDeps } from './App.js';
 import type { WizardResult } from '../../src/wizard/index.js';
 import { earlyStartKeys, paintStartFrame } from './startText.js';
 
+/** What the wizard's launch check plans (the launch itself names the preset the wizard saved, if any). */
+const WIZARD_SOURCE: LaunchSource = { kind: 'wizard', preset: null };
+
 const MIN_COLUMNS = 80;
 const MIN_ROWS = 24;
+
+/**
+ * The wizard's last launch plan (the check before it leaves) and the Slurm form's values it was made with: the
+ * launch after the wizard uses it when nothing changed since, so the setup is planned once.
+ */
+const lastCheck: { planned: PlannedLaunch | null; slurm: SlurmValues | null } = { planned: null, slurm: null };
+
+/** The plan the launch can use: the last check's, when it was for this kind of run and these Slurm values. */
+function checkedPlan(slurm: SlurmValues | null): PlannedLaunch | undefined {
+  const { planned } = lastCheck;
+  if (!planned || JSON.stringify(lastCheck.slurm) !== JSON.stringify(slurm)) return undefined;
+  return planned;
+}
 
 /**
  * The real dependencies: detection, presets, import, the model catalog and the writers. The modules
@@ -110,7 +127,16 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
         ? (await import('../../src/slurm/kind.js')).slurmLaunchKind(slurmRequestOf(slurm), { env, cwd })
         : undefined;
       try {
-        const planned = planLaunch({ setup: await forThisRun(setup, csvLog), source: 'wizard', kind, env, cwd });
+        lastCheck.planned = null;
+        const planned = planLaunch({
+          setup: await forThisRun(setup, csvLog),
+          source: WIZARD_SOURCE,
+          kind,
+          env,
+          cwd,
+        });
+        lastCheck.planned = planned;
+        lastCheck.slurm = slurm;
         // On this machine the first pass's checks run now, as `zerowiz launch` runs them: before the pane.
         const first = planned.kind.runsHere ? await checkFirstPass(planned.prepared) : null;
         return first && first.failed.length > 0 ? wizardRefusal(planned.prepared, first.failed) : null;
@@ -284,9 +310,10 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     const topo = await relaunchWay(await forThisRun(result.launch, result.csvLog));
     return launch({
       setup: topo.setup,
-      source: result.launchSource ?? 'wizard',
+      source: result.launchSource ?? WIZARD_SOURCE,
       pane: runLogPane,
       topologyWarnings: topo.warnings,
+      planned: checkedPlan(null),
     });
   }
   if (result.slurm) {
@@ -296,14 +323,17 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
       import('../../src/slurm/kind.js'),
       import('../pane/run.js'),
     ]);
-    const kind = slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
+    const planned = checkedPlan(result.slurm.values);
+    const kind =
+      planned?.kind ?? slurmLaunchKind(slurmRequestOf(result.slurm.values), { env: process.env, cwd: process.cwd() });
     const topo = await relaunchWay(await forThisRun(result.slurm.setup, result.csvLog));
     return launch({
       setup: topo.setup,
-      source: result.launchSource ?? 'wizard',
+      source: result.launchSource ?? WIZARD_SOURCE,
       kind,
       pane: runLogPane,
       topologyWarnings: topo.warnings,
+      planned,
     });
   }
   return result.code;

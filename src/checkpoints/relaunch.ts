@@ -24,7 +24,7 @@ import type { TopologyChoice } from './choices.js';
 /**
  * The checkpoints a relaunch of `setup` in `cwd` would resume from that were written with another topology
  * (the setup's topology against the run records of `cwd` and the checkpoints' own files). `blockProblem` checks
- * each record's kind-specific block, as every reader of records does (commands/record-kinds.ts).
+ * each record's kind-specific block, as every reader of records does (commands/run-kinds.ts).
  */
 export function relaunchChecks(
   setup: Setup,

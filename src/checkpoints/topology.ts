@@ -19,7 +19,6 @@
  */
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { execa } from 'execa';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { deepMerge } from '../config/index.js';
@@ -28,7 +27,7 @@ import { MODE_INFO } from '../config/index.js';
 import { printable } from '../text/index.js';
 import type { Setup } from '../config/index.js';
 import { placementOfAnswers } from '../estimate/index.js';
-import { timestamp } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import type { RunRecord } from '../records/index.js';
 import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, readLatest, readTag } from './deepspeed.js';
 import { findCheckpoints, outputRoots } from './find.js';
@@ -130,6 +129,8 @@ export async function installedVersions(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ versions: InstalledVersions } | { problem: string }> {
   try {
+    // execa loads only when a relaunch asks Python (the launch's relaunch checks read the checkpoints first).
+    const { execa } = await import('execa');
     const r = await execa(python, ['-c', VERSIONS_PY], {
       env,
       extendEnv: false,

@@ -12,6 +12,7 @@ import { formatBytesShort } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import { type CheckResult, failed, passed, warned } from './types.js';
 import { compareDotted } from './gpu.js';
+import { wholeGiBUp } from '../text/index.js';
 
 /** Where NCCL and the DataLoader put their shared memory. */
 export const SHM_PATH = '/dev/shm';
@@ -244,7 +245,7 @@ export function judgeHostMemory(plan: CheckPlan, m: MemoryInfo, lessCpu: string 
       : `RAM (${formatBytesShort(room.limitBytes)})`;
   const raise =
     room.limitedBy === 'cgroup'
-      ? `raise the memory limit to ${Math.ceil(needBytes / HOST_MEMORY_USABLE_FRACTION / 2 ** 30)}G or more (docker run --memory, Slurm --mem or --sbatch-arg=--mem=0)`
+      ? `raise the memory limit to ${wholeGiBUp(needBytes / HOST_MEMORY_USABLE_FRACTION)}G or more (docker run --memory, Slurm --mem or --sbatch-arg=--mem=0)`
       : 'a node with more RAM';
   const fix = lessCpu ? `${raise}; or ${lessCpu}` : raise;
   if (needBytes > room.limitBytes)

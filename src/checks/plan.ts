@@ -6,7 +6,7 @@
  * against this plan.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { compileSetup, isPlainObject } from '../config/index.js';
 import { modeDevice, rowLabel } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { argValue, stepConfig } from '../config/index.js';
@@ -16,6 +16,7 @@ import { normalizeInput } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
 import { diffSynthOutputPath, isDiffSynthStep } from '../config/index.js';
 import { earlierOutputs, trainingScript } from '../config/index.js';
+import { wholeGiBUp } from '../text/index.js';
 
 /** accelerate's main process port when the setup gives none (`accelerate launch --help`). */
 export const ACCELERATE_DEFAULT_PORT = 29500;
@@ -303,7 +304,7 @@ function outputsOf(
     {
       path: cwd,
       bytes: save,
-      what: `one 16-bit save of the ${formatTrainable(est)} trained weights${stage === 3 ? ' (gathered on rank 0)' : ''}; a DeepSpeed checkpoint (save_state) would need about ${Math.ceil(full / 2 ** 30)} GiB each; the script's output folder is not known to zerowiz`,
+      what: `one 16-bit save of the ${formatTrainable(est)} trained weights${stage === 3 ? ' (gathered on rank 0)' : ''}; a DeepSpeed checkpoint (save_state) would need about ${wholeGiBUp(full)} GiB each; the script's output folder is not known to zerowiz`,
     },
   ];
 }
@@ -326,7 +327,7 @@ export function checkPlan(
   const filter = opts.filter ?? { kind: 'all' };
   if (filter.kind === 'one' && (filter.index < 0 || filter.index >= setup.steps.length))
     throw new RangeError(`the setup has ${setup.steps.length} pass(es); there is no pass ${filter.index + 1}`);
-  const ds = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const ds = compileSetup(setup).deepSpeedJson;
   const zero = isPlainObject(ds.zero_optimization) ? ds.zero_optimization : {};
   const stage = typeof zero.stage === 'number' ? zero.stage : 0;
   const est = planEstimate(setup, opts.models);

@@ -10,7 +10,7 @@ import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { NVME_BYTES_PER_S } from '../estimate/index.js';
-import { formatBytesShort } from '../text/index.js';
+import { formatByteRate, formatBytesShort } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
 import { type CheckResult, failed, passed, skipped, warned } from './types.js';
 
@@ -183,11 +183,6 @@ export async function measureNvmeSpeed(path: string, freeBytes: number | null): 
   }
 }
 
-/** `1.9 GB/s` (decimal, as drives are rated). */
-export function formatRate(bytesPerS: number): string {
-  return `${(bytesPerS / 1e9).toFixed(bytesPerS >= 1e10 ? 0 : 2)} GB/s`;
-}
-
 /** Whether the NVMe check found a folder the speed test can use. */
 export function nvmeUsable(n: NvmeInfo): boolean {
   return n.exists && n.isDir && n.writable === true && n.oDirect === true;
@@ -253,11 +248,11 @@ export function judgeNvme(plan: CheckPlan, n: NvmeInfo | null): CheckResult {
 export function judgeNvmeSpeed(plan: CheckPlan, n: NvmeInfo | null, s: SpeedInfo | null): CheckResult {
   const id = 'nvme-speed';
   if (!plan.nvme) return passed(id, 'no NVMe offload in this setup', 'none');
-  const need = `${formatRate(NVME_BYTES_PER_S)} each way (what the estimate's step time assumes)`;
+  const need = `${formatByteRate(NVME_BYTES_PER_S)} each way (what the estimate's step time assumes)`;
   if (!n || !nvmeUsable(n) || !s) return skipped(id, 'not measured: the NVMe folder is not usable (see nvme)', need);
   if (!s.ok) return skipped(id, `not measured: ${s.reason}`, need);
   const slow = Math.min(s.writeBytesPerS, s.readBytesPerS);
-  const measured = `${formatBytesShort(s.bytes)} with O_DIRECT: write ${formatRate(s.writeBytesPerS)}, read ${formatRate(s.readBytesPerS)} (zeros: a compressing file system reads faster than real data)`;
+  const measured = `${formatBytesShort(s.bytes)} with O_DIRECT: write ${formatByteRate(s.writeBytesPerS)}, read ${formatByteRate(s.readBytesPerS)} (zeros: a compressing file system reads faster than real data)`;
   const perStep = plan.estimate?.nvmeBytesPerStep ?? 0;
   const cost =
     perStep > 0

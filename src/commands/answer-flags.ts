@@ -1,21 +1,15 @@
 /**
  * Answer flags: one `--kebab-case` option per question id, so `zerowiz generate` and
  * `zerowiz preset save` take exactly what the wizard asks. Values go through the question's own parser.
+ * The question catalog loads when one of those commands runs (or shows its help), not when zerowiz starts: the
+ * wizard's first frame and every other command do without it.
  */
 import { Option, type Command } from 'commander';
-import { flagName, QUESTIONS, type Question, type QuestionId } from '../config/index.js';
+import type { Question } from '../config/index.js';
 
-/** commander's camelCase key of a question's flag (`num_processes` -> `numProcesses`). */
-function optKey(id: QuestionId): string {
-  return id.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-}
-
-/** Adds every answer flag, plus --preset and --from, to a command. */
-export function addAnswerOptions(cmd: Command): Command {
-  cmd.addOption(new Option('--preset <name|file>', 'start from a preset (flags override its answers)'));
-  cmd.addOption(
-    new Option('--from <accelerate.yaml>', 'start from an existing accelerate config (and the JSON it names)'),
-  );
+/** The options of every question, added to `cmd`. */
+async function addQuestionOptions(cmd: Command): Promise<void> {
+  const { QUESTIONS, flagName } = await import('../config/questions.js');
   for (const x of QUESTIONS as readonly Question[]) {
     const flag = `--${flagName(x.id)}`;
     const choices = x.choices ? ` (${x.choices.map((c) => String(c.value)).join('|')})` : '';
@@ -26,16 +20,19 @@ export function addAnswerOptions(cmd: Command): Command {
       cmd.addOption(new Option(`${flag} <value>`, `${x.prompt}${choices}`));
     }
   }
-  return cmd;
 }
 
-/** The raw answers given as flags, keyed by question id. */
-export function answersFromOptions(opts: Record<string, unknown>): Record<string, unknown> {
-  const raw: Record<string, unknown> = {};
-  for (const x of QUESTIONS) {
-    const v = opts[optKey(x.id)];
-    if (v === undefined) continue;
-    raw[x.id] = v === true ? 'yes' : v === false ? 'no' : v;
-  }
-  return raw;
+/**
+ * Adds --preset and --from to a command, and every answer flag once the command is dispatched (before it parses
+ * its own options: commander runs its parent's preSubcommand hooks first).
+ */
+export function addAnswerOptions(cmd: Command): Command {
+  cmd.addOption(new Option('--preset <name|file>', 'start from a preset (flags override its answers)'));
+  cmd.addOption(
+    new Option('--from <accelerate.yaml>', 'start from an existing accelerate config (and the JSON it names)'),
+  );
+  cmd.parent?.hook('preSubcommand', async (_parent, sub) => {
+    if (sub === cmd) await addQuestionOptions(cmd);
+  });
+  return cmd;
 }

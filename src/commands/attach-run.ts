@@ -4,11 +4,10 @@
  */
 import { UsageError } from '../text/index.js';
 import { followRun } from '../launch/index.js';
-import { kindBlockProblem } from './record-kinds.js';
-import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/index.js';
-import { localKind, localRunOpen } from '../launch/index.js';
+import { recordKinds, type RunKindModule } from './run-kinds.js';
+import { preparedOfRecord } from '../launch/index.js';
+import { localKind, localRunControl, localRunOpen } from '../launch/index.js';
 import { displayDir, findRunRecord, readRunRecord, setupOfRecord, type RunRecord } from '../records/index.js';
-import { ownerState, signalSupervisor } from '../proc/index.js';
 import type { CommandContext } from './context.js';
 import { paneFor } from './launch-run.js';
 import * as output from './output.js';
@@ -21,29 +20,28 @@ export async function attachCommand(
   flags: { tui?: boolean },
   ctx: CommandContext,
 ): Promise<number> {
-  const rec = findRunRecord(ref, process.cwd(), kindBlockProblem);
-  let kind: RunKind;
-  let prepared: PreparedLaunch;
-  let over: boolean;
-  if (rec.json.slurm) {
-    const s = await import('./launch-slurm-run.js');
-    const { slurmAttachKind, recordJobSetup } = await import('../slurm/kind.js');
-    over = await s.settleSlurmRun(rec);
-    kind = slurmAttachKind(rec, s.slurmContext());
-    prepared = preparedOfRecord(rec, recordJobSetup(rec));
-    say(`attaching to Slurm job ${rec.json.slurm.jobId} (run ${rec.json.id})${over ? ', which has ended' : ''}`);
-  } else {
-    over = !localRunOpen(rec);
-    kind = localKind();
-    prepared = preparedOfRecord(rec, setupOfRecord(rec));
-    say(`attaching to run ${rec.json.id}${over ? ', which has ended' : ''}`);
-  }
+  const kinds = await recordKinds();
+  const rec = findRunRecord(ref, process.cwd(), kinds.check, kinds.aliases);
+  const { kind, prepared, intro } = await ((await kinds.of(rec.json)) ?? LOCAL_ATTACH).attach(rec);
+  say(intro);
   return followRun({ record: rec, writes: [] }, prepared, kind, {
     pane: paneFor(flags, ctx),
     closeOnEnd: false,
     ...output.runSinks(),
   });
 }
+
+/** A local run, attached: its supervisor's files followed, as `launch` follows the run it started. */
+const LOCAL_ATTACH: Pick<RunKindModule, 'attach'> = {
+  async attach(rec) {
+    const over = !localRunOpen(rec);
+    return {
+      kind: localKind(),
+      prepared: preparedOfRecord(rec, setupOfRecord(rec)),
+      intro: `attaching to run ${rec.json.id}${over ? ', which has ended' : ''}`,
+    };
+  },
+};
 
 /** How often `zerowiz stop` looks whether the run has ended. */
 const STOP_POLL_MS = 200;
@@ -56,22 +54,16 @@ const STOP_POLL_MS = 200;
 export async function stopCommand(ref: string | undefined, flags: { now?: boolean }): Promise<number> {
   if (ref === undefined)
     throw new UsageError('which run? give a run id', 'see `zerowiz runs` for the ids of the runs still going');
-  const rec = findRunRecord(ref, process.cwd(), kindBlockProblem);
-  if (rec.json.slurm) {
-    const s = await import('./launch-slurm-run.js');
-    if (await s.settleSlurmRun(rec)) {
-      say(`run ${rec.json.id} has already ended (${rec.json.ended})`);
-      return 0;
-    }
-    const { stopSlurmJob } = await import('../slurm/stop.js');
-    return stopSlurmJob(rec, s.slurmContext(), say);
-  }
-  if (rec.json.ended !== 'running' || ownerState(rec.json.supervisor) === 'gone') {
+  const kinds = await recordKinds();
+  const rec = findRunRecord(ref, process.cwd(), kinds.check, kinds.aliases);
+  const other = await kinds.of(rec.json);
+  if (other) return other.stop(rec, flags, say);
+  const control = localRunControl(rec);
+  if (rec.json.ended !== 'running' || !control.alive()) {
     say(`run ${rec.json.id} has already ended (${rec.json.ended})`);
     return 0;
   }
-  const id = rec.json.supervisor!;
-  const why = signalSupervisor(id, flags.now ? 'kill' : 'stop');
+  const why = flags.now ? control.killNow() : control.stop();
   if (why && localRunOpen(rec))
     throw new UsageError(`cannot stop run ${rec.json.id}: ${why}`, `its logs are in ${displayDir(rec.dir)}`);
   say(
@@ -86,14 +78,14 @@ export async function stopCommand(ref: string | undefined, flags: { now?: boolea
   };
   process.on('SIGINT', onInterrupt);
   try {
-    return await waitForEnd(rec, () => interrupted);
+    return await waitForEnd(rec, control, () => interrupted);
   } finally {
     process.off('SIGINT', onInterrupt);
   }
 }
 
 /** Waits until the run's record says it ended (or its supervisor is gone, or Ctrl+C); the exit code. */
-async function waitForEnd(rec: RunRecord, interrupted: () => boolean): Promise<number> {
+async function waitForEnd(rec: RunRecord, control: { alive(): boolean }, interrupted: () => boolean): Promise<number> {
   for (;;) {
     if (interrupted()) {
       say(
@@ -107,7 +99,7 @@ async function waitForEnd(rec: RunRecord, interrupted: () => boolean): Promise<n
       say(`run ${rec.json.id} ${json.ended}${json.exitCode !== null ? ` (exit ${json.exitCode})` : ''}`);
       return 0;
     }
-    if (ownerState(json.supervisor) === 'gone') {
+    if (!control.alive()) {
       say(`run ${rec.json.id}: its supervisor ended without finishing the record`);
       return 0;
     }

@@ -4,11 +4,11 @@ import { secretGuards } from '../text/index.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../text/index.js';
 import { shellWord } from '../text/index.js';
-import { loadPreset } from '../config/index.js';
+import { loadPreset, presetSource } from '../config/index.js';
 import { pinSteps } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { checkOptions, jobName, planSlurmLaunch } from '../slurm/index.js';
-import { stepLogName } from '../slurm/index.js';
+import { stepLogName } from '../records/index.js';
 import { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from '../slurm/index.js';
 import { formatChange, parseShapeFlag, shapeOfSetup } from '../slurm/index.js';
 import { slurm } from '../slurm/index.js';
@@ -99,7 +99,7 @@ export async function exportCommand(
     const results = await writeFilesTogether([
       { path: join(out, 'hostfile'), text: hostfileText(hosts!, gpusPerNode) },
     ]);
-    output.lines(results.map(formatWrite));
+    output.lines(results.map((r) => formatWrite(r)));
     return 0;
   }
   const cwd = process.cwd();
@@ -108,7 +108,13 @@ export async function exportCommand(
   const plan = planSlurmLaunch(
     setup,
     { nodes, gpusPerNode, options },
-    { source: ref, accelerate: flags.accelerate, dryRun: true, cwd, launcher: kind === 'slurm' ? 'srun' : 'torchrun' },
+    {
+      source: presetSource(ref),
+      accelerate: flags.accelerate,
+      dryRun: true,
+      cwd,
+      launcher: kind === 'slurm' ? 'srun' : 'torchrun',
+    },
   );
   for (const f of [...plan.findings, ...plan.fit]) output.finding(f);
   for (const c of plan.changes) output.say(`${kind}: ${formatChange(c)}`);
@@ -196,7 +202,7 @@ export async function exportCommand(
     ...inReportOrder(results.slice(0, configs.length).map((r, i) => ({ ...r, role: configs[i]!.role }))),
     results.at(-1)!,
   ];
-  output.lines(shown.map(formatWrite));
+  output.lines(shown.map((r) => formatWrite(r)));
   return 0;
 }
 

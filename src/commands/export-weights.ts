@@ -43,10 +43,11 @@ import { readSafetensorsHeader } from '../checkpoints/index.js';
 import { pythonOfAccelerate } from '../checkpoints/index.js';
 import { loraLayoutOf, verifyWeightsFile, type CheckpointVerdict } from '../checkpoints/index.js';
 import { printable, shellJoin } from '../text/index.js';
-import { kindBlockProblem } from './record-kinds.js';
+import { recordKinds } from './run-kinds.js';
 import { findRunRecord, listRunRecords, type RunRecord } from '../records/index.js';
 import { parseInteger } from '../text/index.js';
-import { formatWrite, timestamp, withDirLocks, type WriteResult } from '../fs/index.js';
+import { formatWrite, withDirLocks, type WriteResult } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import * as output from './output.js';
 
 /** Raw flag values of `export weights`. */
@@ -254,12 +255,12 @@ function folderWeights(dir: string): string[] {
  * Why a run has nothing to export: its steps never trained, or saved nothing while they ran; and whose the
  * files in its output folders are (the newest another run wrote, with the command that exports it).
  */
-function nothingSaved(rec: RunRecord, out: string): UsageError {
+function nothingSaved(rec: RunRecord, out: string, all: readonly RunRecord[]): UsageError {
   const trained = stepWindows(rec).some((w) => w !== null);
   const what = trained
     ? `run ${rec.json.id} saved no checkpoint while its steps ran`
     : `run ${rec.json.id} saved no checkpoint: its steps never trained`;
-  const others = foreignCheckpointsOf(rec, listRunRecords(process.cwd(), kindBlockProblem).records);
+  const others = foreignCheckpointsOf(rec, all);
   const owned = others.filter((o) => o.owners.length > 0).at(-1);
   if (owned) {
     const owner = owned.owners[0]!;
@@ -292,9 +293,10 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
       `choose ${LORA_LAYOUTS.join(', ')}`,
     );
   const step = flags.step === undefined ? null : parseInteger(flags.step, '--step', 0);
-  const rec = findRunRecord(ref, process.cwd(), kindBlockProblem);
+  const kinds = await recordKinds();
+  const rec = findRunRecord(ref, process.cwd(), kinds.check, kinds.aliases);
   const candidates = runCheckpointCandidates(rec);
-  if (candidates.length === 0) throw nothingSaved(rec, flags.out);
+  if (candidates.length === 0) throw nothingSaved(rec, flags.out, listRunRecords(process.cwd(), kinds.check).records);
   const { chosen, skipped } = choose(rec.json.id, candidates, step);
   for (const s of skipped)
     output.warn(`${display(s.path)} is bad (${printable(ownReason(s))}); exporting an older one`);
@@ -371,10 +373,7 @@ export async function exportWeightsCommand(ref: string, flags: ExportWeightsFlag
     if (work !== null) rmSync(work, { recursive: true, force: true });
   }
   for (const { r, note } of results) {
-    output.lines([
-      formatWrite({ ...r, path: display(r.path), ...(r.backup ? { backup: display(r.backup) } : {}) }),
-      `  ${note}`,
-    ]);
+    output.lines([formatWrite(r, display), `  ${note}`]);
   }
   return 0;
 }

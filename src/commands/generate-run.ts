@@ -65,7 +65,7 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
     return 0;
   }
   const results = await writeConfigFiles(setup);
-  output.lines(results.map(formatWrite));
+  output.lines(results.map((r) => formatWrite(r)));
   output.lines(launchLines(setup).map((line) => `run: ${line}`));
   return 0;
 }

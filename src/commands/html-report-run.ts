@@ -4,12 +4,13 @@ import { formatWrite } from '../fs/index.js';
 import { displayDir, findRunRecord } from '../records/index.js';
 import { writeReportTo, writeRunReport } from '../report/index.js';
 import { describeWriteError, UsageError } from '../text/index.js';
-import { kindBlockProblem } from './record-kinds.js';
+import { recordKinds } from './run-kinds.js';
 import * as output from './output.js';
 
 /** Writes the report of a run; prints where it is. */
 export async function reportCommand(ref: string | undefined, flags: { out?: string }): Promise<number> {
-  const rec = findRunRecord(ref, process.cwd(), kindBlockProblem);
+  const kinds = await recordKinds();
+  const rec = findRunRecord(ref, process.cwd(), kinds.check, kinds.aliases);
   if (flags.out !== undefined) {
     const out = pathFlag('--out', flags.out);
     const r = await writeReportTo(rec.dir, out);

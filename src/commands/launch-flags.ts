@@ -1,32 +1,7 @@
 /** The flags of `zerowiz launch` as commander hands them over, shared by its registration and its work. */
 
-/** The Slurm flags of `launch` (see src/slurm/). */
-export interface SlurmFlags {
-  slurm?: boolean;
-  partition?: string;
-  nodes?: string;
-  gpusPerNode?: string;
-  time?: string;
-  account?: string;
-  qos?: string;
-  sbatchArg?: string[];
-}
-
-/** Whether any flag that only means something with --slurm was given. */
-export function slurmFlagsGiven(f: SlurmFlags): boolean {
-  return (
-    f.partition !== undefined ||
-    f.nodes !== undefined ||
-    f.gpusPerNode !== undefined ||
-    f.time !== undefined ||
-    f.account !== undefined ||
-    f.qos !== undefined ||
-    (f.sbatchArg?.length ?? 0) > 0
-  );
-}
-
-/** Raw flag values as commander hands them over. */
-export interface LaunchFlags extends SlurmFlags {
+/** Raw flag values as commander hands them over; a kind's own flags (src/commands/run-kinds.ts) by their names. */
+export interface LaunchFlags {
   dryRun?: boolean;
   tui?: boolean;
   accelerate?: string;
@@ -43,4 +18,6 @@ export interface LaunchFlags extends SlurmFlags {
   onTopologyChange?: string;
   /** --notify TARGET: where the run's notifications go (repeatable). */
   notify?: string[];
+  /** A kind's flags (`--slurm`, `--partition NAME`, ...). */
+  [kindFlag: string]: unknown;
 }

@@ -5,12 +5,11 @@
  */
 import { dirname } from 'node:path';
 import { pinSteps } from '../config/index.js';
-import { findPreset } from '../config/index.js';
-import type { Preset, Setup } from '../config/index.js';
+import { type LaunchSource, findPreset, presetSource, sourcePreset } from '../config/index.js';
+import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
-import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
-import { kindBlockProblem } from './record-kinds.js';
-import type { RunKind } from '../launch/index.js';
+import { launch, planLaunch, warmSupervisor, type LaunchRequest } from '../launch/index.js';
+import { chosenKindFlag, kindOfLaunch, type LaunchFrom, recordKinds } from './run-kinds.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
 import { reportDamaged } from './report.js';
 import { restoreSecrets } from '../text/index.js';
@@ -18,7 +17,7 @@ import type { CommandContext } from './context.js';
 import { offerCsvLog } from './csv-log.js';
 import { launchTargets, handOnTargets } from './notify-targets.js';
 import { offerTopology, setAsideNow } from './topology-offer.js';
-import { slurmFlagsGiven, type LaunchFlags } from './launch-flags.js';
+import type { LaunchFlags } from './launch-flags.js';
 import * as output from './output.js';
 import { whichSync } from '../proc/index.js';
 import { idleGpusNote } from '../rules/index.js';
@@ -29,11 +28,9 @@ import { shellWord } from '../text/index.js';
  * records are read once here, for the local run and for the Slurm one alike (the newest record decides
  * which); damaged records newer than the one rerun are named, since the user may have meant one of them.
  */
-export async function resolveLaunchSource(
-  ref: string | undefined,
-  flags: { last?: boolean; slurm?: boolean },
-): Promise<{ setup: Setup; source: string; record: RunRecord | null; preset: Preset | null }> {
-  const start = `zerowiz launch${flags.slurm ? ' --slurm' : ''}`;
+export async function resolveLaunchSource(ref: string | undefined, flags: LaunchFlags): Promise<LaunchFrom> {
+  const chosen = chosenKindFlag(flags);
+  const start = `zerowiz launch${chosen ? ` ${chosen}` : ''}`;
   if (!flags.last) {
     if (ref === undefined)
       throw new UsageError(
@@ -41,14 +38,14 @@ export async function resolveLaunchSource(
         'see `zerowiz preset list`, or `zerowiz launch --last` to run the newest run again',
       );
     const preset = findPreset(ref);
-    return { setup: preset.setup, source: ref, record: null, preset };
+    return { setup: preset.setup, source: presetSource(ref), record: null, preset };
   }
   if (ref !== undefined)
     throw new UsageError(
       'give either a preset or --last, not both',
       '`zerowiz launch --last` runs the newest record of `zerowiz runs` again',
     );
-  const { records, damaged } = listRunRecords(process.cwd(), kindBlockProblem);
+  const { records, damaged } = listRunRecords(process.cwd(), (await recordKinds()).check);
   const newest = records[0];
   reportDamaged(newest ? damaged.filter((d) => dirname(d.path) > newest.dir) : damaged);
   if (!newest)
@@ -68,7 +65,7 @@ export async function resolveLaunchSource(
   // A secret of the run was recorded as its variable: its value comes from the environment again.
   return {
     setup: restoreSecrets(setup, process.env, newest.json.id),
-    source: `--last (${newest.json.id})`,
+    source: { kind: 'last', runId: newest.json.id },
     record: newest,
     preset: null,
   };
@@ -76,14 +73,15 @@ export async function resolveLaunchSource(
 
 /** `zerowiz launch`: the one launch entry, with the pane when stdin and stdout are a terminal. */
 export async function launchCommand(ref: string | undefined, flags: LaunchFlags, ctx: CommandContext): Promise<number> {
-  if (!flags.slurm && !flags.last && slurmFlagsGiven(flags)) throw slurmFlagsAlone();
+  // A kind's flags without the flag that chooses it are refused before anything is read.
+  if (!flags.last) kindOfLaunch(flags, null);
   const from = await resolveLaunchSource(ref, flags);
   handOnTargets(launchTargets(flags, from.preset, process.env), from.record);
-  let kind: RunKind | undefined;
-  // Slurm (src/slurm/): --slurm, or --last when the newest run was a Slurm job.
-  if (flags.slurm || from.record?.json.slurm)
-    kind = await (await import('./launch-slurm-run.js')).slurmKindFor(from, flags);
-  else if (slurmFlagsGiven(flags)) throw slurmFlagsAlone();
+  // Another kind than the local run (src/commands/run-kinds.ts): its flag, or --last when the newest run was one.
+  const entry = kindOfLaunch(flags, from.record);
+  // A local run's supervisor starts now and loads while the launch is checked (it ends at once if refused).
+  if (!entry && !flags.dryRun) warmSupervisor(process.env, process.cwd());
+  const kind = entry ? await (await entry.load()).launchKind(from, flags) : undefined;
   return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, keptSkips(flags, from.record), ctx, {
     kind,
   });
@@ -106,18 +104,11 @@ function keptSkips(flags: LaunchFlags, record: RunRecord | null): LaunchFlags {
   return { ...flags, skipCheck: ids, speedTest };
 }
 
-function slurmFlagsAlone(): UsageError {
-  return new UsageError(
-    '--partition, --nodes, --gpus-per-node, --time, --account, --qos and --sbatch-arg only apply with --slurm',
-    'add --slurm to submit the steps as a Slurm job',
-  );
-}
-
 /**
  * A local run of fewer processes than this machine has GPUs (the seed preset's one on an 8-GPU box) says so, with
  * the preset that uses them all. Asks nvidia-smi only when it is on PATH.
  */
-async function noteIdleGpus(setup: Setup, source: string): Promise<void> {
+async function noteIdleGpus(setup: Setup, source: LaunchSource): Promise<void> {
   if (whichSync('nvidia-smi') === null) return;
   const { detectGpus } = await import('../machine/detect.js');
   const g = await detectGpus();
@@ -125,9 +116,11 @@ async function noteIdleGpus(setup: Setup, source: string): Promise<void> {
   const note = idleGpusNote(a.num_processes, a.num_machines, g.detected ? g.gpus.length : null);
   if (!note) return;
   const all = g.gpus.length * a.num_machines;
-  const fix = source.startsWith('--last')
-    ? `--num-processes ${all} in a preset of your own uses them all`
-    : `to use them all: zerowiz preset save ${setup.name}-${all}gpu --preset ${shellWord(source)} --num-processes ${all}`;
+  const preset = sourcePreset(source);
+  const fix =
+    preset === null
+      ? `--num-processes ${all} in a preset of your own uses them all`
+      : `to use them all: zerowiz preset save ${setup.name}-${all}gpu --preset ${shellWord(preset)} --num-processes ${all}`;
   output.note(`${note}; ${fix}`);
 }
 
@@ -147,7 +140,7 @@ export function paneFor(flags: { tui?: boolean }, ctx: CommandContext): LaunchRe
  */
 export async function launchFromCli(
   setup: Setup,
-  source: string,
+  source: LaunchSource,
   flags: LaunchFlags,
   ctx: CommandContext,
   more: Pick<LaunchRequest, 'kind' | 'closeOnEnd'> = {},
@@ -172,6 +165,7 @@ export async function launchFromCli(
     dryRun: flags.dryRun,
     pane: paneFor(flags, ctx),
     topologyWarnings: topo.warnings,
+    planned,
     ...checks,
     ...output.runSinks(),
     ...more,

@@ -1,15 +1,14 @@
 /**
- * The Slurm parts of the launch commands: the job's request from the flags (`launch --slurm`, `--last` of a
- * Slurm run), what `attach` and `stop` check before following or cancelling a job, and what `runs` shows of
- * one. The Slurm logic lives in src/slurm/; a job is run and followed by the one launch entry and viewer as a
- * Slurm run kind (src/slurm/kind.ts).
+ * The Slurm kind's behaviour at the command line's edges (./slurm-kind.ts is its entry): the job's request from the
+ * flags (`launch --slurm`, `--last` of a Slurm run), what `attach` and `stop` check before following or cancelling a
+ * job, and what `runs` shows of one. The Slurm logic lives in src/slurm/; a job is run and followed by the one launch
+ * entry and viewer as a Slurm run kind (src/slurm/kind.ts).
  */
 import type { RunRecord } from '../records/index.js';
-import type { RunKind } from '../launch/index.js';
+import { preparedOfRecord, type RunKind } from '../launch/index.js';
 import { displayDir } from '../records/index.js';
 import { UsageError } from '../text/index.js';
 import { whichSync } from '../proc/index.js';
-import type { Setup } from '../config/index.js';
 import { describeJob, queryJob } from '../slurm/index.js';
 import { slurmLaunchKind } from '../slurm/index.js';
 import type { SlurmRequest } from '../slurm/index.js';
@@ -17,7 +16,21 @@ import { settleRecord, slurmRunOpen } from '../slurm/index.js';
 import { sbatchOptionsOf, type SbatchOptions } from '../slurm/index.js';
 import { parseShapeFlag } from '../slurm/index.js';
 import { NO_SLURM_HINT, type SlurmContext } from '../slurm/index.js';
-import type { LaunchFlags, SlurmFlags } from './launch-flags.js';
+import { recordJobSetup, slurmAttachKind, stopSlurmJob } from '../slurm/index.js';
+import type { LaunchFrom, RunKindModule } from './kind-entry.js';
+import type { LaunchFlags } from './launch-flags.js';
+
+/** The Slurm flags of `launch` (./slurm-kind.ts declares them). */
+interface SlurmFlags {
+  slurm?: boolean;
+  partition?: string;
+  nodes?: string;
+  gpusPerNode?: string;
+  time?: string;
+  account?: string;
+  qos?: string;
+  sbatchArg?: string[];
+}
 
 /** The Slurm context of this process: its environment and directory. */
 export function slurmContext(): SlurmContext {
@@ -28,7 +41,7 @@ export function slurmContext(): SlurmContext {
  * The job's request: the flags, and for --last what the newest record's job asked for where a flag does not
  * say (the setup itself comes from resolveLaunchSource, as for a local run).
  */
-function requestOf(record: RunRecord | null, flags: LaunchFlags & SlurmFlags): SlurmRequest {
+function requestOf(record: RunRecord | null, flags: SlurmFlags): SlurmRequest {
   const given = sbatchOptionsOf(flags);
   const nodes = flags.nodes !== undefined ? parseShapeFlag('--nodes', flags.nodes) : undefined;
   const gpus = flags.gpusPerNode !== undefined ? parseShapeFlag('--gpus-per-node', flags.gpusPerNode) : undefined;
@@ -45,18 +58,41 @@ function requestOf(record: RunRecord | null, flags: LaunchFlags & SlurmFlags): S
 }
 
 /** The Slurm kind of `zerowiz launch NAME|FILE --slurm [...]` and of `zerowiz launch --last` of a Slurm run. */
-export async function slurmKindFor(
-  from: { setup: Setup; source: string; record: RunRecord | null },
-  flags: LaunchFlags & SlurmFlags,
-): Promise<RunKind> {
-  return slurmLaunchKind(requestOf(from.record, flags), slurmContext());
+async function slurmKindFor(from: LaunchFrom, flags: LaunchFlags): Promise<RunKind> {
+  return slurmLaunchKind(requestOf(from.record, flags as SlurmFlags), slurmContext());
 }
+
+/** What the edges do with a Slurm run (src/commands/run-kinds.ts). */
+export const SLURM_KIND_MODULE: RunKindModule = {
+  launchKind: slurmKindFor,
+  async attach(rec) {
+    const over = await settleSlurmRun(rec);
+    return {
+      kind: slurmAttachKind(rec, slurmContext()),
+      prepared: preparedOfRecord(rec, recordJobSetup(rec)),
+      intro: `attaching to Slurm job ${rec.json.slurm?.jobId} (run ${rec.json.id})${over ? ', which has ended' : ''}`,
+    };
+  },
+  async stop(rec, _flags, say) {
+    if (await settleSlurmRun(rec)) {
+      say(`run ${rec.json.id} has already ended (${rec.json.ended})`);
+      return 0;
+    }
+    return stopSlurmJob(rec, slurmContext(), say);
+  },
+  refresh: refreshSlurmRuns,
+  column: (rec) => `  ${slurmColumn(rec)}`,
+  summary(rec) {
+    const s = rec.json.slurm!;
+    return { slurm: { jobId: s.jobId, state: s.state, phase: s.phase, reason: s.reason, nodeList: s.nodeList } };
+  },
+};
 
 /**
  * Brings a Slurm record up to date before it is followed (`attach`) or cancelled (`stop`); returns whether
  * the job is over. Throws UsageError when Slurm cannot be asked or has forgotten a job whose end is unknown.
  */
-export async function settleSlurmRun(rec: RunRecord, sctx: SlurmContext = slurmContext()): Promise<boolean> {
+async function settleSlurmRun(rec: RunRecord, sctx: SlurmContext = slurmContext()): Promise<boolean> {
   const s = rec.json.slurm;
   if (!s) return true;
   if (!s.jobId)
@@ -84,7 +120,7 @@ export async function settleSlurmRun(rec: RunRecord, sctx: SlurmContext = slurmC
 }
 
 /** Refreshes the open Slurm runs among `records` from Slurm; returns a note when Slurm cannot be asked. */
-export async function refreshSlurmRuns(records: RunRecord[]): Promise<string | null> {
+async function refreshSlurmRuns(records: RunRecord[]): Promise<string | null> {
   const open = records.filter((r) => slurmRunOpen(r) && r.json.slurm?.jobId);
   if (open.length === 0) return null;
   const sctx = slurmContext();
@@ -99,7 +135,7 @@ export async function refreshSlurmRuns(records: RunRecord[]): Promise<string | n
 }
 
 /** A Slurm run's state for `zerowiz runs`: `slurm job 12 pending (Resources)`. */
-export function slurmColumn(r: RunRecord): string {
+function slurmColumn(r: RunRecord): string {
   const s = r.json.slurm;
   if (!s) return '';
   if (!s.jobId) return 'slurm: not submitted';

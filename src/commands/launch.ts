@@ -8,10 +8,11 @@ import type { CommandContext } from './context.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../proc/index.js';
 import type { LaunchFlags } from './launch-flags.js';
 import { TOPOLOGY_CHOICE_TEXT, TOPOLOGY_CHOICES } from '../checkpoints/index.js';
+import { kindOptions, runKinds } from './run-kinds.js';
 
 /** Registers `launch` and `runs`. */
 export function registerLaunch(program: Command, ctx: CommandContext): void {
-  program
+  const launch = program
     .command('launch')
     .argument('[preset]', 'a preset name (see `zerowiz preset list`) or a preset file')
     .description('run the steps of a preset (`accelerate launch` commands) in a live log pane, and keep a run record')
@@ -53,21 +54,10 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       "where to send the run's events (started, first step, alerts, each pass's end, the end): a URL (ntfy, a Slack, Discord or Teams webhook, any JSON endpoint) or a command such as \"mail -s {title} me@example.org\" (repeatable; also a preset's notify: list and ZEROWIZ_NOTIFY); see `zerowiz notify --help`",
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
-    )
-    // Slurm (src/slurm/, see `zerowiz launch --help`): submit the steps as one sbatch job and follow it.
-    .option('--slurm', 'submit the steps as one Slurm job (sbatch) and follow it in the log pane')
-    .option('--partition <name>', 'Slurm partition (default: the cluster default)')
-    .option('--nodes <n>', "Slurm nodes (default: the setup's num_machines)")
-    .option('--gpus-per-node <n>', "GPUs per node (default: the setup's num_processes / num_machines)")
-    .option('--time <time>', 'Slurm time limit, HH:MM:SS or D-HH:MM:SS')
-    .option('--account <name>', 'Slurm account')
-    .option('--qos <name>', 'Slurm QOS')
-    .option(
-      '--sbatch-arg <arg>',
-      'one more sbatch option, e.g. --sbatch-arg=--exclusive (repeatable)',
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
-    )
+    );
+  // The other kinds' flags (src/commands/run-kinds.ts: `--slurm` and the job's shape), after the local run's.
+  for (const o of kindOptions()) launch.addOption(o);
+  launch
     .addHelpText(
       'after',
       [
@@ -88,11 +78,8 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
         'stops the logs, never the run.',
         'Each run is recorded in .zerowiz/runs/<YYYYmmdd-HHMMSS>-<name>/ (config files used, commands.sh,',
         'one log per step, run.json); see `zerowiz runs`.',
-        '',
-        'With --slurm the steps run as one Slurm job: each pass is an `srun` step running `accelerate launch` on',
-        'every node (ranks from $SLURM_NODEID, the first node as main process); nodes x GPUs per node decide the',
-        'process count (zerowiz says what it changed). The pane follows the job from pending to the end: q asks,',
-        'then `scancel`s it; d leaves the pane and the job keeps running (`zerowiz attach RUN` follows it again).',
+        // The other kinds of run (src/commands/run-kinds.ts): a Slurm job.
+        ...runKinds().flatMap((k) => ['', ...k.help]),
       ].join('\n'),
     )
     .action(async (ref: string | undefined, flags: LaunchFlags) => {

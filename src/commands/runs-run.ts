@@ -10,7 +10,7 @@ import { peaksFromJson } from '../observe/index.js';
 import { formatLossPair } from '../observe/index.js';
 import { formatPeakVsEstimate, highestPeak } from '../observe/index.js';
 import { formatDuration } from '../text/index.js';
-import { kindBlockProblem } from './record-kinds.js';
+import { kindOfRecord, recordKinds, type RunKindModule } from './run-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
 import { printable } from '../text/index.js';
@@ -26,15 +26,19 @@ import { reportPathOf } from '../report/index.js';
 
 /** `zerowiz runs`. */
 export async function runsCommand(opts: { json?: boolean }): Promise<void> {
-  const { records, damaged } = listRunRecords(process.cwd(), kindBlockProblem);
+  const kinds = await recordKinds();
+  const { records, damaged } = listRunRecords(process.cwd(), kinds.check);
   reportDamaged(damaged);
-  settleOrphans(records);
-  // Slurm runs still open get their state from Slurm first.
-  const slurm = records.some((r) => r.json.slurm) ? await import('./launch-slurm-run.js') : null;
-  const note = slurm ? await slurm.refreshSlurmRuns(records) : null;
-  if (note) output.note(note);
+  const kindOf = new Map<RunRecord, RunKindModule | null>();
+  for (const r of records) kindOf.set(r, await kinds.of(r.json));
+  settleOrphans(records.filter((r) => kindOf.get(r) === null));
+  // The runs of another kind (a Slurm job) still open get their state from their kind first.
+  for (const k of new Set(kindOf.values())) {
+    const note = k ? await k.refresh(records.filter((r) => kindOf.get(r) === k)) : null;
+    if (note) output.note(note);
+  }
   if (opts.json) {
-    output.json(records.map((r) => recordSummary(r, records)));
+    output.json(records.map((r) => recordSummary(r, records, kindOf.get(r) ?? null)));
     return;
   }
   if (records.length === 0) {
@@ -49,7 +53,7 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
     const j = r.json;
     const dur = j.endedAt ? formatDuration(Date.parse(j.endedAt) - Date.parse(j.startedAt)) : '-';
     const steps = j.steps.map((s) => `${s.name}:${s.status}`).join(' ');
-    const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : localColumn(r);
+    const job = kindOf.get(r)?.column(r) ?? localColumn(r);
     text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
     for (const l of liveLines(r)) text += `  ${l}\n`;
     for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
@@ -63,7 +67,7 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
 
 /** A local run that still goes: who runs it, and how to follow or stop it. */
 function localColumn(r: RunRecord): string {
-  if (r.json.slurm || !localRunOpen(r)) return '';
+  if (!localRunOpen(r)) return '';
   const pid = r.json.supervisor?.pid;
   return `  supervisor pid ${pid}: zerowiz attach ${r.json.id} · zerowiz stop ${r.json.id}`;
 }
@@ -110,20 +114,20 @@ function topologyWarningsOf(r: RunRecord): string[] {
     );
 }
 
-function recordSummary(r: RunRecord, all: readonly RunRecord[]) {
+function recordSummary(r: RunRecord, all: readonly RunRecord[], kind: RunKindModule | null) {
   const j = r.json;
   return {
     id: j.id,
     dir: displayDir(r.dir),
     name: j.name,
     source: j.source,
-    kind: j.slurm ? 'slurm' : 'local',
+    kind: kindOfRecord(j)?.name ?? 'local',
     startedAt: j.startedAt,
     endedAt: j.endedAt,
     ended: j.ended,
     exitCode: j.exitCode,
     estimate: j.estimate ?? null,
-    ...(j.slurm
+    ...(kind
       ? {}
       : { supervisor: j.ended === 'running' && localRunOpen(r) ? { pid: j.supervisor?.pid ?? null } : null }),
     steps: j.steps.map((s) => {
@@ -147,16 +151,6 @@ function recordSummary(r: RunRecord, all: readonly RunRecord[]) {
     // What else its output folders hold: the runs that wrote it (by time), none when no run here was training.
     otherFiles: foreignCheckpointsOf(r, all),
     topology: recordedTopology(r),
-    ...(j.slurm
-      ? {
-          slurm: {
-            jobId: j.slurm.jobId,
-            state: j.slurm.state,
-            phase: j.slurm.phase,
-            reason: j.slurm.reason,
-            nodeList: j.slurm.nodeList,
-          },
-        }
-      : {}),
+    ...kind?.summary(r),
   };
 }

@@ -5,6 +5,7 @@ import { NearMiss } from '../text/index.js';
 import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../fs/index.js';
 import { findPreset } from '../config/index.js';
 import {
+  QUESTIONS,
   flagName,
   parseAnswers,
   question,
@@ -16,7 +17,6 @@ import {
 } from '../config/index.js';
 import { importAccelerateConfig } from '../config/index.js';
 import { DEFAULT_FILES, dropKeptFor, UNNAMED_SETUP, type Setup } from '../config/index.js';
-import { answersFromOptions } from './answer-flags.js';
 
 /**
  * Builds the setup from --preset / --from plus answer flags. Throws UsageError with the flag's name. Path
@@ -95,4 +95,20 @@ function hintFor(id: QuestionId): string {
   if (x.kind === 'boolean') return `answer yes or no (or give --${flagName(id)} / --no-${flagName(id)} alone)`;
   if (x.choices) return `use one of: ${x.choices.map((c) => String(c.value)).join(', ')}`;
   return x.help;
+}
+
+/** commander's camelCase key of a question's flag (`num_processes` -> `numProcesses`). */
+function optKey(id: QuestionId): string {
+  return id.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+/** The raw answers given as flags (./answer-flags.ts), keyed by question id. */
+function answersFromOptions(opts: Record<string, unknown>): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  for (const x of QUESTIONS) {
+    const v = opts[optKey(x.id)];
+    if (v === undefined) continue;
+    raw[x.id] = v === true ? 'yes' : v === false ? 'no' : v;
+  }
+  return raw;
 }

@@ -19,7 +19,7 @@ import {
 import { setAside } from '../checkpoints/index.js';
 import { displayDir } from '../records/index.js';
 import { askLine } from '../proc/index.js';
-import { kindBlockProblem } from './record-kinds.js';
+import { recordKinds } from './run-kinds.js';
 import * as output from './output.js';
 
 /** The letters of the question, one per choice. */
@@ -45,7 +45,7 @@ export async function offerTopology(
   opts: { cwd: string; interactive: boolean; accelerate: string | null },
 ): Promise<TopologyPlan> {
   const given = choiceOf(flags.onTopologyChange);
-  const checks = relaunchChecks(setup, opts.cwd, opts.accelerate, kindBlockProblem);
+  const checks = relaunchChecks(setup, opts.cwd, opts.accelerate, (await recordKinds()).check);
   if (checks.length === 0) return applyTopologyChoice(setup, checks, 'go-on');
   for (const c of checks) output.warn(c.warning);
   let choice: TopologyChoice = given ?? 'go-on';

@@ -22,9 +22,13 @@ function longFlags(cmd: Command): string[] {
   return out;
 }
 
-/** The names of a command's subcommands, as its help lists them. */
+/** The names of a command's subcommands, as its help lists them (the implicit `help` command left out). */
 function subcommandNames(cmd: Command): string[] {
-  return cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden).map((c) => c.name());
+  const help = cmd.createHelp();
+  return help
+    .visibleCommands(cmd)
+    .map((c) => c.name())
+    .filter((name) => name !== 'help');
 }
 
 /** A parser for a flag or an argument that takes one of `values`; anything else is a NearMiss naming them. */

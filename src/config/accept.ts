@@ -268,34 +268,55 @@ function findAutos(v: unknown, path: string, out: string[]): void {
 
 const isWholeNonNeg = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
-/** What DeepSpeed would reject or silently ignore in this config (as consumed through accelerate). */
+/**
+ * What DeepSpeed would reject or silently ignore in this config (as consumed through accelerate): a pipeline of
+ * the checks below, in the order their findings are said.
+ */
 export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { worldSize?: number } = {}): Finding[] {
-  const out: Finding[] = [];
   const zero = cfg.zero_optimization;
-  if (!isPlainObject(zero)) {
-    out.push(
+  if (!isPlainObject(zero))
+    return [
       err(
         'ds-no-zero',
         'the DeepSpeed JSON has no zero_optimization block; accelerate refuses it ("Please specify the ZeRO optimization config")',
         'add "zero_optimization": {"stage": 2}',
       ),
-    );
-    return out;
-  }
-  const unknownIn = (obj: Record<string, unknown>, known: ReadonlySet<string>, where: string) => {
-    const bad = Object.keys(obj)
-      .filter((k) => !known.has(k))
-      .sort();
-    if (bad.length > 0)
-      out.push(
+    ];
+  const stage = zeroStage(zero.stage);
+  return [
+    ...unknownKeys(zero, ZERO_KEYS, 'zero_optimization'),
+    ...deprecatedKeys(zero),
+    ...stage.findings,
+    ...zeroTypes(zero),
+    ...offloadBlocks(zero, stage.num),
+    ...precisionBlocks(cfg),
+    ...autoFindings(cfg, zero.stage),
+    ...(cfg.gradient_allreduce_op === 'sum' && stage.num === 3
+      ? [err('ds-allreduce-sum-stage3', 'gradient_allreduce_op "sum" is refused at stage 3', 'remove it or use "mean"')]
+      : []),
+    ...batchFindings(cfg, opts.worldSize),
+  ];
+}
+
+/** Keys of `obj` DeepSpeed's schema does not know (it forbids extra keys). */
+function unknownKeys(obj: Record<string, unknown>, known: ReadonlySet<string>, where: string): Finding[] {
+  const bad = Object.keys(obj)
+    .filter((k) => !known.has(k))
+    .sort();
+  return bad.length > 0
+    ? [
         err(
           'ds-unknown-keys',
           `DeepSpeed rejects unknown keys in ${where}: ${bad.join(', ')}`,
           `remove them (its schema forbids extra keys)`,
         ),
-      );
-  };
-  unknownIn(zero, ZERO_KEYS, 'zero_optimization');
+      ]
+    : [];
+}
+
+/** Deprecated zero_optimization keys: a warning, or an error beside the key that replaces them. */
+function deprecatedKeys(zero: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
   for (const dep of DEPRECATED_JSON_KEYS) {
     const name = zeroName(dep.path);
     if (!dep.deprecated || !(name in zero)) continue;
@@ -313,28 +334,39 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       );
     else out.push(warn('ds-deprecated', `zero_optimization.${name} is deprecated`, `use ${replName} instead`));
   }
-  const stage = zero.stage;
-  let stageNum = 0;
-  if (stage === 'auto') {
-    stageNum = 2;
-  } else if (stage === undefined) {
-    out.push(
-      warn(
-        'ds-stage-missing',
-        'zero_optimization has no stage, so DeepSpeed uses stage 0 (no ZeRO)',
-        'set "stage" to 1, 2 or 3',
-        ['mode'],
-      ),
-    );
-  } else if (typeof stage !== 'number' || ![0, 1, 2, 3].includes(stage)) {
-    out.push(
-      err('ds-stage', `zero_optimization.stage ${JSON.stringify(stage)} is not 0, 1, 2 or 3`, 'use 1, 2 or 3', [
-        'mode',
-      ]),
-    );
-  } else {
-    stageNum = stage;
-  }
+  return out;
+}
+
+/** The ZeRO stage DeepSpeed runs (an "auto" becomes 2, none 0), and what is wrong with the value written. */
+function zeroStage(stage: unknown): { num: number; findings: Finding[] } {
+  if (stage === 'auto') return { num: 2, findings: [] };
+  if (stage === undefined)
+    return {
+      num: 0,
+      findings: [
+        warn(
+          'ds-stage-missing',
+          'zero_optimization has no stage, so DeepSpeed uses stage 0 (no ZeRO)',
+          'set "stage" to 1, 2 or 3',
+          ['mode'],
+        ),
+      ],
+    };
+  if (typeof stage !== 'number' || ![0, 1, 2, 3].includes(stage))
+    return {
+      num: 0,
+      findings: [
+        err('ds-stage', `zero_optimization.stage ${JSON.stringify(stage)} is not 0, 1, 2 or 3`, 'use 1, 2 or 3', [
+          'mode',
+        ]),
+      ],
+    };
+  return { num: stage, findings: [] };
+}
+
+/** zero_optimization's whole-number and boolean keys as pydantic reads them (lax: a warning; else refused). */
+function zeroTypes(zero: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
   for (const k of INT_ZERO_KEYS) {
     const v = zero[k];
     // pydantic's lax mode takes "5e7"-like strings; a negative or fractional number is refused.
@@ -365,6 +397,12 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       );
     }
   }
+  return out;
+}
+
+/** The offload blocks: their shape, devices and NVMe paths, then what the stage makes of them. */
+function offloadBlocks(zero: Record<string, unknown>, stageNum: number): Finding[] {
+  const out: Finding[] = [];
   const devices: Record<string, string> = {};
   for (const [name, known] of [
     ['offload_optimizer', keysIn('json', 'zero_optimization.offload_optimizer')],
@@ -376,39 +414,9 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       out.push(err('ds-type', `zero_optimization.${name} must be an object`, `write "${name}": {"device": "cpu"}`));
       continue;
     }
-    unknownIn(block, known, `zero_optimization.${name}`);
-    const device = block.device ?? 'none';
-    if (device !== 'auto' && !['none', 'cpu', 'nvme'].includes(String(device))) {
-      out.push(
-        err(
-          'ds-offload-device',
-          `zero_optimization.${name}.device ${JSON.stringify(device)} is not none, cpu or nvme`,
-          'use cpu or nvme',
-          ['offload_device'],
-        ),
-      );
-    }
-    devices[name] = String(device);
-    if (device === 'nvme' && (typeof block.nvme_path !== 'string' || block.nvme_path === '')) {
-      out.push(
-        err(
-          'nvme-needs-path',
-          `zero_optimization.${name} offloads to NVMe but has no nvme_path`,
-          'set nvme_path to a directory on a local NVMe drive',
-          ['nvme_path'],
-        ),
-      );
-    }
-    if (name === 'offload_optimizer' && typeof block.ratio === 'number' && block.ratio < 1 && stageNum !== 3) {
-      out.push(
-        err(
-          'ds-partial-offload-stage',
-          'offload_optimizer.ratio < 1 (partial offload) needs ZeRO stage 3; DeepSpeed asserts',
-          'use stage 3 or remove ratio',
-          ['mode'],
-        ),
-      );
-    }
+    out.push(...unknownKeys(block, known, `zero_optimization.${name}`));
+    devices[name] = String(block.device ?? 'none');
+    out.push(...offloadBlock(name, block, stageNum));
   }
   if (devices.offload_param && devices.offload_param !== 'none' && stageNum < 3) {
     out.push(
@@ -430,12 +438,55 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       ),
     );
   }
+  return out;
+}
+
+/** One offload block's device, its NVMe path, and a partial optimizer offload below stage 3. */
+function offloadBlock(name: string, block: Record<string, unknown>, stageNum: number): Finding[] {
+  const out: Finding[] = [];
+  const device = block.device ?? 'none';
+  if (device !== 'auto' && !['none', 'cpu', 'nvme'].includes(String(device))) {
+    out.push(
+      err(
+        'ds-offload-device',
+        `zero_optimization.${name}.device ${JSON.stringify(device)} is not none, cpu or nvme`,
+        'use cpu or nvme',
+        ['offload_device'],
+      ),
+    );
+  }
+  if (device === 'nvme' && (typeof block.nvme_path !== 'string' || block.nvme_path === '')) {
+    out.push(
+      err(
+        'nvme-needs-path',
+        `zero_optimization.${name} offloads to NVMe but has no nvme_path`,
+        'set nvme_path to a directory on a local NVMe drive',
+        ['nvme_path'],
+      ),
+    );
+  }
+  if (name === 'offload_optimizer' && typeof block.ratio === 'number' && block.ratio < 1 && stageNum !== 3) {
+    out.push(
+      err(
+        'ds-partial-offload-stage',
+        'offload_optimizer.ratio < 1 (partial offload) needs ZeRO stage 3; DeepSpeed asserts',
+        'use stage 3 or remove ratio',
+        ['mode'],
+      ),
+    );
+  }
+  return out;
+}
+
+/** The precision blocks: their keys, and fp16 with bf16. */
+function precisionBlocks(cfg: Record<string, unknown>): Finding[] {
+  const out: Finding[] = [];
   for (const [name, known] of [
     ['fp16', keysIn('json', 'fp16')],
     ['bf16', keysIn('json', 'bf16')],
   ] as const) {
     const block = cfg[name];
-    if (isPlainObject(block)) unknownIn(block, known, name);
+    if (isPlainObject(block)) out.push(...unknownKeys(block, known, name));
   }
   const fp16 = cfg.fp16;
   const bf16 = isPlainObject(cfg.bf16) ? cfg.bf16 : cfg.bfloat16;
@@ -446,6 +497,12 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       ]),
     );
   }
+  return out;
+}
+
+/** Each "auto" by who fills it (the key table): accelerate always, under a condition, the Trainer only, nobody. */
+function autoFindings(cfg: Record<string, unknown>, stage: unknown): Finding[] {
+  const out: Finding[] = [];
   const autos: string[] = [];
   findAutos(cfg, '', autos);
   const nvmeAuto = autos.filter((p) => p.endsWith('.nvme_path'));
@@ -503,24 +560,26 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
       ),
     );
   }
-  if (cfg.gradient_allreduce_op === 'sum' && stageNum === 3)
-    out.push(
-      err('ds-allreduce-sum-stage3', 'gradient_allreduce_op "sum" is refused at stage 3', 'remove it or use "mean"'),
-    );
+  return out;
+}
+
+/** The batch sizes: DeepSpeed's identity, a fixed total beside an "auto" part, and their types. */
+function batchFindings(cfg: Record<string, unknown>, worldSize: number | undefined): Finding[] {
+  const out: Finding[] = [];
   const tbs = cfg.train_batch_size;
   const micro = cfg.train_micro_batch_size_per_gpu;
   const gas = cfg.gradient_accumulation_steps;
   if (
-    opts.worldSize &&
+    worldSize &&
     typeof tbs === 'number' &&
     typeof micro === 'number' &&
     typeof gas === 'number' &&
-    tbs !== micro * gas * opts.worldSize
+    tbs !== micro * gas * worldSize
   ) {
     out.push(
       err(
         'ds-batch-size',
-        `train_batch_size ${tbs} != micro batch ${micro} x accumulation ${gas} x ${opts.worldSize} GPUs; DeepSpeed asserts`,
+        `train_batch_size ${tbs} != micro batch ${micro} x accumulation ${gas} x ${worldSize} GPUs; DeepSpeed asserts`,
         'set train_batch_size to "auto" or to the product',
       ),
     );
@@ -535,7 +594,7 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
     .filter(([, v]) => v === 'auto')
     .map(([k]) => k);
   if (typeof tbs === 'number' && autoBatch.length > 0) {
-    const ws = opts.worldSize;
+    const ws = worldSize;
     if (ws && Number.isInteger(tbs) && tbs % ws !== 0)
       out.push(
         err(

@@ -113,3 +113,19 @@ export function prepareCommands(setup: Setup, exe: { display: string }): Prepare
     text: shellJoin([exe.display, ...c.argv]),
   }));
 }
+
+/** A value `accelerate launch --mixed_precision` takes. */
+export type LaunchPrecision = 'no' | 'fp16' | 'bf16' | 'fp8';
+const LAUNCH_PRECISIONS: readonly string[] = ['no', 'fp16', 'bf16', 'fp8'];
+
+/** The value `accelerate launch --mixed_precision` of the steps that use the config, if one passes it. */
+export function launchMixedPrecision(setup: Setup): LaunchPrecision | null {
+  for (const s of setup.steps) {
+    if (!s.usesConfig) continue;
+    const i = s.args.indexOf('--mixed_precision');
+    const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
+    const v = i >= 0 ? s.args[i + 1] : eq?.slice('--mixed_precision='.length);
+    if (v !== undefined && LAUNCH_PRECISIONS.includes(v.toLowerCase())) return v.toLowerCase() as LaunchPrecision;
+  }
+  return null;
+}

@@ -5,9 +5,13 @@
  * real accelerate hands to `deepspeed.initialize`, case by case; the preview's "at launch" lines are drawn from
  * it, so what the preview says is what the tier proves.
  */
-import { DEEPSPEED_DEFAULTS, accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { compileSetup } from './compile.js';
+import { DEEPSPEED_DEFAULTS, isPlainObject } from './emit.js';
 import { explainStep, type Origin } from './provenance.js';
 import type { Setup } from './setup.js';
+import { type LaunchPrecision, launchMixedPrecision } from './argv.js';
+
+export type { LaunchPrecision } from './argv.js';
 
 /** What the run supplies that accelerate fills the "auto"s from. */
 export interface RunContext {
@@ -25,10 +29,6 @@ export interface RunContext {
   torchOptimizer: boolean;
 }
 
-/** A value `accelerate launch --mixed_precision` takes. */
-export type LaunchPrecision = 'no' | 'fp16' | 'bf16' | 'fp8';
-const LAUNCH_PRECISIONS: readonly string[] = ['no', 'fp16', 'bf16', 'fp8'];
-
 /** The effective config, and what accelerate would say on the way. */
 export interface EffectiveConfig {
   /** The dict handed to deepspeed.initialize (steps_per_print is Infinity, as accelerate sets it). */
@@ -41,18 +41,6 @@ export interface EffectiveConfig {
   zeroInit: boolean;
   /** The Accelerator's gradient accumulation after prepare() (the JSON's value wins over the script's). */
   accumulationSteps: number;
-}
-
-/** The value `accelerate launch --mixed_precision` of the steps that use the config, if one passes it. */
-export function launchMixedPrecision(setup: Setup): LaunchPrecision | null {
-  for (const s of setup.steps) {
-    if (!s.usesConfig) continue;
-    const i = s.args.indexOf('--mixed_precision');
-    const eq = s.args.find((x) => x.startsWith('--mixed_precision='));
-    const v = i >= 0 ? s.args[i + 1] : eq?.slice('--mixed_precision='.length);
-    if (v !== undefined && LAUNCH_PRECISIONS.includes(v.toLowerCase())) return v.toLowerCase() as LaunchPrecision;
-  }
-  return null;
 }
 
 /** The run the preview assumes: every GPU of the setup, the script's defaults, the steps' --mixed_precision. */
@@ -79,8 +67,7 @@ function get(cfg: Record<string, unknown>, path: string): unknown {
  * without ACCELERATE_* variables and the script the run describes.
  */
 export function effectiveDeepSpeedConfig(setup: Setup, run: RunContext): EffectiveConfig {
-  const yaml = accelerateConfigObject(setup);
-  const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const { accelerateConfig: yaml, deepSpeedJson: json } = compileSetup(setup);
   const origin = (): Origin => ({ source: 'preset', where: setup.name });
   const e = explainStep({
     name: setup.name,

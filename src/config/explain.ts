@@ -12,7 +12,8 @@ import { accelerateDefaultConfig } from '../fs/index.js';
 import { printable } from '../text/index.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import { noDeepSpeedConfigObject, noDeepSpeedConfigPath } from './accelerate-config.js';
-import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from './emit.js';
+import { compileSetup } from './compile.js';
+import { isPlainObject } from './emit.js';
 import { parseDeepSpeedJson } from './json-file.js';
 import { findPreset } from './presets.js';
 import {
@@ -162,7 +163,10 @@ function setupStepInput(
     defaultConfig: defaultConfigInput(ctx),
     readConfig: (p) => {
       if (at(p) === yamlPath)
-        return { data: accelerateConfigObject(setup), origin: setupOrigin(setup, given, answersLabel, 'yaml') };
+        return {
+          data: compileSetup(setup).accelerateConfig,
+          origin: setupOrigin(setup, given, answersLabel, 'yaml'),
+        };
       if (at(p) === pinned)
         return {
           data: noDeepSpeedConfigObject(setup.answers),
@@ -173,7 +177,7 @@ function setupStepInput(
     readJson: (p) => {
       if (ownJson !== null && at(p) === at(jsonRef))
         return {
-          data: plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>,
+          data: compileSetup(setup).deepSpeedJson,
           origin: setupOrigin(setup, given, answersLabel, 'json'),
         };
       return fromDisk(readJsonFile(at(p)), p, 'deepspeed-json');

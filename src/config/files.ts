@@ -1,16 +1,18 @@
 /**
  * A setup's files: THE list of what a setup writes (the DeepSpeed JSON, the accelerate YAML and the pinned config
- * without DeepSpeed), their texts and paths, and their writing as one transaction through src/fs/write.ts.
+ * without DeepSpeed), their texts (from the compiled setup, ./compile.ts) and paths. Pure: writing them is
+ * ./write-files.ts, so a reader of the list (the preview) does not load the write transaction.
  */
 import { isAbsolute, join, resolve } from 'node:path';
-import { type FileToWrite, type WriteResult, writeFilesTogether } from '../fs/index.js';
+import type { FileToWrite } from '../fs/index.js';
 import { extraConfigFiles, withFiles } from './accelerate-config.js';
-import { toAccelerateYaml, toDeepSpeedJson } from './emit.js';
+import { compileSetup } from './compile.js';
 import type { Setup } from './setup.js';
 
 /** The file texts of a setup, as written to disk (the JSON gets a final newline). */
 export function configTexts(setup: Setup): { yaml: string; json: string } {
-  return { yaml: toAccelerateYaml(setup), json: `${toDeepSpeedJson(setup)}\n` };
+  const c = compileSetup(setup);
+  return { yaml: c.yaml, json: `${c.json}\n` };
 }
 
 /**
@@ -73,27 +75,4 @@ const REPORT_ORDER: Record<SetupFileRole, number> = { accelerate: 0, deepspeed: 
 /** Some of a setup's files (setupFiles' commit order) in the order they are reported: YAML, JSON, pinned config. */
 export function inReportOrder<T extends { role: SetupFileRole }>(files: readonly T[]): T[] {
   return [...files].sort((a, b) => REPORT_ORDER[a.role] - REPORT_ORDER[b.role]);
-}
-
-/** Writes some of a setup's files as one transaction; results in report order ([] for no files). */
-async function writeSetupFiles(files: readonly SetupFile[]): Promise<WriteResult[]> {
-  if (files.length === 0) return [];
-  const results = await writeFilesTogether(files);
-  return inReportOrder(files.map((f, i) => ({ role: f.role, result: results[i]! }))).map((x) => x.result);
-}
-
-/**
- * Writes the files of a setup (setupFiles: its `files` paths, relative to `cwd`, and the pinned config
- * without DeepSpeed when a step uses it) as one transaction. Results: [YAML, JSON, then the extra files].
- */
-export async function writeConfigFiles(setup: Setup, cwd = process.cwd()): Promise<WriteResult[]> {
-  return writeSetupFiles(setupFiles(setup, cwd));
-}
-
-/**
- * Writes the files a launch writes (launchConfigFiles) as one transaction; results as writeConfigFiles gives
- * them, [] when no step uses any of them. `mode` sets their permissions exactly (0600 in a run record).
- */
-export async function writeLaunchConfigFiles(setup: Setup, cwd = process.cwd(), mode?: number): Promise<WriteResult[]> {
-  return writeSetupFiles(launchConfigFiles(setup, cwd).map((f) => (mode === undefined ? f : { ...f, mode })));
 }

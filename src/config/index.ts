@@ -11,8 +11,10 @@ export {
 } from './accelerate-config.js';
 export type { AccelerateConfigSummary, DeepSpeedSummary } from './accelerate-config.js';
 export { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
-export { earlierOutputs, missingScripts, prepareCommands, trainingScript } from './argv.js';
+export { earlierOutputs, launchMixedPrecision, missingScripts, prepareCommands, trainingScript } from './argv.js';
 export type { PreparedCommand } from './argv.js';
+export { compileSetup } from './compile.js';
+export type { CompiledSetup } from './compile.js';
 export { DEEPSPEED_DEFAULTS } from './deepspeed-defaults.js';
 export {
   CSV_LOG_FLAG,
@@ -24,7 +26,7 @@ export {
   withCsvLog,
 } from './diffsynth.js';
 export type { CsvLogChoice, CsvLogOffer } from './diffsynth.js';
-export { effectiveLines, launchMixedPrecision } from './effective.js';
+export { effectiveLines } from './effective.js';
 export {
   accelerateConfigObject,
   deepMerge,
@@ -45,15 +47,9 @@ export {
   showValue,
 } from './explain.js';
 export type { ExplainContext, ExplainReport } from './explain.js';
-export {
-  inReportOrder,
-  launchConfigFiles,
-  setupFiles,
-  setupInDir,
-  writeConfigFiles,
-  writeLaunchConfigFiles,
-} from './files.js';
+export { inReportOrder, launchConfigFiles, setupFiles, setupInDir } from './files.js';
 export type { SetupFileRole } from './files.js';
+export { writeConfigFiles, writeLaunchConfigFiles } from './write-files.js';
 export { err, formatFinding, warn } from './finding.js';
 export type { Finding } from './finding.js';
 export { importAccelerateConfig } from './import.js';
@@ -97,6 +93,8 @@ export {
   withDefaults,
 } from './questions.js';
 export type { Answers, DetectedEnv, Parsed, Question, QuestionId } from './questions.js';
+export { presetSource, sourceOfRecord, sourcePreset, sourceText } from './source.js';
+export type { LaunchSource } from './source.js';
 export {
   DEFAULT_FILES,
   SAFE_NAME_RE,

@@ -32,7 +32,8 @@ import {
 import { DEFAULT_FILES, SAFE_NAME_RE, type LaunchStep, type Setup } from './setup.js';
 import { printable } from '../text/index.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
-import { moveAside, timestamp, writeFilesTogether, type WriteResult } from '../fs/index.js';
+import { moveAside, writeFilesTogether, type WriteResult } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 
 /** Files in presets/ that are data of another kind, not presets. */
 const NOT_PRESETS = new Set(['models.yaml', 'templates.yaml']);

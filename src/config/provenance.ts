@@ -275,15 +275,100 @@ interface Arg {
   overridden: Overridden[];
 }
 
-/** Explains one step: see the module comment. */
-export function explainStep(input: StepInput): StepExplanation {
-  const errors: string[] = [];
-  const warnings: string[] = [];
-  const values: ExplainedValue[] = [];
-  const opts = launchOptions(input.args);
-  const env = input.env;
+/** One step on its way through the model: what it read so far, and what it found. */
+interface Walk {
+  input: StepInput;
+  /** The launch options before the script, by accelerate's argument name. */
+  opts: ReturnType<typeof launchOptions>;
+  env: StepInput['env'];
+  errors: string[];
+  warnings: string[];
+  values: ExplainedValue[];
+  /** The accelerate config the step runs with (null: none). */
+  cfg: ConfigInput | null;
+  config: StepExplanation['config'];
+  /** Its data ({} without one), and its deepspeed_config block. */
+  yaml: Record<string, unknown>;
+  ds: Record<string, unknown>;
+}
 
-  // 1. Which accelerate config: --config_file, else accelerate's default config file (unless --cpu).
+/** accelerate launch's own values for the step (step 2). */
+interface LaunchArgs {
+  useDeepSpeed: boolean;
+  numProcesses: Arg;
+  mixedPrecision: Arg;
+  /** The mixed precision comes from the accelerate config (a key refused beside a JSON). */
+  mixedPrecisionFromConfig: boolean;
+  worldSize: number | null;
+}
+
+/** Explains one step: see the module comment. Each numbered stage there is one step of this pipeline. */
+export function explainStep(input: StepInput): StepExplanation {
+  const w = readAccelerateConfig(input);
+  const launch = launchArgs(w);
+  if (!launch.useDeepSpeed) return withoutDeepSpeed(w, launch);
+  const plugin = new Map<string, Arg>(PLUGIN_KEYS.map((k) => [k.path, pluginArg(w, k)]));
+  const zero3Init = zero3InitArg(w);
+  const dict = deepSpeedDict(w, plugin, launch);
+  const { stage, zeroInit } = zeroInitOf(w, dict, zero3Init);
+  setMixedPrecision(w, dict, launch.mixedPrecision);
+  const accumulation = prepareFills(w, dict, plugin, launch.worldSize);
+  return deepSpeedReport(w, dict, launch, { stage, zeroInit, accumulation });
+}
+
+/** A value of the step as accelerate launch resolves it, under `launch.KEY`. */
+function pushArg(w: Walk, key: string, a: Arg): void {
+  w.values.push({
+    key: `launch.${key}`,
+    value: a.value,
+    source: a.origin.source,
+    where: a.origin.where,
+    rule: a.rule,
+    overridden: a.overridden,
+  });
+}
+
+/** An accelerate argument: the flag, else the YAML, else `fallback`. */
+function arg(w: Walk, name: string, yamlPath: string, fallback: () => Arg): Arg {
+  const { cfg, yaml } = w;
+  const flag = w.opts.get(name);
+  const k = keyInfo('yaml', yamlPath);
+  const inYaml = cfg !== null && hasAt(yaml, yamlPath) && getAt(yaml, yamlPath) !== null;
+  if (flag) {
+    const overridden: Overridden[] = inYaml ? [{ value: getAt(yaml, yamlPath), ...cfg!.origin(yamlPath) }] : [];
+    return {
+      value: flag.value === null ? true : typed(k, flag.value),
+      origin: { source: 'launch-flag', where: flag.text },
+      rule: inYaml
+        ? 'a launch flag wins over the accelerate config (accelerate launch never overwrites a flag given on the command line)'
+        : 'given on the command line',
+      overridden,
+    };
+  }
+  if (inYaml)
+    return {
+      value: getAt(yaml, yamlPath),
+      origin: cfg!.origin(yamlPath),
+      rule: 'read from the accelerate config (no launch flag overrides it)',
+      overridden: [],
+    };
+  return fallback();
+}
+
+/** A value nothing sets: accelerate's default (`what`). */
+function none(what: string, value: unknown = null): Arg {
+  return { value, origin: ACCEL_DEFAULT(what), rule: 'nothing sets it', overridden: [] };
+}
+
+/** A value from a variable of the environment. */
+function envArg(name: string, text: string, value: unknown, rule: string): Arg {
+  return { value, origin: { source: 'environment', where: `${name}=${text}` }, rule, overridden: [] };
+}
+
+/** 1. Which accelerate config: --config_file, else accelerate's default config file (unless --cpu). */
+function readAccelerateConfig(input: StepInput): Walk {
+  const opts = launchOptions(input.args);
+  const errors: string[] = [];
   let cfg: ConfigInput | null = null;
   let config: StepExplanation['config'] = { kind: 'none', path: null, json: null };
   const cfgFlag = opts.get('config_file');
@@ -299,56 +384,9 @@ export function explainStep(input: StepInput): StepExplanation {
   }
   const yaml = cfg?.data ?? {};
   const ds = isPlainObject(yaml.deepspeed_config) ? yaml.deepspeed_config : {};
-
-  /** An accelerate argument: the flag, else the YAML, else `fallback`. */
-  const arg = (name: string, yamlPath: string, fallback: () => Arg): Arg => {
-    const flag = opts.get(name);
-    const k = keyInfo('yaml', yamlPath);
-    const inYaml = cfg !== null && hasAt(yaml, yamlPath) && getAt(yaml, yamlPath) !== null;
-    if (flag) {
-      const overridden: Overridden[] = inYaml ? [{ value: getAt(yaml, yamlPath), ...cfg!.origin(yamlPath) }] : [];
-      return {
-        value: flag.value === null ? true : typed(k, flag.value),
-        origin: { source: 'launch-flag', where: flag.text },
-        rule: inYaml
-          ? 'a launch flag wins over the accelerate config (accelerate launch never overwrites a flag given on the command line)'
-          : 'given on the command line',
-        overridden,
-      };
-    }
-    if (inYaml)
-      return {
-        value: getAt(yaml, yamlPath),
-        origin: cfg!.origin(yamlPath),
-        rule: 'read from the accelerate config (no launch flag overrides it)',
-        overridden: [],
-      };
-    return fallback();
-  };
-  const none = (what: string, value: unknown = null): Arg => ({
-    value,
-    origin: ACCEL_DEFAULT(what),
-    rule: 'nothing sets it',
-    overridden: [],
-  });
-  const envArg = (name: string, text: string, value: unknown, rule: string): Arg => ({
-    value,
-    origin: { source: 'environment', where: `${name}=${text}` },
-    rule,
-    overridden: [],
-  });
-  const pushArg = (key: string, a: Arg) =>
-    values.push({
-      key: `launch.${key}`,
-      value: a.value,
-      source: a.origin.source,
-      where: a.origin.where,
-      rule: a.rule,
-      overridden: a.overridden,
-    });
-
+  const w: Walk = { input, opts, env: input.env, errors, warnings: [], values: [], cfg, config, yaml, ds };
   if (cfg) {
-    pushArg('config_file', {
+    pushArg(w, 'config_file', {
       value: config.path,
       origin: cfgFlag?.value
         ? { source: 'launch-flag', where: cfgFlag.text }
@@ -359,20 +397,24 @@ export function explainStep(input: StepInput): StepExplanation {
       overridden: [],
     });
   } else {
-    pushArg('config_file', {
+    pushArg(w, 'config_file', {
       value: null,
       origin: ACCEL_DEFAULT('no config file'),
       rule: 'the step passes no --config_file and accelerate has no default config file: every value is a flag or a default',
       overridden: [],
     });
   }
+  return w;
+}
 
-  // 2. accelerate launch's own values.
+/** 1. accelerate launch's own values: DeepSpeed or not, the processes, the machines, the mixed precision. */
+function launchArgs(w: Walk): LaunchArgs {
+  const { opts, cfg, yaml, env } = w;
   const cpu = opts.has('cpu') || yaml.use_cpu === true;
   const distributed =
     typeof yaml.distributed_type === 'string' ? yaml.distributed_type : yaml.distributed_type === false ? 'NO' : null;
   const useDeepSpeed = !cpu && (opts.has('use_deepspeed') || (cfg !== null && distributed === 'DEEPSPEED'));
-  pushArg('use_deepspeed', {
+  pushArg(w, 'use_deepspeed', {
     value: useDeepSpeed,
     origin: opts.has('use_deepspeed')
       ? { source: 'launch-flag', where: '--use_deepspeed' }
@@ -386,98 +428,111 @@ export function explainStep(input: StepInput): StepExplanation {
         : `distributed_type ${distributed ?? '(none)'}: accelerate launch does not use DeepSpeed`,
     overridden: [],
   });
-  const numProcesses = arg('num_processes', 'num_processes', () =>
+  const numProcesses = arg(w, 'num_processes', 'num_processes', () =>
     none('the GPUs torch sees on the machine (accelerate launch counts them)'),
   );
-  pushArg('num_processes', numProcesses);
+  pushArg(w, 'num_processes', numProcesses);
   pushArg(
+    w,
     'num_machines',
-    arg('num_machines', 'num_machines', () => none('1 machine', 1)),
+    arg(w, 'num_machines', 'num_machines', () => none('1 machine', 1)),
   );
   // The launcher always exports ACCELERATE_MIXED_PRECISION: a variable in the environment is replaced.
-  const mpArg = arg('mixed_precision', 'mixed_precision', () => none("'no'", 'no'));
+  const mixedPrecision = arg(w, 'mixed_precision', 'mixed_precision', () => none("'no'", 'no'));
   if (env.ACCELERATE_MIXED_PRECISION !== undefined)
-    mpArg.overridden.push({
+    mixedPrecision.overridden.push({
       value: env.ACCELERATE_MIXED_PRECISION,
       source: 'environment',
       where: `ACCELERATE_MIXED_PRECISION=${env.ACCELERATE_MIXED_PRECISION}`,
     });
-  const mpFromConfig = !opts.has('mixed_precision') && cfg !== null && typeof yaml.mixed_precision === 'string';
-
+  const mixedPrecisionFromConfig =
+    !opts.has('mixed_precision') && cfg !== null && typeof yaml.mixed_precision === 'string';
   const worldSize =
-    input.worldSize ??
+    w.input.worldSize ??
     (typeof numProcesses.value === 'number' ? numProcesses.value : Number(numProcesses.value) || null);
+  return { useDeepSpeed, numProcesses, mixedPrecision, mixedPrecisionFromConfig, worldSize };
+}
 
-  if (!useDeepSpeed) {
-    pushArg('mixed_precision', mpArg);
-    return {
-      name: input.name,
-      config,
-      deepspeed: false,
-      values,
-      batch: null,
-      errors,
-      warnings,
-      dict: null,
-      zeroInit: false,
-      accumulation: null,
-    };
-  }
-
-  // 3. The launcher's variables, and DeepSpeedPlugin's own fields (flag > YAML > the environment > default).
-  const pluginArg = (k: KeyInfo): Arg => {
-    const name = k.path.slice('deepspeed_config.'.length);
-    const fromEnv = k.env !== undefined ? env[k.env] : undefined;
-    // The launcher passes the NVMe paths on from no flag and no YAML: only the environment reaches the plugin.
-    const launcherPasses = !name.endsWith('_nvme_path');
-    const fallback = (rule: string, value: unknown): Arg =>
-      fromEnv !== undefined
-        ? envArg(k.env!, fromEnv, value, rule)
-        : none(`DeepSpeedPlugin's ${shown(k.accelerateDefault)}`, k.accelerateDefault);
-    const a: Arg = launcherPasses
-      ? arg(name, k.path, () =>
-          fallback(
-            'no flag or config sets it, so the launch keeps the variable of the environment',
-            typed(k, fromEnv ?? ''),
-          ),
-        )
-      : fallback('DeepSpeedPlugin reads it from the environment only', fromEnv);
-    if (launcherPasses && fromEnv !== undefined && a.origin.source !== 'environment')
-      a.overridden.push({ value: fromEnv, source: 'environment', where: `${k.env}=${fromEnv}` });
-    if (!launcherPasses && (opts.has(name) || hasAt(yaml, k.path))) {
-      const given = opts.get(name)?.value ?? getAt(yaml, k.path);
-      const lost: Origin = opts.has(name)
-        ? { source: 'launch-flag', where: opts.get(name)!.text }
-        : cfg!.origin(k.path);
-      a.overridden.push({ value: given, ...lost });
-      a.rule = 'accelerate launch never passes the NVMe paths on: DeepSpeedPlugin reads only the environment variable';
-    }
-    // zero3_save_16bit_model reaches the plugin as the text "true"/"false".
-    if (k.type === 'bool' && typeof a.value === 'string') a.value = TRUE_RE.test(a.value);
-    if (k.path.endsWith('gradient_accumulation_steps') && typeof a.value === 'string' && /^[0-9]+$/.test(a.value))
-      a.value = Number(a.value);
-    return a;
+/** A step accelerate runs without DeepSpeed: its launch values, and no dict. */
+function withoutDeepSpeed(w: Walk, launch: LaunchArgs): StepExplanation {
+  pushArg(w, 'mixed_precision', launch.mixedPrecision);
+  return {
+    name: w.input.name,
+    config: w.config,
+    deepspeed: false,
+    values: w.values,
+    batch: null,
+    errors: w.errors,
+    warnings: w.warnings,
+    dict: null,
+    zeroInit: false,
+    accumulation: null,
   };
-  const plugin = new Map<string, Arg>(PLUGIN_KEYS.map((k) => [k.path, pluginArg(k)]));
-  const zero3InitKey = mustKey('yaml', 'deepspeed_config.zero3_init_flag');
-  const zero3InitArg = arg('zero3_init_flag', zero3InitKey.path, () => {
-    const v = env[zero3InitKey.env!];
+}
+
+/** 2. One of DeepSpeedPlugin's fields: the launcher's variable (flag > YAML > the environment > default). */
+function pluginArg(w: Walk, k: KeyInfo): Arg {
+  const { opts, yaml, env } = w;
+  const name = k.path.slice('deepspeed_config.'.length);
+  const fromEnv = k.env !== undefined ? env[k.env] : undefined;
+  // The launcher passes the NVMe paths on from no flag and no YAML: only the environment reaches the plugin.
+  const launcherPasses = !name.endsWith('_nvme_path');
+  const fallback = (rule: string, value: unknown): Arg =>
+    fromEnv !== undefined
+      ? envArg(k.env!, fromEnv, value, rule)
+      : none(`DeepSpeedPlugin's ${shown(k.accelerateDefault)}`, k.accelerateDefault);
+  const a: Arg = launcherPasses
+    ? arg(w, name, k.path, () =>
+        fallback(
+          'no flag or config sets it, so the launch keeps the variable of the environment',
+          typed(k, fromEnv ?? ''),
+        ),
+      )
+    : fallback('DeepSpeedPlugin reads it from the environment only', fromEnv);
+  if (launcherPasses && fromEnv !== undefined && a.origin.source !== 'environment')
+    a.overridden.push({ value: fromEnv, source: 'environment', where: `${k.env}=${fromEnv}` });
+  if (!launcherPasses && (opts.has(name) || hasAt(yaml, k.path))) {
+    const given = opts.get(name)?.value ?? getAt(yaml, k.path);
+    const lost: Origin = opts.has(name)
+      ? { source: 'launch-flag', where: opts.get(name)!.text }
+      : w.cfg!.origin(k.path);
+    a.overridden.push({ value: given, ...lost });
+    a.rule = 'accelerate launch never passes the NVMe paths on: DeepSpeedPlugin reads only the environment variable';
+  }
+  // zero3_save_16bit_model reaches the plugin as the text "true"/"false".
+  if (k.type === 'bool' && typeof a.value === 'string') a.value = TRUE_RE.test(a.value);
+  if (k.path.endsWith('gradient_accumulation_steps') && typeof a.value === 'string' && /^[0-9]+$/.test(a.value))
+    a.value = Number(a.value);
+  return a;
+}
+
+/** 2. zero3_init_flag as the launcher passes it; 'stage 3' when nothing sets it (DeepSpeedPlugin's is_zero3()). */
+function zero3InitArg(w: Walk): Arg {
+  const key = mustKey('yaml', 'deepspeed_config.zero3_init_flag');
+  const a = arg(w, 'zero3_init_flag', key.path, () => {
+    const v = w.env[key.env!];
     return v !== undefined
       ? envArg(
-          zero3InitKey.env!,
+          key.env!,
           v,
           TRUE_RE.test(v),
           'no flag or config sets it, so the launch keeps the variable of the environment',
         )
       : none('on at stage 3 (DeepSpeedPlugin: is_zero3())', 'stage 3');
   });
-  if (typeof zero3InitArg.value === 'string' && zero3InitArg.value !== 'stage 3')
-    zero3InitArg.value = TRUE_RE.test(zero3InitArg.value);
+  if (typeof a.value === 'string' && a.value !== 'stage 3') a.value = TRUE_RE.test(a.value);
+  return a;
+}
 
-  // The DeepSpeed JSON: --deepspeed_config_file / the YAML's, else ACCELERATE_DEEPSPEED_CONFIG_FILE.
+/**
+ * 3. The dict DeepSpeedPlugin starts from: the DeepSpeed JSON (--deepspeed_config_file / the YAML's, else
+ * ACCELERATE_DEEPSPEED_CONFIG_FILE) with the plugin's values in its "auto"s, or the config the plugin builds from
+ * its own fields; then accelerate's steps_per_print.
+ */
+function deepSpeedDict(w: Walk, plugin: ReadonlyMap<string, Arg>, launch: LaunchArgs): Dict {
   const fileKey = mustKey('yaml', 'deepspeed_config.deepspeed_config_file');
-  const fileArg = arg('deepspeed_config_file', fileKey.path, () => {
-    const v = env[fileKey.env!];
+  const fileArg = arg(w, 'deepspeed_config_file', fileKey.path, () => {
+    const v = w.env[fileKey.env!];
     return v !== undefined
       ? envArg(
           fileKey.env!,
@@ -487,155 +542,165 @@ export function explainStep(input: StepInput): StepExplanation {
         )
       : none('none: DeepSpeedPlugin builds the config from the accelerate keys', 'none');
   });
-  pushArg('deepspeed_config_file', fileArg);
+  pushArg(w, 'deepspeed_config_file', fileArg);
   const dict = new Dict();
   const jsonRef =
     typeof fileArg.value === 'string' && fileArg.value !== 'none' && fileArg.value !== '' ? fileArg.value : null;
   let json: ConfigInput | null = null;
   if (jsonRef !== null) {
-    const read = input.readJson(jsonRef);
-    if ('problem' in read) errors.push(`DeepSpeed config ${jsonRef}: ${read.problem}`);
+    const read = w.input.readJson(jsonRef);
+    if ('problem' in read) w.errors.push(`DeepSpeed config ${jsonRef}: ${read.problem}`);
     else json = read;
-    config = { ...config, json: jsonRef };
+    w.config = { ...w.config, json: jsonRef };
   }
-  const fieldsFromConfig = [...Object.keys(ds), ...(mpFromConfig ? ['mixed_precision'] : [])];
-  if (json) {
-    dict.load(json.data, json.origin, 'written in the DeepSpeed JSON');
-    if (!('gradient_accumulation_steps' in dict.data))
-      dict.set(
-        'gradient_accumulation_steps',
-        1,
-        ACCEL_DEFAULT('DeepSpeedPlugin'),
-        "the JSON has no gradient_accumulation_steps, so DeepSpeedPlugin writes 1 (which overrides the script's Accelerator(...))",
-      );
-    if (!isPlainObject(dict.data.zero_optimization))
-      errors.push('Please specify the ZeRO optimization config in the DeepSpeed config.');
-    // The keys accelerate refuses beside a JSON file (_deepspeed_config_checks).
-    const refused = fieldsFromConfig.filter(
-      (f) => keyInfo('yaml', f === 'mixed_precision' ? f : `deepspeed_config.${f}`)?.refusedNextToJson,
-    );
-    if (refused.length > 0)
-      errors.push(
-        `accelerate refuses ${refused.join(', ')} in the accelerate config beside deepspeed_config_file ("When using \`deepspeed_config_file\`, the following accelerate config variables will be ignored")`,
-      );
-    // DeepSpeedPlugin writes its values only into the JSON's "auto"s; a value the JSON gives wins.
-    for (const k of PLUGIN_KEYS) {
-      const a = plugin.get(k.path)!;
-      const path = k.sets![0]!;
-      const now = getAt(dict.data, path);
-      if (now === 'auto' && a.value !== 'auto') {
-        dict.set(
-          path,
-          a.value,
-          a.origin,
-          `the JSON's "auto" takes DeepSpeedPlugin's ${k.path.slice('deepspeed_config.'.length)} (${a.rule})`,
-        );
-        dict.prov.get(path)!.overridden.push(...a.overridden);
-      } else if (
-        now !== undefined &&
-        a.origin.source !== 'accelerate-default' &&
-        JSON.stringify(now) !== JSON.stringify(a.value)
-      )
-        dict.lost(
-          path,
-          a.value,
-          a.origin,
-          'the JSON gives a value, and DeepSpeedPlugin writes its own only into "auto": the JSON wins',
-        );
-    }
-  } else {
-    // DeepSpeedPlugin without a JSON: the config it builds from its own fields.
-    const p = (path: string) => plugin.get(path)!;
-    const viaPlugin = (a: Arg, what: string) => ({
-      origin: a.origin,
-      rule: `DeepSpeedPlugin builds the config without a JSON: ${what} (${a.rule})`,
-    });
-    const put = (path: string, value: unknown, o: { origin: Origin; rule: string }) =>
-      dict.set(path, value, o.origin, o.rule);
-    const auto = ACCEL_DEFAULT('DeepSpeedPlugin');
-    put('train_batch_size', 'auto', { origin: auto, rule: 'DeepSpeedPlugin builds the config without a JSON: "auto"' });
-    put('train_micro_batch_size_per_gpu', 'auto', {
-      origin: auto,
-      rule: 'DeepSpeedPlugin builds the config without a JSON: "auto"',
-    });
-    const gas = p('deepspeed_config.gradient_accumulation_steps');
-    put('gradient_accumulation_steps', gas.value, viaPlugin(gas, 'its gradient_accumulation_steps'));
-    const stage = p('deepspeed_config.zero_stage');
-    put('zero_optimization.stage', stage.value, viaPlugin(stage, 'its zero_stage'));
-    for (const [block, dev, nvme] of [
-      [
-        'offload_optimizer',
-        'deepspeed_config.offload_optimizer_device',
-        'deepspeed_config.offload_optimizer_nvme_path',
-      ],
-      ['offload_param', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_param_nvme_path'],
-    ] as const) {
-      const d = p(dev);
-      put(`zero_optimization.${block}.device`, d.value, viaPlugin(d, `its ${dev.slice(17)}`));
-      const n = p(nvme);
-      put(
-        `zero_optimization.${block}.nvme_path`,
-        d.value === 'nvme' ? n.value : null,
-        d.value === 'nvme'
-          ? viaPlugin(n, `its ${nvme.slice(17)}`)
-          : { origin: auto, rule: 'no NVMe device: DeepSpeedPlugin writes None' },
-      );
-    }
-    const save = p('deepspeed_config.zero3_save_16bit_model');
-    put(
-      'zero_optimization.stage3_gather_16bit_weights_on_model_save',
-      save.value,
-      viaPlugin(save, 'its zero3_save_16bit_model'),
-    );
-    const clip = p('deepspeed_config.gradient_clipping');
-    // `if self.gradient_clipping:` 0 (or 0.0) writes nothing.
-    if (clip.value) put('gradient_clipping', clip.value, viaPlugin(clip, 'its gradient_clipping'));
-    for (const [path, a] of plugin) {
-      const k = mustKey('yaml', path);
-      const target = k.sets![0]!;
-      const prov = dict.prov.get(target);
-      if (prov && a.overridden.length > 0) prov.overridden.push(...a.overridden);
-    }
-  }
+  if (json) fromJson(w, dict, json, plugin, launch);
+  else fromPlugin(dict, plugin);
   dict.set(
     'steps_per_print',
     Number.POSITIVE_INFINITY,
     ACCEL_DEFAULT('DeepSpeedPlugin'),
     'accelerate sets it to infinity so DeepSpeed prints no progress lines',
   );
+  return dict;
+}
+
+/** The JSON's dict: the keys accelerate refuses beside it, and DeepSpeedPlugin's values only in its "auto"s. */
+function fromJson(w: Walk, dict: Dict, json: ConfigInput, plugin: ReadonlyMap<string, Arg>, launch: LaunchArgs): void {
+  const fieldsFromConfig = [...Object.keys(w.ds), ...(launch.mixedPrecisionFromConfig ? ['mixed_precision'] : [])];
+  dict.load(json.data, json.origin, 'written in the DeepSpeed JSON');
+  if (!('gradient_accumulation_steps' in dict.data))
+    dict.set(
+      'gradient_accumulation_steps',
+      1,
+      ACCEL_DEFAULT('DeepSpeedPlugin'),
+      "the JSON has no gradient_accumulation_steps, so DeepSpeedPlugin writes 1 (which overrides the script's Accelerator(...))",
+    );
+  if (!isPlainObject(dict.data.zero_optimization))
+    w.errors.push('Please specify the ZeRO optimization config in the DeepSpeed config.');
+  // The keys accelerate refuses beside a JSON file (_deepspeed_config_checks).
+  const refused = fieldsFromConfig.filter(
+    (f) => keyInfo('yaml', f === 'mixed_precision' ? f : `deepspeed_config.${f}`)?.refusedNextToJson,
+  );
+  if (refused.length > 0)
+    w.errors.push(
+      `accelerate refuses ${refused.join(', ')} in the accelerate config beside deepspeed_config_file ("When using \`deepspeed_config_file\`, the following accelerate config variables will be ignored")`,
+    );
+  // DeepSpeedPlugin writes its values only into the JSON's "auto"s; a value the JSON gives wins.
+  for (const k of PLUGIN_KEYS) {
+    const a = plugin.get(k.path)!;
+    const path = k.sets![0]!;
+    const now = getAt(dict.data, path);
+    if (now === 'auto' && a.value !== 'auto') {
+      dict.set(
+        path,
+        a.value,
+        a.origin,
+        `the JSON's "auto" takes DeepSpeedPlugin's ${k.path.slice('deepspeed_config.'.length)} (${a.rule})`,
+      );
+      dict.prov.get(path)!.overridden.push(...a.overridden);
+    } else if (
+      now !== undefined &&
+      a.origin.source !== 'accelerate-default' &&
+      JSON.stringify(now) !== JSON.stringify(a.value)
+    )
+      dict.lost(
+        path,
+        a.value,
+        a.origin,
+        'the JSON gives a value, and DeepSpeedPlugin writes its own only into "auto": the JSON wins',
+      );
+  }
+}
+
+/** DeepSpeedPlugin without a JSON: the config it builds from its own fields. */
+function fromPlugin(dict: Dict, plugin: ReadonlyMap<string, Arg>): void {
+  const p = (path: string) => plugin.get(path)!;
+  const viaPlugin = (a: Arg, what: string) => ({
+    origin: a.origin,
+    rule: `DeepSpeedPlugin builds the config without a JSON: ${what} (${a.rule})`,
+  });
+  const put = (path: string, value: unknown, o: { origin: Origin; rule: string }) =>
+    dict.set(path, value, o.origin, o.rule);
+  const auto = ACCEL_DEFAULT('DeepSpeedPlugin');
+  put('train_batch_size', 'auto', { origin: auto, rule: 'DeepSpeedPlugin builds the config without a JSON: "auto"' });
+  put('train_micro_batch_size_per_gpu', 'auto', {
+    origin: auto,
+    rule: 'DeepSpeedPlugin builds the config without a JSON: "auto"',
+  });
+  const gas = p('deepspeed_config.gradient_accumulation_steps');
+  put('gradient_accumulation_steps', gas.value, viaPlugin(gas, 'its gradient_accumulation_steps'));
+  const stage = p('deepspeed_config.zero_stage');
+  put('zero_optimization.stage', stage.value, viaPlugin(stage, 'its zero_stage'));
+  for (const [block, dev, nvme] of [
+    ['offload_optimizer', 'deepspeed_config.offload_optimizer_device', 'deepspeed_config.offload_optimizer_nvme_path'],
+    ['offload_param', 'deepspeed_config.offload_param_device', 'deepspeed_config.offload_param_nvme_path'],
+  ] as const) {
+    const d = p(dev);
+    put(`zero_optimization.${block}.device`, d.value, viaPlugin(d, `its ${dev.slice(17)}`));
+    const n = p(nvme);
+    put(
+      `zero_optimization.${block}.nvme_path`,
+      d.value === 'nvme' ? n.value : null,
+      d.value === 'nvme'
+        ? viaPlugin(n, `its ${nvme.slice(17)}`)
+        : { origin: auto, rule: 'no NVMe device: DeepSpeedPlugin writes None' },
+    );
+  }
+  const save = p('deepspeed_config.zero3_save_16bit_model');
+  put(
+    'zero_optimization.stage3_gather_16bit_weights_on_model_save',
+    save.value,
+    viaPlugin(save, 'its zero3_save_16bit_model'),
+  );
+  const clip = p('deepspeed_config.gradient_clipping');
+  // `if self.gradient_clipping:` 0 (or 0.0) writes nothing.
+  if (clip.value) put('gradient_clipping', clip.value, viaPlugin(clip, 'its gradient_clipping'));
+  for (const [path, a] of plugin) {
+    const k = mustKey('yaml', path);
+    const target = k.sets![0]!;
+    const prov = dict.prov.get(target);
+    if (prov && a.overridden.length > 0) prov.overridden.push(...a.overridden);
+  }
+}
+
+/** 3. zero.Init: the flag, else is_zero3(); turned off below stage 3. */
+function zeroInitOf(w: Walk, dict: Dict, zero3Init: Arg): { stage: number; zeroInit: boolean } {
   const stageNow = getAt(dict.data, 'zero_optimization.stage');
   const stage = typeof stageNow === 'number' ? stageNow : 0;
-  // zero.Init: the flag, else is_zero3(); turned off below stage 3.
-  let zeroInit = zero3InitArg.value === 'stage 3' ? stage === 3 : zero3InitArg.value === true;
+  let zeroInit = zero3Init.value === 'stage 3' ? stage === 3 : zero3Init.value === true;
   if (zeroInit && stage !== 3) {
-    warnings.push('DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it to False.');
+    w.warnings.push('DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it to False.');
     zeroInit = false;
   }
-  values.push({
+  w.values.push({
     key: 'launch.zero3_init_flag',
     value: zeroInit,
-    source: zero3InitArg.origin.source,
-    where: zero3InitArg.origin.where,
+    source: zero3Init.origin.source,
+    where: zero3Init.origin.where,
     rule:
-      zero3InitArg.value === 'stage 3'
+      zero3Init.value === 'stage 3'
         ? `nothing sets it, so DeepSpeedPlugin turns it on exactly at stage 3 (the stage is ${stage})`
-        : zeroInit || zero3InitArg.value !== true
-          ? zero3InitArg.rule
+        : zeroInit || zero3Init.value !== true
+          ? zero3Init.rule
           : `asked for, but accelerate turns it off below stage 3 (the stage is ${stage})`,
-    overridden: zero3InitArg.overridden,
+    overridden: zero3Init.overridden,
   });
+  return { stage, zeroInit };
+}
 
-  // 4. set_mixed_precision: the script's Accelerator(mixed_precision=...) wins over ACCELERATE_MIXED_PRECISION.
+/** 3. set_mixed_precision: the script's Accelerator(mixed_precision=...) wins over ACCELERATE_MIXED_PRECISION. */
+function setMixedPrecision(w: Walk, dict: Dict, mpArg: Arg): void {
+  const script = w.input.script;
   let mp = mpArg;
-  if (input.script.mixedPrecision !== null) {
+  if (script.mixedPrecision !== null) {
     mp = {
-      value: input.script.mixedPrecision,
-      origin: { source: 'script', where: `Accelerator(mixed_precision='${input.script.mixedPrecision}')` },
+      value: script.mixedPrecision,
+      origin: { source: 'script', where: `Accelerator(mixed_precision='${script.mixedPrecision}')` },
       rule: "the script's Accelerator(mixed_precision=...) wins over the launch's ACCELERATE_MIXED_PRECISION",
       overridden: [...mpArg.overridden, { value: mpArg.value, source: mpArg.origin.source, where: mpArg.origin.where }],
     };
   }
-  pushArg('mixed_precision', mp);
+  pushArg(w, 'mixed_precision', mp);
   const precision = String(mp.value).toLowerCase();
   const mpRule = (what: string) => `${what} (the mixed precision ${precision}: ${mp.rule})`;
   if (precision === 'fp16' && !('fp16' in dict.data))
@@ -651,7 +716,7 @@ export function explainStep(input: StepInput): StepExplanation {
     const other = precision === 'fp16' ? 'bf16' : 'fp16';
     const block = dict.data[other];
     if (isPlainObject(block) && String(block.enabled).toLowerCase() === 'true')
-      errors.push(
+      w.errors.push(
         `\`--mixed_precision\` arg cannot be set to \`${precision}\` when \`${other}\` is set in the DeepSpeed config file.`,
       );
   }
@@ -669,84 +734,21 @@ export function explainStep(input: StepInput): StepExplanation {
       dict.prov.get(`${b}.enabled`)!.overridden.push(...mp.overridden);
     }
   }
+}
 
-  // 5. Accelerator.prepare(): the Accelerator's accumulation, then the "auto"s the run fills.
-  const gasArg = plugin.get('deepspeed_config.gradient_accumulation_steps')!;
-  // The launcher exports the variable from a flag or the YAML; else the environment's passes through.
-  const accelVar = gasArg.origin.source !== 'accelerate-default' ? gasArg : null;
-  let accum: Arg;
-  if (accelVar && typeof accelVar.value === 'number')
-    accum = {
-      value: accelVar.value,
-      origin: accelVar.origin,
-      rule: "ACCELERATE_GRADIENT_ACCUMULATION_STEPS (from it) wins over the script's Accelerator(gradient_accumulation_steps=...)",
-      overridden:
-        input.script.accumulation !== null
-          ? [
-              {
-                value: input.script.accumulation,
-                source: 'script',
-                where: `Accelerator(gradient_accumulation_steps=${input.script.accumulation})`,
-              },
-            ]
-          : [],
-    };
-  else if (input.script.accumulation !== null)
-    accum = {
-      value: input.script.accumulation,
-      origin: { source: 'script', where: `Accelerator(gradient_accumulation_steps=${input.script.accumulation})` },
-      rule: "the script's Accelerator(gradient_accumulation_steps=...)",
-      overridden: [],
-    };
-  else
-    accum = {
-      value: 1,
-      origin: ACCEL_DEFAULT('Accelerator(gradient_accumulation_steps=1)'),
-      rule: "the script passes no gradient_accumulation_steps (give --script-accumulation N if it does), so Accelerator's 1",
-      overridden: [],
-    };
-  const micro: Arg =
-    input.script.batchSize !== null
-      ? {
-          value: input.script.batchSize,
-          origin: { source: 'script', where: `DataLoader(batch_size=${input.script.batchSize})` },
-          rule: "the DataLoader's batch_size passed to prepare()",
-          overridden: [],
-        }
-      : {
-          value: null,
-          origin: { source: 'script', where: "your DataLoader's batch_size" },
-          rule: "the DataLoader's batch_size passed to prepare() (not known here: --script-batch-size N)",
-          overridden: [],
-        };
-  let accumulation: number | null = typeof accum.value === 'number' ? accum.value : null;
-  const gasNow = getAt(dict.data, 'gradient_accumulation_steps');
-  if (gasNow === 'auto') {
-    dict.set(
-      'gradient_accumulation_steps',
-      accum.value,
-      accum.origin,
-      `the JSON's "auto" takes the Accelerator's accumulation at prepare(): ${accum.rule}`,
-    );
-    dict.prov.get('gradient_accumulation_steps')!.overridden.push(...accum.overridden);
-  } else if (typeof gasNow === 'number' && gasNow !== accum.value) {
-    warnings.push(
-      `Gradient accumulation steps mismatch: GradientAccumulationPlugin has ${shown(accum.value)}, DeepSpeed config has ${gasNow}. Using DeepSpeed's value.`,
-    );
-    dict.lost(
-      'gradient_accumulation_steps',
-      accum.value,
-      accum.origin,
-      `the accumulation sync: a number in the DeepSpeed config wins over the Accelerator's (${accum.rule}), with accelerate's "mismatch" warning`,
-    );
-    accumulation = gasNow;
-  } else if (typeof gasNow === 'number') accumulation = gasNow;
+/**
+ * 4. Accelerator.prepare(): the Accelerator's accumulation synced with the JSON's, then the "auto"s the run fills
+ * from the script. Returns the accumulation the Accelerator keeps.
+ */
+function prepareFills(w: Walk, dict: Dict, plugin: ReadonlyMap<string, Arg>, world: number | null): number | null {
+  const accum = scriptAccumulation(w, plugin.get('deepspeed_config.gradient_accumulation_steps')!);
+  const micro = scriptMicroBatch(w.input.script);
+  const accumulation = syncAccumulation(w, dict, accum);
   const gasFinal = getAt(dict.data, 'gradient_accumulation_steps');
   const microNow = getAt(dict.data, 'train_micro_batch_size_per_gpu');
   const microFinal = microNow === 'auto' ? micro.value : microNow;
-  const world = worldSize;
   const fillCtx = {
-    hiddenSize: typeof input.script.hiddenSize === 'number' ? input.script.hiddenSize : null,
+    hiddenSize: typeof w.input.script.hiddenSize === 'number' ? w.input.script.hiddenSize : null,
     microBatch: typeof microFinal === 'number' ? microFinal : null,
     accumulation: typeof gasFinal === 'number' ? gasFinal : null,
     worldSize: world ?? 0,
@@ -776,22 +778,113 @@ export function explainStep(input: StepInput): StepExplanation {
       rule: 'the "auto" takes accelerate\'s false at prepare()',
     },
   };
-  if (input.script.torchOptimizer)
+  if (w.input.script.torchOptimizer)
     dict.set(
       'zero_allow_untested_optimizer',
       true,
       { source: 'script', where: 'a torch optimizer passed to prepare()' },
       'accelerate sets it when the script passes a torch optimizer',
     );
+  fillAutos(w, dict, scriptFill, fillCtx);
+  return accumulation;
+}
+
+/** The Accelerator's gradient accumulation: the launcher's variable, else the script's, else 1. */
+function scriptAccumulation(w: Walk, gasArg: Arg): Arg {
+  const script = w.input.script;
+  // The launcher exports the variable from a flag or the YAML; else the environment's passes through.
+  const accelVar = gasArg.origin.source !== 'accelerate-default' ? gasArg : null;
+  if (accelVar && typeof accelVar.value === 'number')
+    return {
+      value: accelVar.value,
+      origin: accelVar.origin,
+      rule: "ACCELERATE_GRADIENT_ACCUMULATION_STEPS (from it) wins over the script's Accelerator(gradient_accumulation_steps=...)",
+      overridden:
+        script.accumulation !== null
+          ? [
+              {
+                value: script.accumulation,
+                source: 'script',
+                where: `Accelerator(gradient_accumulation_steps=${script.accumulation})`,
+              },
+            ]
+          : [],
+    };
+  if (script.accumulation !== null)
+    return {
+      value: script.accumulation,
+      origin: { source: 'script', where: `Accelerator(gradient_accumulation_steps=${script.accumulation})` },
+      rule: "the script's Accelerator(gradient_accumulation_steps=...)",
+      overridden: [],
+    };
+  return {
+    value: 1,
+    origin: ACCEL_DEFAULT('Accelerator(gradient_accumulation_steps=1)'),
+    rule: "the script passes no gradient_accumulation_steps (give --script-accumulation N if it does), so Accelerator's 1",
+    overridden: [],
+  };
+}
+
+/** The DataLoader's batch size the script passes to prepare() (null when not known here). */
+function scriptMicroBatch(script: ScriptContext): Arg {
+  return script.batchSize !== null
+    ? {
+        value: script.batchSize,
+        origin: { source: 'script', where: `DataLoader(batch_size=${script.batchSize})` },
+        rule: "the DataLoader's batch_size passed to prepare()",
+        overridden: [],
+      }
+    : {
+        value: null,
+        origin: { source: 'script', where: "your DataLoader's batch_size" },
+        rule: "the DataLoader's batch_size passed to prepare() (not known here: --script-batch-size N)",
+        overridden: [],
+      };
+}
+
+/** The accumulation sync at prepare(): the JSON's "auto" takes the Accelerator's; a number in the JSON wins. */
+function syncAccumulation(w: Walk, dict: Dict, accum: Arg): number | null {
+  let accumulation: number | null = typeof accum.value === 'number' ? accum.value : null;
+  const gasNow = getAt(dict.data, 'gradient_accumulation_steps');
+  if (gasNow === 'auto') {
+    dict.set(
+      'gradient_accumulation_steps',
+      accum.value,
+      accum.origin,
+      `the JSON's "auto" takes the Accelerator's accumulation at prepare(): ${accum.rule}`,
+    );
+    dict.prov.get('gradient_accumulation_steps')!.overridden.push(...accum.overridden);
+  } else if (typeof gasNow === 'number' && gasNow !== accum.value) {
+    w.warnings.push(
+      `Gradient accumulation steps mismatch: GradientAccumulationPlugin has ${shown(accum.value)}, DeepSpeed config has ${gasNow}. Using DeepSpeed's value.`,
+    );
+    dict.lost(
+      'gradient_accumulation_steps',
+      accum.value,
+      accum.origin,
+      `the accumulation sync: a number in the DeepSpeed config wins over the Accelerator's (${accum.rule}), with accelerate's "mismatch" warning`,
+    );
+    accumulation = gasNow;
+  } else if (typeof gasNow === 'number') accumulation = gasNow;
+  return accumulation;
+}
+
+/** The "auto"s left: the script's fills (the hidden-size ones from model.config), or accelerate's refusal. */
+function fillAutos(
+  w: Walk,
+  dict: Dict,
+  scriptFill: Record<string, { value: unknown; origin: Origin; rule: string }>,
+  fillCtx: Parameters<typeof autoFill>[1],
+): void {
+  const h = w.input.script.hiddenSize;
   const autosLeft = leaves(dict.data, '', []).filter((p) => getAt(dict.data, p) === 'auto');
   const hiddenAutos = autosLeft.filter((p) => HIDDEN_SIZE_KEYS.includes(canonicalPath(p)));
   if (hiddenAutos.length > 0) {
-    if (input.script.hiddenSize === 'none')
-      errors.push(
+    if (h === 'none')
+      w.errors.push(
         "Can't find `model.config` entry, therefore it's not possible to automatically fill out the hidden-size `auto` entries",
       );
     for (const p of hiddenAutos) {
-      const h = input.script.hiddenSize;
       scriptFill[p] = {
         value: typeof h === 'number' ? autoFill(p, fillCtx) : null,
         origin: {
@@ -807,20 +900,27 @@ export function explainStep(input: StepInput): StepExplanation {
     if (f) {
       dict.set(p, f.value, f.origin, f.rule);
     } else if (!p.endsWith('.nvme_path')) {
-      errors.push(`\`${p}\` not found in kwargs. Please specify \`${p}\` without \`auto\``);
+      w.errors.push(`\`${p}\` not found in kwargs. Please specify \`${p}\` without \`auto\``);
     }
   }
+}
 
-  // 6. DeepSpeed: the batch identity it derives and asserts, then its defaults for what is absent.
-  const batch = batchIdentity(dict, world, numProcesses, input.worldSize);
+/** 5. DeepSpeed: the batch identity it derives and asserts, every value of the dict, then its defaults for what is absent. */
+function deepSpeedReport(
+  w: Walk,
+  dict: Dict,
+  launch: LaunchArgs,
+  found: { stage: number; zeroInit: boolean; accumulation: number | null },
+): StepExplanation {
+  const { stage } = found;
+  const batch = batchIdentity(dict, launch.worldSize, launch.numProcesses, w.input.worldSize);
   if (batch.holds === false)
-    errors.push(
+    w.errors.push(
       `DeepSpeed asserts train_batch_size ${batch.trainBatchSize.value} == micro batch ${batch.microBatch.value} x accumulation ${batch.accumulation.value} x ${batch.worldSize.value} GPU(s), and it does not hold`,
     );
-
   for (const p of leaves(dict.data, '', [])) {
     const prov = dict.prov.get(p);
-    values.push({
+    w.values.push({
       key: p,
       value: getAt(dict.data, p),
       source: prov?.origin.source ?? 'accelerate-default',
@@ -831,7 +931,7 @@ export function explainStep(input: StepInput): StepExplanation {
   }
   for (const k of absentDefaults(dict.data, stage)) {
     const d = defaultOf(k, stage);
-    values.push({
+    w.values.push({
       key: k.path,
       value: d,
       ...DS_DEFAULT,
@@ -840,16 +940,16 @@ export function explainStep(input: StepInput): StepExplanation {
     });
   }
   return {
-    name: input.name,
-    config,
+    name: w.input.name,
+    config: w.config,
     deepspeed: true,
-    values,
+    values: w.values,
     batch,
-    errors,
-    warnings,
+    errors: w.errors,
+    warnings: w.warnings,
     dict: dict.data,
-    zeroInit,
-    accumulation,
+    zeroInit: found.zeroInit,
+    accumulation: found.accumulation,
   };
 }
 

@@ -1087,13 +1087,14 @@ export function formatSci(n: number): string {
   return String(n);
 }
 
-const BY_ID = new Map<QuestionId, Question>(QUESTIONS.map((x) => [x.id, x as unknown as Question]));
+/** The catalog by id: each id's own `Question<K>`. */
+const BY_ID = Object.fromEntries(QUESTIONS.map((x) => [x.id, x])) as { readonly [K in QuestionId]: Question<K> };
 
 /** The question with this id. */
 export function question<K extends QuestionId>(id: K): Question<K> {
-  const found = BY_ID.get(id);
+  const found: Question<K> | undefined = BY_ID[id];
   if (!found) throw new Error(`no question ${id}`);
-  return found as unknown as Question<K>;
+  return found;
 }
 
 /** Every question id, in order. */
@@ -1109,15 +1110,12 @@ export function flagName(id: QuestionId): string {
  * keeping the answers given in `given`.
  */
 export function withDefaults(given: Partial<Answers>, env: DetectedEnv = NO_DETECTION): Answers {
-  const a = {} as Record<string, unknown>;
+  const a: Partial<Record<QuestionId, unknown>> = {};
   for (const qq of QUESTIONS) {
-    const id = qq.id as QuestionId;
-    a[id] =
-      id in given && given[id] !== undefined
-        ? given[id]
-        : (qq as unknown as Question).defaultValue(a as unknown as Answers, env);
+    const id = qq.id;
+    a[id] = id in given && given[id] !== undefined ? given[id] : qq.defaultValue(a as Answers, env);
   }
-  return a as unknown as Answers;
+  return a as Answers;
 }
 
 /** The questions asked for these answers (their `when` holds), in order. */
@@ -1172,7 +1170,7 @@ export function parseAnswer(id: QuestionId, value: unknown, soFar: Answers): Ans
 /** Turns raw answers (strings or YAML scalars) into typed answers, in catalog order; throws on the first bad one. */
 export function parseAnswers(raw: Record<string, unknown>, base: Partial<Answers> = {}): Partial<Answers> {
   for (const key of Object.keys(raw)) {
-    if (!BY_ID.has(key as QuestionId)) throw new AnswerKeyError(key, `unknown answer '${key}'`);
+    if (!Object.hasOwn(BY_ID, key)) throw new AnswerKeyError(key, `unknown answer '${key}'`);
   }
   const given: Partial<Answers> = { ...base };
   for (const qq of QUESTIONS) {

@@ -15,12 +15,9 @@ import type { Peak, PeakInput, ZeroKnobs } from './peak.js';
 import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import { formatBytesShort } from '../text/index.js';
 
-/** DeepSpeed's default `additional_buffer_factor` (applied to CPU memory only). */
-export const ADDITIONAL_BUFFER_FACTOR = 1.5;
-/** Default GPU headroom: this percentage of each GPU is kept free beyond the modelled peak. */
-export const DEFAULT_HEADROOM_PERCENT = 10;
-/** CPU headroom kept free for the OS, the data loader and page cache: this fraction of CPU memory. */
-export const CPU_HEADROOM_FRACTION = 0.1;
+import { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from './headroom.js';
+
+export { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from './headroom.js';
 /** Largest parameter count accepted: beyond it 18*P exceeds 2^53 and double arithmetic stops matching Python's ints. */
 export const MAX_PARAMS = 1e14;
 /** Largest GPU memory accepted (64 TiB): far above any GPU, far below 2^53. */
@@ -204,7 +201,7 @@ function checkBytes(v: number | null, what: string, max: number): void {
 }
 
 /** The activation shape's sane ranges (beyond them no real run exists, and products would pass 2^53). */
-const ACTIVATION_LIMITS: Record<string, number> = {
+const ACTIVATION_LIMITS = {
   layers: 100_000,
   hidden: 1_000_000,
   heads: 100_000,
@@ -213,11 +210,11 @@ const ACTIVATION_LIMITS: Record<string, number> = {
   vocab: 100_000_000,
   tokens: 100_000_000,
   microBatch: 100_000,
-};
+} as const satisfies Partial<Record<keyof ActivationInput, number>>;
 
 function checkActivation(a: ActivationInput): void {
-  for (const [k, max] of Object.entries(ACTIVATION_LIMITS)) {
-    const v = (a as unknown as Record<string, number>)[k]!;
+  for (const [k, max] of Object.entries(ACTIVATION_LIMITS) as [keyof typeof ACTIVATION_LIMITS, number][]) {
+    const v = a[k];
     checkInt(v, `activation ${k}`, k === 'vocab' ? 0 : 1, max);
   }
   if (a.kvHeads > a.heads) throw new EstimateInputError(`kv heads (${a.kvHeads}) cannot exceed heads (${a.heads})`);

@@ -1,9 +1,7 @@
 /** The face of src/estimate/: what other folders may use of it (an architecture test holds every import to it). */
+export { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from './headroom.js';
 export {
-  ADDITIONAL_BUFFER_FACTOR,
-  CPU_HEADROOM_FRACTION,
   DEEPSPEED_ESTIMATOR_WHY,
-  DEFAULT_HEADROOM_PERCENT,
   EstimateInputError,
   MAX_GPU_MEMORY_BYTES,
   MAX_HOST_BYTES,

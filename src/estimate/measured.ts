@@ -17,6 +17,7 @@ import { placementOfAnswers } from './input.js';
 import type { EstimateAnswers } from './input.js';
 import type { Placement } from '../config/index.js';
 import type { Answers } from '../config/index.js';
+import { formatGiB } from '../text/index.js';
 
 /** What one record says about one run, reduced to what the matching needs. */
 export interface MeasuredRun {
@@ -109,20 +110,15 @@ export function measuredPeaks(runs: readonly MeasuredRun[], answers: Answers): M
   return out;
 }
 
-/** GiB with one decimal, as the run summary prints memory. */
-function gib(bytes: number): string {
-  return `${(bytes / 2 ** 30).toFixed(1)} GiB`;
-}
-
 /**
  * `measured 61.2 GiB on 2026-12-01, +6% over the estimate`; for a run that ran out of memory `ran out of GPU
  * memory on 2026-12-01 (estimated 58.0 GiB)`.
  */
 export function measuredText(m: MeasuredPeak, estimateBytes: number): string {
-  if (m.oom) return `ran out of GPU memory on ${m.day} (estimated ${gib(estimateBytes)})`;
+  if (m.oom) return `ran out of GPU memory on ${m.day} (estimated ${formatGiB(estimateBytes)})`;
   const pct = estimateBytes > 0 ? Math.round(((m.peakBytes - estimateBytes) / estimateBytes) * 100) : 0;
   const how = pct === 0 ? 'as estimated' : `${pct > 0 ? '+' : ''}${pct}% ${pct > 0 ? 'over' : 'under'} the estimate`;
-  return `measured ${gib(m.peakBytes)} on ${m.day}, ${how}`;
+  return `measured ${formatGiB(m.peakBytes)} on ${m.day}, ${how}`;
 }
 
 /**
@@ -138,6 +134,6 @@ export function measuredContradiction(
   if (fitsByEstimate !== true) return null;
   if (m.oom) return `but ${label} ran out of GPU memory here on ${m.day}: the measurement says it does not fit`;
   if (usableGpuBytes !== null && m.peakBytes > usableGpuBytes)
-    return `but ${label} measured ${gib(m.peakBytes)} here on ${m.day}, over the ${gib(usableGpuBytes)} usable: the measurement says it does not fit`;
+    return `but ${label} measured ${formatGiB(m.peakBytes)} here on ${m.day}, over the ${formatGiB(usableGpuBytes)} usable: the measurement says it does not fit`;
   return null;
 }

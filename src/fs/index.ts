@@ -19,5 +19,5 @@ export {
   writePrivateFile,
 } from './safe-fs.js';
 export { Tail, readFirstBytes, readLastBytes } from './tail.js';
-export { formatWrite, moveAside, timestamp, withDirLocks, writeFileSafely, writeFilesTogether } from './write.js';
+export { formatWrite, moveAside, withDirLocks, writeFileSafely, writeFilesTogether } from './write.js';
 export type { FileToWrite, WriteResult } from './write.js';

@@ -7,6 +7,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { parse, type DocumentOptions, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
 import { UsageError, fileError } from '../text/index.js';
+import { formatCap } from '../text/index.js';
 
 /** The largest file zerowiz reads: configs and presets are a few KiB; 1 MiB leaves room for comments. */
 export const MAX_USER_FILE_BYTES = 2 ** 20;
@@ -18,11 +19,6 @@ function kindOf(st: Stats): string {
   if (st.isBlockDevice()) return 'a block device';
   if (st.isSocket()) return 'a socket';
   return 'not a regular file';
-}
-
-/** The size cap in words, e.g. `1 MiB`. */
-function capText(bytes: number): string {
-  return bytes >= 2 ** 20 ? `${bytes / 2 ** 20} MiB` : `${bytes} bytes`;
 }
 
 /**
@@ -48,7 +44,7 @@ export function readUserFile(path: string, what: string, maxBytes = MAX_USER_FIL
       );
     const tooBig = () =>
       new UsageError(
-        `cannot read ${what} ${path}: it is larger than the ${capText(maxBytes)} zerowiz reads`,
+        `cannot read ${what} ${path}: it is larger than the ${formatCap(maxBytes)} zerowiz reads`,
         'is this the right file? configs and presets are a few KiB',
       );
     if (st.size > maxBytes) throw tooBig();

@@ -56,6 +56,7 @@ import {
   userName,
 } from './safe-fs.js';
 import { MAX_USER_FILE_BYTES } from './read.js';
+import { envNumber, timestamp } from '../text/index.js';
 
 /** What happened to one file. */
 export interface WriteResult {
@@ -84,8 +85,7 @@ export const LOCK_WAIT_MS = 30_000;
 
 /** The wait, or ZEROWIZ_LOCK_WAIT_MS when set (scripts that would rather fail fast; the tests). */
 function lockWaitMs(): number {
-  const v = Number(process.env.ZEROWIZ_LOCK_WAIT_MS);
-  return Number.isFinite(v) && v >= 0 ? v : LOCK_WAIT_MS;
+  return envNumber(process.env, 'ZEROWIZ_LOCK_WAIT_MS', LOCK_WAIT_MS);
 }
 /** A lock from another host cannot be checked; after this long it is taken as stale. */
 export const FOREIGN_LOCK_STALE_MS = 10 * 60_000;
@@ -98,12 +98,6 @@ const LOCK_RETRY_MAX_MS = 100;
 const TEMP_RE = /^\..*\.zerowiz-(\d+)-[0-9a-f]+\.tmp$/;
 /** Journals of a transaction in progress: `.zerowiz-<pid>-<hex>.journal`. */
 const JOURNAL_RE = /^\.zerowiz-(\d+)-[0-9a-f]+\.journal$/;
-
-/** A sortable local timestamp, YYYYmmdd-HHMMSS. */
-export function timestamp(d = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Who holds a lock, and whether it still runs
@@ -772,8 +766,7 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
   const deadline = Date.now() + lockWaitMs();
   let wait = LOCK_RETRY_MIN_MS;
   for (;;) {
-    let blocked: string | null = null;
-    const outcome = await withSignalsHeld(() => {
+    const outcome = await withSignalsHeld((): { value: T } | { blocked: string } => {
       const held: Held[] = [];
       try {
         for (const d of sorted) {
@@ -783,10 +776,7 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
           } catch (e) {
             throw fileError(e, d, 'cannot write in', 'nothing was written');
           }
-          if (!h) {
-            blocked = d;
-            return null;
-          }
+          if (!h) return { blocked: d };
           held.push(h);
         }
         return { value: fn(held) };
@@ -794,8 +784,8 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
         for (const h of held.reverse()) unlock(h);
       }
     });
-    if (outcome) return outcome.value;
-    const dir = blocked as unknown as string;
+    if ('value' in outcome) return outcome.value;
+    const dir = outcome.blocked;
     const { free, holder } = breakStaleLock(dir);
     if (free) continue;
     if (Date.now() > deadline)
@@ -860,9 +850,12 @@ export async function moveAside(path: string, base: string): Promise<string> {
   });
 }
 
-/** `wrote PATH` / `unchanged PATH` / `updated PATH (previous content kept as BACKUP)`: one line per file. */
-export function formatWrite(r: WriteResult): string {
-  if (r.status === 'unchanged') return `unchanged ${r.path}`;
-  if (r.backup) return `updated ${r.path} (previous content kept as ${r.backup})`;
-  return `${r.status === 'created' ? 'wrote' : 'updated'} ${r.path}`;
+/**
+ * THE words for a file written, one line per file: `wrote PATH` / `unchanged PATH` / `updated PATH (previous
+ * content kept as BACKUP)`, each path as `show` writes it (default: as it is).
+ */
+export function formatWrite(r: WriteResult, show: (path: string) => string = (p) => p): string {
+  if (r.status === 'unchanged') return `unchanged ${show(r.path)}`;
+  if (r.backup) return `updated ${show(r.path)} (previous content kept as ${show(r.backup)})`;
+  return `${r.status === 'created' ? 'wrote' : 'updated'} ${show(r.path)}`;
 }

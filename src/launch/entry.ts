@@ -12,9 +12,10 @@
  * Errors stop every entry the same way: one line and the fix (UsageError, exit 2), before anything runs.
  */
 import type { Setup } from '../config/index.js';
+import { envNumbersProblem } from '../text/index.js';
 import { capYoungGeneration } from '../proc/index.js';
 import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, writeOut } from '../proc/index.js';
-import { inReportOrder, launchConfigFiles } from '../config/index.js';
+import { compileSetup, inReportOrder, launchConfigFiles } from '../config/index.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
 import { formatFindings, prepareLaunch } from './prepare.js';
@@ -51,6 +52,12 @@ export interface LaunchRequest extends LaunchOptions {
   closeOnEnd?: boolean;
   /** What was already said about the setup (the wizard planned it before leaving): not said again. */
   quiet?: boolean;
+  /**
+   * This launch, planned before (the command line plans before its offers, the wizard before it leaves): used as
+   * it is when the setup is still the one planned, so nothing is checked, emitted or estimated twice; planned again
+   * when an offer changed the setup. The request's source and topology warnings stand.
+   */
+  planned?: PlannedLaunch;
 }
 
 /** A launch checked for its kind, not started: what `launch`, the wizard and `export` share. */
@@ -63,6 +70,9 @@ export interface PlannedLaunch {
 
 /** Checks a launch for its kind without starting anything; throws UsageError with the fix. */
 export function planLaunch(req: LaunchRequest): PlannedLaunch {
+  // The run's settings from the environment (grace periods, intervals): refused now, not in its supervisor.
+  const badSetting = envNumbersProblem(req.env ?? process.env);
+  if (badSetting) throw badSetting;
   const kind = req.kind ?? localKind();
   if (kind.prepare) {
     const { prepared, lines } = kind.prepare(req.setup, req);
@@ -70,6 +80,14 @@ export function planLaunch(req: LaunchRequest): PlannedLaunch {
   }
   const prepared = prepareLaunch(req.setup, req);
   return { prepared, kind, lines: formatFindings(prepared.findings) };
+}
+
+/** The request's plan: the one made before when the setup is still the one it planned, else planned now. */
+function planOnce(req: LaunchRequest): PlannedLaunch {
+  const p = req.planned;
+  if (!p || compileSetup(p.prepared.setup) !== compileSetup(req.setup)) return planLaunch(req);
+  const prepared = { ...p.prepared, source: req.source, topologyWarnings: req.topologyWarnings ?? [] };
+  return { ...p, prepared };
 }
 
 /**
@@ -81,7 +99,7 @@ export async function launch(req: LaunchRequest): Promise<number> {
   const out: TextSink = req.out ?? { write: writeOut, backlog: stdoutBacklog };
   const err: TextSink = req.err ?? { write: writeErr };
   const say = (line: string) => err.write(`zerowiz: ${line}\n`);
-  const planned = planLaunch(req);
+  const planned = planOnce(req);
   const { kind, lines } = planned;
   if (!req.quiet) for (const l of lines) say(l);
   // On this machine, the first pass's checks run now: a machine that cannot run it is said before anything

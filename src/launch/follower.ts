@@ -38,6 +38,7 @@ export abstract class RunFollower implements RunControl {
   protected readonly results: (StepResult | null)[];
   private running: Promise<PipelineOutcome> | null = null;
   private wake: (() => void) | null = null;
+  private wakePending = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(protected readonly steps: readonly FollowedStep[]) {
@@ -142,6 +143,10 @@ export abstract class RunFollower implements RunControl {
   }
 
   protected sleep(ms: number): Promise<void> {
+    if (this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
     return new Promise((res) => {
       this.wake = () => {
         if (this.timer) clearTimeout(this.timer);
@@ -153,8 +158,10 @@ export abstract class RunFollower implements RunControl {
     });
   }
 
+  /** Ends the current sleep now, or (awake) the next one before it starts. */
   protected wakeUp(): void {
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.wakePending = true;
   }
 
   protected finish(
@@ -211,6 +218,8 @@ export interface LocalFollowOptions {
   onAlert?: (a: Alert) => void;
   pollMs?: number;
   finisherWaitMs?: number;
+  /** Resolves when the run's supervisor has ended (one this process started): its last words are read at once. */
+  ended?: Promise<void>;
 }
 
 /** Follows a local run through the files its supervisor writes. */
@@ -227,6 +236,7 @@ export class LocalFollower extends RunFollower {
     super(opts.json.steps.map((s) => ({ name: s.name, logPath: join(opts.dir, s.log) })));
     this.events = new EventsReader(opts.dir);
     this.record = { dir: opts.dir, json: opts.json };
+    void opts.ended?.then(() => this.wakeUp());
   }
 
   async stop(): Promise<void> {

@@ -5,7 +5,7 @@
  * and a Slurm job (the Slurm module kind). A third (Kubernetes, say) is one more module, and one more check of its
  * record block in the kinds module.
  */
-import type { Setup } from '../config/index.js';
+import { type LaunchSource, type Setup, sourceOfRecord } from '../config/index.js';
 import type { Finding } from '../config/index.js';
 import type { Alert } from '../observe/index.js';
 import type { CheckId } from '../checks/index.js';
@@ -19,8 +19,8 @@ import type { WriteResult } from '../fs/index.js';
 
 /** Options of a launch, from its entry (the command line, `--last`, the wizard). */
 export interface LaunchOptions {
-  /** What is launched, for the record: a preset name or file, `--last`, `wizard`. */
-  source: string;
+  /** What is launched: a preset, `--last`, the wizard's setup. */
+  source: LaunchSource;
   /** `--accelerate PATH` (else ZEROWIZ_ACCELERATE, else PATH). */
   accelerate?: string;
   dryRun?: boolean;
@@ -37,7 +37,7 @@ export interface LaunchOptions {
 /** A setup checked and ready to run. */
 export interface PreparedLaunch {
   setup: Setup;
-  source: string;
+  source: LaunchSource;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** null only in a dry run without accelerate. */
@@ -55,6 +55,8 @@ export interface PreparedLaunch {
   topologyWarnings: { checkpoint: string; warning: string }[];
   /** The first pass's checks, run before the launch started (their lines open its log); absent: not run yet. */
   firstPassLines?: string[];
+  /** The block a kind keeps in run.json by its name (a kind that runs its steps through a local supervisor). */
+  recordBlock?: Record<string, unknown>;
 }
 
 /** The commands of a record, as the summary and stream mode show them. */
@@ -66,12 +68,12 @@ export function recordCommands(record: RunRecord): PreparedCommand[] {
 export function preparedOfRecord(
   record: RunRecord,
   setup: Setup,
-  opts: { source?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { source?: LaunchSource; env?: NodeJS.ProcessEnv } = {},
 ): PreparedLaunch {
   const j = record.json;
   return {
     setup,
-    source: opts.source ?? j.source,
+    source: opts.source ?? sourceOfRecord(j.source),
     cwd: j.cwd,
     env: opts.env ?? process.env,
     exe: { path: j.accelerate.path, display: j.accelerate.display, from: 'path' },
@@ -97,8 +99,6 @@ export interface OpenedRun {
   writes: WriteResult[];
   /** The launch as it turned out (e.g. the commands of a submitted job); default: unchanged. */
   prepared?: PreparedLaunch;
-  /** Kind-specific handle (a local run's in-process supervisor, in tests). */
-  handle?: unknown;
 }
 
 /** What a viewer gets from a kind to follow one run. */

@@ -8,18 +8,27 @@ import { ownerState } from '../proc/index.js';
 import { LocalFollower, supervisorControl, type LocalRunControl } from './follower.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { displayDir, readRunRecord, RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
-import { startSupervisor, type StartedSupervisor } from './supervisor.js';
+import { startSupervisor, type StartedSupervisor } from './supervisor-start.js';
+import { binPath } from './bin.js';
 import { TelemetryMirror } from '../observe/index.js';
 import { gracePeriods } from '../proc/index.js';
 import { writeLaunchConfigFiles } from '../config/index.js';
+import { formatWrite } from '../fs/index.js';
 import { ensureRunsRoot } from '../records/index.js';
 
 /** The note a record gets when `runs` finds its supervisor gone and nobody ended it. */
 export const ORPHAN_NOTE =
   "the run's supervisor and its watchdog ended before the run did (the machine restarted?); how the steps ended is not known";
 
-/** How a viewer controls a local run: the in-process supervisor's methods (tests), or signals to its process. */
-function controlOf(record: RunRecord, handle: StartedSupervisor | undefined): LocalRunControl {
+/**
+ * The supervisors this process started, by record directory: a viewer here wakes when one ends; and without a bin
+ * (the unit tests run the sources) a run's supervisor is an object here, not a process to signal.
+ */
+const started = new Map<string, StartedSupervisor>();
+
+/** How a local run is controlled (a viewer, `zerowiz stop`): signals to its supervisor's process, or the in-process one's methods. */
+export function localRunControl(record: RunRecord): LocalRunControl {
+  const handle = started.get(record.dir);
   if (handle?.stop && handle.killNow) {
     let over = false;
     void handle.done.then(() => {
@@ -59,15 +68,12 @@ export function localKind(): RunKind {
       // is refused here with its owner named).
       ensureRunsRoot(prepared.cwd, RUNS_DIR);
       const writes = await writeLaunchConfigFiles(prepared.setup, prepared.cwd);
-      for (const w of writes) {
-        if (w.status !== 'unchanged')
-          ctx.say(
-            `wrote ${displayDir(w.path, prepared.cwd)}${w.backup ? ` (previous content kept in ${w.backup})` : ''}`,
-          );
-      }
+      for (const w of writes) if (w.status !== 'unchanged') ctx.say(formatWrite(w, (p) => displayDir(p, prepared.cwd)));
       // A stop that came while the files were written: nothing starts, and there is no record.
       if (ctx.stopRequested()) return null;
-      const sup = await startSupervisor(
+      // Without a bin (the unit tests run the sources) the supervisor runs in this process.
+      const start = binPath() === null ? (await import('./supervisor.js')).startInProcess : startSupervisor;
+      const sup = await start(
         {
           version: 1,
           cwd: prepared.cwd,
@@ -79,21 +85,24 @@ export function localKind(): RunKind {
           ...(prepared.skipWhy ? { skipWhy: prepared.skipWhy } : {}),
           topologyWarnings: prepared.topologyWarnings,
           ...(prepared.firstPassLines ? { firstPassLines: prepared.firstPassLines } : {}),
+          ...(prepared.recordBlock ? { recordBlock: prepared.recordBlock } : {}),
         },
         prepared.env,
       );
       const r = readRunRecord(sup.dir);
       if (!('record' in r)) throw new UsageError(`the run record ${sup.dir} cannot be read: ${r.damaged.problem}`);
-      return { record: r.record, writes, handle: sup };
+      started.set(sup.dir, sup);
+      return { record: r.record, writes };
     },
     follow(opened, _prepared, hooks): KindFollow {
       const telemetry = new TelemetryMirror();
       const control = new LocalFollower({
         dir: opened.record.dir,
         json: opened.record.json,
-        control: controlOf(opened.record, opened.handle as StartedSupervisor | undefined),
+        control: localRunControl(opened.record),
         telemetry,
         onAlert: hooks.onAlert,
+        ended: started.get(opened.record.dir)?.done,
       });
       return { control, telemetry, keepsRecord: false, alertsGiven: true, record: () => control.record };
     },
@@ -131,12 +140,13 @@ export function localRunOpen(record: RunRecord): boolean {
 }
 
 /**
- * Settles local records that say `running` while nobody runs them (the supervisor gone and its watchdog too,
- * e.g. after a reboot): `interrupted`, with a note. Saved only when the directory is the user's own.
+ * Settles local records (the caller leaves other kinds' out) that say `running` while nobody runs them (the
+ * supervisor gone and its watchdog too, e.g. after a reboot): `interrupted`, with a note. Saved only when the
+ * directory is the user's own.
  */
 export function settleOrphans(records: RunRecord[]): void {
   for (const r of records) {
-    if (r.json.slurm || r.json.ended !== 'running') continue;
+    if (r.json.ended !== 'running') continue;
     if (ownerState(r.json.supervisor) !== 'gone') continue;
     // Give a dying supervisor's watchdog its chance: read again, it may have ended the record meanwhile.
     const again = readRunRecord(r.dir);

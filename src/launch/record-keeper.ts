@@ -14,6 +14,7 @@ import {
 } from '../records/index.js';
 import type { PipelineListener, PipelineOutcome, RunControl } from '../observe/index.js';
 import type { RunWatch } from '../observe/index.js';
+import { envNumber } from '../text/index.js';
 
 /**
  * How often run.json takes the running step's metrics and peaks, so a killed multi-day run keeps them
@@ -23,8 +24,7 @@ export const LIVE_SAVE_INTERVAL_MS = 60_000;
 
 /** The live save interval in effect for an environment. */
 export function liveSaveMs(env: NodeJS.ProcessEnv): number {
-  const n = Number(env.ZEROWIZ_LIVE_SAVE_MS);
-  return Number.isFinite(n) && n >= 100 ? n : LIVE_SAVE_INTERVAL_MS;
+  return envNumber(env, 'ZEROWIZ_LIVE_SAVE_MS', LIVE_SAVE_INTERVAL_MS);
 }
 
 /** Options of a record keeper. */

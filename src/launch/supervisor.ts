@@ -17,25 +17,25 @@
  * A viewer that is stopped, slow, paused, killed, or whose terminal hangs, changes nothing here. Without a bin
  * (unit tests run from the sources) the same supervisor runs inside the launching process, without a watchdog.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { UsageError } from '../text/index.js';
-import type { Setup } from '../config/index.js';
+import { type Setup, sourcePreset, sourceText } from '../config/index.js';
 import { capYoungGeneration } from '../proc/index.js';
-import type { AlertContext } from '../observe/index.js';
-import { binPath, SUPERVISOR_ARG } from './bin.js';
+import { binPath } from './bin.js';
+import { RECORD_HINT, type StartedSupervisor, type SupervisorHello, type SupervisorPlan } from './supervisor-start.js';
+
+export type { SupervisorPlan } from './supervisor-start.js';
 import { launchEstimate } from '../rules/index.js';
 import { findFreePort } from '../proc/index.js';
 import { gracePeriods, handOffAtExit, trackGroup, untrackGroup } from '../proc/index.js';
 import { ownIdentity, processStartTime } from '../proc/index.js';
-import type { PreparedCommand } from '../config/index.js';
 import { createRunRecord, RecordError, saveRunJson, stepLogPath, type RunRecord } from '../records/index.js';
 import { RecordKeeper } from './record-keeper.js';
 import { EVENTS_FILE, EventsWriter, type LiveSnapshot, writeLive } from '../records/index.js';
 import type { PipelineOutcome } from '../observe/index.js';
-import { Pipeline, type StepSpec } from './runner.js';
+import { Pipeline, gnuTeeAvailable, type StepSpec } from './runner.js';
 import { GpuTelemetry, telemetryIntervalMs, visibleGpuIndices } from '../observe/index.js';
-import { RunWatch, watchStepOf } from '../observe/index.js';
+import { alertContextOf, watchOfRun } from './run-watch.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, Watchdog } from './watchdog.js';
 import { topology } from '../estimate/index.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
@@ -50,31 +50,6 @@ import { type CheckId, skipsAll } from '../checks/index.js';
 import { RunHealth, type WatchedPath } from '../observe/index.js';
 import { stallOptionsFromEnv } from '../observe/index.js';
 import { RunOutputs, stepEnvOf } from './run-outputs.js';
-
-/** What the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin). */
-export interface SupervisorPlan {
-  version: 1;
-  /** The directory the steps run in (the record goes to .zerowiz/runs/ under it). */
-  cwd: string;
-  /** What was launched, for the record. */
-  source: string;
-  setup: Setup;
-  accelerate: { path: string; display: string };
-  commands: PreparedCommand[];
-  /** The checks left out before each pass (--skip-check, ZEROWIZ_SKIP_CHECKS); every id: no checks. */
-  skipChecks?: CheckId[];
-  /** What left each of them out, for the pass logs; the ones the command line gave are kept in the record. */
-  skipWhy?: Partial<Record<CheckId, string>>;
-  /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
-  topologyWarnings?: { checkpoint: string; warning: string }[];
-  /** The first pass's checks as the launch ran them before it started (all passed): written, not run again. */
-  firstPassLines?: string[];
-}
-
-/** The supervisor's one line to its launcher: the record it opened, or why it could not. */
-export type SupervisorHello =
-  | { ok: true; dir: string; id: string; pid: number }
-  | { ok: false; message: string; hint?: string };
 
 /** The GPUs a local run uses: the first of CUDA_VISIBLE_DEVICES (or of all GPUs), one per process of the node. */
 export function runGpus(setup: Setup, env: NodeJS.ProcessEnv): number[] {
@@ -124,7 +99,7 @@ export class Supervisor {
     const rec = createRunRecord({
       cwd: plan.cwd,
       setup: plan.setup,
-      source: plan.source,
+      source: sourceText(plan.source),
       commands: plan.commands,
       accelerate: plan.accelerate,
       onDir: (dir) => this.opts.guard?.recordDir(dir),
@@ -134,8 +109,9 @@ export class Supervisor {
       ...ownIdentity(),
       watchdog: guard ? { pid: guard.pid, startTime: processStartTime(guard.pid) } : null,
     };
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+    const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
     rec.json.estimate = estimate?.json ?? null;
+    if (plan.recordBlock) Object.assign(rec.json, plan.recordBlock);
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
       (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
     // The checks the command line left out: `launch --last` leaves them out again (as it keeps --pin-step).
@@ -174,7 +150,7 @@ export class Supervisor {
     const guard = opts.guard;
     const env = opts.env;
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+    const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
     // The series, notifications and report of the run (./run-outputs.ts).
     const outputs = new RunOutputs({ record: rec, env, telemetryIntervalMs: telemetryIntervalMs(env) });
     const telemetry = new GpuTelemetry({
@@ -197,15 +173,8 @@ export class Supervisor {
         },
       },
     });
-    const alertContext: AlertContext = {
-      precision: plan.setup.answers?.mixed_precision ?? null,
-      whatFits: estimate?.whatFits,
-      hostWhatFits: estimate?.hostWhatFits,
-      freePort: null,
-    };
-    const watch = new RunWatch({
-      steps: plan.commands.map((_, i) => watchStepOf(plan.setup, plan.commands, plan.cwd, i)),
-      alertContext,
+    const alertContext = alertContextOf(plan.setup, estimate);
+    const watch = watchOfRun(plan, alertContext, {
       telemetry,
       onAlert: (a) => events.write({ t: 'alert', a }),
       onLoss: outputs.onLoss,
@@ -256,7 +225,7 @@ export class Supervisor {
         expect: expectationOf(plan.setup, i, models),
       })),
       since: Date.now(),
-      fix: { setupRef: plan.source.startsWith('--last') ? null : plan.source, runId: rec.json.id },
+      fix: { setupRef: sourcePreset(plan.source), runId: rec.json.id },
     });
     const onCheckpoints = (evs: CheckpointEvent[]) => {
       if (evs.length === 0) return;
@@ -387,6 +356,13 @@ async function readPlan(): Promise<SupervisorPlan | null> {
   }
 }
 
+/** What every run needs whatever its plan, done while the plan comes: the tee probe and the model catalog. */
+async function aheadOfPlan(): Promise<void> {
+  await new Promise<void>((res) => setImmediate(res));
+  gnuTeeAvailable(process.env);
+  modelCatalogOrNone();
+}
+
 /** Writes the hello line to the launcher and closes stdout: from now on nothing is written to it. */
 function sayHello(h: SupervisorHello): Promise<void> {
   return new Promise((res) => {
@@ -414,7 +390,8 @@ export async function superviseMain(): Promise<void> {
     if (sup) sup.killNow();
     else pending = 'kill';
   });
-  const plan = await readPlan();
+  // While the plan comes (a supervisor started ahead of it waits for the launch's checks): what every run needs.
+  const plan = await Promise.all([readPlan(), aheadOfPlan()]).then(([p]) => p);
   if (!plan) return;
   capYoungGeneration();
   const env = process.env;
@@ -442,69 +419,16 @@ export async function superviseMain(): Promise<void> {
   }
 }
 
-/** The hint when a record cannot be created. */
-export const RECORD_HINT =
-  'free some space there (or make it writable), or launch from another directory: records go to .zerowiz/runs/ under the current one';
-
-/** A started supervisor, as its launcher holds it. */
-export interface StartedSupervisor {
-  dir: string;
-  id: string;
-  /** Resolves when the run is over: in process, when run() resolved; as a process, when it exited. */
-  done: Promise<void>;
-  /** In process only (no bin): stops the run the way the supervisor's signals do. */
-  stop?: () => void;
-  killNow?: () => void;
-}
-
-/**
- * Starts a run's supervisor: as its own process (in its own session, the plan on stdin, stdout read for the
- * hello line, its stderr into supervisor.log of the run directory once it is made) when zerowiz runs from its
- * bin; in this process otherwise. Throws UsageError when the record cannot be created.
- */
-export async function startSupervisor(plan: SupervisorPlan, env: NodeJS.ProcessEnv): Promise<StartedSupervisor> {
-  const bin = binPath();
-  if (bin === null) {
-    const sup = new Supervisor(plan, { env, guard: null });
-    let rec: RunRecord;
-    try {
-      rec = sup.open();
-    } catch (e) {
-      if (e instanceof RecordError) throw new UsageError(e.message, RECORD_HINT);
-      throw e;
-    }
-    const done = sup.run().then(() => undefined);
-    return { dir: rec.dir, id: rec.json.id, done, stop: () => sup.stop(), killNow: () => sup.killNow() };
+/** Starts a run's supervisor in this process (no bin: the unit tests run from the sources), without a watchdog. */
+export function startInProcess(plan: SupervisorPlan, env: NodeJS.ProcessEnv): StartedSupervisor {
+  const sup = new Supervisor(plan, { env, guard: null });
+  let rec: RunRecord;
+  try {
+    rec = sup.open();
+  } catch (e) {
+    if (e instanceof RecordError) throw new UsageError(e.message, RECORD_HINT);
+    throw e;
   }
-  const child = spawn(process.execPath, [bin, SUPERVISOR_ARG], {
-    cwd: plan.cwd,
-    env,
-    detached: true,
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  const done = new Promise<void>((res) => {
-    child.on('exit', () => res());
-    child.on('error', () => res());
-  });
-  child.stdin!.on('error', () => undefined);
-  child.stdin!.end(JSON.stringify(plan));
-  let text = '';
-  child.stdout!.setEncoding('utf8');
-  const hello = await new Promise<SupervisorHello | null>((res) => {
-    child.stdout!.on('data', (d: string) => {
-      text += d;
-    });
-    child.stdout!.on('close', () => {
-      try {
-        res(JSON.parse(text.split('\n')[0] ?? '') as SupervisorHello);
-      } catch {
-        res(null);
-      }
-    });
-    child.on('error', () => res(null));
-  });
-  child.unref();
-  if (!hello) throw new UsageError('the run could not be started: its supervisor ended at once', RECORD_HINT);
-  if (!hello.ok) throw new UsageError(hello.message, hello.hint);
-  return { dir: hello.dir, id: hello.id, done };
+  const done = sup.run().then(() => undefined);
+  return { dir: rec.dir, id: rec.json.id, done, stop: () => sup.stop(), killNow: () => sup.killNow() };
 }

@@ -11,19 +11,20 @@
  */
 import { stdin } from 'node:process';
 import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../proc/index.js';
-import type { AlertContext } from '../observe/index.js';
 import { launchEstimate, type LaunchEstimate } from '../rules/index.js';
+import { sourcePreset } from '../config/index.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { formatLossPair } from '../observe/index.js';
 import { RunModel } from '../pane/index.js';
-import { formatGiB, formatPeakVsEstimate } from '../observe/index.js';
+import { formatPeakVsEstimate } from '../observe/index.js';
 import { displayDir, stepLogPath, type RunRecord } from '../records/index.js';
 import { RecordKeeper } from './record-keeper.js';
 import type { PipelineOutcome } from '../observe/index.js';
-import { formatDuration } from '../text/index.js';
+import { formatDuration, formatGiB } from '../text/index.js';
 import { StreamPrinter, type TextSink } from './stream.js';
 import type { TelemetryView } from '../observe/index.js';
-import { RunWatch, watchStepOf } from '../observe/index.js';
+import type { RunWatch } from '../observe/index.js';
+import { alertContextOf, watchOfRun } from './run-watch.js';
 import type { WriteResult } from '../fs/index.js';
 import { existsSync } from 'node:fs';
 import { reportPathOf, writeRunReport } from '../report/index.js';
@@ -98,17 +99,9 @@ export function openView(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record0, i), command: c.text })),
     opts.ringLines,
   );
-  const estimate = launchEstimate(prepared.setup, undefined, prepared.source, prepared.cwd);
+  const estimate = launchEstimate(prepared.setup, undefined, sourcePreset(prepared.source), prepared.cwd);
   const noTelemetry = kind.runsHere ? null : (kind.noTelemetry ?? "the run's GPUs are not on this machine");
-  const alertContext: AlertContext = {
-    precision: prepared.setup.answers?.mixed_precision ?? null,
-    whatFits: estimate?.whatFits,
-    hostWhatFits: estimate?.hostWhatFits,
-    freePort: null,
-  };
-  watch = new RunWatch({
-    steps: prepared.commands.map((_, i) => watchStepOf(prepared.setup, prepared.commands, prepared.cwd, i)),
-    alertContext,
+  watch = watchOfRun(prepared, alertContextOf(prepared.setup, estimate), {
     telemetry: follow.telemetry,
     noTelemetry: noTelemetry ?? undefined,
     alerts: follow.alertsGiven ? 'given' : 'compute',

@@ -21,6 +21,7 @@
  * Every step also gets ZEROWIZ_RUN_DIR=<the record directory> in its environment: a step's processes can
  * be found by it even in the microseconds between a spawn and its registration.
  */
+import type { Socket } from 'node:net';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,7 +94,7 @@ export class Watchdog implements ProcessGuard {
     }
     if (child.pid === undefined) return null;
     child.unref();
-    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    (child.stdin as Socket | null)?.unref();
     return new Watchdog(child);
   }
 

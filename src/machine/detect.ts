@@ -6,6 +6,7 @@ import { statfs } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { execa } from 'execa';
 import type { Interconnect } from '../config/index.js';
+import { formatGiB } from '../text/index.js';
 
 /** How long nvidia-smi may take before it counts as failed. */
 export const NVIDIA_SMI_TIMEOUT_MS = 5000;
@@ -209,7 +210,7 @@ export function describeGpus(d: GpuDetection): string {
   if (!d.detected) return `GPUs not detected (${d.reason ?? 'unknown reason'})`;
   const groups = new Map<string, number>();
   for (const g of d.gpus) {
-    const key = `${g.name} (${(g.memoryBytes / 2 ** 30).toFixed(1)} GiB)`;
+    const key = `${g.name} (${formatGiB(g.memoryBytes)})`;
     groups.set(key, (groups.get(key) ?? 0) + 1);
   }
   const text = [...groups].map(([k, c]) => `${c} x ${k}`).join(' + ');

@@ -356,31 +356,6 @@ function cleanDesc(d: string): string {
   return d.trim().replace(/:$/, '').trim();
 }
 
-/** `1:02:03` / `02:03` for seconds (tqdm's style), `--:--` when unknown. */
-export function formatClock(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return '--:--';
-  const s = Math.floor(seconds);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  const mm = String(m).padStart(2, '0');
-  const ss = String(sec).padStart(2, '0');
-  return h > 0 ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
-}
-
-/** A compact count (`1000` -> `1000`, `12500` -> `12.5k`). */
-export function formatCount(n: number): string {
-  if (n < 10_000) return String(Math.round(n * 100) / 100);
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)}k`;
-  return `${(n / 1e6).toFixed(1)}M`;
-}
-
-/** Rate text for the pane: `6.00it/s`, or `12.3s/it` below one per second. */
-export function formatRate(ratePerS: number | null): string {
-  if (ratePerS === null || !Number.isFinite(ratePerS) || ratePerS <= 0) return '?it/s';
-  return ratePerS >= 1 ? `${ratePerS.toFixed(2)}it/s` : `${(1 / ratePerS).toFixed(2)}s/it`;
-}
-
 /** A loss as the pane and stream mode show it: 4 decimals, exponent form for tiny or huge values, `nan`. */
 export function formatLoss(v: number): string {
   if (Number.isNaN(v)) return 'nan';

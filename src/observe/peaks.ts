@@ -1,7 +1,6 @@
 /** The GPU memory line of the end summary: measured peak against zerowiz's estimate. Pure functions. */
 import type { GpuPeak } from './telemetry.js';
-
-const GIB = 2 ** 30;
+import { formatGiB } from '../text/index.js';
 
 /** The GPU that used the most memory (the lowest index on a tie), or null without peaks. */
 export function highestPeak(peaks: readonly GpuPeak[]): GpuPeak | null {
@@ -12,11 +11,6 @@ export function highestPeak(peaks: readonly GpuPeak[]): GpuPeak | null {
     }
   }
   return best;
-}
-
-/** `61.2 GiB`: GiB with one decimal, as the summary prints memory. */
-export function formatGiB(bytes: number): string {
-  return `${(bytes / GIB).toFixed(1)} GiB`;
 }
 
 /**

@@ -5,7 +5,6 @@
  * stalled one is doing by `py-spy dump` when py-spy is installed. Linux only; anything unreadable is left out.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { execa } from 'execa';
 import { whichSync } from '../proc/index.js';
 import { parsePySpyDump } from './stall.js';
 
@@ -121,6 +120,8 @@ export function pySpyInstalled(env: NodeJS.ProcessEnv = process.env): boolean {
 /** The main thread's innermost frames of `pid` by `py-spy dump` (argument array, a timeout); null when it cannot. */
 export async function pySpyFrames(pid: number, env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
   try {
+    // execa loads only when a stalled pass is looked into.
+    const { execa } = await import('execa');
     const r = await execa('py-spy', ['dump', '--pid', String(pid)], {
       env,
       extendEnv: false,

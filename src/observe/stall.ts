@@ -8,6 +8,7 @@
  */
 import type { Alert } from './alerts.js';
 import { formatDuration } from '../text/index.js';
+import { type EnvNumberName, envNumber } from '../text/index.js';
 
 /** k: how many median step times of silence make a stall. */
 export const STALL_FACTOR_DEFAULT = 10;
@@ -33,9 +34,9 @@ export interface StallOptions {
  * ZEROWIZ_STALL_STARTUP_S (the start-up allowance), each a positive number; anything else keeps the default.
  */
 export function stallOptionsFromEnv(env: NodeJS.ProcessEnv): StallOptions {
-  const num = (name: string): number | undefined => {
-    const v = Number(env[name]);
-    return env[name] !== undefined && env[name] !== '' && Number.isFinite(v) && v > 0 ? v : undefined;
+  const num = (name: EnvNumberName): number | undefined => {
+    const v = envNumber(env, name, Number.NaN);
+    return Number.isNaN(v) ? undefined : v;
   };
   const factor = num('ZEROWIZ_STALL_FACTOR');
   const min = num('ZEROWIZ_STALL_MIN_S');

@@ -19,21 +19,19 @@ import { MAX_GPU_MEMORY_BYTES } from '../estimate/index.js';
 import { printable } from '../text/index.js';
 import { signalGroup, stopGroup, trackGroup, untrackGroup } from '../proc/index.js';
 import { whichSync } from '../proc/index.js';
+import { envNumber } from '../text/index.js';
 
 /** The query, as nvidia-smi takes it (memory in MiB, utilisation in %). */
 export const TELEMETRY_QUERY_ARGS = [
   '--query-gpu=index,memory.used,memory.total,utilization.gpu',
   '--format=csv,noheader,nounits',
 ] as const;
-/** nvidia-smi's loop interval (override: ZEROWIZ_TELEMETRY_MS, at least TELEMETRY_MIN_INTERVAL_MS). */
+/** nvidia-smi's loop interval (override: ZEROWIZ_TELEMETRY_MS, at least 100: src/text/env.ts). */
 export const TELEMETRY_INTERVAL_MS = 1000;
-/** The shortest loop interval ZEROWIZ_TELEMETRY_MS may ask for. */
-export const TELEMETRY_MIN_INTERVAL_MS = 100;
 
 /** The loop interval in effect for an environment. */
 export function telemetryIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.ZEROWIZ_TELEMETRY_MS);
-  return Number.isFinite(n) && n >= TELEMETRY_MIN_INTERVAL_MS ? Math.round(n) : TELEMETRY_INTERVAL_MS;
+  return Math.round(envNumber(env, 'ZEROWIZ_TELEMETRY_MS', TELEMETRY_INTERVAL_MS));
 }
 /** How long stop() waits after SIGTERM before SIGKILL. */
 const TELEMETRY_STOP_GRACE_MS = 1000;

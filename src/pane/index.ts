@@ -4,6 +4,6 @@ export { parseKeys } from './keys.js';
 export { paneCommand, paneStack } from './keytable.js';
 export { RunModel } from './model.js';
 export { initialPaneState, paneReducer } from './state.js';
-export type { KeyInfo, PaneAction, PaneCommand, PaneState } from './state.js';
+export type { PaneAction, PaneCommand, PaneState } from './state.js';
 export { alertListLength, paneLayout, paneLines } from './view.js';
 export type { PaneLayout, PaneLive } from './view.js';

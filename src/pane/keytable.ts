@@ -3,26 +3,18 @@
  * keys work (the log, a search being typed, the stop question, the alert list), each binding with the keys
  * it matches, what it does in the docs' words, and its key hint. The pane (./pane.ts) asks `paneCommand`
  * what a key means on the stack its state focuses; the hint row and the pane table of docs/log-pane.md come from the same
- * tables, so the keys documented, hinted and working cannot drift apart. Plain TypeScript, no terminal.
+ * tables, so the keys documented, hinted and working cannot drift apart. The machinery (bindings, the first match
+ * on a stack, the table's Markdown) is the wizard's too: src/text/keytable.ts. Plain TypeScript, no terminal.
  */
-
-/** The subset of a key press the pane reads (Ink's `Key` shape; ./keys.ts parses the terminal's bytes into it). */
-export interface KeyInfo {
-  upArrow?: boolean;
-  downArrow?: boolean;
-  pageUp?: boolean;
-  pageDown?: boolean;
-  home?: boolean;
-  end?: boolean;
-  tab?: boolean;
-  shift?: boolean;
-  ctrl?: boolean;
-  meta?: boolean;
-  escape?: boolean;
-  return?: boolean;
-  backspace?: boolean;
-  delete?: boolean;
-}
+import {
+  type KeyBinding,
+  type KeyPress,
+  type KeyRow,
+  ctrlKey as ctrl,
+  firstBinding,
+  keyTableMarkdown,
+  plainKey as plain,
+} from '../text/index.js';
 
 /** Where the pane's keys work; the state focuses several at once, innermost first (`paneStack`). */
 export type PaneSurface = 'searchInput' | 'confirmStop' | 'alerts' | 'search' | 'log';
@@ -68,11 +60,8 @@ export interface HintContext {
   canDetach: boolean;
 }
 
-/** One binding: what it means, the keys as the docs name them, what it does, its hint, which presses match. */
-export interface PaneBinding {
-  command: PaneCommand;
-  /** The keys as the docs name them: `↑/k`, `PgDn/space/^F`. Empty: not documented (a catch-all). */
-  keys: string;
+/** One binding (src/text/keytable.ts), with what it does and its hint. */
+export interface PaneBinding extends KeyBinding<PaneCommand> {
   /** What it does, in the docs' words. */
   help: string;
   /**
@@ -80,11 +69,7 @@ export interface PaneBinding {
    * room. Absent: the binding has no hint of its own (another one's names its keys).
    */
   hint?: { text: string | ((c: HintContext) => string | null); rank: number };
-  match(input: string, key: KeyInfo): boolean;
 }
-
-const plain = (input: string, key: KeyInfo, ch: string) => input === ch && !key.ctrl && !key.meta;
-const ctrl = (input: string, key: KeyInfo, ch: string) => input === ch && key.ctrl === true;
 const stroke = (
   command: PaneCommand,
   keys: string,
@@ -223,17 +208,14 @@ export function paneStack(f: PaneFocus): PaneSurface[] {
 export function paneCommand(
   stack: readonly PaneSurface[],
   input: string,
-  key: KeyInfo,
+  key: KeyPress,
 ): { surface: PaneSurface; command: PaneCommand } | null {
-  for (const surface of stack) {
-    const b = PANE_KEYS[surface].find((x) => x.match(input, key));
-    if (b) return { surface, command: b.command };
-  }
-  return null;
+  const hit = firstBinding(PANE_KEYS, stack, input, key);
+  return hit ? { surface: hit.surface, command: hit.binding.command } : null;
 }
 
 /** The log's command for a key press, or null (the log focused alone). */
-export function commandFor(input: string, key: KeyInfo): PaneCommand | null {
+export function commandFor(input: string, key: KeyPress): PaneCommand | null {
   return paneCommand(['log'], input, key)?.command ?? null;
 }
 
@@ -262,8 +244,7 @@ const SURFACE_TITLES: Record<PaneSurface, string> = {
  * alert list's rows that are the log's own are said once, as "the log's keys"). A test keeps the page equal.
  */
 export function paneKeysMarkdown(): string {
-  const cell = (t: string) => t.replace(/\|/g, '\\|');
-  const rows = ['| where | key | what it does |', '|---|---|---|'];
+  const rows: KeyRow[] = [];
   for (const surface of ['log', 'search', 'searchInput', 'confirmStop', 'alerts'] as const) {
     const shared: string[] = [];
     for (const b of PANE_KEYS[surface]) {
@@ -272,12 +253,10 @@ export function paneKeysMarkdown(): string {
         shared.push(b.keys);
         continue;
       }
-      rows.push(`| ${SURFACE_TITLES[surface]} | \`${cell(b.keys)}\` | ${cell(b.help)} |`);
+      rows.push([SURFACE_TITLES[surface], b.keys, b.help]);
     }
     if (shared.length > 0)
-      rows.push(
-        `| ${SURFACE_TITLES[surface]} | ${shared.map((k) => `\`${cell(k)}\``).join(' ')} | as in the log (the scroll keys scroll the list) |`,
-      );
+      rows.push([SURFACE_TITLES[surface], shared, 'as in the log (the scroll keys scroll the list)']);
   }
-  return rows.join('\n');
+  return keyTableMarkdown(rows);
 }

@@ -46,7 +46,7 @@ export interface LinesView {
 }
 
 // The pane's keys are one table (./keytable.ts); these names stay importable from here.
-export { commandFor, hintItems, type HintContext, type KeyInfo, type PaneCommand } from './keytable.js';
+export { commandFor, hintItems, type HintContext, type PaneCommand } from './keytable.js';
 
 /** The initial state. */
 export function initialPaneState(): PaneState {

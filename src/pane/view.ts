@@ -6,7 +6,8 @@
  */
 import type { Alert } from '../observe/index.js';
 import type { RunModel, StepState } from './model.js';
-import { formatClock, formatCount, formatLoss, formatRate, sparkline } from '../observe/index.js';
+import { formatLoss, sparkline } from '../observe/index.js';
+import { formatClock, formatTally, formatTallyRate, gibFigure } from '../text/index.js';
 import { LOSS_SOURCE_NAMES } from '../observe/index.js';
 import type { TelemetryView } from '../observe/index.js';
 import type { RunWatch } from '../observe/index.js';
@@ -444,8 +445,8 @@ function progressRow(step: StepState, cols: number): string {
   const ended = step.status === 'failed' || step.status === 'stopped' ? ` · ${step.status} here` : null;
   const tail =
     p.percent !== null
-      ? ` ${String(p.percent).padStart(3)}% ${formatCount(p.n)}/${formatCount(p.total ?? 0)} ${formatRate(p.ratePerS)}${ended ?? ` ETA ${formatClock(p.remainingS)}`}`
-      : ` ${formatCount(p.n)}it ${formatRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}${ended ?? ''}`;
+      ? ` ${String(p.percent).padStart(3)}% ${formatTally(p.n)}/${formatTally(p.total ?? 0)} ${formatTallyRate(p.ratePerS)}${ended ?? ` ETA ${formatClock(p.remainingS)}`}`
+      : ` ${formatTally(p.n)}it ${formatTallyRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}${ended ?? ''}`;
   b.add(desc);
   if (p.percent !== null) {
     const barWidth = Math.max(5, Math.min(60, cols - desc.length - tail.length - 1));
@@ -572,7 +573,7 @@ function gpuBar(used: number | null, total: number | null, estimate: number | nu
 
 /** `61.2` GiB with one decimal (the unit is said once per row). */
 function gib(bytes: number | null): string {
-  return bytes === null ? '?' : (bytes / 2 ** 30).toFixed(1);
+  return bytes === null ? '?' : gibFigure(bytes);
 }
 
 /** Why there are no GPU bars (a dim row), or null when there are. */
@@ -612,7 +613,7 @@ function gpuRows(live: PaneLive, layout: PaneLayout, cols: number): string[] {
           cell >= 40
             ? `${gib(g.usedBytes)}/${gib(g.totalBytes)} GiB`
             : g.usedBytes !== null && g.usedBytes >= 9.95 * 2 ** 30
-              ? `${Math.round(g.usedBytes / 2 ** 30)}G`.padStart(4)
+              ? `${gibFigure(g.usedBytes, 0)}G`.padStart(4)
               : `${gib(g.usedBytes)}G`;
         const barW = Math.max(3, Math.min(40, cell - (idxW + 1 + 1 + used.length + 1 + util.length + 1)));
         b.add(`${String(g.index).padStart(idxW)} `, SGR.dim);
@@ -688,7 +689,7 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
     const values = state.sparkAll ? m.series.overview(width - 10) : m.series.recent(width - 10);
     row(state.sparkAll ? 'all' : 'recent', sparkline(values, width - 10), SGR.magenta);
   }
-  if (m.ratePerS !== null) row('speed', m.rateText ?? formatRate(m.ratePerS));
+  if (m.ratePerS !== null) row('speed', m.rateText ?? formatTallyRate(m.ratePerS));
   if (m.learningRate !== null) row('lr', formatNumber(m.learningRate));
   if (m.optimizerStep !== null) row('step', String(m.optimizerStep));
   if (m.epoch !== null) row('epoch', formatNumber(m.epoch));

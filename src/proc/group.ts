@@ -6,6 +6,7 @@
  */
 
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { envNumber } from '../text/index.js';
 
 /** How long a stop waits after SIGINT before sending SIGTERM (override: ZEROWIZ_SIGINT_GRACE_MS). */
 export const SIGINT_GRACE_MS = 10_000;
@@ -16,13 +17,9 @@ const GROUP_POLL_MS = 50;
 
 /** The grace periods in effect (environment overrides for tests and impatient users). */
 export function gracePeriods(env: NodeJS.ProcessEnv = process.env): { sigintMs: number; sigtermMs: number } {
-  const num = (v: string | undefined, d: number) => {
-    const n = v === undefined || v === '' ? Number.NaN : Number(v);
-    return Number.isFinite(n) && n >= 0 ? n : d;
-  };
   return {
-    sigintMs: num(env.ZEROWIZ_SIGINT_GRACE_MS, SIGINT_GRACE_MS),
-    sigtermMs: num(env.ZEROWIZ_SIGTERM_GRACE_MS, SIGTERM_GRACE_MS),
+    sigintMs: envNumber(env, 'ZEROWIZ_SIGINT_GRACE_MS', SIGINT_GRACE_MS),
+    sigtermMs: envNumber(env, 'ZEROWIZ_SIGTERM_GRACE_MS', SIGTERM_GRACE_MS),
   };
 }
 

@@ -16,8 +16,10 @@ export {
   recordStepEnd,
   recordStepStart,
   releaseReserve,
+  runDirName,
   saveRunJson,
   setupOfRecord,
+  stepLogName,
   stepLogPath,
 } from './record.js';
 export type { DamagedRecord, RecordCheck, RunJson, RunRecord } from './record.js';

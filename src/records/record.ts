@@ -15,7 +15,7 @@ import * as z from 'zod/mini';
 import '../text/zod.js';
 import { QUESTIONS, parseAnswers, question, withDefaults, type QuestionId } from '../config/index.js';
 import type { Setup } from '../config/index.js';
-import { timestamp } from '../fs/index.js';
+import { timestamp } from '../text/index.js';
 import { inReportOrder, launchConfigFiles } from '../config/index.js';
 import { shellJoin, shellWord } from '../text/index.js';
 import type { PreparedCommand } from '../config/index.js';
@@ -116,6 +116,19 @@ function safeName(name: string): string {
   );
 }
 
+/**
+ * THE name of a run's directory under RUNS_DIR: `<YYYYmmdd-HHMMSS>-<name>` (the name made safe for a path); a
+ * second run in the same second gets `-2` (makeRunDir).
+ */
+export function runDirName(setupName: string, now = new Date()): string {
+  return `${timestamp(now)}-${safeName(setupName)}`;
+}
+
+/** THE name of a step's log in its record: `01-data_process.log`. */
+export function stepLogName(index: number, stepName: string): string {
+  return `${String(index + 1).padStart(2, '0')}-${safeName(stepName)}.log`;
+}
+
 /** A step of run.json before it runs; its log is `01-<step>.log`. */
 export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson {
   return {
@@ -123,7 +136,7 @@ export function pendingStepJson(c: PreparedCommand, index: number): RunStepJson 
     argv: c.argv,
     usesConfig: c.usesConfig,
     command: c.text,
-    log: `${String(index + 1).padStart(2, '0')}-${safeName(c.step)}.log`,
+    log: stepLogName(index, c.step),
     status: 'pending',
     exitCode: null,
     signal: null,
@@ -166,7 +179,7 @@ export function createRunRecord(opts: {
   }
   let made: { id: string; dir: string };
   try {
-    made = makeRunDir(root, `${timestamp(now)}-${safeName(opts.setup.name)}`);
+    made = makeRunDir(root, runDirName(opts.setup.name, now));
   } catch (err) {
     if (err instanceof UntrustedPathError) throw err;
     throw new RecordError(root, err);
@@ -540,10 +553,16 @@ export function displayDir(dir: string, cwd = process.cwd()): string {
 }
 
 /**
- * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or a Slurm
- * job id; without one, the newest run. Throws UsageError naming the choices.
+ * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or another name
+ * its kind gives it (a Slurm job id); without one, the newest run. Throws UsageError naming the choices.
  */
-export function findRunRecord(ref: string | undefined, cwd = process.cwd(), check?: RecordCheck): RunRecord {
+export function findRunRecord(
+  ref: string | undefined,
+  cwd = process.cwd(),
+  check?: RecordCheck,
+  /** Other names of a record (its kind's: a Slurm job id). */
+  aliases: (json: RunJson) => string[] = () => [],
+): RunRecord {
   const all = listRunRecords(cwd, check).records;
   const hint = 'see `zerowiz runs` for the run ids (or give the Slurm job id)';
   if (ref === undefined) {
@@ -553,7 +572,7 @@ export function findRunRecord(ref: string | undefined, cwd = process.cwd(), chec
   }
   const norm = ref.replace(/\/+$/, '');
   const exact = all.find(
-    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || r.json.slurm?.jobId === norm,
+    (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || aliases(r.json).includes(norm),
   );
   if (exact) return exact;
   const partial = all.filter((r) => r.json.id.includes(norm));

@@ -19,7 +19,7 @@ import { modelCatalogOrNone } from '../estimate/index.js';
 import { trainingScript } from '../config/index.js';
 import { isDiffSynthStep } from '../config/index.js';
 import { readUserFile } from '../fs/index.js';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { compileSetup, isPlainObject } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { isDataPass, stepConfig } from '../config/index.js';
 import type { StepCheckContext, StepFinding } from './step-finding.js';
@@ -45,7 +45,7 @@ export function saveCallOf(source: string): SaveCall {
 
 /** The setup's own JSON's stage and gather flag (the JSON the steps with `usesConfig` run with). */
 function setupGather(setup: Setup): { stage: unknown; gather: boolean } {
-  const j = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const j = compileSetup(setup).deepSpeedJson;
   const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
   const g = zero.stage3_gather_16bit_weights_on_model_save ?? zero.gather_16bit_weights_on_model_save;
   return { stage: zero.stage, gather: g === true };

@@ -51,18 +51,20 @@ export interface LaunchEstimate {
 
 /**
  * The commands that switch a launched setup to another mode, runnable as printed: a user preset made from the
- * launched one with the new mode (`zerowiz launch` takes no mode flags), then its launch. `source` is what
- * was launched (a preset name or file, as typed).
+ * launched one with the new mode (`zerowiz launch` takes no mode flags), then its launch. `preset` is the preset
+ * launched (a name or file, as typed); without one (`--last`, an unsaved wizard setup) the flags to set, in words.
  */
 export function switchModeCommand(
-  source: string,
+  preset: string | null,
   name: string,
   row: Pick<ModeEstimate, 'mode' | 'offloadDevice'>,
   nvmePath: string | null,
 ): string {
   const target = `${name}-${row.mode === '1' ? 'zero1' : row.mode === '2' ? 'zero2' : `zero${row.mode}`}${row.offloadDevice === 'nvme' ? '-nvme' : ''}`;
-  const args = ['zerowiz', 'preset', 'save', target, '--preset', source, '--mode', row.mode];
-  if (row.offloadDevice === 'nvme') args.push('--offload-device', 'nvme', '--nvme-path', nvmePath ?? '/mnt/nvme');
+  const flags = ['--mode', row.mode];
+  if (row.offloadDevice === 'nvme') flags.push('--offload-device', 'nvme', '--nvme-path', nvmePath ?? '/mnt/nvme');
+  if (preset === null) return `${shellJoin(flags)} in a preset of your own`;
+  const args = ['zerowiz', 'preset', 'save', target, '--preset', preset, ...flags];
   return `${shellJoin(args)} && ${shellJoin(['zerowiz', 'launch', target])}`;
 }
 
@@ -82,8 +84,8 @@ function isDir(path: string): boolean {
 export function launchEstimate(
   setup: Setup,
   models?: readonly ModelEntry[],
-  /** What was launched, as typed (a preset name or file); default the setup's name. */
-  source: string = setup.name,
+  /** The preset launched, as typed (a name or file), or null (`--last`, an unsaved wizard setup); default the setup's name. */
+  preset: string | null = setup.name,
   cwd: string = process.cwd(),
 ): LaunchEstimate | null {
   const a = setup.answers;
@@ -116,11 +118,11 @@ export function launchEstimate(
           .filter((r) => r.fits === true && r.gpuNeedBytes < current.gpuNeedBytes);
         const next = fitting.find(usable);
         if (next) {
-          return `switch to ${rowLabel(next.mode, next.offloadDevice)}, which fits by the estimate (${formatBytesShort(next.gpuNeedBytes)} per GPU against ${formatBytesShort(current.gpuNeedBytes)} for ${rowLabel(mode, device)}): ${switchModeCommand(source, setup.name, next, nvmeDir)}`;
+          return `switch to ${rowLabel(next.mode, next.offloadDevice)}, which fits by the estimate (${formatBytesShort(next.gpuNeedBytes)} per GPU against ${formatBytesShort(current.gpuNeedBytes)} for ${rowLabel(mode, device)}): ${switchModeCommand(preset, setup.name, next, nvmeDir)}`;
         }
         const onlyNvme = fitting[0];
         if (onlyNvme)
-          return `only ${rowLabel(onlyNvme.mode, onlyNvme.offloadDevice)} fits by the estimate, and it needs a directory on an NVMe drive (${a.nvme_path} does not exist here): ${switchModeCommand(source, setup.name, onlyNvme, null).replace('/mnt/nvme', 'DIR')}, with DIR your NVMe mount`;
+          return `only ${rowLabel(onlyNvme.mode, onlyNvme.offloadDevice)} fits by the estimate, and it needs a directory on an NVMe drive (${a.nvme_path} does not exist here): ${switchModeCommand(preset, setup.name, onlyNvme, null).replace('/mnt/nvme', 'DIR')}, with DIR your NVMe mount`;
         if (report.advice.length > 0)
           return `by the estimate no mode fits as set up; what would: ${report.advice.slice(0, 2).join('; ')}`;
       } catch {
@@ -136,7 +138,7 @@ export function launchEstimate(
           .sort(compareRows)
           .find((r) => r.gpuFits !== false && r.peak.cpuBytes < current.peak.cpuBytes && usable(r));
         if (!next) return null;
-        return `${rowLabel(next.mode, next.offloadDevice)} needs ${formatBytesShort(next.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}${next.gpuFits === true ? ', and fits the GPU by the estimate' : ''}: ${switchModeCommand(source, setup.name, next, nvmeDir)}`;
+        return `${rowLabel(next.mode, next.offloadDevice)} needs ${formatBytesShort(next.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}${next.gpuFits === true ? ', and fits the GPU by the estimate' : ''}: ${switchModeCommand(preset, setup.name, next, nvmeDir)}`;
       } catch {
         return null;
       }

@@ -20,7 +20,7 @@ import {
 } from '../config/index.js';
 import { checkpointSaveFindings } from './checkpoint-save.js';
 import { stepModelFindings } from './step-model.js';
-import { deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { compileSetup, isPlainObject } from '../config/index.js';
 import { missingScripts } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { argValue, groupArgs, isDataPass, stepConfig } from '../config/index.js';
@@ -73,7 +73,7 @@ function samePath(a: string, b: string, cwd: string): boolean {
 function stepDeepSpeed(setup: Setup, i: number, ctx: StepCheckContext): DeepSpeedSummary | null {
   const c = stepConfig(setup.steps[i]!);
   if (c.kind === 'setup') {
-    const j = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+    const j = compileSetup(setup).deepSpeedJson;
     const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
     const dev = (v: unknown) => (isPlainObject(v) && typeof v.device === 'string' ? v.device : null);
     return {

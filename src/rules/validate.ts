@@ -11,7 +11,7 @@ import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/in
 import { estimateInputFromSetup } from '../estimate/index.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
-import { formatBytes, formatCount } from '../text/index.js';
+import { formatBytes, formatCount, memoLast } from '../text/index.js';
 import {
   flagName,
   optimizerOffloadDevice,
@@ -20,7 +20,7 @@ import {
   type Answers,
   type QuestionId,
 } from '../config/index.js';
-import { accelerateConfigObject, deepSpeedConfigObject, isPlainObject, plainJson } from '../config/index.js';
+import { compileSetup, isPlainObject } from '../config/index.js';
 import { launchMixedPrecision } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 
@@ -40,7 +40,7 @@ export const GRAD_CKPT_FLAGS: readonly string[] = ['--use_gradient_checkpointing
  */
 export function setupLacksCheckpointingBlock(setup: Setup): boolean {
   const a = setup.answers;
-  const zero = (plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>).zero_optimization;
+  const zero = compileSetup(setup).deepSpeedJson.zero_optimization;
   const stage = isPlainObject(zero) && typeof zero.stage === 'number' ? zero.stage : MODE_INFO[a.mode].stage;
   const usesCkpt = setup.steps.some((s) => s.usesConfig && s.args.some((x) => GRAD_CKPT_FLAGS.includes(x)));
   return stage === 3 && paramOffloadDevice(a) !== 'none' && usesCkpt && !a.gradient_checkpointing;
@@ -52,7 +52,7 @@ export function validate(setup: Setup): Finding[] {
   const info = MODE_INFO[a.mode];
   const out: Finding[] = [];
   // The rules read the JSON as it will be written (kept keys of an import included), not just the answers.
-  const json = plainJson(deepSpeedConfigObject(setup)) as Record<string, unknown>;
+  const { deepSpeedJson: json, accelerateConfig: yaml } = compileSetup(setup);
   const zero = isPlainObject(json.zero_optimization) ? json.zero_optimization : {};
   const stage = typeof zero.stage === 'number' ? zero.stage : info.stage;
   const optDevice = optimizerOffloadDevice(a);
@@ -158,7 +158,6 @@ export function validate(setup: Setup): Finding[] {
     );
   }
   out.push(...fitFindings(setup));
-  const yaml = accelerateConfigObject(setup);
   const seen = new Set(out.map((f) => f.rule));
   for (const f of [...checkAccelerateConfig(yaml), ...checkDeepSpeedConfig(json, { worldSize: a.num_processes })]) {
     if (!seen.has(f.rule)) out.push(f);
@@ -189,7 +188,17 @@ export interface OwnModeEstimate {
  * LoRA targets, ...), and the estimator's errors for figures beyond its range.
  */
 export function ownModeEstimate(a: Setup['answers'], models?: readonly ModelEntry[]): OwnModeEstimate | null {
-  const est = estimateInputFromSetup(a, { models: models ?? modelCatalogOrNone() });
+  // With the catalog's models, one estimate per answers however many rules and checks ask (a throw is not kept).
+  if (models === undefined) return ownEstimates.get(JSON.stringify(a), () => estimateOwnMode(a, modelCatalogOrNone()));
+  return estimateOwnMode(a, models);
+}
+
+/** How many answers' own-mode estimates are kept. */
+const OWN_ESTIMATES_KEPT = 8;
+const ownEstimates = memoLast<OwnModeEstimate | null>(OWN_ESTIMATES_KEPT);
+
+function estimateOwnMode(a: Setup['answers'], models: readonly ModelEntry[]): OwnModeEstimate | null {
+  const est = estimateInputFromSetup(a, { models });
   if (!est.input) return null;
   const { placement } = est;
   const mode = a.mode;

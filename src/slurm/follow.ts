@@ -16,6 +16,7 @@ import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } 
 import { parseStepMark, type StepMark } from './script.js';
 import { parseJobEnd } from './job-notify.js';
 import type { SlurmContext } from './tools.js';
+import { envNumber } from '../text/index.js';
 
 /** How often the job's state is asked of Slurm (override: ZEROWIZ_SLURM_POLL_MS). */
 export const STATE_POLL_MS = 3_000;
@@ -57,8 +58,7 @@ export function jobStatus(jobId: string, j: JobInfo | null, lost: string | null)
 
 /** The state poll interval in effect. */
 export function statePollMs(env: NodeJS.ProcessEnv): number {
-  const n = Number(env.ZEROWIZ_SLURM_POLL_MS);
-  return Number.isFinite(n) && n >= 50 ? n : STATE_POLL_MS;
+  return envNumber(env, 'ZEROWIZ_SLURM_POLL_MS', STATE_POLL_MS);
 }
 
 /** Options of a follower. */

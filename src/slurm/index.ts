@@ -3,7 +3,7 @@ export { describeJob, queryJob } from './job.js';
 export { slurmLaunchKind } from './kind.js';
 export { checkOptions, jobName, planSlurmLaunch } from './launch.js';
 export type { SlurmRequest } from './launch.js';
-export { settleRecord, slurmRunOpen, stepLogName } from './record.js';
+export { settleRecord, slurmRunOpen } from './record.js';
 export { slurmBlockProblem } from './schema.js';
 export { hostfileText, perNodeCommands, sbatchOptionsOf, sbatchScript } from './script.js';
 export type { SbatchOptions } from './script.js';

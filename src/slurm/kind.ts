@@ -33,6 +33,7 @@ import {
 } from './launch.js';
 import { slurmSetup } from './shape.js';
 import type { SlurmContext } from './tools.js';
+import { formatWrite } from '../fs/index.js';
 
 /** What the summary says instead of GPU figures: nvidia-smi here sees none of the job's GPUs. */
 const SLURM_NO_TELEMETRY = "the GPUs are on the job's nodes";
@@ -147,7 +148,8 @@ export function slurmLaunchKind(request: SlurmRequest, ctx: SlurmContext): RunKi
       if (octx.stopRequested()) return null;
       const sub = await submitSlurm(p, ctx);
       for (const n of sub.sbatchNotes) octx.say(n);
-      for (const w of sub.writes) if (w.status !== 'unchanged') octx.say(`wrote ${displayDir(w.path, prepared.cwd)}`);
+      for (const w of sub.writes)
+        if (w.status !== 'unchanged') octx.say(formatWrite(w, (p) => displayDir(p, prepared.cwd)));
       octx.say(
         `submitted Slurm job ${sub.jobId} (${p.shape.nodes} node(s) x ${p.shape.gpusPerNode} GPU(s)); record ${displayDir(sub.record.dir, prepared.cwd)}`,
       );

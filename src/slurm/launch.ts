@@ -12,21 +12,14 @@ import { type CheckId, launchSkips, skipsAll } from '../checks/index.js';
 import { join } from 'node:path';
 import { UsageError } from '../text/index.js';
 import type { AccelerateExe } from '../proc/index.js';
-import { RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
+import { RUNS_DIR, runDirName, saveRunJson, stepLogName, type RunRecord } from '../records/index.js';
 import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/index.js';
-import { toLaunchCommands, type Setup } from '../config/index.js';
+import { type LaunchSource, sourceText, toLaunchCommands, type Setup } from '../config/index.js';
 import type { Finding } from '../config/index.js';
-import { timestamp, writeFileSafely, type WriteResult } from '../fs/index.js';
+import { writeFileSafely, type WriteResult } from '../fs/index.js';
 import { setupInDir, writeLaunchConfigFiles } from '../config/index.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
-import {
-  createSlurmRecord,
-  discardRecord,
-  JOB_OUTPUT_PATTERN,
-  recordSubmitted,
-  SCRIPT_FILE,
-  stepLogName,
-} from './record.js';
+import { createSlurmRecord, discardRecord, JOB_OUTPUT_PATTERN, recordSubmitted, SCRIPT_FILE } from './record.js';
 import {
   checkJobPaths,
   refuseBadSbatchArgs,
@@ -79,7 +72,7 @@ export interface SlurmPlan {
   exe: AccelerateExe | null;
   /** Dry run only: what a real submission would have refused. */
   problems: string[];
-  source: string;
+  source: LaunchSource;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** The checks left out before each pass on the nodes (--skip-check, ZEROWIZ_SKIP_CHECKS). */
@@ -88,7 +81,7 @@ export interface SlurmPlan {
 
 /** Options of planSlurmLaunch. */
 export interface PlanOptions {
-  source: string;
+  source: LaunchSource;
   /** Who starts accelerate on every node (the reasons the shape's changes give; default: srun). */
   launcher?: ShapeLauncher;
   accelerate?: string;
@@ -256,7 +249,7 @@ export function slurmScript(
     jobOutput: JOB_OUTPUT_PATTERN,
     stepLogs,
     notes: [
-      `Written by zerowiz for '${plan.setup.name}' (${plan.source}).`,
+      `Written by zerowiz for '${plan.setup.name}' (${sourceText(plan.source)}).`,
       ...changeLines(plan).map((l) => `zerowiz changed: ${l}`),
     ],
     checks,
@@ -269,7 +262,7 @@ export const SETUP_FILE = 'setup.yaml';
 
 /** Where a dry run says the record would go. */
 export function dryRunRecordDir(plan: SlurmPlan): string {
-  return join(plan.cwd, RUNS_DIR, `${timestamp()}-${plan.setup.name.replace(/[^A-Za-z0-9._-]+/g, '_')}`);
+  return join(plan.cwd, RUNS_DIR, runDirName(plan.setup.name));
 }
 
 /** The step log names a record uses (as createSlurmRecord names them). */
@@ -310,7 +303,7 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
     cwd: plan.cwd,
     setup: plan.setup,
     slurmSetup: plan.slurm,
-    source: plan.source,
+    source: sourceText(plan.source),
     accelerate: { path: exe.path, display: exe.display },
     shape: plan.shape,
     options: plan.options,

@@ -32,11 +32,6 @@ export function jobOutputPath(rec: RunRecord): string | null {
   return join(rec.dir, s.output.replace('%j', s.jobId));
 }
 
-/** A pass's log file name in a record, as the local runs name theirs: `01-data_process.log`. */
-export function stepLogName(i: number, name: string): string {
-  return pendingStepJson({ step: name, argv: [], usesConfig: false, text: '' }, i).log;
-}
-
 /**
  * Opens a record for a Slurm job (before submitting): the directory, the steps with their log names,
  * and run.json with `slurm.jobId` null. The caller writes the configs and the script into it, then

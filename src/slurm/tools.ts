@@ -4,7 +4,7 @@
  * ./partitions.ts; this file only runs them.
  */
 import { execa } from 'execa';
-import { UsageError } from '../text/index.js';
+import { UsageError, envNumber } from '../text/index.js';
 import { whichSync } from '../proc/index.js';
 import { printable } from '../text/index.js';
 
@@ -13,8 +13,7 @@ export const SLURM_COMMAND_TIMEOUT_MS = 30_000;
 
 /** The timeout in effect: ZEROWIZ_SLURM_TIMEOUT_MS when set (tests, a site whose slurmctld is slower). */
 export function slurmTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.ZEROWIZ_SLURM_TIMEOUT_MS);
-  return Number.isFinite(v) && v > 0 ? v : SLURM_COMMAND_TIMEOUT_MS;
+  return envNumber(env, 'ZEROWIZ_SLURM_TIMEOUT_MS', SLURM_COMMAND_TIMEOUT_MS);
 }
 
 /** A Slurm cluster name as `-M` takes it (slurm.conf's ClusterName: letters, digits, `_`, `-`, `.`). */

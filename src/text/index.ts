@@ -1,6 +1,29 @@
 /** The face of src/text/: what other folders may use of it (an architecture test holds every import to it). */
 export { RunError, UsageError, describeError, describeWriteError, fileError, isOsError } from './errors.js';
-export { formatDuration, formatUtcMinute, plural } from './format.js';
+export { ENV_NUMBERS, envNumber, envNumbersProblem } from './env.js';
+export type { EnvNumberName } from './env.js';
+export {
+  formatByteRate,
+  formatBytes,
+  formatBytesCompact,
+  formatBytesExact,
+  formatBytesShort,
+  formatCap,
+  decimalSizeNote,
+  formatClock,
+  formatCount,
+  formatCountExact,
+  formatDuration,
+  formatGiB,
+  formatUtcMinute,
+  formatTally,
+  formatTallyRate,
+  gibFigure,
+  gibFigureShort,
+  plural,
+  timestamp,
+  wholeGiBUp,
+} from './format.js';
 export { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine, hasControl, printable, printableLines } from './printable.js';
 export { shellArgs, shellJoin, shellWord } from './quote.js';
 export {
@@ -14,16 +37,10 @@ export {
   secretPrint,
   secretsIn,
 } from './redact.js';
+export { NO_KEY, ctrlKey, firstBinding, keyTableMarkdown, plainKey, pressesFor } from './keytable.js';
+export type { KeyBinding, KeyPress, KeyRow } from './keytable.js';
+export { memoLast } from './memo.js';
+export type { Memo } from './memo.js';
 export { NearMiss, nearMissHint, orList } from './suggest.js';
 export { bar, clip, colorAllowed, fitHints, padEnd, padStart, softWrap, wrap } from './text.js';
-export {
-  formatBytes,
-  formatBytesExact,
-  formatBytesShort,
-  formatCount,
-  formatCountExact,
-  decimalSizeNote,
-  parseBytes,
-  parseCount,
-  parseInteger,
-} from './units.js';
+export { parseBytes, parseCount, parseInteger } from './units.js';

@@ -24,7 +24,12 @@ const BYTE_SUFFIX: Record<string, number> = {
   TB: 1e12,
 };
 
-const NUMBER_RE = /^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$/i;
+/** The powers of ten and of two of the size letters. */
+export const DECIMAL_EXP: Record<string, number> = { K: 3, M: 6, G: 9, T: 12 };
+export const BINARY_EXP: Record<string, number> = { K: 10, M: 20, G: 30, T: 40 };
+
+/** A number and its unit letters, as the size and count flags take them. */
+export const NUMBER_RE = /^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$/i;
 
 /** Parses a parameter count such as `20.4B`, `7e9`, `350M`, `1.3T`, `120k` or `1000000`. */
 export function parseCount(text: string, what = 'parameter count'): number {
@@ -66,62 +71,6 @@ export function parseBytes(text: string, what = 'memory size'): number {
   return value;
 }
 
-/** The powers of ten and of two of the size letters. */
-const DECIMAL_EXP: Record<string, number> = { K: 3, M: 6, G: 9, T: 12 };
-const BINARY_EXP: Record<string, number> = { K: 10, M: 20, G: 30, T: 40 };
-
-/**
- * What a size in decimal units means, said when one is typed: `80GB` is 80 x 10^9 bytes = 74.51 GiB, not the
- * 80 GiB a GPU's "80GB" name suggests (an H100 80GB has 79.6 GiB). Null for any other size.
- */
-export function decimalSizeNote(text: string): string | null {
-  const m = NUMBER_RE.exec(text);
-  const unit = m ? /^([KMGT])B$/i.exec(m[2]!) : null;
-  if (!m || !unit || m[2]!.endsWith('b')) return null;
-  const letter = unit[1]!.toUpperCase();
-  const bytes = Number(m[1]) * 10 ** DECIMAL_EXP[letter]!;
-  return `${m[1]}${letter}B = ${formatBytes(bytes)} (${letter}B counts 10^${DECIMAL_EXP[letter]}; ${m[1]}${letter} or ${m[1]}${letter}iB counts 2^${BINARY_EXP[letter]})`;
-}
-
-/** Formats bytes in binary units, as DeepSpeed's estimator does (it prints GiB and labels them "GB"). */
-export function formatBytes(bytes: number, digits = 2): string {
-  const abs = Math.abs(bytes);
-  if (abs >= 2 ** 40) return `${(bytes / 2 ** 40).toFixed(digits)} TiB`;
-  if (abs >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(digits)} GiB`;
-  if (abs >= 2 ** 20) return `${(bytes / 2 ** 20).toFixed(digits)} MiB`;
-  if (abs >= 2 ** 10) return `${(bytes / 2 ** 10).toFixed(digits)} KiB`;
-  return `${bytes} B`;
-}
-
-/** Formats a parameter count: 20.4B, 350M, 120K. */
-export function formatCount(n: number): string {
-  const trim = (x: number) => String(Number(x.toFixed(2)));
-  if (n >= 1e12) return `${trim(n / 1e12)}T`;
-  if (n >= 1e9) return `${trim(n / 1e9)}B`;
-  if (n >= 1e6) return `${trim(n / 1e6)}M`;
-  if (n >= 1e3) return `${trim(n / 1e3)}K`;
-  return String(n);
-}
-
-/**
- * Short binary size for sentences: `80 GiB`, `31.4 GiB`, `512 MiB`, `1 TiB` (at most `digits` decimals, one by
- * default, trailing zeros dropped; the review uses two: `79.65 GiB`).
- */
-export function formatBytesShort(bytes: number, digits = 1): string {
-  const units: [number, string][] = [
-    [2 ** 40, 'TiB'],
-    [2 ** 30, 'GiB'],
-    [2 ** 20, 'MiB'],
-    [2 ** 10, 'KiB'],
-  ];
-  const sign = bytes < 0 ? '-' : '';
-  const abs = Math.abs(bytes);
-  for (const [size, unit] of units) {
-    if (abs >= size) return `${sign}${String(Number((abs / size).toFixed(digits)))} ${unit}`;
-  }
-  return `${bytes} B`;
-}
-
 /** Parses a whole number flag such as `--nodes 2` within [min, max]; UsageError otherwise. */
 export function parseInteger(text: string, what: string, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   const t = text.trim();
@@ -133,35 +82,4 @@ export function parseInteger(text: string, what: string, min = 1, max = Number.M
     throw new UsageError(`${what} '${text}' is out of range`, `write a whole number from ${min} to ${max}`);
   }
   return value;
-}
-
-/**
- * A memory size written so that parseBytes reads back exactly the same bytes: `80GiB`, `79.65GiB` only
- * when that is exact, else whole MiB (`81559MiB`, as nvidia-smi counts) or bytes (`123B`).
- */
-export function formatBytesExact(bytes: number): string {
-  for (const [unit, size] of [
-    ['TiB', 2 ** 40],
-    ['GiB', 2 ** 30],
-    ['MiB', 2 ** 20],
-    ['KiB', 2 ** 10],
-  ] as const) {
-    if (bytes < size) continue;
-    for (const digits of [0, 1, 2]) {
-      const text = `${Number((bytes / size).toFixed(digits))}${unit}`;
-      if (parseBytes(text) === bytes) return text;
-    }
-  }
-  return `${bytes}B`;
-}
-
-/** A parameter count written so that parseCount reads back exactly the same number: 20.4B, else in full. */
-export function formatCountExact(n: number): string {
-  const short = formatCount(n);
-  try {
-    if (parseCount(short) === n) return short;
-  } catch {
-    // fall through to the full number
-  }
-  return String(n);
 }

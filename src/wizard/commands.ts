@@ -10,7 +10,8 @@ import type { QuestionId } from '../config/index.js';
 import { expandPath, expandWord, type ExpandContext } from '../fs/index.js';
 import { SLURM_FIELDS, type SlurmField, type SlurmPartition } from './finishState.js';
 import { glossaryTermFor } from './glossary.js';
-import type { Command, KeyPress, Surface } from './keytable.js';
+import type { KeyPress } from '../text/index.js';
+import type { Command, Surface } from './keytable.js';
 import { screenOf, type WizardAction, type WizardState } from './shell.js';
 import { nextStepConfig, stepRows, type StepsAction } from './steps.js';
 

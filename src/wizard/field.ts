@@ -4,7 +4,8 @@
  * as in a dialog's name field); the keys of a shell's line editor (^A ^E ^U ^K ^W); and the window of a value
  * wider than the field, which follows the cursor so it never leaves the screen.
  */
-import type { Command, KeyPress } from './keytable.js';
+import type { KeyPress } from '../text/index.js';
+import type { Command } from './keytable.js';
 
 /** The field's state. */
 export interface FieldState {

@@ -131,7 +131,7 @@ export async function carryOut(plan: WritePlan, cwd = process.cwd()): Promise<Wr
 
 /** What to print after writing: one line per file and the exact launch command(s). */
 export function summaryLines(results: WriteResult[], setup: Setup): string[] {
-  const out = results.map(formatWrite);
+  const out = results.map((r) => formatWrite(r));
   out.push('run:');
   for (const line of launchLines(setup)) out.push(`  ${line}`);
   return out;

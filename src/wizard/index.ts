@@ -18,15 +18,13 @@ export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues }
 export { answersOf } from './flow.js';
 export { glossaryView } from './glossary.js';
 export type { GlossaryView } from './glossary.js';
-export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines, resolveKey } from './keytable.js';
-export type { Command, KeyPress, Surface, SurfaceHandler } from './keytable.js';
+export { KEY_TABLES, START_STACK, dispatchKey, hintLines, resolveKey } from './keytable.js';
+export type { Command, Surface, SurfaceHandler } from './keytable.js';
 export {
-  DETECTING,
   DIFF_CHROME_ROWS,
   EXPLAIN_TITLE_ROWS,
   FINISH_NOTE_MAX_ROWS,
   GLOSSARY_TITLE_ROWS,
-  bodyRows,
   explainWindow,
   finishRows,
   previewFindingRows,
@@ -39,6 +37,7 @@ export {
   wizardLayout,
 } from './layout.js';
 export type { ExplainWindow } from './layout.js';
+export { DETECTING, bodyRows } from './frame.js';
 export {
   COMM_W,
   LABEL_W,

@@ -9,27 +9,16 @@
  * `q`, `r` and `←` reach the outer surfaces only when no field has the focus, with no upward "I am
  * typing" state. Ctrl+C is checked before any surface and always aborts.
  */
-import { fitHints } from '../text/index.js';
-
-/** The key flags zerowiz reads: a subset of Ink's `Key`, so Ink's key object is passed as it is. */
-export interface KeyPress {
-  upArrow: boolean;
-  downArrow: boolean;
-  leftArrow: boolean;
-  rightArrow: boolean;
-  pageUp: boolean;
-  pageDown: boolean;
-  home: boolean;
-  end: boolean;
-  return: boolean;
-  escape: boolean;
-  ctrl: boolean;
-  shift: boolean;
-  tab: boolean;
-  backspace: boolean;
-  delete: boolean;
-  meta: boolean;
-}
+import {
+  type KeyBinding,
+  type KeyPress,
+  fitHints,
+  firstBinding,
+  keyTableMarkdown,
+  type KeyRow,
+  plainKey as plain,
+  pressesFor,
+} from '../text/index.js';
 
 /** Where keys are pressed. A screen focuses several at once, innermost first (see `stackFor`). */
 export type Surface =
@@ -102,19 +91,13 @@ export type Command =
   | 'done'
   | 'swallow';
 
-/** One binding: the command, how the hint row names the key and the action, and which keys match. */
-export interface Binding {
-  command: Command;
-  /** The key(s) as the hint row writes them: `Esc/←`, `PgUp/PgDn`. */
-  keys: string;
+/** One binding (src/text/keytable.ts), with how the hint row names the key and the action. */
+export interface Binding extends KeyBinding<Command> {
   /** What the hint row says it does (empty: not in the hint row). */
   label: string;
   /** In the hint row: kept first when the row is short of room (3 always, 1 first to go); 0: never shown. */
   priority: 0 | 1 | 2 | 3;
-  match(input: string, key: KeyPress): boolean;
 }
-
-const plain = (input: string, key: KeyPress, ch: string) => input === ch && !key.ctrl && !key.meta;
 const printable = (input: string, key: KeyPress) =>
   input !== '' &&
   !key.ctrl &&
@@ -303,11 +286,7 @@ export function resolveKey(
   key: KeyPress,
 ): { surface: Surface | 'always'; binding: Binding } | null {
   for (const binding of ALWAYS) if (binding.match(input, key)) return { surface: 'always', binding };
-  for (const surface of stack) {
-    const binding = KEY_TABLES[surface].find((x) => x.match(input, key));
-    if (binding) return { surface, binding };
-  }
-  return null;
+  return firstBinding(KEY_TABLES, stack, input, key);
 }
 
 /** What a surface's handler says about a command: it acted on it, or it lets the next surface try. */
@@ -331,60 +310,12 @@ export function dispatchKey(
       return { surface: 'always', command: binding.command };
   }
   for (const surface of stack) {
-    const binding = KEY_TABLES[surface].find((x) => x.match(input, key));
+    const binding = firstBinding(KEY_TABLES, [surface], input, key)?.binding;
     if (!binding) continue;
     if (binding.command === 'swallow') return { surface, command: 'swallow' };
     if (handlers[surface]?.(binding.command, input, key) === 'handled') return { surface, command: binding.command };
   }
   return null;
-}
-
-/** No key flag set: a plain character. */
-export const NO_KEY: KeyPress = {
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageUp: false,
-  pageDown: false,
-  home: false,
-  end: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-};
-const NAMED: Record<string, Partial<KeyPress>> = {
-  Esc: { escape: true, meta: true },
-  Enter: { return: true },
-  Tab: { tab: true },
-  PgUp: { pageUp: true },
-  PgDn: { pageDown: true },
-  Dn: { pageDown: true },
-  Home: { home: true },
-  End: { end: true },
-  Bksp: { backspace: true },
-  '←': { leftArrow: true },
-  '→': { rightArrow: true },
-  '↑': { upArrow: true },
-  '↓': { downArrow: true },
-};
-
-/** The key presses a hint's key names stand for: `Esc/←`, `↑↓`, `1-9`, `^C`, `q`. */
-export function pressesFor(keys: string): [string, KeyPress][] {
-  const out: [string, KeyPress][] = [];
-  for (const name of keys.split(/[\s/]+/).filter((x) => x !== '')) {
-    if (name in NAMED) out.push(['', { ...NO_KEY, ...NAMED[name] }]);
-    else if (name.startsWith('^') && name.length === 2) out.push([name[1]!.toLowerCase(), { ...NO_KEY, ctrl: true }]);
-    else if (/^[0-9]-[0-9]$/.test(name)) out.push([name[0]!, NO_KEY]);
-    else if ([...name].every((c) => c in NAMED)) for (const c of name) out.push(['', { ...NO_KEY, ...NAMED[c] }]);
-    else if (name.length === 1) out.push([name, NO_KEY]);
-  }
-  return out;
 }
 
 /** A hint as shown: its binding, and only those of its keys that reach it on this stack. */
@@ -534,12 +465,7 @@ const ABORT_LONG_LABEL =
  * and a field's editing keys) and the list's 1-9, Ctrl+C first. A test keeps the page equal to it.
  */
 export function keysMarkdown(): string {
-  const cell = (t: string) => t.replace(/\|/g, '\\|');
-  const rows = [
-    '| where | key | what it does |',
-    '|---|---|---|',
-    `| anywhere | \`${ALWAYS[0]!.keys}\` | ${ABORT_LONG_LABEL} |`,
-  ];
+  const rows: KeyRow[] = [['anywhere', ALWAYS[0]!.keys, ABORT_LONG_LABEL]];
   for (const [surface, title] of Object.entries(SURFACE_TITLES) as [Surface, string][]) {
     const seen = new Set<Command>();
     for (const x of KEY_TABLES[surface]) {
@@ -548,8 +474,8 @@ export function keysMarkdown(): string {
       if ((!shown && x.command !== 'pick') || seen.has(x.command)) continue;
       seen.add(x.command);
       const label = longLabel(surface, x);
-      rows.push(`| ${title} | \`${cell(x.keys)}\` | ${cell(label)} |`);
+      rows.push([title, x.keys, label]);
     }
   }
-  return rows.join('\n');
+  return keyTableMarkdown(rows);
 }

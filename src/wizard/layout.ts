@@ -7,6 +7,7 @@
 import type { Answers, DetectedEnv, Question } from '../config/index.js';
 import type { Finding } from '../config/index.js';
 import { softWrap } from '../text/index.js';
+import { bodyRows } from './frame.js';
 import { modeHeight } from './mode-table.js';
 import { LIST_LIMIT, helpLines, promptLines } from './question-text.js';
 import { stepsChromeRows } from './steps-text.js';
@@ -39,15 +40,6 @@ export const GLOSSARY_TITLE_ROWS = 1;
 /** Rows the diff's title and key line take: the diff gets the rest. */
 export const DIFF_CHROME_ROWS = 2;
 
-/** The header's detection part until detection answers. */
-export const DETECTING = 'detecting GPUs…';
-
-/** Rows kept free below the frame, so Ink never has to clear the whole screen. */
-export const SPARE_ROWS = 1;
-/** The header row. */
-export const HEADER_ROWS = 1;
-/** The body never gets fewer rows than this, however small the terminal. */
-export const MIN_BODY_ROWS = 4;
 /** The questions' own width, at least: the ZeRO table is 78 columns wide. */
 export const MIN_MAIN_COLUMNS = 80;
 /**
@@ -82,11 +74,6 @@ export const SIDE_BY_SIDE_MIN_COLUMNS: number = (() => {
   while (!sideBySide(c)) c++;
   return c;
 })();
-
-/** Rows of the body between the header and the hint rows. */
-export function bodyRows(rows: number, hintRows: number): number {
-  return Math.max(MIN_BODY_ROWS, rows - HEADER_ROWS - hintRows - SPARE_ROWS);
-}
 
 /** What the layout needs to know. */
 export interface LayoutInput {

@@ -88,7 +88,7 @@ export function draftFor(key: string, a: Pick<Answers, 'mode' | 'offload_device'
   if (key === SPLIT_ROW_KEY) return { mode: a.mode, offload_device: a.offload_device };
   const row = rowFromKey(key);
   if (!row) return {};
-  const end = { offload_param_device: undefined } as unknown as Partial<Answers>;
+  const end: Partial<Answers> = { offload_param_device: undefined };
   return modeOffloads(row.mode)
     ? { mode: row.mode, offload_device: row.device ?? 'cpu', ...end }
     : { mode: row.mode, ...end };

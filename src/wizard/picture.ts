@@ -7,7 +7,7 @@
  * returned rows (roles become colours; without colour the glyphs alone carry the picture).
  */
 import { clip, padEnd, padStart, wrap } from '../text/index.js';
-import { compactBytes } from './tradeoff.js';
+import { formatBytesCompact } from '../text/index.js';
 
 /** One piece of the model states. */
 export type StateKind = 'params' | 'grads' | 'master' | 'momentum' | 'variance';
@@ -118,11 +118,6 @@ const MIN_COL_W = 8;
 const HELD = '█';
 const OTHER = '·';
 
-/** A figure as the picture (and the tradeoff table) writes it, at most 8 columns: `38.1 GiB`, `216 MiB`, `0`. */
-export function pictureBytes(bytes: number): string {
-  return compactBytes(bytes);
-}
-
 /**
  * Column widths proportional to each piece's whole size, none below MIN_COL_W (less when the room is
  * short), together exactly `room`.
@@ -206,7 +201,7 @@ function flowLabel(f: TrafficFlow, short: boolean): string {
   const when = f.when ? ` (${short ? f.when.replace('forward', 'fwd').replace('backward', 'bwd') : f.when})` : '';
   // NVMe moves the optimizer states (master weights and moments) and, with parameter offload, the parameters.
   const what = f.kind === 'nvme' && f.what === 'master' ? (short ? 'optim' : 'optimizer states') : f.what;
-  return `${f.kind === 'pcie' || f.kind === 'nvme' ? '' : `${f.kind} `}${what}${dir}${when} ${pictureBytes(f.bytesPerStep)}`;
+  return `${f.kind === 'pcie' || f.kind === 'nvme' ? '' : `${f.kind} `}${what}${dir}${when} ${formatBytesCompact(f.bytesPerStep)}`;
 }
 
 /** The picture of one mode's breakdown for `opts.width` x `opts.height`. */
@@ -253,14 +248,14 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   const gpuPieces = pieces.filter((p) => p.home === 'gpu');
   const buffers = b.gpuBufferBytes ?? 0;
   const gpuTotal = gpuPieces.reduce((s, p) => s + p.bytes, 0) + buffers;
-  const gpuNumbers = pieces.map((p) => (p.home === 'gpu' ? pictureBytes(p.bytes) : '-'));
+  const gpuNumbers = pieces.map((p) => (p.home === 'gpu' ? formatBytesCompact(p.bytes) : '-'));
   pieces.forEach((p, i) => {
     if (p.home === 'gpu') figures.push({ row: 'gpu', kind: p.kind, bytes: p.bytes, text: gpuNumbers[i]! });
   });
-  figures.push({ row: 'gpu', kind: 'total', bytes: gpuTotal, text: pictureBytes(gpuTotal) });
+  figures.push({ row: 'gpu', kind: 'total', bytes: gpuTotal, text: formatBytesCompact(gpuTotal) });
   if (b.gpuPeakBytes !== undefined && b.gpuPeakBytes > gpuTotal)
-    figures.push({ row: 'gpu', kind: 'peak', bytes: b.gpuPeakBytes, text: pictureBytes(b.gpuPeakBytes) });
-  const gpuNumberRow = row('each GPU', textCells(gpuNumbers), pictureBytes(gpuTotal), role('title'));
+    figures.push({ row: 'gpu', kind: 'peak', bytes: b.gpuPeakBytes, text: formatBytesCompact(b.gpuPeakBytes) });
+  const gpuNumberRow = row('each GPU', textCells(gpuNumbers), formatBytesCompact(gpuTotal), role('title'));
 
   const hostBlock = (home: 'cpu' | 'nvme'): Segment[][] => {
     const hp = pieces.filter((p) => p.home === home);
@@ -268,15 +263,15 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
     const ranks = Array.from({ length: b.gpusPerNode }, (_, i) => i);
     const cells = pieces.map((p, i) => strip(p, widths[i]!, n, p.home === home ? ranks : 'none', color));
     const total = hp.reduce((s, p) => s + p.bytes, 0);
-    const nums = pieces.map((p) => (p.home === home ? pictureBytes(p.bytes) : ''));
+    const nums = pieces.map((p) => (p.home === home ? formatBytesCompact(p.bytes) : ''));
     pieces.forEach((p, i) => {
       if (p.home === home) figures.push({ row: home, kind: p.kind, bytes: p.bytes, text: nums[i]! });
     });
-    figures.push({ row: home, kind: 'total', bytes: total, text: pictureBytes(total) });
+    figures.push({ row: home, kind: 'total', bytes: total, text: formatBytesCompact(total) });
     const name = home === 'cpu' ? 'CPU' : 'NVMe';
     return [
       row(b.nodes > 1 ? `${name} n0` : name, cells, ''),
-      row('per node', textCells(nums), pictureBytes(total), role('title')),
+      row('per node', textCells(nums), formatBytesCompact(total), role('title')),
     ];
   };
   const cpu = hostBlock('cpu');
@@ -287,7 +282,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   const collectives = b.traffic.filter((f) => f.kind !== 'pcie' && f.kind !== 'nvme');
   const host = b.traffic.filter((f) => f.kind === 'pcie' || f.kind === 'nvme');
   for (const f of b.traffic)
-    figures.push({ row: 'traffic', kind: f.kind, bytes: f.bytesPerStep, text: pictureBytes(f.bytesPerStep) });
+    figures.push({ row: 'traffic', kind: f.kind, bytes: f.bytesPerStep, text: formatBytesCompact(f.bytesPerStep) });
   const say = (prefix: string, flows: TrafficFlow[], tail = '') => {
     if (flows.length === 0) return;
     const text = `${prefix} ${flows.map((f) => flowLabel(f, !wide)).join(' · ')}${tail}`;
@@ -296,7 +291,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   const commTotal = collectives.reduce((s, f) => s + f.bytesPerStep, 0);
   const ddp =
     b.ddpBytesPerStep && b.ddpBytesPerStep > 0 && commTotal > 0
-      ? ` = ${pictureBytes(commTotal)} (${Number((commTotal / b.ddpBytesPerStep).toFixed(2))}x DDP; 1x = ${pictureBytes(b.ddpBytesPerStep)})`
+      ? ` = ${formatBytesCompact(commTotal)} (${Number((commTotal / b.ddpBytesPerStep).toFixed(2))}x DDP; 1x = ${formatBytesCompact(b.ddpBytesPerStep)})`
       : '';
   if (n > 1) say('⇄ GPU↔GPU, per GPU per step:', collectives, ddp);
   else if (collectives.length === 0)
@@ -304,14 +299,16 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   say('↕ GPU↔CPU↔NVMe, per GPU per step:', host);
 
   const legendText = `${HELD} held here · ${OTHER} another GPU's slice · blank: elsewhere${wide ? '' : ' · B: bytes per parameter'}${
-    buffers > 0 ? ` · each GPU's total has ${pictureBytes(buffers)} of working buffers` : ''
+    buffers > 0 ? ` · each GPU's total has ${formatBytesCompact(buffers)} of working buffers` : ''
   }`;
   const dimLines = (text: string) => wrap(text, width).map((l) => [{ text: l, role: role('dim') }]);
   // Optional blocks, given up whole (never a sentence cut short) from the last when rows are short.
   const blocks: Segment[][][] = [[perParam], dimLines(legendText)];
   if (b.gpuPeakBytes !== undefined && b.gpuPeakBytes > gpuTotal)
     blocks.push(
-      dimLines(`The table's GPU peak, ${pictureBytes(b.gpuPeakBytes)}, adds the CUDA context, activations and margin.`),
+      dimLines(
+        `The table's GPU peak, ${formatBytesCompact(b.gpuPeakBytes)}, adds the CUDA context, activations and margin.`,
+      ),
     );
 
   // GPU rows get what is left after the fixed rows; optional rows give way first so that up to 8 GPUs
@@ -319,7 +316,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   const gpuRow = (g: number) => {
     const node = b.nodes > 1 ? ` n${Math.floor(g / b.gpusPerNode)}` : '';
     const cells = pieces.map((p, i) => strip(p, widths[i]!, n, p.home === 'gpu' ? [g] : 'none', color));
-    return row(`GPU ${g}${node}`, cells, pictureBytes(gpuTotal));
+    return row(`GPU ${g}${node}`, cells, formatBytesCompact(gpuTotal));
   };
   const fixed = 2 + 1 + cpu.length + nvme.length + traffic.length;
   const want = Math.min(n, 8);

@@ -9,6 +9,7 @@ import type { StepCheckContext, StepFinding } from '../rules/index.js';
 import { stepFindings } from '../rules/index.js';
 import { fileFindings, validate } from '../rules/index.js';
 import type { Finding } from '../config/index.js';
+import { memoLast } from '../text/index.js';
 import { setupFiles, type SetupFileRole } from '../config/index.js';
 
 export { PREVIEW_TABS, nextTab, type PreviewTab } from './tabs.js';
@@ -24,7 +25,7 @@ export interface Preview {
 
 /** How many previews are kept: moving a highlight back and forth costs a lookup, not an emit + validate. */
 export const PREVIEW_CACHE_SIZE = 32;
-const cache = new Map<string, Preview>();
+const cache = memoLast<Preview>(PREVIEW_CACHE_SIZE);
 
 /**
  * The preview of a setup, memoised on its content. With `steps` (where the steps run, accelerate's default
@@ -32,16 +33,7 @@ const cache = new Map<string, Preview>();
  */
 export function previewOf(setup: Setup, steps?: StepCheckContext): Preview {
   const key = `${JSON.stringify(setup)}\n${steps ? `${steps.cwd}\n${steps.gpuCount}\n${JSON.stringify(steps.defaultConfig)}` : ''}`;
-  const hit = cache.get(key);
-  if (hit) {
-    cache.delete(key);
-    cache.set(key, hit);
-    return hit;
-  }
-  const p = computePreview(setup, steps);
-  cache.set(key, p);
-  if (cache.size > PREVIEW_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-  return p;
+  return cache.get(key, () => computePreview(setup, steps));
 }
 
 function computePreview(setup: Setup, steps?: StepCheckContext): Preview {

@@ -6,7 +6,14 @@
  * it, runs the effects it names (detection, imports, the finish screen's writes) and dispatches actions.
  * `keyStack` says which key surfaces (keytable.ts) have the focus, so no view reports "typing" upward.
  */
-import { question, withDefaults, type Answers, type DetectedEnv, type QuestionId } from '../config/index.js';
+import {
+  question,
+  withDefaults,
+  type Answers,
+  type DetectedEnv,
+  type LaunchSource,
+  type QuestionId,
+} from '../config/index.js';
 import type { LaunchStep, Setup } from '../config/index.js';
 import type { StepFix } from '../rules/index.js';
 import { flattenArgs, groupArgs, withStepConfig } from '../config/index.js';
@@ -30,7 +37,7 @@ import {
   type SlurmValues,
 } from './finishState.js';
 import { START_STACK, type Surface } from './keytable.js';
-import { DETECTING } from './layout.js';
+import { DETECTING } from './frame.js';
 import { EMPTY_PASTE, type PasteBox } from './paste.js';
 import { initialStepsEditor, stepsReducer, type StepsAction, type StepsEditorState } from './steps.js';
 import { nextTab, type PreviewTab } from './tabs.js';
@@ -51,8 +58,8 @@ export interface WizardResult {
   launch?: Setup;
   /** Set when the user chose to submit the steps to Slurm. */
   slurm?: SlurmChoice;
-  /** What the launch is recorded as: the preset saved on the finish screen, else `wizard`. */
-  launchSource?: string;
+  /** What the launch ran: the wizard's setup, and the preset it was saved as on the finish screen, if any. */
+  launchSource?: LaunchSource;
   /**
    * With a launch or a Slurm job: add `--enable_csv_log` to the DiffSynth training steps that take it, for
    * this run only (src/config/diffsynth.ts csvLogOffer / withCsvLog), so the pane shows their loss.
@@ -427,7 +434,7 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
         // The launch entry accepted it: the wizard ends, and the run starts the way `zerowiz launch` (or
         // `--slurm`) starts it: the setup as written, or as it stands (the launch writes its files first).
         const setup = s.finish.written?.setup ?? setupOfWizard(s);
-        const launchSource = s.finish.savedPreset ?? 'wizard';
+        const launchSource: LaunchSource = { kind: 'wizard', preset: s.finish.savedPreset ?? null };
         const values = finish.step.slurm;
         return ended(
           { ...s, finish },

@@ -28,6 +28,7 @@ import type { Answers } from '../config/index.js';
 import { formatCount } from '../text/index.js';
 import { humanAnswer } from './display.js';
 import type { GlossaryContext } from './glossary.js';
+import { formatBytesCompact, gibFigureShort } from '../text/index.js';
 
 export { rowKey, topology };
 
@@ -104,30 +105,6 @@ export interface TradeoffContext {
   measured?: readonly MeasuredRun[];
 }
 
-/** Bytes in at most 8 characters: `79.6 GiB`, `312 GiB`, `1.2 TiB`, `640 MiB`. */
-export function compactBytes(bytes: number): string {
-  const units: [number, string][] = [
-    [2 ** 40, 'TiB'],
-    [2 ** 30, 'GiB'],
-    [2 ** 20, 'MiB'],
-    [2 ** 10, 'KiB'],
-  ];
-  for (const [size, unit] of units) {
-    if (bytes >= size) {
-      const v = bytes / size;
-      return `${v >= 100 ? Math.round(v) : Number(v.toFixed(1))} ${unit}`;
-    }
-  }
-  return bytes === 0 ? '0' : `${bytes} B`;
-}
-
-/** GiB as a short number for the line items: `15`, `1.9`, `0.09`. */
-function gibShort(bytes: number): string {
-  const v = bytes / 2 ** 30;
-  if (v === 0) return '0';
-  return v >= 10 ? String(Math.round(v)) : v >= 0.1 ? String(Number(v.toFixed(1))) : String(Number(v.toFixed(2)));
-}
-
 /** The row key the answers select now (the split row when their offload devices are split). */
 export function selectedKey(
   a: Pick<Answers, 'mode' | 'offload_device'> & Partial<Pick<Answers, 'offload_param_device'>>,
@@ -189,8 +166,8 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
   const { gpusPerNode, nodes } = topology(a);
   const gpus = `${gpusPerNode * nodes} GPU${gpusPerNode * nodes === 1 ? '' : 's'}${nodes > 1 ? ` (${nodes} nodes x ${gpusPerNode})` : ''}`;
   const parts = [a.model_params === null ? 'model size not given' : `${formatCount(a.model_params)} params`, gpus];
-  parts.push(a.gpu_memory === null ? 'GPU memory unknown' : `${compactBytes(a.gpu_memory)}/GPU`);
-  if (a.cpu_memory !== null) parts.push(`${compactBytes(a.cpu_memory)} RAM/node`);
+  parts.push(a.gpu_memory === null ? 'GPU memory unknown' : `${formatBytesCompact(a.gpu_memory)}/GPU`);
+  if (a.cpu_memory !== null) parts.push(`${formatBytesCompact(a.cpu_memory)} RAM/node`);
   const plain = (reason: string, notes: string[] = []): Tradeoff => ({
     available: false,
     context: parts.join(' · '),
@@ -238,8 +215,8 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
       mode: m.mode,
       offloadDevice: m.offloadDevice,
       label,
-      gpu: compactBytes(m.peak.gpuBytes),
-      cpu: compactBytes(m.peak.cpuBytes),
+      gpu: formatBytesCompact(m.peak.gpuBytes),
+      cpu: formatBytesCompact(m.peak.cpuBytes),
       comm: commMultipleText(m.commBytesPerStep, ddp),
       time: extra <= 0 ? '-' : formatStepSeconds(extra).replace(' s/step', 's'),
       gpuBar: Math.min(1, m.peak.gpuBytes / gpuScale),
@@ -293,17 +270,17 @@ export function pictureOf(t: Tradeoff, key: string): (PictureBreakdown & { gpuPe
 export function itemsText(m: ModeEstimate): string {
   const i = m.peak.items;
   const parts = [
-    `ctx ${gibShort(i.cudaContext)}`,
-    `params ${gibShort(i.params)}`,
-    `grads ${gibShort(i.grads)}`,
-    `optim ${gibShort(i.optimizer)}`,
-    `acts ${gibShort(i.activations)}`,
+    `ctx ${gibFigureShort(i.cudaContext)}`,
+    `params ${gibFigureShort(i.params)}`,
+    `grads ${gibFigureShort(i.grads)}`,
+    `optim ${gibFigureShort(i.optimizer)}`,
+    `acts ${gibFigureShort(i.activations)}`,
   ];
-  if (i.optimizerStep > 0) parts.push(`step ${gibShort(i.optimizerStep)}`);
-  if (i.encoders > 0) parts.push(`enc ${gibShort(i.encoders)}`);
-  parts.push(`buf ${gibShort(i.buffers)}`);
-  if (i.extraModels > 0) parts.push(`extra ${gibShort(i.extraModels)}`);
-  parts.push(`margin ${gibShort(i.margin)}`);
+  if (i.optimizerStep > 0) parts.push(`step ${gibFigureShort(i.optimizerStep)}`);
+  if (i.encoders > 0) parts.push(`enc ${gibFigureShort(i.encoders)}`);
+  parts.push(`buf ${gibFigureShort(i.buffers)}`);
+  if (i.extraModels > 0) parts.push(`extra ${gibFigureShort(i.extraModels)}`);
+  parts.push(`margin ${gibFigureShort(i.margin)}`);
   return `GiB/GPU: ${parts.join(', ')}`;
 }
 
@@ -327,14 +304,14 @@ export function explainRow(t: Tradeoff, key: string): string[] {
       : r.fits
         ? ': fits'
         : `: does not fit${r.failsOn.length > 0 ? ` (${r.failsOn.join(', ')})` : ''}`;
-  const line1 = `peak ${r.gpu}/GPU, ${r.cpu} CPU/node${m.nvmeBytes > 0 ? `, ${compactBytes(m.nvmeBytes)} NVMe` : ''}${fit}. DeepSpeed's estimator: ${compactBytes(m.gpuBytes)} (${DEEPSPEED_ESTIMATOR_WHY}).`;
+  const line1 = `peak ${r.gpu}/GPU, ${r.cpu} CPU/node${m.nvmeBytes > 0 ? `, ${formatBytesCompact(m.nvmeBytes)} NVMe` : ''}${fit}. DeepSpeed's estimator: ${formatBytesCompact(m.gpuBytes)} (${DEEPSPEED_ESTIMATOR_WHY}).`;
   const traffic = [
     t.ddpBytesPerStep > 0
-      ? `${compactBytes(m.commBytesPerStep)} network (${r.comm} DDP; 1x = ${compactBytes(t.ddpBytesPerStep)}/step)`
-      : `${compactBytes(m.commBytesPerStep)} network`,
+      ? `${formatBytesCompact(m.commBytesPerStep)} network (${r.comm} DDP; 1x = ${formatBytesCompact(t.ddpBytesPerStep)}/step)`
+      : `${formatBytesCompact(m.commBytesPerStep)} network`,
   ];
-  if (m.offloadBytesPerStep > 0) traffic.push(`${compactBytes(m.offloadBytesPerStep)} GPU<->CPU`);
-  if (m.nvmeBytesPerStep > 0) traffic.push(`${compactBytes(m.nvmeBytesPerStep)} CPU<->NVMe`);
+  if (m.offloadBytesPerStep > 0) traffic.push(`${formatBytesCompact(m.offloadBytesPerStep)} GPU<->CPU`);
+  if (m.nvmeBytesPerStep > 0) traffic.push(`${formatBytesCompact(m.nvmeBytesPerStep)} CPU<->NVMe`);
   const time =
     m.peak.time.extraSeconds > 0
       ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
@@ -363,10 +340,10 @@ export function glossaryContext(t: Tradeoff | null, a: Answers): GlossaryContext
   if (!t?.available || !t.report || !row) return ctx;
   const n = t.report.input;
   ctx.params = formatCount(n.params);
-  if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = compactBytes(t.ddpBytesPerStep);
+  if (t.ddpBytesPerStep > 0) ctx.ddpPerStep = formatBytesCompact(t.ddpBytesPerStep);
   // Unsharded, the states weigh the same in every placement without offload: the first row's layout will do.
   const states = memoryLayout(row.estimate.placement, n).states;
-  ctx.modelStates = compactBytes(states.reduce((sum, x) => sum + x.elements * x.bytesPerElement, 0));
+  ctx.modelStates = formatBytesCompact(states.reduce((sum, x) => sum + x.elements * x.bytesPerElement, 0));
   if (n.trainable < n.params) {
     ctx.trained = formatCount(n.trainable);
     const perTrained = states.filter((x) => x.state !== 'params').reduce((sum, x) => sum + x.bytesPerElement, 0);

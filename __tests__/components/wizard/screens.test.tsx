@@ -9,7 +9,8 @@ import { ReviewScreen } from '../../../components/wizard/ReviewScreen.js';
 import { reviewItems } from '../../../src/wizard/review.js';
 import { QuestionScreen } from '../../../components/wizard/QuestionScreen.js';
 import { question, type Question } from '../../../src/config/questions.js';
-import { NO_KEY, hintLines, resolveKey } from '../../../src/wizard/keytable.js';
+import { hintLines, resolveKey } from '../../../src/wizard/keytable.js';
+import { NO_KEY } from '../../../src/text/keytable.js';
 import { called, frame, listening } from '../../helpers/ink.js';
 
 const GiB = 2 ** 30;
