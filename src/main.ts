@@ -35,13 +35,20 @@ function endQuietlyOnClosedOutput(): void {
   }
 }
 
+/**
+ * The exit codes zerowiz gives (README): 0 success, 1 a run or check failed, 2 bad usage or input, 130 a run
+ * stopped. A command that came to another (a value read from a file) ends with 1: something failed.
+ */
+const LISTED_EXIT_CODES: ReadonlySet<number> = new Set([0, 1, 2, 130]);
+
 /** Runs zerowiz with these arguments; resolves with the exit code. Never throws. */
 export async function main(argv: string[], ui: UiLoaders): Promise<number> {
   endQuietlyOnClosedOutput();
   const program = buildProgram(ui);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return program.exitCodeFromAction ?? 0;
+    const code = program.exitCodeFromAction ?? 0;
+    return LISTED_EXIT_CODES.has(code) ? code : 1;
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here with code 0; usage errors were already printed by commander.

@@ -9,6 +9,8 @@ export { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, writeRenamed } from './lo
 export type { ExportLayout } from './lora-layout.js';
 export { applyTopologyChoice, isTopologyChoice, relaunchChecks } from './relaunch.js';
 export type { TopologyChoice, TopologyPlan } from './relaunch.js';
+export { checkpointBlocksProblem } from './record-blocks.js';
+export type { TopologyJson, TopologyWarningsJson } from './record-blocks.js';
 export { checkpointsOf, formatCheckpointLines, recordCheckpoints, runCheckpointCandidates } from './runs.js';
 export { readSafetensorsHeader } from './safetensors.js';
 export { captureTopology, pythonOfAccelerate, recordTopology, recordedTopology, setAside } from './topology.js';

@@ -199,12 +199,12 @@ export const topologyJsonSchema = z.object({
 
 /** Puts the run's topology in its record (the caller saves run.json). */
 export function recordTopology(rec: RunRecord, t: Topology, at = new Date()): void {
-  (rec.json as unknown as { topology: unknown }).topology = { ...t, capturedAt: at.toISOString() };
+  rec.json.topology = { ...t, capturedAt: at.toISOString() };
 }
 
 /** A record's topology, or null when it has none (or it does not read). */
 export function recordedTopology(rec: Pick<RunRecord, 'json'>): Topology | null {
-  const parsed = z.safeParse(topologyJsonSchema, (rec.json as unknown as { topology?: unknown }).topology);
+  const parsed = z.safeParse(topologyJsonSchema, rec.json.topology);
   if (!parsed.success) return null;
   const { capturedAt: _, ...t } = parsed.data;
   return t;
@@ -379,8 +379,10 @@ function fromRecords(tagDir: string, records: readonly Pick<RunRecord, 'json'>[]
     if (!t) continue;
     const items = storedCheckpoints(r as RunRecord) ?? [];
     const listed = items.some((c) => c.path === tagDir || c.path === dirname(tagDir));
-    const raw = (r.json as unknown as { checkpoints?: { path?: unknown }[] }).checkpoints;
-    const loose = Array.isArray(raw) && raw.some((c) => c?.path === tagDir || c?.path === dirname(tagDir));
+    const raw: unknown = r.json.checkpoints;
+    const loose =
+      Array.isArray(raw) &&
+      raw.some((c: { path?: unknown } | null) => c?.path === tagDir || c?.path === dirname(tagDir));
     if (listed || loose) return savedFrom(t);
   }
   return null;
@@ -506,7 +508,7 @@ export const topologyWarningsJsonSchema = z.array(z.object({ checkpoint: z.strin
 
 /** Keeps the relaunch's topology warnings in its record (the caller saves run.json). */
 export function recordTopologyWarnings(rec: RunRecord, checks: readonly TopologyCheck[]): void {
-  (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = checks.map((c) => ({
+  rec.json.topologyWarnings = checks.map((c) => ({
     checkpoint: c.checkpoint,
     warning: c.warning,
   }));

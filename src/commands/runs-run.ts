@@ -13,7 +13,6 @@ import { formatDuration } from '../text/index.js';
 import { kindBlockProblem } from './record-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
-import { printable } from '../text/index.js';
 import { checkpointsOf, formatCheckpointLines } from '../checkpoints/index.js';
 import { recordedTopology } from '../checkpoints/index.js';
 
@@ -83,15 +82,9 @@ function liveLines(r: RunRecord): string[] {
 
 /** The topology warnings a relaunch kept (it went on without asking), one line each. */
 function topologyWarningsOf(r: RunRecord): string[] {
-  const raw = (r.json as unknown as { topologyWarnings?: { checkpoint?: unknown }[] }).topologyWarnings;
-  if (!Array.isArray(raw)) return [];
-  return raw
-    .filter((w) => typeof w?.checkpoint === 'string')
-    .map((w) =>
-      printable(
-        `relaunched over ${w.checkpoint as string}, written with another topology (run.json keeps the warning)`,
-      ),
-    );
+  return (r.json.topologyWarnings ?? []).map(
+    (w) => `relaunched over ${w.checkpoint}, written with another topology (run.json keeps the warning)`,
+  );
 }
 
 function recordSummary(r: RunRecord) {

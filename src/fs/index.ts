@@ -2,7 +2,8 @@
 export { expandPath, expandPathAnswer, expandWord, pathFlag, processContext } from './expand.js';
 export type { ExpandContext } from './expand.js';
 export { accelerateDefaultConfig, presetsDir, userPresetsDir } from './paths.js';
-export { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
+export { openOwnedFile, parseYamlQuietly, pathPresent, readOwnedFile, readUserFile, sizeText } from './read.js';
+export type { FileProblem, OwnedFile } from './read.js';
 export {
   PRIVATE_DIR_MODE,
   PRIVATE_EXEC_MODE,

@@ -2,9 +2,12 @@
  * A file read as it grows: a run's step logs and events (written by its supervisor, or by a Slurm job on
  * shared storage), read by the viewers and by the supervisor's own parser at their own pace. Reading never
  * blocks and never waits on a writer: only regular files are read (a FIFO or a device in the place of a log
- * is never opened for reading, so it can never hold a viewer), at most READ_CHUNK_BYTES at a time.
+ * is never opened for reading, so it can never hold a viewer), at most READ_CHUNK_BYTES at a time, under the
+ * rule every file read back from a run follows (./read.ts openOwnedFile: no link, the user's own), and a file
+ * given a cap is read no further than it.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { openOwnedFile, sizeText } from './read.js';
 
 /** Bytes read from a file in one read. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
@@ -19,40 +22,37 @@ export class Tail {
   constructor(
     readonly path: string,
     from = 0,
+    /** Bytes read at most (a record file's cap); the rest is refused with a problem. */
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
   ) {
     this.offset = from;
   }
 
   /** The bytes added since the last read (up to `max`); null when the file is not there (yet) or not readable. */
   read(max = READ_CHUNK_BYTES): Buffer | null {
-    let fd: number;
-    try {
-      // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-      fd = openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') this.problem = (err as Error).message;
+    const f = openOwnedFile(this.path);
+    if ('problem' in f) {
+      if (!f.missing) this.problem = `${this.path} ${f.problem}`;
       return null;
     }
     try {
-      const st = fstatSync(fd);
-      if (!st.isFile()) {
-        this.problem = `${this.path} is not a regular file`;
+      const size = f.st.size;
+      if (size < this.offset) this.offset = 0; // rewritten: read it again
+      if (size > this.maxBytes && this.offset >= this.maxBytes) {
+        this.problem = `${this.path} is larger than the ${sizeText(this.maxBytes)} zerowiz reads`;
         return null;
       }
-      const size = st.size;
-      if (size < this.offset) this.offset = 0; // rewritten: read it again
-      const n = Math.min(size - this.offset, max);
+      const n = Math.min(size, this.maxBytes) - this.offset;
       if (n <= 0) return Buffer.alloc(0);
-      const buf = Buffer.allocUnsafe(n);
-      const got = readSync(fd, buf, 0, n, this.offset);
+      const buf = Buffer.allocUnsafe(Math.min(n, max));
+      const got = readSync(f.fd, buf, 0, buf.length, this.offset);
       this.offset += got;
       return buf.subarray(0, got);
     } catch (err) {
       this.problem = (err as Error).message;
       return null;
     } finally {
-      closeSync(fd);
+      closeSync(f.fd);
     }
   }
 
@@ -66,23 +66,5 @@ export class Tail {
       f(b);
     }
     return got;
-  }
-}
-
-/** The size of a regular file, or null (absent, or not a regular file). */
-export function regularFileSize(path: string): number | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    return st.isFile() ? st.size : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
   }
 }

@@ -5,7 +5,7 @@
  * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
 import { cleanLine } from '../observe/index.js';
-import { formatDuration } from '../text/index.js';
+import { formatDuration, printable } from '../text/index.js';
 import type { Progress } from '../observe/index.js';
 import type { PipelineListener, PipelineOutcome, StepResult } from '../observe/index.js';
 
@@ -58,16 +58,16 @@ export class StreamPrinter implements PipelineListener {
     this.now = opts.now ?? Date.now;
     this.extra = opts.extra ?? null;
     const width = Math.max(...stepNames.map((n) => n.length), 7);
-    this.prefixes = stepNames.map((n) => `${`[${n}]`.padEnd(width + 2)} `);
+    this.prefixes = stepNames.map((n) => `${`[${printable(n)}]`.padEnd(width + 2)} `);
     this.lastPct = stepNames.map(() => null);
     this.lastProgressAt = stepNames.map(() => 0);
     this.lastProgressText = stepNames.map(() => '');
     this.startedAt = stepNames.map(() => this.now());
   }
 
-  /** A zerowiz message, prefixed `[zerowiz]`. */
+  /** A zerowiz message, prefixed `[zerowiz]` (names and alerts in it may come from files: shown escaped). */
   note(text: string): void {
-    for (const l of text.split('\n')) this.push(`[zerowiz] ${l}\n`);
+    for (const l of text.split('\n')) this.push(`[zerowiz] ${printable(l)}\n`);
   }
 
   line(i: number, text: string): void {

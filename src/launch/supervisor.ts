@@ -131,8 +131,7 @@ export class Supervisor {
     };
     const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
     rec.json.estimate = estimate?.json ?? null;
-    if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
-      (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
+    if (plan.topologyWarnings && plan.topologyWarnings.length > 0) rec.json.topologyWarnings = plan.topologyWarnings;
     saveRunJson(rec);
     this.record = rec;
     return rec;

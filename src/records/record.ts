@@ -23,7 +23,14 @@ import { describeWriteError, UsageError } from '../text/index.js';
 import type { SupervisorId } from '../proc/index.js';
 import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from '../observe/index.js';
 import type { PipelineOutcome, StepResult, StepStatus } from '../observe/index.js';
-import { ensureRunsRoot, makeRunDir, writeRecordFile } from './record-files.js';
+import {
+  RUN_JSON_MAX_BYTES,
+  ensureRunsRoot,
+  makeRunDir,
+  readRecordJson,
+  runDirProblem,
+  writeRecordFile,
+} from './record-files.js';
 import { printable } from '../text/index.js';
 import { redactRunJson, secretGuards } from '../text/index.js';
 import { UntrustedPathError } from '../fs/index.js';
@@ -68,8 +75,16 @@ export interface RunStepJson {
 // biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation (one interface per kind).
 export interface RunJsonKinds {}
 
+/**
+ * What other parts of zerowiz add to run.json, by key (the checkpoint guard's `checkpoints`, `topology`,
+ * `topologyWarnings`: src/checkpoints/record-blocks.ts), declared by module augmentation and checked by their
+ * owner when a record is read, as a kind's block is.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation (one interface per block).
+export interface RunJsonBlocks {}
+
 /** The shape of run.json. */
-export interface RunJson extends RunJsonKinds {
+export interface RunJson extends RunJsonKinds, RunJsonBlocks {
   version: number;
   id: string;
   name: string;
@@ -408,33 +423,24 @@ export interface DamagedRecord {
   problem: string;
 }
 
-/** The first problem of a failed parse as `key.path: message`. */
-function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  const i = error.issues[0];
-  if (!i) return 'not a run record';
-  const key = i.path.map(String).join('.');
-  return key ? `${key}: ${i.message}` : i.message;
-}
-
-/** Reads one record's run.json through the schema. */
 /**
  * Checks a record's kind-specific block (the registry of kinds passes one: src/launch/kind.ts
  * kindBlockProblem); returns the problem (`slurm.shape.nodes: ...`) or null.
  */
 export type RecordCheck = (json: RunJson) => string | null;
 
+/**
+ * Reads one record's run.json through the one reader of record files (record-files.ts readRecordJson: a
+ * regular file of the user's own in a folder of the user's own, no link, at most RUN_JSON_MAX_BYTES, bounded
+ * nesting, the schema), then the kind's block through `check`. A damaged record is named, never read further.
+ */
 export function readRunRecord(dir: string, check?: RecordCheck): { record: RunRecord } | { damaged: DamagedRecord } {
   const path = join(dir, 'run.json');
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    return { damaged: { path, problem: e.code ? describeWriteError(e) : `not valid JSON (${e.message})` } };
-  }
-  const parsed = z.safeParse(runJsonSchema, data);
-  if (!parsed.success) return { damaged: { path, problem: firstIssue(parsed.error) } };
-  const json = parsed.data as RunJson;
+  const dirProblem = runDirProblem(dir);
+  if (dirProblem !== null) return { damaged: { path: dir, problem: `the folder ${dirProblem}` } };
+  const r = readRecordJson(path, runJsonSchema, RUN_JSON_MAX_BYTES);
+  if ('problem' in r) return { damaged: { path, problem: r.missing ? 'run.json is not there' : r.problem } };
+  const json = r.value as RunJson;
   const problem = check?.(json) ?? null;
   if (problem !== null) return { damaged: { path, problem } };
   return { record: { dir, json } };
