@@ -19,7 +19,7 @@
  */
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { runBounded } from '../proc/index.js';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { deepMerge } from '../config/index.js';
@@ -130,22 +130,12 @@ export async function installedVersions(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ versions: InstalledVersions } | { problem: string }> {
   try {
-    const r = await execa(python, ['-c', VERSIONS_PY], {
-      env,
-      extendEnv: false,
-      timeout: VERSIONS_TIMEOUT_MS,
-      reject: false,
-      stdin: 'ignore',
-    });
+    const r = await runBounded(python, ['-c', VERSIONS_PY], { env, timeoutMs: VERSIONS_TIMEOUT_MS });
     if (r.timedOut) return { problem: `${python} did not answer within ${VERSIONS_TIMEOUT_MS / 1000} s` };
-    if (r.exitCode !== 0) {
-      const why =
-        String(r.stderr ?? '')
-          .trim()
-          .split('\n')
-          .at(-1) ?? '';
-      if (r.exitCode === undefined) return { problem: `cannot run ${python}: ${why || 'not found'}` };
-      return { problem: `${python} exited with code ${r.exitCode}: ${why}` };
+    if (r.code !== 0) {
+      const why = r.stderr.trim().split('\n').at(-1) ?? '';
+      if (r.error) return { problem: `cannot run ${python}: ${r.error.code ?? r.error.message}` };
+      return { problem: `${python} exited with ${r.code !== null ? `code ${r.code}` : r.signal}: ${why}` };
     }
     const line =
       String(r.stdout ?? '')

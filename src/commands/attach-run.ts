@@ -6,9 +6,8 @@ import { UsageError } from '../text/index.js';
 import { followRun } from '../launch/index.js';
 import { kindBlockProblem } from './record-kinds.js';
 import { preparedOfRecord, type PreparedLaunch, type RunKind } from '../launch/index.js';
-import { localKind, localRunOpen } from '../launch/index.js';
-import { displayDir, findRunRecord, readRunRecord, setupOfRecord } from '../records/index.js';
-import { ownerState, signalSupervisor } from '../proc/index.js';
+import { localKind, localRunOpen, localRunState, processList, stopLocalRun } from '../launch/index.js';
+import { findRunRecord, setupOfRecord } from '../records/index.js';
 import type { CommandContext } from './context.js';
 import { paneFor } from './launch-run.js';
 import * as output from './output.js';
@@ -33,10 +32,15 @@ export async function attachCommand(
     prepared = preparedOfRecord(rec, recordJobSetup(rec));
     say(`attaching to Slurm job ${rec.json.slurm.jobId} (run ${rec.json.id})${over ? ', which has ended' : ''}`);
   } else {
+    const state = localRunState(rec);
     over = !localRunOpen(rec);
     kind = localKind();
     prepared = preparedOfRecord(rec, setupOfRecord(rec));
-    say(`attaching to run ${rec.json.id}${over ? ', which has ended' : ''}`);
+    say(
+      state.kind === 'orphaned'
+        ? `attaching to run ${rec.json.id}, which is orphaned: its supervisor and its watchdog are gone, but its steps still run (${processList(state.processes)}); \`zerowiz stop ${rec.json.id}\` stops them`
+        : `attaching to run ${rec.json.id}${over ? ', which has ended' : ''}`,
+    );
   }
   return followRun({ record: rec, writes: [] }, prepared, kind, {
     pane: paneFor(flags, ctx),
@@ -45,13 +49,10 @@ export async function attachCommand(
   });
 }
 
-/** How often `zerowiz stop` looks whether the run has ended. */
-const STOP_POLL_MS = 200;
-
 /**
- * `zerowiz stop RUN`: stops a run from any terminal (a local run: its supervisor's ladder; a Slurm job:
- * scancel) and returns once it has ended: 0 stopped (or already over), 2 no such run or it cannot be
- * stopped from here.
+ * `zerowiz stop RUN`: stops a run from any terminal (a local run: the ladder, joined by a second stop; a Slurm
+ * job: scancel) and returns once it has ended: 0 stopped (or already over), 2 no such run or it cannot be
+ * stopped from here. The local part is src/launch/stop.ts.
  */
 export async function stopCommand(ref: string | undefined, flags: { now?: boolean }): Promise<number> {
   if (ref === undefined)
@@ -66,30 +67,5 @@ export async function stopCommand(ref: string | undefined, flags: { now?: boolea
     const { stopSlurmJob } = await import('../slurm/stop.js');
     return stopSlurmJob(rec, s.slurmContext(), say);
   }
-  if (rec.json.ended !== 'running' || ownerState(rec.json.supervisor) === 'gone') {
-    say(`run ${rec.json.id} has already ended (${rec.json.ended})`);
-    return 0;
-  }
-  const id = rec.json.supervisor!;
-  const why = signalSupervisor(id, flags.now ? 'kill' : 'stop');
-  if (why && localRunOpen(rec))
-    throw new UsageError(`cannot stop run ${rec.json.id}: ${why}`, `its logs are in ${displayDir(rec.dir)}`);
-  say(
-    flags.now
-      ? `killing run ${rec.json.id} (SIGKILL to its steps)`
-      : `stopping run ${rec.json.id} (SIGINT to its steps, then SIGTERM, then SIGKILL); waiting for it to end`,
-  );
-  for (;;) {
-    const r = readRunRecord(rec.dir);
-    const json = 'record' in r ? r.record.json : rec.json;
-    if (json.ended !== 'running') {
-      say(`run ${rec.json.id} ${json.ended}${json.exitCode !== null ? ` (exit ${json.exitCode})` : ''}`);
-      return 0;
-    }
-    if (ownerState(json.supervisor) === 'gone') {
-      say(`run ${rec.json.id}: its supervisor ended without finishing the record`);
-      return 0;
-    }
-    await new Promise((res) => setTimeout(res, STOP_POLL_MS));
-  }
+  return stopLocalRun(rec, { now: flags.now === true, say });
 }

@@ -5,7 +5,7 @@
  * Slurm runs are refreshed from Slurm first.
  */
 import { displayDir, listRunRecords, type RunRecord } from '../records/index.js';
-import { localRunOpen, settleOrphans } from '../launch/index.js';
+import { localRunState, processList, settleOrphans, type LocalRunState } from '../launch/index.js';
 import { peaksFromJson } from '../observe/index.js';
 import { formatLossPair } from '../observe/index.js';
 import { formatPeakVsEstimate, highestPeak } from '../observe/index.js';
@@ -21,12 +21,14 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   const { records, damaged } = listRunRecords(process.cwd(), kindBlockProblem);
   reportDamaged(damaged);
   settleOrphans(records);
+  // Where each local run stands (an orphaned one's processes looked up once).
+  const states = new Map(records.filter((r) => !r.json.slurm).map((r) => [r, localRunState(r)] as const));
   // Slurm runs still open get their state from Slurm first.
   const slurm = records.some((r) => r.json.slurm) ? await import('./launch-slurm-run.js') : null;
   const note = slurm ? await slurm.refreshSlurmRuns(records) : null;
   if (note) output.note(note);
   if (opts.json) {
-    output.json(records.map(recordSummary));
+    output.json(records.map((r) => recordSummary(r, states.get(r))));
     return;
   }
   if (records.length === 0) {
@@ -39,10 +41,14 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   let text = `${'ID'.padEnd(w)}  ${'ENDED'.padEnd(11)}  EXIT  DURATION  STEPS\n`;
   for (const r of records) {
     const j = r.json;
+    const state = states.get(r);
     const dur = j.endedAt ? formatDuration(Date.parse(j.endedAt) - Date.parse(j.startedAt)) : '-';
     const steps = j.steps.map((s) => `${s.name}:${s.status}`).join(' ');
-    const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : localColumn(r);
-    text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
+    const job = j.slurm && slurm ? `  ${slurm.slurmColumn(r)}` : localColumn(r, state);
+    const ended = state?.kind === 'orphaned' ? 'orphaned' : j.ended;
+    text += `${j.id.padEnd(w)}  ${ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
+    if (state?.kind === 'orphaned')
+      text += `  orphaned: its supervisor and its watchdog are gone, but its steps still run: ${processList(state.processes)}; stop them: zerowiz stop ${j.id}\n`;
     for (const l of liveLines(r)) text += `  ${l}\n`;
     for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
     for (const t of topologyWarningsOf(r)) text += `  ${t}\n`;
@@ -51,8 +57,8 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
 }
 
 /** A local run that still goes: who runs it, and how to follow or stop it. */
-function localColumn(r: RunRecord): string {
-  if (r.json.slurm || !localRunOpen(r)) return '';
+function localColumn(r: RunRecord, state: LocalRunState | undefined): string {
+  if (state?.kind !== 'running') return '';
   const pid = r.json.supervisor?.pid;
   return `  supervisor pid ${pid}: zerowiz attach ${r.json.id} · zerowiz stop ${r.json.id}`;
 }
@@ -87,7 +93,7 @@ function topologyWarningsOf(r: RunRecord): string[] {
   );
 }
 
-function recordSummary(r: RunRecord) {
+function recordSummary(r: RunRecord, state: LocalRunState | undefined) {
   const j = r.json;
   return {
     id: j.id,
@@ -102,7 +108,14 @@ function recordSummary(r: RunRecord) {
     estimate: j.estimate ?? null,
     ...(j.slurm
       ? {}
-      : { supervisor: j.ended === 'running' && localRunOpen(r) ? { pid: j.supervisor?.pid ?? null } : null }),
+      : {
+          supervisor: state?.kind === 'running' ? { pid: j.supervisor?.pid ?? null } : null,
+          // A run whose steps outlive their supervisor and watchdog: its live processes (empty otherwise).
+          orphans:
+            state?.kind === 'orphaned'
+              ? state.processes.map((p) => ({ pid: p.pid, pgid: p.pgid, command: p.command }))
+              : [],
+        }),
     steps: j.steps.map((s) => {
       const top = s.live ? highestPeak(peaksFromJson(s.live)) : null;
       return {

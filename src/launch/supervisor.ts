@@ -19,17 +19,25 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import * as z from 'zod/mini';
+import '../text/zod.js';
 import { UsageError } from '../text/index.js';
 import type { Setup } from '../config/index.js';
 import { capYoungGeneration } from '../proc/index.js';
 import type { AlertContext } from '../observe/index.js';
 import { binPath, SUPERVISOR_ARG } from './bin.js';
-import { launchEstimate } from '../rules/index.js';
+import { launchEstimate, type LaunchEstimate } from '../rules/index.js';
 import { findFreePort } from '../proc/index.js';
 import { gracePeriods, handOffAtExit, trackGroup, untrackGroup } from '../proc/index.js';
 import { ownIdentity, processStartTime } from '../proc/index.js';
-import type { PreparedCommand } from '../config/index.js';
-import { createRunRecord, RecordError, saveRunJson, stepLogPath, type RunRecord } from '../records/index.js';
+import {
+  createRunRecord,
+  parseStoredSetup,
+  RecordError,
+  saveRunJson,
+  stepLogPath,
+  type RunRecord,
+} from '../records/index.js';
 import { RecordKeeper } from './record-keeper.js';
 import { EVENTS_FILE, EventsWriter, type LiveSnapshot, writeLive } from '../records/index.js';
 import type { PipelineOutcome } from '../observe/index.js';
@@ -37,6 +45,7 @@ import { Pipeline, type StepSpec } from './runner.js';
 import { GpuTelemetry, telemetryIntervalMs, visibleGpuIndices } from '../observe/index.js';
 import { RunWatch, watchStepOf } from '../observe/index.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, Watchdog } from './watchdog.js';
+import { ladderSoFar, ledgerWriter } from './ladder.js';
 import { topology } from '../estimate/index.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
 import { CHECKPOINT_POLL_INTERVAL_MS, type CheckpointEvent, CheckpointWatcher } from '../checkpoints/index.js';
@@ -46,24 +55,50 @@ import { recordCheckpoints } from '../checkpoints/index.js';
 import { captureTopology, recordTopology } from '../checkpoints/index.js';
 import { checkBeforePass } from '../checks/index.js';
 import { checkPlan } from '../checks/index.js';
-import { type CheckId, skipsAll } from '../checks/index.js';
+import { CHECK_IDS, type CheckId, skipsAll } from '../checks/index.js';
 import { RunHealth, type WatchedPath } from '../observe/index.js';
 import { stallOptionsFromEnv } from '../observe/index.js';
 
-/** What the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin). */
-export interface SupervisorPlan {
-  version: 1;
+/**
+ * The plan the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin), as a schema: the
+ * supervisor reads it back through this, so a plan cut short or of another version is refused, never run. A new
+ * field is one more entry here (optional, so that a supervisor of this version still reads an older plan).
+ */
+const planSchema = z.object({
+  version: z.literal(1),
   /** The directory the steps run in (the record goes to .zerowiz/runs/ under it). */
-  cwd: string;
+  cwd: z.string().check(z.minLength(1)),
   /** What was launched, for the record. */
-  source: string;
-  setup: Setup;
-  accelerate: { path: string; display: string };
-  commands: PreparedCommand[];
+  source: z.string(),
+  /** The setup, checked as a record's is (records/record.ts parseStoredSetup). */
+  setup: z.unknown(),
+  accelerate: z.object({ path: z.string().check(z.minLength(1)), display: z.string() }),
+  commands: z.array(
+    z.object({ step: z.string(), argv: z.array(z.string()), usesConfig: z.boolean(), text: z.string() }),
+  ),
   /** The checks left out before each pass (--skip-check, ZEROWIZ_SKIP_CHECKS); every id: no checks. */
-  skipChecks?: CheckId[];
+  skipChecks: z.optional(z.array(z.enum(CHECK_IDS))),
   /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
-  topologyWarnings?: { checkpoint: string; warning: string }[];
+  topologyWarnings: z.optional(z.array(z.object({ checkpoint: z.string(), warning: z.string() }))),
+});
+
+/** What the launching zerowiz hands its run's supervisor. */
+export type SupervisorPlan = Omit<z.infer<typeof planSchema>, 'setup'> & { setup: Setup };
+
+/** Reads a plan (the supervisor's stdin) through its schema; throws an Error naming what is wrong. */
+export function parsePlan(text: string): SupervisorPlan {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`the plan is not JSON (${(e as Error).message})`);
+  }
+  const r = z.safeParse(planSchema, data);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new Error(`the plan's ${i?.path.map(String).join('.') || 'value'}: ${i?.message ?? 'damaged'}`);
+  }
+  return { ...r.data, setup: parseStoredSetup(r.data.setup) };
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -101,17 +136,34 @@ export interface SupervisorOptions {
   guard: Watchdog | null;
 }
 
+/** What one run of a supervisor is made of, once assembled (each part named, each closed at the end). */
+interface RunParts {
+  rec: RunRecord;
+  events: EventsWriter;
+  telemetry: GpuTelemetry;
+  alertContext: AlertContext;
+  watch: RunWatch;
+  pipeline: Pipeline;
+  keeper: RecordKeeper;
+  /** Stops the timers the run started (checkpoint polling, the health watch). */
+  timers: ReturnType<typeof setInterval>[];
+}
+
 /** One local run, owned. */
 export class Supervisor {
   record: RunRecord | null = null;
   private pipeline: Pipeline | null = null;
   private stopAsked = false;
   private killAsked = false;
+  /** What zerowiz estimated for the setup (computed once: the record and the alerts' fixes take it). */
+  private readonly estimate: LaunchEstimate | null;
 
   constructor(
     readonly plan: SupervisorPlan,
     private readonly opts: SupervisorOptions,
-  ) {}
+  ) {
+    this.estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+  }
 
   /** Creates the record (its directory told to the watchdog first). Throws RecordError. */
   open(): RunRecord {
@@ -129,20 +181,27 @@ export class Supervisor {
       ...ownIdentity(),
       watchdog: guard ? { pid: guard.pid, startTime: processStartTime(guard.pid) } : null,
     };
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
-    rec.json.estimate = estimate?.json ?? null;
+    rec.json.estimate = this.estimate?.json ?? null;
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0) rec.json.topologyWarnings = plan.topologyWarnings;
     saveRunJson(rec);
     this.record = rec;
     return rec;
   }
 
-  /** Stops the run with the ladder (before the first step: nothing starts). A second call kills at once. */
+  /** The watchdog died and another took its place: the record names the new one. */
+  watchdogReplaced(pid: number): void {
+    const rec = this.record;
+    if (!rec?.json.supervisor) return;
+    rec.json.supervisor.watchdog = { pid, startTime: processStartTime(pid) };
+    saveRunJson(rec);
+  }
+
+  /**
+   * Stops the run with the ladder (before the first step: nothing starts). Asking again joins the stop under
+   * way: only killNow() (SIGUSR2, `zerowiz stop --now`) cuts it short.
+   */
   stop(): void {
-    if (this.stopAsked) {
-      this.killNow();
-      return;
-    }
+    if (this.stopAsked) return;
     this.stopAsked = true;
     void this.pipeline?.stop();
   }
@@ -157,14 +216,54 @@ export class Supervisor {
   /** Runs the steps to the end; resolves with the outcome once the record is final. */
   async run(): Promise<PipelineOutcome> {
     const rec = this.record ?? this.open();
-    const { plan, opts } = this;
-    const guard = opts.guard;
-    const env = opts.env;
+    const parts = this.assemble(rec);
+    this.watchTopology(parts);
+    this.watchCheckpoints(parts);
+    this.watchHealth(parts);
+    this.tellEvents(parts);
+    this.pipeline = parts.pipeline;
+    if (this.stopAsked) void parts.pipeline.stop();
+    if (this.killAsked) parts.pipeline.killNow();
+    parts.telemetry.start();
+    parts.keeper.start();
+    try {
+      const o = await parts.pipeline.run();
+      await this.finish(parts, o);
+      return o;
+    } finally {
+      for (const t of parts.timers) clearInterval(t);
+      parts.keeper.close();
+      parts.events.close();
+    }
+  }
+
+  /** The run's parts: events.jsonl, the GPU telemetry, the watch, the pipeline of steps, the record keeper. */
+  private assemble(rec: RunRecord): RunParts {
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
-    const telemetry = new GpuTelemetry({
+    const telemetry = this.telemetryOf(rec);
+    const alertContext: AlertContext = {
+      precision: this.plan.setup.answers?.mixed_precision ?? null,
+      whatFits: this.estimate?.whatFits,
+      hostWhatFits: this.estimate?.hostWhatFits,
+      freePort: null,
+    };
+    const watch = new RunWatch({
+      steps: this.plan.commands.map((_, i) => watchStepOf(this.plan.setup, this.plan.commands, this.plan.cwd, i)),
+      alertContext,
+      telemetry,
+      onAlert: (a) => events.write({ t: 'alert', a }),
+    });
+    const pipeline = this.pipelineOf(rec, events);
+    const keeper = new RecordKeeper({ record: rec, watch, run: pipeline, env: this.opts.env });
+    return { rec, events, telemetry, alertContext, watch, pipeline, keeper, timers: [] };
+  }
+
+  /** The GPU telemetry (nvidia-smi as a helper the watchdog knows), written to live.json at each sample. */
+  private telemetryOf(rec: RunRecord): GpuTelemetry {
+    const { env, guard } = this.opts;
+    return new GpuTelemetry({
       env: { ...env, [HELPER_OF_ENV]: rec.dir },
-      gpus: runGpus(plan.setup, env),
+      gpus: runGpus(this.plan.setup, env),
       intervalMs: telemetryIntervalMs(env),
       onUpdate: (t) => writeLive(rec.dir, snapshotOf(t, rec.json.steps.length)),
       track: {
@@ -179,18 +278,15 @@ export class Supervisor {
         },
       },
     });
-    const alertContext: AlertContext = {
-      precision: plan.setup.answers?.mixed_precision ?? null,
-      whatFits: estimate?.whatFits,
-      hostWhatFits: estimate?.hostWhatFits,
-      freePort: null,
-    };
-    const watch = new RunWatch({
-      steps: plan.commands.map((_, i) => watchStepOf(plan.setup, plan.commands, plan.cwd, i)),
-      alertContext,
-      telemetry,
-      onAlert: (a) => events.write({ t: 'alert', a }),
-    });
+  }
+
+  /**
+   * The steps, each writing into its log; the checks before each pass (unless all are skipped); each stop's
+   * signals written into events.jsonl first (the ledger a watchdog goes on from: ./ladder.ts).
+   */
+  private pipelineOf(rec: RunRecord, events: EventsWriter): Pipeline {
+    const { plan } = this;
+    const { env, guard } = this.opts;
     const specs: StepSpec[] = plan.commands.map((c, i) => ({
       name: c.step,
       file: plan.accelerate.path,
@@ -200,31 +296,33 @@ export class Supervisor {
       env: { ...env, [RUN_DIR_ENV]: rec.dir },
     }));
     const skip = new Set<CheckId>(plan.skipChecks ?? []);
-    const checked = !skipsAll(skip);
-    const pipeline = new Pipeline(specs, gracePeriods(env), {
+    return new Pipeline(specs, gracePeriods(env), {
       guard,
+      ladder: (pgid) => ({ onSignal: ledgerWriter(events, pgid, 'supervisor') }),
+      stoppedElsewhere: (pgid) => ladderSoFar(rec.dir).get(pgid)?.signal ?? null,
       // The checks before each pass, on this machine, at the moment it starts (./checks/gate.ts).
-      beforeStep: checked
-        ? (i) =>
-            checkBeforePass(plan.setup, i, {
-              cwd: plan.cwd,
-              env,
-              accelerate: plan.accelerate.path,
-              skip,
-            })
-        : undefined,
+      beforeStep: skipsAll(skip)
+        ? undefined
+        : (i, signal) =>
+            checkBeforePass(plan.setup, i, { cwd: plan.cwd, env, accelerate: plan.accelerate.path, skip, signal }),
     });
-    this.pipeline = pipeline;
-    const keeper = new RecordKeeper({ record: rec, watch, run: pipeline, env });
-    // The topology every checkpoint of this run is written with (stage, offload, processes, versions).
-    void captureTopology(plan.setup, plan.accelerate.path, env).then(
+  }
+
+  /** The topology every checkpoint of this run is written with (stage, offload, processes, versions). */
+  private watchTopology({ rec, keeper }: RunParts): void {
+    void captureTopology(this.plan.setup, this.plan.accelerate.path, this.opts.env).then(
       (t) => {
         recordTopology(rec, t);
         keeper.save();
       },
       () => undefined,
     );
-    // Each checkpoint the steps save, verified once it is written (./checkpoints/watch.ts).
+  }
+
+  /** Each checkpoint the steps save, verified once it is written (../checkpoints/watch.ts). */
+  private watchCheckpoints(parts: RunParts): void {
+    const { plan } = this;
+    const { rec, keeper, watch, pipeline } = parts;
     const models = modelCatalogOrNone();
     const checkpoints = new CheckpointWatcher({
       steps: plan.setup.steps.map((st, i) => ({
@@ -242,13 +340,21 @@ export class Supervisor {
       recordCheckpoints(rec, checkpoints.verdicts());
       keeper.save();
     };
-    const pollCheckpoints = setInterval(() => onCheckpoints(checkpoints.poll()), CHECKPOINT_POLL_INTERVAL_MS);
-    pollCheckpoints.unref();
-    // The watch during a pass: stalls, memory, /dev/shm, free space (./health.ts).
+    const poll = setInterval(() => onCheckpoints(checkpoints.poll()), CHECKPOINT_POLL_INTERVAL_MS);
+    poll.unref();
+    parts.timers.push(poll);
+    pipeline.subscribe({ stepEnd: (i) => onCheckpoints(checkpoints.finish(i)) });
+  }
+
+  /** The watch during a pass: stalls, memory, /dev/shm, free space (../observe/health.ts). */
+  private watchHealth(parts: RunParts): void {
+    const { plan } = this;
+    const { env } = this.opts;
+    const { watch, pipeline } = parts;
     let health: { i: number; h: RunHealth; pgid: number | null; busy: boolean } | null = null;
     const stall = stallOptionsFromEnv(env);
     const tickMs = Math.max(250, Math.min(HEALTH_TICK_MS, (stall.minMs ?? HEALTH_TICK_MS) / 4));
-    const healthTick = setInterval(() => {
+    const tick = setInterval(() => {
       const cur = health;
       if (!cur || cur.pgid === null || cur.busy) return;
       cur.busy = true;
@@ -264,7 +370,11 @@ export class Supervisor {
           cur.busy = false;
         });
     }, tickMs);
-    healthTick.unref();
+    tick.unref();
+    parts.timers.push(tick);
+    const seen = (i: number) => {
+      if (health?.i === i) health.h.line(Date.now());
+    };
     pipeline.subscribe({
       stepStart: (i, info) => {
         const h = new RunHealth({ step: i, spacePaths: spacePathsOf(plan.setup, plan.cwd, i), env, stall });
@@ -274,17 +384,16 @@ export class Supervisor {
       progress: (i, p) => {
         if (health?.i === i) health.h.progress(Date.now(), p.n);
       },
-      line: (i) => {
-        if (health?.i === i) health.h.line(Date.now());
-      },
-      lines: (i) => {
-        if (health?.i === i) health.h.line(Date.now());
-      },
+      line: seen,
+      lines: seen,
       stepEnd: (i) => {
         if (health?.i === i) health = null;
-        onCheckpoints(checkpoints.finish(i));
       },
     });
+  }
+
+  /** What the viewers read: the watch and the record keeper hear the steps; events.jsonl gets each moment. */
+  private tellEvents({ pipeline, watch, keeper, events, alertContext }: RunParts): void {
     pipeline.subscribe({
       stepStart: () => {
         // A free port for the port-in-use alert's fix, found while the step starts.
@@ -307,35 +416,26 @@ export class Supervisor {
           pid: info.pid,
           freePort: null,
           csvOffset: watch.csvOffset(i),
+          pidStart: info.pidStart ?? null,
         }),
       stepEnd: (i, r) => events.write({ t: 'stepEnd', i, r }),
       stopping: () => events.write({ t: 'stopping', at: Date.now() }),
       logError: (i, why) => events.write({ t: 'logError', i, why }),
     });
-    if (this.stopAsked) void pipeline.stop();
-    if (this.killAsked) pipeline.killNow();
-    telemetry.start();
-    keeper.start();
-    try {
-      const o = await pipeline.run();
-      // The last loss.csv rows, and nvidia-smi gone, before the record's last word.
-      await watch.close();
-      await telemetry.stop();
-      writeLive(rec.dir, snapshotOf(telemetry, rec.json.steps.length));
-      keeper.takeAllLive();
-      events.write({
-        t: 'end',
-        o: { outcome: o.outcome, exitCode: o.exitCode, failedStep: o.failedStep },
-        at: Date.now(),
-      });
-      guard?.finished();
-      return o;
-    } finally {
-      clearInterval(pollCheckpoints);
-      clearInterval(healthTick);
-      keeper.close();
-      events.close();
-    }
+  }
+
+  /** The run's last word: the last loss.csv rows, nvidia-smi gone, live.json and run.json final, then `end`. */
+  private async finish({ rec, watch, telemetry, keeper, events }: RunParts, o: PipelineOutcome): Promise<void> {
+    await watch.close();
+    await telemetry.stop();
+    writeLive(rec.dir, snapshotOf(telemetry, rec.json.steps.length));
+    keeper.takeAllLive();
+    events.write({
+      t: 'end',
+      o: { outcome: o.outcome, exitCode: o.exitCode, failedStep: o.failedStep },
+      at: Date.now(),
+    });
+    this.opts.guard?.finished();
   }
 }
 
@@ -349,15 +449,14 @@ function snapshotOf(t: GpuTelemetry, steps: number): LiveSnapshot {
   return { telemetry: { state: t.state, reason: t.reason, version: t.version, latest: t.latestList, peaks } };
 }
 
-/** Reads all of stdin (the plan), or null when it ends early or is not one. */
-async function readPlan(): Promise<SupervisorPlan | null> {
+/** Reads all of stdin (the plan) through its schema; why it is not a plan when it is not one. */
+async function readPlan(): Promise<SupervisorPlan | { problem: string }> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   try {
-    const v = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SupervisorPlan;
-    return v && v.version === 1 && Array.isArray(v.commands) ? v : null;
-  } catch {
-    return null;
+    return parsePlan(Buffer.concat(chunks).toString('utf8'));
+  } catch (e) {
+    return { problem: (e as Error).message };
   }
 }
 
@@ -378,9 +477,11 @@ export async function superviseMain(): Promise<void> {
   process.on('SIGHUP', () => undefined);
   let sup: Supervisor | null = null;
   let pending: 'stop' | 'kill' | null = null;
+  // SIGINT and SIGTERM stop with the ladder, however often they come (a second stop joins the first);
+  // SIGUSR2 kills at once.
   const onStop = () => {
     if (sup) sup.stop();
-    else pending = pending === null ? 'stop' : 'kill';
+    else pending ??= 'stop';
   };
   process.on('SIGINT', onStop);
   process.on('SIGTERM', onStop);
@@ -389,10 +490,18 @@ export async function superviseMain(): Promise<void> {
     else pending = 'kill';
   });
   const plan = await readPlan();
-  if (!plan) return;
+  if ('problem' in plan) {
+    // A launcher that died before handing over the whole plan is gone: the answer reaches whoever reads it.
+    await sayHello({ ok: false, message: `the run could not be started: ${plan.problem}` });
+    return;
+  }
   capYoungGeneration();
   const env = process.env;
-  const guard = Watchdog.start({ grace: gracePeriods(env), bin: binPath() });
+  const guard = Watchdog.start({
+    grace: gracePeriods(env),
+    bin: binPath(),
+    onReplaced: (pid) => sup?.watchdogReplaced(pid),
+  });
   if (guard) handOffAtExit(() => guard.watching);
   sup = new Supervisor(plan, { env, guard });
   let rec: RunRecord;

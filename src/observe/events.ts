@@ -55,7 +55,16 @@ export interface PipelineListener {
    * A step started. `csvOffset` (a viewer of a local run): where its loss.csv ended at the start, as the
    * supervisor saw it.
    */
-  stepStart?(index: number, info: { pid: number | null; startedAt: number; csvOffset?: number | null }): void;
+  stepStart?(
+    index: number,
+    info: {
+      pid: number | null;
+      startedAt: number;
+      csvOffset?: number | null;
+      /** The step's leader's start time in clock ticks since boot (with pid, its identity), when known. */
+      pidStart?: number | null;
+    },
+  ): void;
   /**
    * A finished line (collapsed, cleaned), with its tqdm parse: `progress` is the bar the line is (a bar's
    * last state, ended by a newline), null when it is not one. Parsed once, here, for every subscriber.

@@ -65,6 +65,13 @@ export interface RunStepJson {
   refused?: boolean;
   /** What the run emitted in this step: metrics, GPU peaks, alerts (saved at its end and every minute). */
   live?: LiveStepJson;
+  /** The step's process: the leader of its process group (its pid is the group's id), once it started. */
+  pid?: number;
+  /**
+   * The leader's start time in clock ticks since boot (/proc/PID/stat), or null where /proc cannot say: with
+   * the pid, the step's identity, so a pid reused after the step is never taken for it (or signalled).
+   */
+  pidStart?: number | null;
 }
 
 /**
@@ -335,12 +342,21 @@ export function saveRunJson(rec: RunRecord, onDiskFull?: (why: string) => void):
   return err === null;
 }
 
-/** Records a step's start (the caller saves). */
-export function recordStepStart(rec: RunRecord, index: number, startedAt: number): void {
+/** Records a step's start, with its process when it has one (the caller saves). */
+export function recordStepStart(
+  rec: RunRecord,
+  index: number,
+  startedAt: number,
+  proc: { pid: number | null; pidStart?: number | null } = { pid: null },
+): void {
   const s = rec.json.steps[index];
   if (!s) return;
   s.status = 'running';
   s.startedAt = new Date(startedAt).toISOString();
+  if (proc.pid !== null) {
+    s.pid = proc.pid;
+    s.pidStart = proc.pidStart ?? null;
+  }
 }
 
 /** Records a step's end (the caller saves). */
@@ -383,6 +399,8 @@ const stepJsonSchema = z.object({
   warning: z.optional(z.string()),
   refused: z.optional(z.boolean()),
   live: z.optional(liveStepSchema),
+  pid: z.optional(z.int().check(z.positive())),
+  pidStart: z.optional(z.nullable(z.int().check(z.nonnegative()))),
 });
 /**
  * run.json as read back (the setup is checked on its own, by readRecordSetup, when it is rerun). Loose: keys
@@ -488,11 +506,11 @@ const setupSchema = z.object({
 });
 
 /**
- * The setup a record ran, checked as strictly as a preset: each answer goes through its question's parser.
- * Throws an Error whose message is `setup.<key>: <problem>` for a damaged one.
+ * A setup stored as JSON (a record's, a supervisor's plan), checked as strictly as a preset: each answer goes
+ * through its question's parser. Throws an Error whose message is `setup.<key>: <problem>` for a damaged one.
  */
-export function readRecordSetup(rec: RunRecord): Setup {
-  const parsed = z.safeParse(setupSchema, rec.json.setup);
+export function parseStoredSetup(value: unknown): Setup {
+  const parsed = z.safeParse(setupSchema, value);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     throw new Error(`setup${i?.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i?.message ?? 'missing'}`);
@@ -517,7 +535,12 @@ export function readRecordSetup(rec: RunRecord): Setup {
     throw new Error(`setup.answers${key ? `.${key}` : ''}: ${(err as Error).message}`);
   }
   const { extra, ...rest } = parsed.data;
-  return { ...rest, answers, ...(extra ? { extra } : {}) } as Setup;
+  return { ...rest, answers, ...(extra ? { extra } : {}) };
+}
+
+/** The setup a record ran, for `launch --last` (see parseStoredSetup); throws for a damaged one. */
+export function readRecordSetup(rec: RunRecord): Setup {
+  return parseStoredSetup(rec.json.setup);
 }
 
 /**

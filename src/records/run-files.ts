@@ -83,6 +83,19 @@ export const runEventSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('stepEnd'), i: count, r: stepResultSchema }),
   z.object({ t: z.literal('alert'), a: alertSchema }),
   z.object({ t: z.literal('stopping'), at: ms }),
+  /**
+   * A signal of the stop ladder, written before it is sent, by whoever sends it (the supervisor, its watchdog
+   * after it, `zerowiz stop` of an orphaned run): whoever goes on with the stop goes on from the last one.
+   */
+  z.object({
+    t: z.literal('signal'),
+    pgid: pid,
+    sig: z.enum(['SIGINT', 'SIGTERM', 'SIGKILL']),
+    at: ms,
+    /** The time the group is given before the next signal. */
+    graceMs: count,
+    by: z.enum(['supervisor', 'watchdog', 'stop']),
+  }),
   z.object({ t: z.literal('logError'), i: count, why: z.string() }),
   z.object({
     t: z.literal('end'),
@@ -170,7 +183,8 @@ export class EventsReader {
     const r = z.safeParse(runEventSchema, v);
     if (!r.success) return null;
     const e = r.data;
-    const step = e.t === 'alert' ? e.a.step : e.t === 'end' ? e.o.failedStep : e.t === 'stopping' ? null : e.i;
+    const step =
+      e.t === 'alert' ? e.a.step : e.t === 'end' ? e.o.failedStep : e.t === 'stopping' || e.t === 'signal' ? null : e.i;
     return step === null || step < this.steps ? e : null;
   }
 
