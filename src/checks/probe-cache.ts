@@ -10,7 +10,7 @@
  * planted there is replaced, never followed).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
