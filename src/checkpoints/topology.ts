@@ -128,9 +128,10 @@ const VERSIONS_PY = [
 export async function installedVersions(
   python: string,
   env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
 ): Promise<{ versions: InstalledVersions } | { problem: string }> {
   try {
-    const r = await runBounded(python, ['-c', VERSIONS_PY], { env, timeoutMs: VERSIONS_TIMEOUT_MS });
+    const r = await runBounded(python, ['-c', VERSIONS_PY], { env, timeoutMs: VERSIONS_TIMEOUT_MS, signal });
     if (r.timedOut) return { problem: `${python} did not answer within ${VERSIONS_TIMEOUT_MS / 1000} s` };
     if (r.code !== 0) {
       const why = r.stderr.trim().split('\n').at(-1) ?? '';
@@ -157,11 +158,12 @@ export async function captureTopology(
   setup: Setup,
   acceleratePath: string,
   env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
 ): Promise<Topology> {
   const base = topologyOfSetup(setup);
   const py = pythonOfAccelerate(acceleratePath);
   if ('problem' in py) return { ...base, versions: null, versionsProblem: py.problem };
-  const v = await installedVersions(py.python, env);
+  const v = await installedVersions(py.python, env, signal);
   return 'problem' in v
     ? { ...base, versions: null, versionsProblem: v.problem }
     : { ...base, versions: v.versions, versionsProblem: null };

@@ -157,6 +157,8 @@ export class Supervisor {
   private killAsked = false;
   /** What zerowiz estimated for the setup (computed once: the record and the alerts' fixes take it). */
   private readonly estimate: LaunchEstimate | null;
+  /** Aborted at the run's end: a helper still asking (the topology's Python) ends with it. */
+  private readonly helpers = new AbortController();
 
   constructor(
     readonly plan: SupervisorPlan,
@@ -231,6 +233,7 @@ export class Supervisor {
       await this.finish(parts, o);
       return o;
     } finally {
+      this.helpers.abort();
       for (const t of parts.timers) clearInterval(t);
       parts.keeper.close();
       parts.events.close();
@@ -310,7 +313,7 @@ export class Supervisor {
 
   /** The topology every checkpoint of this run is written with (stage, offload, processes, versions). */
   private watchTopology({ rec, keeper }: RunParts): void {
-    void captureTopology(this.plan.setup, this.plan.accelerate.path, this.opts.env).then(
+    void captureTopology(this.plan.setup, this.plan.accelerate.path, this.opts.env, this.helpers.signal).then(
       (t) => {
         recordTopology(rec, t);
         keeper.save();

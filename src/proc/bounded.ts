@@ -84,7 +84,7 @@ function collect(stream: NodeJS.ReadableStream | null, max: number): () => strin
 /** Resolves once the child's streams closed, or OUTPUT_AFTER_EXIT_MS after `exited`. */
 function outputDone(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
   const closed = new Promise<void>((res) => child.on('close', () => res()));
-  const late = exited.then(() => new Promise<void>((res) => setTimeout(res, OUTPUT_AFTER_EXIT_MS).unref()));
+  const late = exited.then(() => new Promise<void>((res) => setTimeout(res, OUTPUT_AFTER_EXIT_MS)));
   return Promise.race([closed, late]);
 }
 
