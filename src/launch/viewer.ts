@@ -356,7 +356,8 @@ export async function runStream(session: LaunchSession, out: TextSink, stops?: L
     if (stops) stops.asker = null;
     off();
     offAlert();
-    printer.flush();
+    // zerowiz's own lines reach the output, after a stalled reader's backlog.
+    await printer.settle();
   }
 }
 
