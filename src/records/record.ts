@@ -9,7 +9,7 @@
  * Records are read back through a schema (a kind's own block through the kind's check): a damaged one is named
  * and skipped, never a crash.
  */
-import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
@@ -33,7 +33,7 @@ import {
 } from './record-files.js';
 import { printable } from '../text/index.js';
 import { redactRunJson, secretGuards } from '../text/index.js';
-import { UntrustedPathError } from '../fs/index.js';
+import { UntrustedPathError, lstatOrNull } from '../fs/index.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');
@@ -247,7 +247,7 @@ function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof 
   writeAtomic(join(dir, 'run.json'), runJsonText(json));
   for (const f of configFiles) writeAtomic(join(dir, f.copy), readFileSync(f.abs));
   writeAtomic(join(dir, 'commands.sh'), commandsScript(json), 0o755);
-  writeFileSync(join(dir, RESERVE_NAME), Buffer.alloc(RECORD_RESERVE_BYTES));
+  writeAtomic(join(dir, RESERVE_NAME), Buffer.alloc(RECORD_RESERVE_BYTES));
   return rec;
 }
 
@@ -567,6 +567,29 @@ export function displayDir(dir: string, cwd = process.cwd()): string {
 }
 
 /**
+ * The record a `RUN` argument that is a path names (absolute, or relative to `cwd`): the run directory itself,
+ * wherever it is; null when the argument is no path to a folder. Throws UsageError for a folder that holds no
+ * record, or a damaged one.
+ */
+function recordAtPath(ref: string, cwd: string, check?: RecordCheck): RunRecord | null {
+  if (!ref.includes('/') && ref !== '.' && ref !== '..') return null;
+  const dir = resolve(cwd, ref);
+  const st = lstatOrNull(dir);
+  if (!st?.isDirectory()) return null;
+  const r = readRunRecord(dir, check);
+  if ('record' in r) return r.record;
+  if (r.damaged.problem === 'run.json is not there')
+    throw new UsageError(
+      `no run record in ${ref}`,
+      'give a run directory (.zerowiz/runs/ID) or a run id of `zerowiz runs`',
+    );
+  throw new UsageError(
+    `the run record ${displayDir(r.damaged.path, cwd)} cannot be read: ${r.damaged.problem}`,
+    'see `zerowiz runs`',
+  );
+}
+
+/**
  * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or a Slurm
  * job id; without one, the newest run. Throws UsageError naming the choices.
  */
@@ -579,6 +602,8 @@ export function findRunRecord(ref: string | undefined, cwd = process.cwd(), chec
     return newest;
   }
   const norm = ref.replace(/\/+$/, '');
+  const byPath = recordAtPath(norm, cwd, check);
+  if (byPath) return byPath;
   const exact = all.find(
     (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || r.json.slurm?.jobId === norm,
   );

@@ -6,7 +6,7 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../records/index.js';
+import { createRunRecord, pendingStepJson, releaseReserve, saveRunJson, type RunRecord } from '../records/index.js';
 import type { PipelineOutcome, StepStatus } from '../observe/index.js';
 import { shellWord } from '../text/index.js';
 import { PRIVATE_EXEC_MODE, Tail, unpinDir } from '../fs/index.js';
@@ -233,6 +233,9 @@ export function recordJobEnd(rec: RunRecord, job: JobInfo | null, ending: JobEnd
   j.ended = ending.outcome;
   j.exitCode = ending.exitCode;
   j.endedAt = new Date(endedAt).toISOString();
+  // The record is final: its space reserve goes back to the disk (first: on a full disk it is the room the last
+  // save needs).
+  releaseReserve(rec.dir);
   if (job) recordJobState(rec, job, true);
   else saveRunJson(rec);
 }
