@@ -55,7 +55,7 @@ export {
 export type { SetupFileRole } from './files.js';
 export { err, formatFinding, warn } from './finding.js';
 export type { Finding } from './finding.js';
-export { importAccelerateConfig } from './import.js';
+export { IMPORT_REPAIRS, importAccelerateConfig } from './import.js';
 export type { ImportResult } from './import.js';
 export { autoFill, numberDefault } from './keys.js';
 export {

@@ -9,7 +9,7 @@ export { localKind, localRunOpen } from './local.js';
 export { localRunState, processList, settleOrphans } from './orphans.js';
 export type { LocalRunState } from './orphans.js';
 export { stopLocalRun } from './stop.js';
-export { checkRunnable, formatFindings, invalidSetup, stepLaunchFindings } from './prepare.js';
+export { checkRunnable, formatFindings, invalidSetup, launchAgainPinned, stepLaunchFindings } from './prepare.js';
 export type { TextSink } from './stream.js';
 export type { LogPaneOptions } from './viewer.js';
 export { superviseMain } from './supervisor.js';

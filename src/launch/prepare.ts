@@ -18,6 +18,7 @@ import { accelerateDefaultConfig } from '../fs/index.js';
 import type { LaunchOptions, PreparedLaunch } from './kind.js';
 import { missingScripts, prepareCommands } from '../config/index.js';
 import { resolveAccelerate, type AccelerateExe } from '../proc/index.js';
+import { shellWord } from '../text/index.js';
 
 /** Findings as lines for the terminal. */
 export function formatFindings(findings: readonly Finding[]): string[] {
@@ -39,13 +40,33 @@ export function stepLaunchFindings(setup: Setup, cwd: string, env: NodeJS.Proces
   return stepFindings(setup, { cwd, defaultConfig, gpuCount: null }).filter((f) => f.rule !== 'step-script-missing');
 }
 
-/** The UsageError for a setup's first error: its message and fix (the hint runs as printed). */
-export function invalidSetup(setup: Setup, errors: readonly Finding[]): UsageError {
+/**
+ * The command that runs a launch again with one step pinned (`--pin-step NAME` added): from what was launched,
+ * as typed (a preset name or file, `--last`); null for the wizard's launch (its steps screen pins).
+ */
+export function launchAgainPinned(source: string): ((pin: string) => string) | null {
+  if (source === 'wizard') return null;
+  const what = source.startsWith('--last') ? '--last' : shellWord(source);
+  return (pin) => `zerowiz launch ${what} --pin-step ${shellWord(pin)}`;
+}
+
+/**
+ * The UsageError for a setup's first error: its message and fix (the hint runs as printed). `again` is the
+ * command that reruns what was asked with a step pinned (a launch's, an export's), when a pin is the fix.
+ */
+export function invalidSetup(
+  setup: Setup,
+  errors: readonly Finding[],
+  again: ((pin: string) => string) | null = null,
+): UsageError {
   const first = errors[0]!;
   const step = (first as StepFinding).fixAction;
+  const pin = step?.kind === 'pinConfig' ? setup.steps[step.step]?.name : undefined;
+  const command = pin !== undefined && again ? again(pin) : null;
+  const keeps = command?.startsWith('zerowiz launch') ? " (the run's record keeps the pin for --last)" : '';
   const hint =
-    step?.kind === 'pinConfig'
-      ? `${first.fix}: add --pin-step ${setup.steps[step.step]?.name} to the command (e.g. zerowiz launch ${setup.name} --pin-step ${setup.steps[step.step]?.name}; the run record keeps it for --last), or pin it in the wizard's steps screen`
+    pin !== undefined
+      ? `${first.fix}: ${command ? `run ${command}${keeps}, or pin it` : 'pin it'} in the wizard's steps screen`
       : first.fix;
   return new UsageError(
     `'${setup.name}' is not valid: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
@@ -74,7 +95,7 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     ...measuredFindings(setup, loadMeasuredRuns(cwd)),
   ];
   const errors = findings.filter((f) => f.level === 'error');
-  if (errors.length > 0) throw invalidSetup(setup, errors);
+  if (errors.length > 0) throw invalidSetup(setup, errors, launchAgainPinned(opts.source));
   const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
   const commands = prepareCommands(
     setup,
