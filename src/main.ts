@@ -3,7 +3,7 @@ import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
 import { RunError, UsageError, describeError, fileError, isOsError } from './text/index.js';
 import type { UiLoaders } from './commands/index.js';
-import { shellWord } from './text/index.js';
+import { printable, shellWord } from './text/index.js';
 import { NearMiss, nearMissHint } from './text/index.js';
 // Prints one error line (and its hint), with whatever came from files shown escaped.
 import { error as printError } from './commands/index.js';
@@ -58,7 +58,8 @@ export async function main(argv: string[], ui: UiLoaders): Promise<number> {
     if (err instanceof NearMiss) {
       // The near miss, with the command line that works when there is one.
       const hint = nearMissHint(err, argv, shellWord);
-      printError(hint ? `${err.message}\n  hint: ${hint}` : err.message);
+      // One line and its hint, whatever the value held (a newline typed into a flag is shown escaped).
+      printError(hint ? `${printable(err.message)}\n  hint: ${printable(hint)}` : printable(err.message));
       return 2;
     }
     if (err instanceof UsageError) {

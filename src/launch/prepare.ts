@@ -18,7 +18,7 @@ import { accelerateDefaultConfig } from '../fs/index.js';
 import type { LaunchOptions, PreparedLaunch } from './kind.js';
 import { missingScripts, prepareCommands } from '../config/index.js';
 import { resolveAccelerate, type AccelerateExe } from '../proc/index.js';
-import { shellWord } from '../text/index.js';
+import { secretEnv, shellWord } from '../text/index.js';
 
 /** Findings as lines for the terminal. */
 export function formatFindings(findings: readonly Finding[]): string[] {
@@ -87,6 +87,8 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
       'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files',
     );
   }
+  // A secret is recorded (and passed to a job) by its variable: one variable, one value (secretEnv throws).
+  secretEnv(setup.steps.map((s) => s.args));
   // The setup's rules and its steps', then what only a launch here can say: files the answers name (an NVMe
   // path that does not exist), and the peaks measured for this setup in this directory's runs.
   const findings = [
