@@ -60,7 +60,7 @@ describe('--master-weights none', () => {
 describe('an offloaded optimizer replaces the script optimizer (accelerate map_pytorch_optim_to_deepspeed)', () => {
   const base = ['--model-params', '7B', '--gpu-memory', '80GiB', '--mixed-precision', 'bf16'];
 
-  it('Adafactor with 2-offload is refused: its lr is None, so the first step fails', () => {
+  it("Adafactor with 2-offload is refused: its parameter groups keep Adafactor's settings, so the first step fails", () => {
     const r = generate([...base, '--mode', '2-offload', '--optimizer', 'adafactor']);
     expectOneLineError(r, /accelerate replaces the script's Adafactor by DeepSpeedCPUAdam/);
   });

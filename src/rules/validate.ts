@@ -171,8 +171,9 @@ export function validate(setup: Setup): Finding[] {
  * What an offloaded optimizer really runs (accelerate 1.15, utils/deepspeed.py map_pytorch_optim_to_deepspeed):
  * with the optimizer offloaded and no `optimizer` block in the JSON, accelerate replaces the script's torch
  * optimizer by DeepSpeedCPUAdam(lr, weight_decay) (AdamW mode only for torch.optim.AdamW and bitsandbytes'
- * 32-bit AdamW), with fp32 moments. Adafactor's lr is None (relative_step, its default), so its first step
- * fails; 8-bit Adam and SGD train as a CPU Adam with fp32 moments.
+ * 32-bit AdamW), with fp32 moments, over the script optimizer's own parameter groups. Adafactor's keep its lr
+ * (None with relative_step, its default) and its eps (a pair), so the first step fails (the real tier's
+ * __tests__/real/optimizers.test.ts: a TypeError); 8-bit Adam and SGD train as a CPU Adam with fp32 moments.
  */
 function offloadedOptimizerFindings(a: Answers, swapped: boolean): Finding[] {
   if (!swapped || a.model_params === null) return [];
@@ -180,7 +181,7 @@ function offloadedOptimizerFindings(a: Answers, swapped: boolean): Finding[] {
     return [
       err(
         'offload-adafactor',
-        "with the optimizer offloaded, accelerate replaces the script's Adafactor by DeepSpeedCPUAdam with Adafactor's lr and weight_decay; Adafactor's lr is None (relative_step, its default), so the first step fails",
+        "with the optimizer offloaded, accelerate replaces the script's Adafactor by DeepSpeedCPUAdam over Adafactor's parameter groups, which keep Adafactor's own settings (lr None with relative_step, its default; eps a pair), so the first step fails",
         'use AdamW with an offload mode, or a mode that keeps the optimizer on the GPU (1, 2 or 3)',
         ['optimizer', 'mode'],
       ),
