@@ -107,7 +107,8 @@ async function launch(more: Record<string, string> = {}): Promise<Run> {
     viewer.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  await until(() => notes(run).some((l) => l.startsWith('start 0')), 'the trainer to start', 30_000);
+  // A Node start, the supervisor's and Python's: seconds on a loaded 2-core machine.
+  await until(() => notes(run).some((l) => l.startsWith('start 0')), 'the trainer to start', 90_000);
   const root = join(dir, '.zerowiz', 'runs');
   run.id = readdirSync(root).find((n) => !n.startsWith('.'))!;
   run.record = join(root, run.id);
@@ -169,7 +170,7 @@ describe.skipIf(!HAS_PYTHON)('a stop is always gentle: a second stop joins the f
     expect(j.ended).toBe('interrupted');
     expect(j.steps[0]!.stopSignal).toBe('SIGINT');
     expect(await r.viewerExit).toBe(130);
-  }, 60_000);
+  }, 150_000);
 
   it('SIGTERM to the supervisor twice is one stop too', async () => {
     const r = await launch();
@@ -180,7 +181,7 @@ describe.skipIf(!HAS_PYTHON)('a stop is always gentle: a second stop joins the f
     await until(() => ended(r), 'the run to end', 30_000);
     expect(notes(r)).toContainEqual(expect.stringMatching(/^saved 0/));
     expect(runJson(r).steps[0]!.stopSignal).toBe('SIGINT');
-  }, 60_000);
+  }, 150_000);
 
   it('stop --now after a stop kills at once (the record says SIGKILL)', async () => {
     const r = await launch({ SAVER_SAVE_MS: '5000' });
@@ -192,7 +193,7 @@ describe.skipIf(!HAS_PYTHON)('a stop is always gentle: a second stop joins the f
     expect(notes(r)).not.toContainEqual(expect.stringMatching(/^saved/));
     expect(runJson(r).steps[0]!.stopSignal).toBe('SIGKILL');
     expect(alive(r)).toEqual([]);
-  }, 60_000);
+  }, 150_000);
 
   it('a supervisor killed while its ladder waits: the watchdog goes on with the same ladder, no second SIGINT', async () => {
     const r = await launch();
@@ -203,7 +204,7 @@ describe.skipIf(!HAS_PYTHON)('a stop is always gentle: a second stop joins the f
     expect(notes(r).filter((l) => l.startsWith('sigint'))).toHaveLength(1);
     expect(notes(r)).toContainEqual(expect.stringMatching(/^saved 0/));
     expect(runJson(r).note ?? '').toMatch(/watchdog/);
-  }, 60_000);
+  }, 150_000);
 });
 
 describe.skipIf(!HAS_PYTHON)('no training outlives its record', () => {
@@ -238,7 +239,7 @@ describe.skipIf(!HAS_PYTHON)('no training outlives its record', () => {
     expect(readdirSync(r.record)).not.toContain('.space-reserve');
     // The viewer followed the orphaned run to its end.
     expect(await r.viewerExit).toBe(130);
-  }, 90_000);
+  }, 150_000);
 
   it('attach follows an orphaned run, says so, and ends with it', async () => {
     const r = await launch();
@@ -254,7 +255,7 @@ describe.skipIf(!HAS_PYTHON)('no training outlives its record', () => {
     const a = await attach;
     expect(a.err + a.out).toMatch(/orphaned/);
     expect(a.code).toBe(130);
-  }, 90_000);
+  }, 150_000);
 
   it('the watchdog killed first: the supervisor starts another, which ends the run when the supervisor is killed', async () => {
     const r = await launch();
@@ -268,7 +269,7 @@ describe.skipIf(!HAS_PYTHON)('no training outlives its record', () => {
     await until(() => ended(r) && alive(r).length === 0, 'the new watchdog to end the run', 30_000);
     expect(runJson(r).note ?? '').toMatch(/watchdog/);
     expect(notes(r)).toContainEqual(expect.stringMatching(/^saved 0/));
-  }, 60_000);
+  }, 150_000);
 });
 
 describe.skipIf(!HAS_PYTHON)('a stop that waits says what it waits for', () => {
@@ -287,7 +288,7 @@ describe.skipIf(!HAS_PYTHON)('a stop that waits says what it waits for', () => {
     expect(await gentle.done).toBe(0);
     await until(() => ended(r), 'the supervisor to finish the record');
     expect(runJson(r).steps[0]!.stopSignal).toBe('SIGKILL');
-  }, 60_000);
+  }, 150_000);
 
   const freezer = existsSync('/sys/fs/cgroup/freezer/cgroup.procs')
     ? '/sys/fs/cgroup/freezer'
@@ -315,6 +316,6 @@ describe.skipIf(!HAS_PYTHON)('a stop that waits says what it waits for', () => {
       expect(await gentle.done).toBe(0);
       await until(() => ended(r), 'the supervisor to finish the record');
     },
-    60_000,
+    150_000,
   );
 });
