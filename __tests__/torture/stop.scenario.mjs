@@ -247,6 +247,10 @@ async function settle(ctx, rec, plan, problems) {
     await zerowiz(ctx, ['runs'], 20_000);
     if (runJson(rec)?.ended === 'running') problems.push('the record still says running with nothing of the run alive');
   }
+  // The record says the run ended before the supervisor's last writes (live.json, the last events) and its exit:
+  // the leftovers are judged once the run's owner is gone.
+  if (!(await until(() => !ownerAlive(rec), 20_000)))
+    problems.push('the supervisor or its watchdog still runs 20 s after the run ended');
   checkSaves(ctx, rec, plan, problems);
   checkLeftovers(rec, problems);
 }
