@@ -223,17 +223,20 @@ async function settle(ctx, rec, plan, problems) {
   if (alive.length > 0) {
     if (json?.ended !== 'running')
       problems.push(`trainer processes ${alive.join(', ')} live, but the record says ${json?.ended}`);
+    // The orphans may end meanwhile (their training finishes, or a SIGINT the killed watchdog sent lets them save
+    // and exit): `runs` must list every one still alive after it answered, and none not alive before it was asked.
+    const before = trainers(ctx);
     const listed = await zerowiz(ctx, ['runs', '--json'], 20_000);
+    const after = trainers(ctx);
     let orphans = null;
     try {
-      orphans = JSON.parse(listed.out)[0]
-        ?.orphans?.map((o) => o.pid)
-        .sort((a, b) => a - b);
+      orphans = JSON.parse(listed.out)[0]?.orphans?.map((o) => o.pid);
     } catch {}
-    const now = trainers(ctx);
-    if (JSON.stringify(orphans) !== JSON.stringify(now))
+    const listedRight =
+      Array.isArray(orphans) && after.every((p) => orphans.includes(p)) && orphans.every((p) => before.includes(p));
+    if (!listedRight)
       problems.push(
-        `runs --json lists orphans ${JSON.stringify(orphans)}, the trainer's live processes are ${JSON.stringify(now)}`,
+        `runs --json lists orphans ${JSON.stringify(orphans)}; the trainer's processes were ${JSON.stringify(before)} before and ${JSON.stringify(after)} after`,
       );
     const last = await zerowiz(ctx, ['stop', rec.id]);
     if (last.hung || last.code !== 0)
