@@ -3,7 +3,7 @@ import { CommanderError } from 'commander';
 import { buildProgram } from './cli.js';
 import { RunError, UsageError, describeError, fileError, isOsError } from './text/index.js';
 import type { UiLoaders } from './commands/index.js';
-import { shellWord } from './text/index.js';
+import { printable, shellWord } from './text/index.js';
 import { NearMiss, nearMissHint } from './text/index.js';
 // Prints one error line (and its hint), with whatever came from files shown escaped.
 import { error as printError } from './commands/index.js';
@@ -35,13 +35,20 @@ function endQuietlyOnClosedOutput(): void {
   }
 }
 
+/**
+ * The exit codes zerowiz gives (README): 0 success, 1 a run or check failed, 2 bad usage or input, 130 a run
+ * stopped. A command that came to another (a value read from a file) ends with 1: something failed.
+ */
+const LISTED_EXIT_CODES: ReadonlySet<number> = new Set([0, 1, 2, 130]);
+
 /** Runs zerowiz with these arguments; resolves with the exit code. Never throws. */
 export async function main(argv: string[], ui: UiLoaders): Promise<number> {
   endQuietlyOnClosedOutput();
   const program = buildProgram(ui);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return program.exitCodeFromAction ?? 0;
+    const code = program.exitCodeFromAction ?? 0;
+    return LISTED_EXIT_CODES.has(code) ? code : 1;
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here with code 0; usage errors were already printed by commander.
@@ -51,7 +58,8 @@ export async function main(argv: string[], ui: UiLoaders): Promise<number> {
     if (err instanceof NearMiss) {
       // The near miss, with the command line that works when there is one.
       const hint = nearMissHint(err, argv, shellWord);
-      printError(hint ? `${err.message}\n  hint: ${hint}` : err.message);
+      // One line and its hint, whatever the value held (a newline typed into a flag is shown escaped).
+      printError(hint ? `${printable(err.message)}\n  hint: ${printable(hint)}` : printable(err.message));
       return 2;
     }
     if (err instanceof UsageError) {

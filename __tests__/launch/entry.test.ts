@@ -43,7 +43,7 @@ describe("a step that accelerate's ZeRO-3 default config would run under DeepSpe
     // data pass under DeepSpeed: one fix for both).
     expect(r.stderr).toMatch(/^zerowiz: 'qwen-image-lora-lowvram' is not valid: step data_process .*\(and 1 more\)$/m);
     expect(r.stderr).toMatch(
-      /hint: .*add --pin-step data_process to the command \(e\.g\. zerowiz launch qwen-image-lora-lowvram --pin-step data_process/,
+      /hint: .*run zerowiz launch qwen-image-lora-lowvram --pin-step data_process \(the run's record keeps the pin for --last\)/,
     );
     expect(r.stderr.trim().split('\n')).toHaveLength(2);
     expect(existsSync(join(d, '.zerowiz'))).toBe(false);
@@ -68,6 +68,36 @@ describe("a step that accelerate's ZeRO-3 default config would run under DeepSpe
     expect(last.code, last.stderr).toBe(0);
     const again = readFileSync(join(d, 'argv.jsonl'), 'utf8').trim().split('\n').slice(2);
     expect(again.some((l) => l.includes('sft:data_process') && l.includes('accelerate_no_deepspeed.yaml'))).toBe(true);
+  });
+
+  it('the hint runs as printed when the preset was given as a file, and from export it names export', async () => {
+    const d = checkout();
+    const env = { HF_HOME: zero3Default(), FAKE_ACCELERATE_STEP_MS: '0' };
+    const { presetsDir } = await import('../../src/fs/paths.js');
+    const file = join(d, 'my preset.yaml');
+    writeFileSync(file, readFileSync(join(presetsDir(), `${SEED}.yaml`), 'utf8'));
+    const r = runCli(['launch', 'my preset.yaml', '--accelerate', FAKE, '--no-tui'], { cwd: d, env });
+    expect(r.code).toBe(2);
+    const command = /hint: .*run (zerowiz launch .*--pin-step data_process) \(/.exec(r.stderr)?.[1];
+    expect(command, r.stderr).toBe("zerowiz launch 'my preset.yaml' --pin-step data_process");
+    // As printed, in a shell.
+    const again = spawnSync(
+      'bash',
+      ['-c', `${command!.replace(/^zerowiz/, '"$NODE" "$BIN"')} --accelerate "$FAKE" --dry-run`],
+      {
+        cwd: d,
+        env: { ...process.env, ...env, NODE: process.execPath, BIN: join(ROOT, 'dist', 'zerowiz.js'), FAKE },
+        encoding: 'utf8',
+      },
+    );
+    expect(again.status, again.stderr).toBe(0);
+    const out = join(d, 'sb');
+    const ex = runCli(['export', 'slurm', 'my preset.yaml', '--out', out], { cwd: d, env });
+    expect(ex.code).toBe(2);
+    expect(ex.stderr).toMatch(
+      /hint: .*run zerowiz export slurm 'my preset\.yaml' --out .*sb --pin-step data_process, or pin it/,
+    );
+    expect(ex.stderr).not.toMatch(/zerowiz launch/);
   });
 
   it('--pin-step of a step the preset does not have is bad input naming its steps', () => {

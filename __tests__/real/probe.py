@@ -8,7 +8,9 @@ accelerate hands to `deepspeed.initialize`; this script writes what the Accelera
 
 Inputs (environment): ZEROWIZ_PROBE_MICRO (the DataLoader batch size, 4), ZEROWIZ_PROBE_ACCUM (the script's
 Accelerator(gradient_accumulation_steps=...), 1), ZEROWIZ_PROBE_HIDDEN (hidden_size, 16),
-ZEROWIZ_PROBE_MIXED_PRECISION (the script's Accelerator(mixed_precision=...); not passed when unset).
+ZEROWIZ_PROBE_MIXED_PRECISION (the script's Accelerator(mixed_precision=...); not passed when unset),
+ZEROWIZ_PROBE_OPTIMIZER (the script's optimizer: adamw, the default; adafactor, transformers' Adafactor with its
+defaults; sgd, torch's SGD with weight decay).
 The CPU has no NCCL: the process group is gloo (InitProcessGroupKwargs), as a CPU user would write it.
 """
 import json
@@ -33,6 +35,17 @@ class TinyModel(torch.nn.Module):
         return self.head(torch.relu(self.inner(x)))
 
 
+def make_optimizer(name, params):
+    """The optimizer a training script would build, by the name of zerowiz's optimizer question."""
+    if name == "adafactor":
+        from transformers.optimization import Adafactor
+
+        return Adafactor(params)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, weight_decay=0.01)
+    return torch.optim.AdamW(params, lr=1e-3)
+
+
 def main(end_training=True):
     micro = int(os.environ.get("ZEROWIZ_PROBE_MICRO", "4"))
     accum = int(os.environ.get("ZEROWIZ_PROBE_ACCUM", "1"))
@@ -52,7 +65,7 @@ def main(end_training=True):
         zero3_for_transformers = None
     torch.manual_seed(0)
     model = TinyModel(hidden)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = make_optimizer(os.environ.get("ZEROWIZ_PROBE_OPTIMIZER", "adamw"), model.parameters())
     data = torch.utils.data.TensorDataset(torch.randn(micro * 8, hidden), torch.randn(micro * 8, 1))
     loader = torch.utils.data.DataLoader(data, batch_size=micro)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)

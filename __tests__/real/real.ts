@@ -91,6 +91,8 @@ export interface HarnessResult {
 export interface DsRecord {
   config: Record<string, unknown>;
   optimizer: string | null;
+  /** What the optimizer was built with (adamw_mode and fp32_optimizer_states for DeepSpeedCPUAdam, lr, weight_decay). */
+  optimizer_args?: Record<string, unknown> | null;
   model: string;
   world_size: number;
   zero_init_entered: boolean;

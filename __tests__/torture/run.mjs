@@ -96,7 +96,8 @@ export async function runTorture({ iterations = 1000, seed = Date.now() % 2 ** 3
           print(line);
         }
       } else {
-        rmSync(dir, { recursive: true, force: true });
+        // A process of the iteration may still be finishing a write there: try again rather than stop the run.
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
       }
     }
   } finally {

@@ -9,11 +9,12 @@
  *   checkpoint_N/, checkpoints/checkpoint_N/  accelerate's save_state with automatic_checkpoint_naming
  *   latest + TAG/ (global_stepN/, ...)        DeepSpeed's save_checkpoint into the folder itself
  */
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isDataPass } from '../config/index.js';
 import { argValue } from '../config/index.js';
 import { diffSynthOutputPath } from '../config/index.js';
+import { printable } from '../text/index.js';
 import { isGlobalStepTag, LATEST_FILE, LATEST_UNIVERSAL_FILE, looksLikeTag, readLatest } from './deepspeed.js';
 import type { Expectation } from './expect.js';
 import {
@@ -46,6 +47,8 @@ export interface FoundCheckpoint {
   epoch: number | null;
   /** For a DeepSpeed tag: the folder holding it and `latest`. */
   saveDir?: string;
+  /** Where it leads, when it is a symbolic link (named, never followed: verifyFound says so). */
+  link?: string;
 }
 
 /** The absolute output folders a step saves into (none for a data pass, which writes a cache). */
@@ -60,6 +63,24 @@ export function outputRoots(args: readonly string[], cwd: string): string[] {
     if (typeof v === 'string' && v !== '' && !out.includes(abs(v))) out.push(abs(v));
   }
   return out;
+}
+
+/** Where a symbolic link at `p` leads, or null when `p` is no link. */
+function linkTarget(p: string): string | null {
+  try {
+    return lstatSync(p).isSymbolicLink() ? readlinkSync(p) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The kind a checkpoint's name gives it (a link is judged by its name alone), or null for another name. */
+function kindOfName(n: string): CheckpointKind | null {
+  if (n.endsWith('.safetensors')) return 'weights';
+  if (/^checkpoint-\d+$/.test(n)) return 'hf-checkpoint';
+  if (/^checkpoint_\d+$/.test(n)) return 'accelerate-checkpoint';
+  if (isGlobalStepTag(n)) return 'deepspeed';
+  return null;
 }
 
 function isDir(p: string): boolean {
@@ -138,6 +159,13 @@ export function findCheckpoints(root: string): FoundCheckpoint[] {
   for (const n of names) {
     if (n.startsWith('.')) continue;
     const p = join(root, n);
+    const link = linkTarget(p);
+    const linked = link !== null ? kindOfName(n) : null;
+    if (link !== null) {
+      // A checkpoint's name on a link: named as what it is, never followed (it is not this run's file).
+      if (linked) out.push({ ...describeCheckpoint(p, linked), link });
+      continue;
+    }
     if (n.endsWith('.safetensors') && isFile(p)) {
       out.push({
         path: p,
@@ -156,8 +184,27 @@ export function findCheckpoints(root: string): FoundCheckpoint[] {
           out.push({ path: join(p, c), kind: 'accelerate-checkpoint', name: c, step: null, epoch: null });
     }
   }
-  if (isFile(join(root, LATEST_FILE)) || names.some((n) => isGlobalStepTag(n))) out.push(...tagsIn(root, names));
+  if (isFile(join(root, LATEST_FILE)) || names.some((n) => isGlobalStepTag(n)))
+    out.push(...tagsIn(root, names).filter((t) => linkTarget(t.path) === null));
   return out.sort(checkpointOrder);
+}
+
+/** The verdict on a checkpoint that is a link: bad, naming where it leads; nothing behind it is read. */
+function linkVerdict(c: FoundCheckpoint, target: string): CheckpointVerdict {
+  let mtimeMs = 0;
+  try {
+    mtimeMs = lstatSync(c.path).mtimeMs;
+  } catch {}
+  return {
+    path: c.path,
+    kind: c.kind,
+    verdict: 'bad',
+    cause: 'link',
+    reason: `${basename(c.path)} is a symbolic link (to ${printable(target)}): zerowiz does not follow links in a run's outputs, so it is neither verified nor exported`,
+    bytes: 0,
+    mtimeMs,
+    hasWeights: false,
+  };
 }
 
 function safeList(dir: string): string[] {
@@ -174,6 +221,7 @@ export function verifyFound(
   expect: Expectation,
   opts: { scanBytes?: number } = {},
 ): CheckpointVerdict {
+  if (c.link !== undefined) return linkVerdict(c, c.link);
   if (c.kind === 'weights') return verifyWeightsFile(c.path, expect, opts);
   if (c.kind === 'deepspeed') return verifyDeepSpeedTag(c.path, expect, c.saveDir ? { saveDir: c.saveDir } : {});
   return verifyCheckpointDir(c.path, c.kind, expect, opts);

@@ -9,6 +9,8 @@ export { LAYOUT_DESCRIPTIONS, LORA_LAYOUTS, layoutKey, planLayout, writeRenamed 
 export type { ExportLayout } from './lora-layout.js';
 export { applyTopologyChoice, isTopologyChoice, relaunchChecks } from './relaunch.js';
 export type { TopologyChoice, TopologyPlan } from './relaunch.js';
+export { checkpointBlocksProblem } from './record-blocks.js';
+export type { TopologyJson, TopologyWarningsJson } from './record-blocks.js';
 export {
   checkpointsOf,
   foreignCheckpointsOf,

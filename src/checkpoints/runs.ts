@@ -76,12 +76,12 @@ export function checkpointJson(v: RecordedVerdict): CheckpointJson {
 
 /** Puts the watcher's verdicts into the record (the caller saves run.json). */
 export function recordCheckpoints(rec: RunRecord, verdicts: readonly RecordedVerdict[]): void {
-  (rec.json as unknown as { checkpoints: CheckpointJson[] }).checkpoints = verdicts.map(checkpointJson);
+  rec.json.checkpoints = verdicts.map(checkpointJson);
 }
 
 /** The stored verdicts of a record, or null when it has none (or they do not read). */
 export function storedCheckpoints(rec: RunRecord): CheckpointJson[] | null {
-  const raw = (rec.json as unknown as { checkpoints?: unknown }).checkpoints;
+  const raw: unknown = rec.json.checkpoints;
   if (raw === undefined) return null;
   const parsed = z.safeParse(checkpointsJsonSchema, raw);
   return parsed.success ? parsed.data : null;

@@ -19,6 +19,7 @@
  */
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { runBounded } from '../proc/index.js';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { deepMerge } from '../config/index.js';
@@ -127,26 +128,15 @@ const VERSIONS_PY = [
 export async function installedVersions(
   python: string,
   env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
 ): Promise<{ versions: InstalledVersions } | { problem: string }> {
   try {
-    // execa loads only when a relaunch asks Python (the launch's relaunch checks read the checkpoints first).
-    const { execa } = await import('execa');
-    const r = await execa(python, ['-c', VERSIONS_PY], {
-      env,
-      extendEnv: false,
-      timeout: VERSIONS_TIMEOUT_MS,
-      reject: false,
-      stdin: 'ignore',
-    });
+    const r = await runBounded(python, ['-c', VERSIONS_PY], { env, timeoutMs: VERSIONS_TIMEOUT_MS, signal });
     if (r.timedOut) return { problem: `${python} did not answer within ${VERSIONS_TIMEOUT_MS / 1000} s` };
-    if (r.exitCode !== 0) {
-      const why =
-        String(r.stderr ?? '')
-          .trim()
-          .split('\n')
-          .at(-1) ?? '';
-      if (r.exitCode === undefined) return { problem: `cannot run ${python}: ${why || 'not found'}` };
-      return { problem: `${python} exited with code ${r.exitCode}: ${why}` };
+    if (r.code !== 0) {
+      const why = r.stderr.trim().split('\n').at(-1) ?? '';
+      if (r.error) return { problem: `cannot run ${python}: ${r.error.code ?? r.error.message}` };
+      return { problem: `${python} exited with ${r.code !== null ? `code ${r.code}` : r.signal}: ${why}` };
     }
     const line =
       String(r.stdout ?? '')
@@ -168,11 +158,12 @@ export async function captureTopology(
   setup: Setup,
   acceleratePath: string,
   env: NodeJS.ProcessEnv = process.env,
+  signal?: AbortSignal,
 ): Promise<Topology> {
   const base = topologyOfSetup(setup);
   const py = pythonOfAccelerate(acceleratePath);
   if ('problem' in py) return { ...base, versions: null, versionsProblem: py.problem };
-  const v = await installedVersions(py.python, env);
+  const v = await installedVersions(py.python, env, signal);
   return 'problem' in v
     ? { ...base, versions: null, versionsProblem: v.problem }
     : { ...base, versions: v.versions, versionsProblem: null };
@@ -200,12 +191,12 @@ export const topologyJsonSchema = z.object({
 
 /** Puts the run's topology in its record (the caller saves run.json). */
 export function recordTopology(rec: RunRecord, t: Topology, at = new Date()): void {
-  (rec.json as unknown as { topology: unknown }).topology = { ...t, capturedAt: at.toISOString() };
+  rec.json.topology = { ...t, capturedAt: at.toISOString() };
 }
 
 /** A record's topology, or null when it has none (or it does not read). */
 export function recordedTopology(rec: Pick<RunRecord, 'json'>): Topology | null {
-  const parsed = z.safeParse(topologyJsonSchema, (rec.json as unknown as { topology?: unknown }).topology);
+  const parsed = z.safeParse(topologyJsonSchema, rec.json.topology);
   if (!parsed.success) return null;
   const { capturedAt: _, ...t } = parsed.data;
   return t;
@@ -380,8 +371,10 @@ function fromRecords(tagDir: string, records: readonly Pick<RunRecord, 'json'>[]
     if (!t) continue;
     const items = storedCheckpoints(r as RunRecord) ?? [];
     const listed = items.some((c) => c.path === tagDir || c.path === dirname(tagDir));
-    const raw = (r.json as unknown as { checkpoints?: { path?: unknown }[] }).checkpoints;
-    const loose = Array.isArray(raw) && raw.some((c) => c?.path === tagDir || c?.path === dirname(tagDir));
+    const raw: unknown = r.json.checkpoints;
+    const loose =
+      Array.isArray(raw) &&
+      raw.some((c: { path?: unknown } | null) => c?.path === tagDir || c?.path === dirname(tagDir));
     if (listed || loose) return savedFrom(t);
   }
   return null;
@@ -507,7 +500,7 @@ export const topologyWarningsJsonSchema = z.array(z.object({ checkpoint: z.strin
 
 /** Keeps the relaunch's topology warnings in its record (the caller saves run.json). */
 export function recordTopologyWarnings(rec: RunRecord, checks: readonly TopologyCheck[]): void {
-  (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = checks.map((c) => ({
+  rec.json.topologyWarnings = checks.map((c) => ({
     checkpoint: c.checkpoint,
     warning: c.warning,
   }));

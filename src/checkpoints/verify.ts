@@ -41,7 +41,9 @@ export type VerdictCause =
   | 'ds-truncated'
   | 'ds-too-small'
   | 'ds-unfinished'
-  | 'unfinished';
+  | 'unfinished'
+  /** A symbolic link in the run's outputs: named, never followed. */
+  | 'link';
 
 /** The LoRA key layouts zerowiz tells apart (see lora-layout.ts). */
 export type LoraLayout = 'diffsynth' | 'peft' | 'comfyui' | 'diffusers';

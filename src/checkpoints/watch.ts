@@ -219,6 +219,7 @@ const CAUSE_TITLES: Record<VerdictCause, string> = {
   'ds-too-small': 'its optimizer states are partial',
   'ds-unfinished': 'the save did not finish',
   unfinished: 'the save did not finish',
+  link: 'it is a symbolic link, not a file the run wrote',
 };
 
 /** The name `preset save` can take for the corrected setup (a preset name, not a path). */

@@ -4,7 +4,7 @@
  * or newer, memory other processes already hold). Measuring: two nvidia-smi calls (argument arrays, short
  * timeouts). Judging: pure functions of that and the probe.
  */
-import { execa } from 'execa';
+import { runBounded } from '../proc/index.js';
 import { NVIDIA_SMI_TIMEOUT_MS } from '../machine/index.js';
 import { shellJoin } from '../text/index.js';
 import { formatBytesShort } from '../text/index.js';
@@ -120,13 +120,8 @@ export function visibleDevices(env: NodeJS.ProcessEnv, gpus: readonly DriverGpu[
 }
 
 async function smi(args: string[], env: NodeJS.ProcessEnv) {
-  return execa('nvidia-smi', args, {
-    env,
-    extendEnv: false,
-    timeout: NVIDIA_SMI_TIMEOUT_MS,
-    reject: false,
-    stdin: 'ignore',
-  });
+  const r = await runBounded('nvidia-smi', args, { env, timeoutMs: NVIDIA_SMI_TIMEOUT_MS });
+  return { ...r, failed: r.code !== 0 };
 }
 
 /** Asks nvidia-smi (the query, and the plain table for its header's CUDA version); never throws. */
@@ -146,7 +141,7 @@ export async function measureDriver(env: NodeJS.ProcessEnv = process.env): Promi
       smi([`--query-gpu=${NVIDIA_SMI_CHECK_FIELDS.join(',')}`, format], env),
       smi([], env),
     ]);
-    if ((q as { code?: string }).code === 'ENOENT') return none('nvidia-smi not found on PATH');
+    if (q.error?.code === 'ENOENT') return none('nvidia-smi not found on PATH');
     let withCap = true;
     let query = q;
     // Drivers older than the compute_cap field refuse the whole query: ask again without it.
@@ -162,7 +157,7 @@ export async function measureDriver(env: NodeJS.ProcessEnv = process.env): Promi
       return none(
         query.timedOut
           ? `nvidia-smi did not answer within ${NVIDIA_SMI_TIMEOUT_MS} ms`
-          : `nvidia-smi failed (exit ${query.exitCode ?? 'unknown'})${first ? `: ${first}` : ''}`,
+          : `nvidia-smi failed (exit ${query.code ?? query.signal ?? 'unknown'})${first ? `: ${first}` : ''}`,
       );
     }
     const { gpus, driver } = parseCheckQuery(String(query.stdout), withCap);

@@ -10,10 +10,13 @@
  * planted there is replaced, never followed).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { ProbeRequest, ProbeResult } from './probe.js';
+import * as z from 'zod/mini';
+import '../text/zod.js';
+import { readOwnedFile } from '../fs/index.js';
+import { probeResultOf, type ProbeRequest, type ProbeResult } from './probe.js';
 
 /** How long a remembered answer is used at most. */
 export const PROBE_CACHE_MAX_AGE_MS = 24 * 3600_000;
@@ -95,19 +98,30 @@ interface Entry {
   result: ProbeResult;
 }
 
+/** A remembered answer as read back (its result checked by the probe's own schema). */
+const entrySchema = z.object({
+  key: z.string(),
+  at: z.number(),
+  stamps: z.array(z.object({ path: z.string(), ino: z.number(), mtimeMs: z.number() })),
+  result: z.unknown(),
+});
+
 /** A remembered answer for `key`, when it is still good; null otherwise. */
 export function loadProbe(dir: string, key: string, now = Date.now()): { result: ProbeResult; at: number } | null {
   const file = join(dir, `${key}.json`);
   try {
-    const st = statSync(file);
-    if (!st.isFile() || st.size > CACHE_MAX_BYTES) return null;
-    const e = JSON.parse(readFileSync(file, 'utf8')) as Entry;
-    if (e.key !== key || now - e.at > PROBE_CACHE_MAX_AGE_MS || now < e.at) return null;
-    for (const s of e.stamps) {
+    // A file of the user's own, never through a link, bounded (../fs/read.ts), its answer through the schema.
+    const read = readOwnedFile(file, CACHE_MAX_BYTES);
+    if ('problem' in read) return null;
+    const e = z.safeParse(entrySchema, JSON.parse(read.text));
+    if (!e.success) return null;
+    const result = probeResultOf(e.data.result);
+    if (!result || e.data.key !== key || now - e.data.at > PROBE_CACHE_MAX_AGE_MS || now < e.data.at) return null;
+    for (const s of e.data.stamps) {
       const cur = stamp(s.path);
       if (!cur || cur.ino !== s.ino || cur.mtimeMs !== s.mtimeMs) return null;
     }
-    return { result: e.result, at: e.at };
+    return { result, at: e.data.at };
   } catch {
     return null;
   }

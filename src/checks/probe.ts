@@ -9,8 +9,10 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { execa } from 'execa';
-import { whichSync } from '../proc/index.js';
+import * as z from 'zod/mini';
+import '../text/zod.js';
+import { runBounded, whichSync } from '../proc/index.js';
+import { printable } from '../text/index.js';
 import type { OpNeed } from './plan.js';
 
 /** How long the probe may take (the imports of a cold machine, a compile test per op) before it counts as hung. */
@@ -28,59 +30,118 @@ export interface ProbeRequest {
   deepspeed: boolean;
 }
 
+const text = z.nullable(z.string());
+
 /** One package as the interpreter sees it. */
-export interface ProbePackage {
+const packageSchema = z.object({
   /** The installed distribution's version (importlib.metadata), or the module's __version__. */
-  version: string | null;
-  importable: boolean;
+  version: text,
+  importable: z.boolean(),
   /** `ModuleNotFoundError: No module named 'deepspeed'`, or a broken import's error. */
-  error: string | null;
+  error: text,
   /** Where it was imported from. */
-  path: string | null;
+  path: text,
   /** The import's time. */
-  ms: number;
-}
+  ms: z.number(),
+});
 
 /** What deepspeed knows of one op. */
-export interface ProbeOp {
+const opSchema = z.object({
   /** Prebuilt into the installed package (installed_ops, for this accelerator). */
-  installed: boolean;
+  installed: z.boolean(),
   /** What op_builder's compatibility test answered (compatible_ops), null when deepspeed did not say. */
-  compatible: boolean | null;
+  compatible: z.nullable(z.boolean()),
   /** What the builder printed when asked again verbosely (its reasons), trimmed. */
-  log: string;
+  log: z.string(),
   /** DeepSpeed's CUDA test for a GPU build (assert_no_cuda_mismatch): null passed or not asked, else its message. */
-  cudaProblem: string | null;
+  cudaProblem: text,
+});
+
+/**
+ * The probe's answer, as a schema: an interpreter that prints something else (a shim, a site-customize that
+ * writes to stdout, another program behind the name) is named as such, never a crash.
+ */
+const probeResultSchema = z.object({
+  python: z.object({ executable: z.string(), version: z.string() }),
+  packages: z.object({
+    torch: packageSchema,
+    accelerate: packageSchema,
+    deepspeed: z.pipe(
+      z.optional(z.nullable(packageSchema)),
+      z.transform((v) => v ?? null),
+    ),
+  }),
+  torch: z.nullable(
+    z.object({
+      cuda: text,
+      hip: text,
+      cudaAvailable: z.nullable(z.boolean()),
+      deviceCount: z.nullable(z.number()),
+      /** Warnings torch gave while looking for the GPUs (an old driver says so here). */
+      warnings: z.array(z.string()),
+      /** torch.utils.cpp_extension: ninja, CUDA_HOME; the C++ compiler it would call. */
+      ninja: z.nullable(z.boolean()),
+      cudaHome: text,
+      cxx: text,
+      cxxName: z.string(),
+    }),
+  ),
+  deepspeed: z.nullable(
+    z.object({
+      ops: z.record(z.string(), opSchema),
+      /** The torch and CUDA the prebuilt ops were built with (git_version_info.torch_info). */
+      torchInfo: z.nullable(z.object({ version: z.string(), cuda_version: z.string() })),
+      /** The accelerator its ops were built for, and the one it picks now. */
+      builtFor: text,
+      accelerator: text,
+      /** The zero_optimization block through DeepSpeed's own model: its errors and the warnings it logged. */
+      zeroConfig: z.nullable(
+        z.object({ errors: z.array(z.string()), warnings: z.array(z.string()), unavailable: text }),
+      ),
+      error: text,
+    }),
+  ),
+});
+
+/** One package as the interpreter sees it. */
+export type ProbePackage = z.infer<typeof packageSchema>;
+/** What deepspeed knows of one op. */
+export type ProbeOp = z.infer<typeof opSchema>;
+/** The probe's answer. */
+export type ProbeResult = z.infer<typeof probeResultSchema>;
+
+/** A probe answer read back (the remembered one of probe-cache.ts): it, or null when it is not one. */
+export function probeResultOf(data: unknown): ProbeResult | null {
+  const r = z.safeParse(probeResultSchema, data);
+  return r.success ? r.data : null;
 }
 
-/** The probe's answer. */
-export interface ProbeResult {
-  python: { executable: string; version: string };
-  packages: { torch: ProbePackage; accelerate: ProbePackage; deepspeed: ProbePackage | null };
-  torch: {
-    cuda: string | null;
-    hip: string | null;
-    cudaAvailable: boolean | null;
-    deviceCount: number | null;
-    /** Warnings torch gave while looking for the GPUs (an old driver says so here). */
-    warnings: string[];
-    /** torch.utils.cpp_extension: ninja, CUDA_HOME; the C++ compiler it would call. */
-    ninja: boolean | null;
-    cudaHome: string | null;
-    cxx: string | null;
-    cxxName: string;
-  } | null;
-  deepspeed: {
-    ops: Record<string, ProbeOp>;
-    /** The torch and CUDA the prebuilt ops were built with (git_version_info.torch_info). */
-    torchInfo: { version: string; cuda_version: string } | null;
-    /** The accelerator its ops were built for, and the one it picks now. */
-    builtFor: string | null;
-    accelerator: string | null;
-    /** The zero_optimization block through DeepSpeed's own model: its errors and the warnings it logged. */
-    zeroConfig: { errors: string[]; warnings: string[]; unavailable: string | null } | null;
-    error: string | null;
-  } | null;
+/** Reads the probe's stdout: its answer, or why it is not one. */
+export function parseProbeAnswer(stdout: string): { result: ProbeResult } | { problem: string } {
+  const line = stdout.trim().split('\n').at(-1) ?? '';
+  let data: unknown;
+  try {
+    data = JSON.parse(line);
+  } catch {
+    return {
+      problem: `it printed something else than the probe's answer: ${printable(line.slice(0, 120)) || '(nothing)'}`,
+    };
+  }
+  const r = z.safeParse(probeResultSchema, data);
+  if (r.success) return { result: r.data };
+  const i = r.error.issues[0];
+  return {
+    problem: `its answer is not the probe's (${i?.path.map(String).join('.') || 'the value'}: ${i?.message ?? 'damaged'})`,
+  };
+}
+
+/**
+ * How long the probe may take (override: ZEROWIZ_PROBE_TIMEOUT_MS, at least 100): importing torch and
+ * DeepSpeed on a cold disk takes tens of seconds.
+ */
+export function probeTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.ZEROWIZ_PROBE_TIMEOUT_MS);
+  return Number.isFinite(n) && n >= 100 ? n : PROBE_TIMEOUT_MS;
 }
 
 /** The probe's Python source (run with `-c`; the request is argv[1]). */
@@ -270,45 +331,39 @@ export type ProbeRun =
     }
   | { ok: false; reason: string; ms: number };
 
-/** Runs the probe in `python` (argument array, no shell, a timeout); never throws. */
+/**
+ * Runs the probe in `python` (argument array, no shell), bounded in time and in its process group (a child it
+ * leaves holding its output never holds zerowiz; `signal` ends it: ../proc/bounded.ts); never throws.
+ */
 export async function runProbe(
   python: string,
   req: ProbeRequest,
-  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<ProbeRun> {
   const t0 = performance.now();
   const ms = () => Math.round(performance.now() - t0);
-  try {
-    const r = await execa(python, ['-c', PROBE_SOURCE, JSON.stringify(req)], {
-      env: { ...(opts.env ?? process.env), PYTHONDONTWRITEBYTECODE: '1' },
-      extendEnv: false,
-      cwd: opts.cwd,
-      timeout: opts.timeoutMs ?? PROBE_TIMEOUT_MS,
-      reject: false,
-      stdin: 'ignore',
-      stripFinalNewline: true,
-      maxBuffer: 4 * 2 ** 20,
-    });
-    const tail = String(r.stderr ?? '')
-      .slice(-STDERR_KEEP_CHARS)
-      .trim();
-    if ((r as { code?: string }).code === 'ENOENT') return { ok: false, reason: `${python} does not exist`, ms: ms() };
-    if (r.timedOut)
-      return {
-        ok: false,
-        reason: `${python} did not answer within ${(opts.timeoutMs ?? PROBE_TIMEOUT_MS) / 1000} s`,
-        ms: ms(),
-      };
-    if (r.exitCode !== 0)
-      return {
-        ok: false,
-        reason: `${python} exited with ${r.exitCode ?? r.signal}${tail ? `: ${lastLine(tail)}` : ''}`,
-        ms: ms(),
-      };
-    return { ok: true, result: JSON.parse(String(r.stdout)) as ProbeResult, ms: ms() };
-  } catch (e) {
-    return { ok: false, reason: `${python} could not be run: ${(e as Error).message.split('\n')[0]}`, ms: ms() };
-  }
+  const env = opts.env ?? process.env;
+  const timeoutMs = opts.timeoutMs ?? probeTimeoutMs(env);
+  const r = await runBounded(python, ['-c', PROBE_SOURCE, JSON.stringify(req)], {
+    env: { ...env, PYTHONDONTWRITEBYTECODE: '1' },
+    cwd: opts.cwd,
+    timeoutMs,
+    signal: opts.signal,
+  });
+  const tail = r.stderr.slice(-STDERR_KEEP_CHARS).trim();
+  if (r.error?.code === 'ENOENT') return { ok: false, reason: `${python} does not exist`, ms: ms() };
+  if (r.error) return { ok: false, reason: `${python} could not be run: ${r.error.message.split('\n')[0]}`, ms: ms() };
+  if (r.aborted) return { ok: false, reason: 'the run was stopped while the probe ran', ms: ms() };
+  if (r.timedOut) return { ok: false, reason: `${python} did not answer within ${timeoutMs / 1000} s`, ms: ms() };
+  if (r.code !== 0)
+    return {
+      ok: false,
+      reason: `${python} exited with ${r.code ?? r.signal}${tail ? `: ${lastLine(tail)}` : ''}`,
+      ms: ms(),
+    };
+  const answer = parseProbeAnswer(r.stdout);
+  if ('problem' in answer) return { ok: false, reason: `${python}: ${answer.problem}`, ms: ms() };
+  return { ok: true, result: answer.result, ms: ms() };
 }
 
 function lastLine(text: string): string {

@@ -50,6 +50,8 @@ export interface CheckOptions {
   machineRank?: number;
   /** Ask the interpreter again, not the answer remembered from the last clean check (probe-cache.ts). */
   fresh?: boolean;
+  /** Aborted when the run is stopped during its checks: the children they started end then. */
+  signal?: AbortSignal;
 }
 
 /** What a run of the checks found. */
@@ -110,7 +112,7 @@ async function measurePython(plan: CheckPlan, opts: CheckOptions, env: NodeJS.Pr
       interpreter,
       run: { ok: true, result: kept.result, ms: Math.round(performance.now() - t0), cachedAt: kept.at },
     };
-  const run: ProbeRun = await runProbe(interpreter.python, req, { env, cwd: plan.cwd });
+  const run: ProbeRun = await runProbe(interpreter.python, req, { env, cwd: plan.cwd, signal: opts.signal });
   if (run.ok && cleanAnswer(run.result, req)) saveProbe(dir, key, interpreter.python, run.result);
   return { kind: 'found', accelerate: exe, interpreter, run };
 }

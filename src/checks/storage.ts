@@ -8,7 +8,10 @@
 import { constants, accessSync, closeSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { runBounded } from '../proc/index.js';
+
+/** How long one dd of the speed test may take. */
+const DD_TIMEOUT_MS = 120_000;
 import { NVME_BYTES_PER_S } from '../estimate/index.js';
 import { formatByteRate, formatBytesShort } from '../text/index.js';
 import type { CheckPlan } from './plan.js';
@@ -137,17 +140,12 @@ export type SpeedInfo =
 
 async function dd(args: string[]): Promise<{ ms: number; error: string | null }> {
   const t0 = performance.now();
-  const r = await execa('dd', args, { reject: false, stdin: 'ignore', timeout: 120_000 });
+  const r = await runBounded('dd', args, { timeoutMs: DD_TIMEOUT_MS });
   const ms = performance.now() - t0;
-  return {
-    ms,
-    error:
-      r.exitCode === 0
-        ? null
-        : String(r.stderr || r.shortMessage)
-            .split('\n')[0]!
-            .trim(),
-  };
+  const why = r.timedOut
+    ? `dd did not finish within ${DD_TIMEOUT_MS / 1000} s`
+    : (r.error?.message ?? `dd exit ${r.code ?? r.signal}`);
+  return { ms, error: r.code === 0 ? null : r.stderr.split('\n')[0]?.trim() || why };
 }
 
 /** Writes then reads `bytes` with O_DIRECT in a private folder under `path` (dd, 1 MiB blocks). */

@@ -38,6 +38,19 @@ export function passFilter(value: string | undefined, steps: readonly { name: st
   );
 }
 
+/** `--machine-rank N`: a rank of the setup's machines (0 to num_machines - 1). */
+function machineRankOf(value: string, machines: number): number {
+  const n = parseInteger(value, '--machine-rank', 0);
+  if (n >= machines)
+    throw new UsageError(
+      `--machine-rank ${n} is beyond the setup's ${machines} machine(s) (num_machines ${machines})`,
+      machines === 1
+        ? 'a one-machine setup has only rank 0: leave --machine-rank out'
+        : `give a rank from 0 to ${machines - 1}`,
+    );
+  return n;
+}
+
 /** `zerowiz check`. Returns the exit code (0); a failed check is a UsageError after the report (exit 2). */
 export async function checkCommand(ref: string, flags: CheckFlags): Promise<number> {
   const skip = skipChecks(flags.skipCheck ?? [], flags.speedTest !== false);
@@ -50,7 +63,8 @@ export async function checkCommand(ref: string, flags: CheckFlags): Promise<numb
     filter,
     accelerate: flags.accelerate === undefined ? undefined : pathFlag('--accelerate', flags.accelerate),
     port: flags.port === undefined ? undefined : parseInteger(flags.port, '--port', 1, 65535),
-    machineRank: flags.machineRank === undefined ? undefined : parseInteger(flags.machineRank, '--machine-rank', 0),
+    machineRank:
+      flags.machineRank === undefined ? undefined : machineRankOf(flags.machineRank, setup.answers.num_machines),
     fresh: flags.fresh,
   });
   const { plan, results } = report;

@@ -2,7 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { secretGuards } from '../text/index.js';
 import { isAbsolute, join, resolve } from 'node:path';
-import { UsageError } from '../text/index.js';
+import { UsageError, shellJoin } from '../text/index.js';
 import { shellWord } from '../text/index.js';
 import { loadPreset, presetSource } from '../config/index.js';
 import { pinSteps } from '../config/index.js';
@@ -114,6 +114,17 @@ export async function exportCommand(
       dryRun: true,
       cwd,
       launcher: kind === 'slurm' ? 'srun' : 'torchrun',
+      // A step to pin is pinned by this export's own flag.
+      again: (pin) =>
+        shellJoin([
+          'zerowiz',
+          'export',
+          kind,
+          ref,
+          '--out',
+          flags.out!,
+          ...[...(flags.pinStep ?? []), pin].flatMap((p) => ['--pin-step', p]),
+        ]),
     },
   );
   for (const f of [...plan.findings, ...plan.fit]) output.finding(f);

@@ -31,7 +31,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { execa } from 'execa';
+import { runBounded } from '../proc/index.js';
 import { fileError, RunError, UsageError } from '../text/index.js';
 import { pathFlag } from '../fs/index.js';
 import { readLatest } from '../checkpoints/index.js';
@@ -209,26 +209,17 @@ async function zeroToFp32(
   const tag = c.found.kind === 'deepspeed' ? c.found.name : readLatest(c.found.path);
   if (tag === null) throw new UsageError(`${display(c.found.path)} has no DeepSpeed tag to consolidate`);
   const argv = ['-m', 'deepspeed.utils.zero_to_fp32', saveDir, work, '--safe_serialization', '--tag', tag];
-  const r = await execa(python, argv, {
-    reject: false,
-    timeout: ZERO_TO_FP32_TIMEOUT_MS,
-    stdin: 'ignore',
-    all: true,
-  });
-  if (r.exitCode === undefined || (r.failed && r.exitCode === null))
+  // Bounded in time and in its own process group (../proc/bounded.ts); stdout and stderr read together for the tail.
+  const r = await runBounded(python, argv, { timeoutMs: ZERO_TO_FP32_TIMEOUT_MS });
+  if (r.error)
     throw new UsageError(
-      `cannot run ${python}: ${(r as { code?: string }).code === 'ENOENT' ? 'not found' : String(r.shortMessage ?? r.message)}`,
+      `cannot run ${python}: ${r.error.code === 'ENOENT' ? 'not found' : r.error.message}`,
       'give --python PATH: the Python of the environment the run trained in',
     );
-  if (r.exitCode !== 0) {
-    const last = String(r.all ?? '')
-      .trim()
-      .split('\n')
-      .slice(-3)
-      .join(' / ');
-    throw new RunError(
-      `zero_to_fp32 failed on ${display(saveDir)} (tag ${tag}, exit ${r.exitCode}): ${printable(last)}`,
-    );
+  if (r.code !== 0) {
+    const last = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-3).join(' / ');
+    const how = r.timedOut ? `did not finish within ${ZERO_TO_FP32_TIMEOUT_MS / 1000} s` : `exit ${r.code ?? r.signal}`;
+    throw new RunError(`zero_to_fp32 failed on ${display(saveDir)} (tag ${tag}, ${how}): ${printable(last)}`);
   }
   const files = readdirSync(work)
     .filter((n) => n.endsWith('.safetensors') || n.endsWith('.safetensors.index.json'))

@@ -26,8 +26,7 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
   if (typeof opts.out === 'string' && opts.out.trim() === '')
     throw new UsageError('--out is empty', 'give a directory, e.g. --out . or --out ./configs');
   const out = typeof opts.out === 'string' ? pathFlag('--out', opts.out) : undefined;
-  const { flagged, given, setup: fromFlags, importNotes } = setupFromOptions(opts);
-  reportImportNotes(importNotes);
+  const { flagged, given, setup: fromFlags, importNotes, importFindings } = setupFromOptions(opts);
   let setup = fromFlags;
   // The process count: the flag, the preset's or the imported file's; else the GPUs detected here x the
   // machines (as the wizard's default), and a flag is checked against them.
@@ -46,15 +45,19 @@ export async function runGenerate(opts: Record<string, unknown>): Promise<number
       `num_processes ${plan.numProcesses}: the ${env!.gpuCount} GPU(s) nvidia-smi found here x ${setup.answers.num_machines} machine(s) (--num-processes overrides it)`,
     );
   const findings = [
+    ...importFindings,
     ...validate(setup),
     ...answerFindings(setup.answers, flagged, 'flag'),
     ...fileFindings(setup, 'flag'),
     ...(plan?.findings ?? []),
   ];
-  const firstError = reportFindings(findings);
+  // A refusal is one line and its hint: what the import changed is said only for a setup that is written.
+  const firstError = findings.find((f) => f.level === 'error');
   if (firstError && !opts.force) {
     throw new UsageError(`${firstError.message}`, `${firstError.fix} (or pass --force to write it anyway)`);
   }
+  reportImportNotes(importNotes);
+  reportFindings(findings);
   if (firstError) for (const f of findings) output.finding(f);
   if (opts.print === 'yaml') {
     output.data(toAccelerateYaml(setup));

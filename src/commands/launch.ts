@@ -93,7 +93,7 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
     )
     .option(
       '--json',
-      'print JSON: [{id, dir, name, source, startedAt, endedAt, ended, exitCode, estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], report: PATH | null, topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
+      'print JSON: [{id, dir, name, source, kind, startedAt, endedAt, ended, exitCode, supervisor: {pid} | null, orphans: [{pid, pgid, command}], estimate: {mode, gpuBytesPerGpu} | null, steps: [{name, status, exitCode, durationMs, log, gpuPeak: {gpu, usedBytes, totalBytes} | null, loss: {last, min, source} | null, alerts: [{id, title, fatal}]}], checkpoints: [{path, verdict: ok|bad, reason}], report: PATH | null, otherFiles: [{path, owners}], topology: {stage, offloadOptimizer, offloadParam, worldSize, nodes, precision, versions} | null, slurm?: {jobId, state, phase, reason, nodeList}}]',
     )
     .action(async (opts: { json?: boolean }) => (await import('./runs-run.js')).runsCommand(opts));
 
@@ -109,8 +109,12 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       [
         '',
         `A local run's steps get SIGINT, SIGTERM after ${SIGINT_GRACE_MS / 1000} s and SIGKILL after ${SIGTERM_GRACE_MS / 1000} s more, so the`,
-        'training can save; a Slurm job is cancelled with scancel. Exit codes: 0 the run has ended (stopped now',
-        'or before), 2 no such run, or it cannot be stopped from here (another host, another user).',
+        'training can save; a stop asked while one is under way joins it (only --now kills at once). A run whose',
+        'supervisor and watchdog are gone while its steps still run (orphaned, see `zerowiz runs`) is stopped by',
+        'stop itself, with the same ladder. A stop that waits says what for (a supervisor stopped by SIGSTOP or in',
+        'a frozen cgroup: --now then kills the steps directly). A Slurm job is cancelled with scancel. Exit codes:',
+        '0 the run has ended (stopped now or before), 2 no such run, or it cannot be stopped from here (another',
+        'host, another user). See docs/stopping.md.',
       ].join('\n'),
     )
     .action(async (ref: string | undefined, flags: { now?: boolean }) => {

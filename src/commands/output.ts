@@ -15,7 +15,7 @@
  */
 import type { TextSink } from '../launch/index.js';
 import { formatFinding, type Finding } from '../config/index.js';
-import { printableLines } from '../text/index.js';
+import { printableLines, printableText } from '../text/index.js';
 import { stdoutBacklog, writeErr, writeOut } from '../proc/index.js';
 import { clip, colorAllowed } from '../text/index.js';
 
@@ -89,14 +89,17 @@ function toStderr(text: string): void {
   process.stderr.write(colorLevels(text, s.color.stderr));
 }
 
-/** Data on stdout, exactly as given (a file's text, a table, written paths). */
+/**
+ * Data on stdout (a file's text, a table, written paths), as given but for control characters: what a table
+ * shows may come from a file (a step name, an alert of a record), so only line breaks and tabs pass raw.
+ */
 export function data(text: string): void {
-  process.stdout.write(text);
+  process.stdout.write(printableText(text));
 }
 
-/** Lines of data on stdout. */
+/** Lines of data on stdout (control characters escaped, as `data`). */
 export function lines(ls: readonly string[]): void {
-  if (ls.length > 0) process.stdout.write(`${ls.join('\n')}\n`);
+  if (ls.length > 0) process.stdout.write(printableText(`${ls.join('\n')}\n`));
 }
 
 /** One JSON document on stdout (two-space indent). */

@@ -103,14 +103,17 @@ export function presetShow(name: string, opts: { json?: boolean }): void {
 /** `preset save NAME [flags]`. */
 export async function presetSave(name: string, opts: Record<string, unknown>): Promise<void> {
   presetName(name);
-  const { setup, given, flagged, importNotes } = setupFromOptions(opts);
-  reportImportNotes(importNotes);
-  const firstError = reportFindings([
+  const { setup, given, flagged, importNotes, importFindings } = setupFromOptions(opts);
+  const findings = [
+    ...importFindings,
     ...validate(setup),
     ...answerFindings(setup.answers, flagged, 'flag'),
     ...fileFindings(setup, 'flag'),
-  ]);
+  ];
+  const firstError = findings.find((f) => f.level === 'error');
   if (firstError) throw new UsageError(firstError.message, firstError.fix);
+  reportImportNotes(importNotes);
+  reportFindings(findings);
   const description =
     typeof opts.description === 'string'
       ? opts.description

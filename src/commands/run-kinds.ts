@@ -7,6 +7,7 @@
  */
 import { Option } from 'commander';
 import type { RunJson, RunRecord } from '../records/index.js';
+import { checkpointBlocksProblem } from '../checkpoints/index.js';
 import { UsageError } from '../text/index.js';
 import type { LaunchFlags } from './launch-flags.js';
 import type { KindFlag, RunKindEntry, RunKindModule } from './kind-entry.js';
@@ -38,7 +39,10 @@ export function kindOfRecord(json: RunJson): RunKindEntry | null {
 
 /** What the readers of records need of the kinds. */
 export interface RecordKinds {
-  /** Why a record's kind-specific block is damaged, or null: what every reader of records passes. */
+  /**
+   * Why a record's blocks of other parts are damaged (a kind's `slurm.shape.nodes: ...`, the checkpoint guard's
+   * `topologyWarnings.0: ...`), or null: what every reader of records passes.
+   */
   check(json: RunJson): string | null;
   /** The other names of a record (its kind's aliases). */
   aliases(json: RunJson): string[];
@@ -53,7 +57,7 @@ export async function recordKinds(): Promise<RecordKinds> {
   return {
     check: (json) => {
       const k = kindOfRecord(json);
-      return k ? checks.get(k)!(json) : null;
+      return (k ? checks.get(k)!(json) : null) ?? checkpointBlocksProblem(json as unknown as Record<string, unknown>);
     },
     aliases: (json) => kindOfRecord(json)?.aliases(json) ?? [],
     of: async (json) => (await kindOfRecord(json)?.load()) ?? null,

@@ -5,7 +5,7 @@
  * Slurm runs are refreshed from Slurm first.
  */
 import { displayDir, listRunRecords, type RunRecord } from '../records/index.js';
-import { localRunOpen, settleOrphans } from '../launch/index.js';
+import { localRunState, processList, settleOrphans, type LocalRunState } from '../launch/index.js';
 import { peaksFromJson } from '../observe/index.js';
 import { formatLossPair } from '../observe/index.js';
 import { formatPeakVsEstimate, highestPeak } from '../observe/index.js';
@@ -13,7 +13,6 @@ import { formatDuration } from '../text/index.js';
 import { kindOfRecord, recordKinds, type RunKindModule } from './run-kinds.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
-import { printable } from '../text/index.js';
 import {
   checkpointsOf,
   foreignCheckpointsOf,
@@ -31,14 +30,17 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   reportDamaged(damaged);
   const kindOf = new Map<RunRecord, RunKindModule | null>();
   for (const r of records) kindOf.set(r, await kinds.of(r.json));
-  settleOrphans(records.filter((r) => kindOf.get(r) === null));
+  const locals = records.filter((r) => kindOf.get(r) === null);
+  settleOrphans(locals);
+  // Where each local run stands (an orphaned one's processes looked up once).
+  const states = new Map(locals.map((r) => [r, localRunState(r)] as const));
   // The runs of another kind (a Slurm job) still open get their state from their kind first.
   for (const k of new Set(kindOf.values())) {
     const note = k ? await k.refresh(records.filter((r) => kindOf.get(r) === k)) : null;
     if (note) output.note(note);
   }
   if (opts.json) {
-    output.json(records.map((r) => recordSummary(r, records, kindOf.get(r) ?? null)));
+    output.json(records.map((r) => recordSummary(r, records, kindOf.get(r) ?? null, states.get(r))));
     return;
   }
   if (records.length === 0) {
@@ -51,10 +53,14 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
   let text = `${'ID'.padEnd(w)}  ${'ENDED'.padEnd(11)}  EXIT  DURATION  STEPS\n`;
   for (const r of records) {
     const j = r.json;
+    const state = states.get(r);
     const dur = j.endedAt ? formatDuration(Date.parse(j.endedAt) - Date.parse(j.startedAt)) : '-';
     const steps = j.steps.map((s) => `${s.name}:${s.status}`).join(' ');
-    const job = kindOf.get(r)?.column(r) ?? localColumn(r);
-    text += `${j.id.padEnd(w)}  ${j.ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
+    const job = kindOf.get(r)?.column(r) ?? localColumn(r, state);
+    const ended = state?.kind === 'orphaned' ? 'orphaned' : j.ended;
+    text += `${j.id.padEnd(w)}  ${ended.padEnd(11)}  ${String(j.exitCode ?? '-').padStart(4)}  ${dur.padStart(8)}  ${steps}${job}\n`;
+    if (state?.kind === 'orphaned')
+      text += `  orphaned: its supervisor and its watchdog are gone, but its steps still run: ${processList(state.processes)}; stop them: zerowiz stop ${j.id}\n`;
     for (const l of liveLines(r)) text += `  ${l}\n`;
     for (const l of formatCheckpointLines(checkpointsOf(r))) text += `${l}\n`;
     for (const l of formatForeignLines(foreignCheckpointsOf(r, records))) text += `${l}\n`;
@@ -66,8 +72,8 @@ export async function runsCommand(opts: { json?: boolean }): Promise<void> {
 }
 
 /** A local run that still goes: who runs it, and how to follow or stop it. */
-function localColumn(r: RunRecord): string {
-  if (!localRunOpen(r)) return '';
+function localColumn(r: RunRecord, state: LocalRunState | undefined): string {
+  if (state?.kind !== 'running') return '';
   const pid = r.json.supervisor?.pid;
   return `  supervisor pid ${pid}: zerowiz attach ${r.json.id} · zerowiz stop ${r.json.id}`;
 }
@@ -103,18 +109,17 @@ function reportOf(r: RunRecord): string | null {
 
 /** The topology warnings a relaunch kept (it went on without asking), one line each. */
 function topologyWarningsOf(r: RunRecord): string[] {
-  const raw = (r.json as unknown as { topologyWarnings?: { checkpoint?: unknown }[] }).topologyWarnings;
-  if (!Array.isArray(raw)) return [];
-  return raw
-    .filter((w) => typeof w?.checkpoint === 'string')
-    .map((w) =>
-      printable(
-        `relaunched over ${w.checkpoint as string}, written with another topology (run.json keeps the warning)`,
-      ),
-    );
+  return (r.json.topologyWarnings ?? []).map(
+    (w) => `relaunched over ${w.checkpoint}, written with another topology (run.json keeps the warning)`,
+  );
 }
 
-function recordSummary(r: RunRecord, all: readonly RunRecord[], kind: RunKindModule | null) {
+function recordSummary(
+  r: RunRecord,
+  all: readonly RunRecord[],
+  kind: RunKindModule | null,
+  state: LocalRunState | undefined,
+) {
   const j = r.json;
   return {
     id: j.id,
@@ -129,7 +134,14 @@ function recordSummary(r: RunRecord, all: readonly RunRecord[], kind: RunKindMod
     estimate: j.estimate ?? null,
     ...(kind
       ? {}
-      : { supervisor: j.ended === 'running' && localRunOpen(r) ? { pid: j.supervisor?.pid ?? null } : null }),
+      : {
+          supervisor: state?.kind === 'running' ? { pid: j.supervisor?.pid ?? null } : null,
+          // A run whose steps outlive their supervisor and watchdog: its live processes (empty otherwise).
+          orphans:
+            state?.kind === 'orphaned'
+              ? state.processes.map((p) => ({ pid: p.pid, pgid: p.pgid, command: p.command }))
+              : [],
+        }),
     steps: j.steps.map((s) => {
       const top = s.live ? highestPeak(peaksFromJson(s.live)) : null;
       return {

@@ -15,7 +15,8 @@ import {
   type Question,
   type QuestionId,
 } from '../config/index.js';
-import { importAccelerateConfig } from '../config/index.js';
+import { IMPORT_REPAIRS, importAccelerateConfig } from '../config/index.js';
+import type { Finding } from '../config/index.js';
 import { DEFAULT_FILES, dropKeptFor, UNNAMED_SETUP, type Setup } from '../config/index.js';
 
 /**
@@ -34,10 +35,16 @@ export function setupFromOptions(
   flagged: QuestionId[];
   /** What an import (--from) changed or kept in a way the files do not say (src/config/import.ts notes). */
   importNotes: string[];
+  /**
+   * What accelerate and DeepSpeed say of the --from files themselves (src/config/accept.ts, the rules `explain`
+   * uses too), but for what a flag given beside --from answers anew.
+   */
+  importFindings: Finding[];
 } {
   let base: Setup | null = null;
   let baseGiven: Partial<Answers> = {};
   let importNotes: string[] = [];
+  let fileFindings: Finding[] = [];
   if (typeof opts.preset === 'string' && typeof opts.from === 'string')
     throw new UsageError('--preset and --from cannot be used together', 'pick one starting point');
   if (typeof opts.preset === 'string') {
@@ -49,6 +56,7 @@ export function setupFromOptions(
     base = r.setup;
     baseGiven = r.given;
     importNotes = r.notes;
+    fileFindings = r.findings.filter((f) => f.rule !== 'import-note' && !IMPORT_REPAIRS.has(f.rule));
   }
   const raw = answersFromOptions(opts);
   for (const id of Object.keys(raw) as QuestionId[]) {
@@ -87,7 +95,9 @@ export function setupFromOptions(
   const setup: Setup = base
     ? { ...base, answers, extra: dropKeptFor(base.extra, Object.keys(raw) as QuestionId[]) }
     : { name: UNNAMED_SETUP, answers, files: { ...DEFAULT_FILES }, steps: [] };
-  return { setup, given, flagged: Object.keys(raw) as QuestionId[], importNotes };
+  const flagged = Object.keys(raw) as QuestionId[];
+  const importFindings = fileFindings.filter((f) => !(f.questions ?? []).some((q) => flagged.includes(q)));
+  return { setup, given, flagged, importNotes, importFindings };
 }
 
 function hintFor(id: QuestionId): string {

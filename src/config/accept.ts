@@ -290,6 +290,11 @@ export function checkDeepSpeedConfig(cfg: Record<string, unknown>, opts: { world
     ...zeroTypes(zero),
     ...offloadBlocks(zero, stage.num),
     ...precisionBlocks(cfg),
+    ...masterWeightFindings(
+      cfg,
+      stage.num,
+      isPlainObject(zero.offload_optimizer) ? String(zero.offload_optimizer.device ?? 'none') : 'none',
+    ),
     ...autoFindings(cfg, zero.stage),
     ...(cfg.gradient_allreduce_op === 'sum' && stage.num === 3
       ? [err('ds-allreduce-sum-stage3', 'gradient_allreduce_op "sum" is refused at stage 3', 'remove it or use "mean"')]
@@ -626,5 +631,76 @@ function batchFindings(cfg: Record<string, unknown>, worldSize: number | undefin
         ),
       );
   }
+  return out;
+}
+
+const MASTER_FIX =
+  'keep fp32 master weights (--master-weights fp32), or drop the bf16 master-weight keys from the JSON';
+
+/**
+ * The master-weight keys, as DeepSpeed 0.19.5 checks them (runtime/config.py and ZeRO's
+ * _configure_master_weights, base_optimizer.py) through accelerate 1.15 (which, with an offloaded optimizer and
+ * a torch optimizer from the script, builds DeepSpeedCPUAdam(lr, weight_decay) with its default fp32 moments:
+ * utils/deepspeed.py map_pytorch_optim_to_deepspeed):
+ * - bf16_optimizer_states needs bf16_master_weights_and_grads, and both need ZeRO stage 1, 2 or 3;
+ * - bf16 (or fp16) master weights without bf16 optimizer states need the optimizer offloaded (DeepSpeedCPUAdam);
+ * - bf16 optimizer states with an offloaded optimizer need a DeepSpeedCPUAdam with bf16 moments, which only
+ *   DeepSpeed builds (an `optimizer` block in the JSON), never accelerate;
+ * - with bf16.enabled "auto", accelerate fills the precision from the launch: without bf16 there, the model
+ *   trains in fp32 beside bf16 master weights and moments.
+ */
+function masterWeightFindings(cfg: Record<string, unknown>, stage: number, offload: string): Finding[] {
+  const bf16 = isPlainObject(cfg.bf16) ? cfg.bf16 : isPlainObject(cfg.bfloat16) ? cfg.bfloat16 : {};
+  const fp16 = isPlainObject(cfg.fp16) ? cfg.fp16 : {};
+  const master = bf16.bf16_master_weights_and_grads === true;
+  const states = bf16.bf16_optimizer_states === true;
+  const fp16Master = fp16.fp16_master_weights_and_grads === true;
+  const offloaded = offload !== 'none' && offload !== 'auto';
+  const out: Finding[] = [];
+  if (states && !master)
+    out.push(
+      err(
+        'ds-bf16-states-need-master',
+        'bf16.bf16_optimizer_states is on without bf16.bf16_master_weights_and_grads; DeepSpeed refuses it ("bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled.")',
+        'turn bf16_master_weights_and_grads on too (--master-weights none writes both), or drop bf16_optimizer_states',
+        ['master_weights'],
+      ),
+    );
+  if ((master || states || fp16Master) && stage === 0)
+    out.push(
+      err(
+        'ds-master-weights-stage',
+        'the master-weight keys (bf16_master_weights_and_grads, bf16_optimizer_states, fp16_master_weights_and_grads) need ZeRO stage 1, 2 or 3; DeepSpeed refuses them at stage 0',
+        MASTER_FIX,
+        ['master_weights', 'mode'],
+      ),
+    );
+  if ((fp16Master || (master && !states)) && !offloaded && stage > 0)
+    out.push(
+      err(
+        'ds-master-weights-need-offload',
+        `${fp16Master ? 'fp16.fp16_master_weights_and_grads' : 'bf16.bf16_master_weights_and_grads without bf16_optimizer_states'} needs the optimizer offloaded; DeepSpeed refuses it otherwise ("Master weights feature requires ZeRO Offload with DeepSpeedCPUAdam")`,
+        'offload the optimizer (2-offload or 3-offload), or turn bf16_optimizer_states on too (--master-weights none writes both)',
+        ['master_weights', 'mode'],
+      ),
+    );
+  if (master && states && offloaded && !isPlainObject(cfg.optimizer))
+    out.push(
+      err(
+        'ds-bf16-states-offload',
+        'bf16.bf16_optimizer_states with an offloaded optimizer: accelerate swaps the script\'s optimizer for DeepSpeedCPUAdam with fp32 moments, and DeepSpeed refuses that ("bf16_optimizer_states with ZeRO-Offload requires DeepSpeedCPUAdam constructed with fp32_optimizer_states=False")',
+        'keep fp32 master weights (--master-weights fp32) with an offload mode, or choose a mode that keeps the optimizer on the GPU (1, 2 or 3); in a JSON of your own, bf16_master_weights_and_grads alone is accepted',
+        ['master_weights', 'mode'],
+      ),
+    );
+  if ((master || states) && bf16.enabled === 'auto')
+    out.push(
+      warn(
+        'ds-master-weights-auto-precision',
+        'bf16.enabled is "auto" beside bf16 master weights: accelerate fills it from the launch\'s --mixed_precision (or the YAML\'s mixed_precision); without bf16 there, the model trains in fp32 beside bf16 master weights, gradients and moments',
+        'pass --mixed_precision bf16 to accelerate launch, or choose --mixed-precision bf16',
+        ['mixed_precision', 'master_weights'],
+      ),
+    );
   return out;
 }

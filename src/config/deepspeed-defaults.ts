@@ -1,5 +1,5 @@
 /**
- * DeepSpeed 0.19.6's own defaults for the keys zerowiz writes or reads, as one object: a view of the key table
+ * DeepSpeed 0.19.5's own defaults for the keys zerowiz writes or reads, as one object: a view of the key table
  * (keys.ts), which holds each default with its source and history. The emitters write from it, an import fills
  * absent keys from it, the catalog's help quotes it, the estimator starts from it.
  */

@@ -15,6 +15,7 @@ import { noDeepSpeedConfigObject, noDeepSpeedConfigPath } from './accelerate-con
 import { compileSetup } from './compile.js';
 import { isPlainObject } from './emit.js';
 import { parseDeepSpeedJson } from './json-file.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
 import { findPreset } from './presets.js';
 import {
   SOURCE_LABELS,
@@ -202,6 +203,46 @@ function defaultConfigInput(ctx: ExplainContext): (ConfigInput & { path: string 
 }
 
 // ---------------------------------------------------------------------------------------------
+// The acceptance rules
+
+/** Rules explainStep already reports in accelerate's own words (the finding would say it twice). */
+const SAID_BY_THE_MODEL: ReadonlySet<string> = new Set(['ds-no-zero']);
+
+/**
+ * explainStep, with the acceptance rules (accept.ts: what accelerate and DeepSpeed accept, the rules `generate
+ * --from` refuses with) run over the files the step reads: each error is one of the step's errors, in the
+ * same words, each warning one of its warnings.
+ */
+function explainWithRules(input: Parameters<typeof explainStep>[0]): StepExplanation {
+  let yaml: Record<string, unknown> | null = null;
+  let json: Record<string, unknown> | null = null;
+  const step = explainStep({
+    ...input,
+    readConfig: (p) => {
+      const r = input.readConfig(p);
+      if (!('problem' in r)) yaml = r.data;
+      return r;
+    },
+    readJson: (p) => {
+      const r = input.readJson(p);
+      if (!('problem' in r)) json = r.data;
+      return r;
+    },
+  });
+  const y: Record<string, unknown> | null =
+    yaml ?? (step.config.kind === 'default' ? (input.defaultConfig?.data ?? null) : null);
+  const j: Record<string, unknown> | null = json;
+  const worldSize = typeof y?.num_processes === 'number' ? { worldSize: y.num_processes } : {};
+  const findings = [...(y ? checkAccelerateConfig(y) : []), ...(j ? checkDeepSpeedConfig(j, worldSize) : [])];
+  for (const f of findings) {
+    if (SAID_BY_THE_MODEL.has(f.rule)) continue;
+    const list = f.level === 'error' ? step.errors : step.warnings;
+    if (!list.includes(f.message)) list.push(f.message);
+  }
+  return step;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Explaining
 
 /** The steps to explain (all, or the one --step names; an unknown name is bad input). */
@@ -231,7 +272,9 @@ export function explainSetup(
 ): ExplainReport {
   return {
     target,
-    steps: pick(stepsOf(setup), ctx.step).map((s) => explainStep(setupStepInput(setup, given, answersLabel, s, ctx))),
+    steps: pick(stepsOf(setup), ctx.step).map((s) =>
+      explainWithRules(setupStepInput(setup, given, answersLabel, s, ctx)),
+    ),
   };
 }
 
@@ -245,7 +288,7 @@ export function explainCommand(
   name = 'accelerate launch',
 ): StepExplanation {
   const at = (p: string) => (isAbsolute(p) ? p : resolve(ctx.cwd, p));
-  return explainStep({
+  return explainWithRules({
     name,
     args,
     defaultConfig: defaultConfigInput(ctx),

@@ -30,7 +30,7 @@ import {
   deepSpeedDefault,
   mustKey,
 } from './keys.js';
-import { formatSci, parseAnswers, withDefaults, type Answers, type QuestionId } from './questions.js';
+import { formatSci, parseAnswers, question, withDefaults, type Answers, type QuestionId } from './questions.js';
 import { DEFAULT_FILES, type Setup } from './setup.js';
 import { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
 import type { Finding } from './finding.js';
@@ -78,7 +78,7 @@ function readJson(path: string): Record<string, unknown> {
   if (!parsed.ok)
     throw new UsageError(
       `DeepSpeed config ${path}: ${parsed.problem}`,
-      'make it plain JSON (remove the comments); zerowiz left it untouched',
+      'fix the file (plain JSON, no comments); zerowiz left it untouched',
     );
   if (!isPlainObject(parsed.data))
     throw new UsageError(`DeepSpeed config ${path} does not hold a JSON object`, 'is this the right file?');
@@ -109,6 +109,15 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): vo
 }
 
 const YES = (v: unknown) => v === true || v === 'true' || v === 'yes';
+
+/**
+ * Rules of accept.ts whose refusal an import repairs itself (and says so in a note): keys beside the JSON file
+ * are moved into it, and distributed_type becomes DEEPSPEED. The files written have neither problem.
+ */
+export const IMPORT_REPAIRS: ReadonlySet<string> = new Set([
+  'forbidden-next-to-ds-file',
+  'accelerate-distributed-type',
+]);
 
 /** Reads an accelerate config (and its DeepSpeed JSON) into a setup. */
 export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): ImportResult {
@@ -244,6 +253,7 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
       'zero_optimization.stage: "auto" -> 2: accelerate fills it from a launch --zero_stage or ACCELERATE_DEEPSPEED_ZERO_STAGE, else 2; zerowiz writes 2',
     );
   absorbJson(j, raw, from);
+  noteDefaultNvmePath(j, raw, notes);
   if (clippingAbsent) raw.gradient_clipping = null;
   if (isPlainObject(j.zero_optimization) && j.zero_optimization.stage === 0) {
     note(
@@ -257,6 +267,10 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   } catch (e) {
     const id = (e as { key?: QuestionId }).key;
     const key = id ? (from[id] ?? id) : null;
+    // What accelerate or DeepSpeed would refuse in the file is said in the rules' own words (as `explain` says it).
+    const refused = findings.find((f) => f.level === 'error' && !IMPORT_REPAIRS.has(f.rule));
+    if (refused)
+      throw new UsageError(printable(refused.message), `${printable(refused.fix)}; zerowiz left the file untouched`);
     throw unparsable(yamlPath, key, id ? raw[id] : undefined, (e as Error).message);
   }
   const answers = withDefaults(given);
@@ -292,6 +306,21 @@ export function importAccelerateConfig(yamlPath: string, cwd = process.cwd()): I
   const kept = [...yamlExtra.paths, ...jsonExtra.paths.map((p) => `json:${p}`)].map(printable);
   const shownFindings = findings.map((f) => ({ ...f, message: printable(f.message), fix: printable(f.fix) }));
   return { setup, kept, moved, findings: shownFindings, jsonPath, given, notes: notes.map(printable) };
+}
+
+/**
+ * An NVMe offload whose file names no path: zerowiz's setup needs one, and takes its default; the note says so
+ * (DeepSpeed itself refuses the file: accept.ts nvme-needs-path).
+ */
+function noteDefaultNvmePath(j: Record<string, unknown>, raw: Record<string, unknown>, notes: string[]): void {
+  const zero = isPlainObject(j.zero_optimization) ? j.zero_optimization : {};
+  const blocks = [zero.offload_optimizer, zero.offload_param].filter(isPlainObject);
+  const nvme = blocks.some((b) => b.device === 'nvme');
+  if (!nvme || raw.nvme_path !== undefined) return;
+  const d = question('nvme_path').format(withDefaults({}).nvme_path as never);
+  notes.push(
+    `nvme_path: (absent) -> ${d}: the file offloads to NVMe without a path; zerowiz's setup takes its default`,
+  );
 }
 
 /** The error for a value the answers cannot take: the key named, and for an "auto" nobody fills, why. */

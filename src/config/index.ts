@@ -52,7 +52,7 @@ export type { SetupFileRole } from './files.js';
 export { writeConfigFiles, writeLaunchConfigFiles } from './write-files.js';
 export { err, formatFinding, warn } from './finding.js';
 export type { Finding } from './finding.js';
-export { importAccelerateConfig } from './import.js';
+export { IMPORT_REPAIRS, importAccelerateConfig } from './import.js';
 export type { ImportResult } from './import.js';
 export { autoFill, numberDefault } from './keys.js';
 export {

@@ -8,8 +8,8 @@
  *
  * Sources: accelerate 1.15.0 (commands/launch.py, utils/launch.py prepare_deepspeed_cmd_env,
  * utils/dataclasses.py DeepSpeedPlugin, accelerator.py _prepare_deepspeed, commands/config/config_args.py),
- * DeepSpeed 0.19.6 (runtime/zero/config.py, zero/offload_config.py, runtime/precision_config.py,
- * runtime/config.py, swap_tensor/aio_config.py), transformers 5.x integrations/deepspeed.py
+ * DeepSpeed 0.19.5, the latest release (the same at edaa7221, where 0.19.6 is in the making; runtime/zero/config.py,
+ * zero/offload_config.py, runtime/precision_config.py, runtime/config.py, swap_tensor/aio_config.py), transformers 5.x integrations/deepspeed.py
  * (HfTrainerDeepSpeedConfig); see shared/reference/accelerate-config.md and deepspeed-zero.md. A module without
  * imports, so every other module of the configuration model can read it without an import cycle.
  */

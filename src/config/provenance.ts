@@ -173,7 +173,7 @@ export interface StepExplanation {
 // Small helpers
 
 const ACCEL_DEFAULT = (where: string): Origin => ({ source: 'accelerate-default', where });
-const DS_DEFAULT: Origin = { source: 'deepspeed-default', where: 'DeepSpeed 0.19.6' };
+const DS_DEFAULT: Origin = { source: 'deepspeed-default', where: 'DeepSpeed 0.19.5' };
 
 function getAt(obj: Record<string, unknown>, path: string): unknown {
   let cur: unknown = obj;

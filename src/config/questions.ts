@@ -185,11 +185,15 @@ function choiceParser<T extends string>(values: readonly T[]) {
     return hit !== undefined ? ok(hit) : fail(`'${text}' is not one of ${values.join(', ')}`);
   };
 }
+/** A count of elements in decimal (`50000000`, `5e7`, `1.5e8`): never hexadecimal, octal or binary. */
+const DECIMAL_COUNT_RE = /^[0-9]+(\.[0-9]*)?(e\+?[0-9]+)?$/i;
 function bigInt(text: string): Parsed<number> {
   const t = text.trim();
   const n = Number(t);
-  if (t === '' || !Number.isFinite(n) || n < 0 || !Number.isInteger(n))
-    return fail(`'${text}' is not a whole number >= 0 (1e9 and 50000000 both work)`);
+  if (!DECIMAL_COUNT_RE.test(t) || !Number.isInteger(n))
+    return fail(`'${text}' is not a whole number >= 0 in decimal (1e9 and 50000000 both work)`);
+  if (!Number.isSafeInteger(n))
+    return fail(`'${text}' is larger than the ${formatSci(Number.MAX_SAFE_INTEGER)} a JSON number keeps exactly`);
   return ok(n);
 }
 function bigIntOrAuto(text: string): Parsed<number | 'auto'> {
@@ -633,7 +637,8 @@ export const QUESTIONS = [
       { value: 'fp32', label: 'fp32 master weights', help: "DeepSpeed's default" },
       { value: 'none', label: 'none (pure bf16)', help: 'bf16_master_weights_and_grads + bf16_optimizer_states' },
     ],
-    when: hasModel,
+    // Written into the JSON (and read by DeepSpeed at stages 1-3) whenever the precision is bf16 or auto.
+    when: (a) => a.mixed_precision === 'bf16' || a.mixed_precision === 'auto',
     defaultValue: () => 'fp32',
     parse: choiceParser(['fp32', 'none'] as const),
     format: (v) => v,

@@ -2,18 +2,21 @@
 export { expandPath, expandPathAnswer, expandWord, pathFlag, processContext } from './expand.js';
 export type { ExpandContext } from './expand.js';
 export { accelerateDefaultConfig, presetsDir, userPresetsDir } from './paths.js';
-export { parseYamlQuietly, pathPresent, readUserFile } from './read.js';
+export { openOwnedFile, parseYamlQuietly, pathPresent, readOwnedFile, readUserFile } from './read.js';
+export type { FileProblem, OwnedFile } from './read.js';
 export {
   PRIVATE_DIR_MODE,
   PRIVATE_EXEC_MODE,
   PRIVATE_FILE_MODE,
   UntrustedPathError,
   ensurePrivateDir,
+  listDir,
   lstatOrNull,
   mkdirPrivate,
   ownedByMe,
   pinnedDir,
   unpinDir,
+  unlinkIfMine,
   untrustedDirProblem,
   userName,
   writePrivateFile,

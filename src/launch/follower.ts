@@ -234,7 +234,7 @@ export class LocalFollower extends RunFollower {
 
   constructor(private readonly opts: LocalFollowOptions) {
     super(opts.json.steps.map((s) => ({ name: s.name, logPath: join(opts.dir, s.log) })));
-    this.events = new EventsReader(opts.dir);
+    this.events = new EventsReader(opts.dir, opts.json.steps.length);
     this.record = { dir: opts.dir, json: opts.json };
     void opts.ended?.then(() => this.wakeUp());
   }

@@ -4,10 +4,10 @@
  * with a signal to the supervisor, and leave it running with `d`, a closed terminal or a killed viewer.
  */
 import { UsageError } from '../text/index.js';
-import { ownerState } from '../proc/index.js';
 import { LocalFollower, supervisorControl, type LocalRunControl } from './follower.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-import { displayDir, readRunRecord, RUNS_DIR, saveRunJson, type RunRecord } from '../records/index.js';
+import { displayDir, readRunRecord, RUNS_DIR, type RunRecord } from '../records/index.js';
+import { localRunState, stepProcesses, stopOrphans } from './orphans.js';
 import { startSupervisor, type StartedSupervisor } from './supervisor-start.js';
 import { binPath } from './bin.js';
 import { TelemetryMirror } from '../observe/index.js';
@@ -15,10 +15,6 @@ import { gracePeriods } from '../proc/index.js';
 import { writeLaunchConfigFiles } from '../config/index.js';
 import { formatWrite } from '../fs/index.js';
 import { ensureRunsRoot } from '../records/index.js';
-
-/** The note a record gets when `runs` finds its supervisor gone and nobody ended it. */
-export const ORPHAN_NOTE =
-  "the run's supervisor and its watchdog ended before the run did (the machine restarted?); how the steps ended is not known";
 
 /**
  * The supervisors this process started, by record directory: a viewer here wakes when one ends; and without a bin
@@ -48,7 +44,18 @@ export function localRunControl(record: RunRecord): LocalRunControl {
   }
   const id = record.json.supervisor;
   if (!id) return { stop: () => 'the run has no supervisor', killNow: () => null, alive: () => false };
-  return supervisorControl(id);
+  const sup = supervisorControl(id);
+  // An orphaned run (its supervisor and watchdog gone, its steps alive) is stopped here, with the ladder.
+  const orphaned = () => localRunState(record).kind === 'orphaned';
+  const stopOrphaned = (now: boolean) => {
+    void stopOrphans(record, { now, say: () => undefined });
+    return null;
+  };
+  return {
+    stop: () => (orphaned() ? stopOrphaned(false) : sup.stop()),
+    killNow: () => (orphaned() ? stopOrphaned(true) : sup.killNow()),
+    alive: () => sup.alive() || stepProcesses(record).length > 0,
+  };
 }
 
 /** The local kind: a launch starts a supervisor; `attach` follows one. */
@@ -134,40 +141,10 @@ export function leftLines(record: RunRecord, _cwd: string): string[] {
   ];
 }
 
-/** Whether a local record's run still goes: ended `running`, and its supervisor runs. */
+/** Whether a local record's run still goes: its owner runs it, or its steps outlive their owner (orphaned). */
 export function localRunOpen(record: RunRecord): boolean {
-  return record.json.ended === 'running' && ownerState(record.json.supervisor) !== 'gone';
-}
-
-/**
- * Settles local records (the caller leaves other kinds' out) that say `running` while nobody runs them (the
- * supervisor gone and its watchdog too, e.g. after a reboot): `interrupted`, with a note. Saved only when the
- * directory is the user's own.
- */
-export function settleOrphans(records: RunRecord[]): void {
-  for (const r of records) {
-    if (r.json.ended !== 'running') continue;
-    if (ownerState(r.json.supervisor) !== 'gone') continue;
-    // Give a dying supervisor's watchdog its chance: read again, it may have ended the record meanwhile.
-    const again = readRunRecord(r.dir);
-    if ('record' in again && again.record.json.ended !== 'running') {
-      r.json = again.record.json;
-      continue;
-    }
-    const at = new Date().toISOString();
-    for (const s of r.json.steps) {
-      if (s.status === 'running') {
-        s.status = 'stopped';
-        s.endedAt = at;
-        s.warning = 'zerowiz does not know how this step ended';
-      }
-    }
-    r.json.ended = 'interrupted';
-    r.json.exitCode = null;
-    r.json.endedAt = at;
-    r.json.note = ORPHAN_NOTE;
-    saveRunJson(r);
-  }
+  const k = localRunState(record).kind;
+  return k === 'running' || k === 'orphaned' || k === 'elsewhere';
 }
 
 /** The local kind for an existing record (attach): the same follower. */

@@ -6,7 +6,7 @@
  */
 import { launchSkips, skipReasons } from '../checks/index.js';
 import { readAccelerateConfigSummary } from '../config/index.js';
-import type { Setup } from '../config/index.js';
+import type { LaunchSource, Setup } from '../config/index.js';
 import type { StepFinding } from '../rules/index.js';
 import { stepFindings } from '../rules/index.js';
 import { fileFindings, validate } from '../rules/index.js';
@@ -18,6 +18,7 @@ import { accelerateDefaultConfig } from '../fs/index.js';
 import type { LaunchOptions, PreparedLaunch } from './kind.js';
 import { missingScripts, prepareCommands } from '../config/index.js';
 import { resolveAccelerate, type AccelerateExe } from '../proc/index.js';
+import { secretEnv, shellWord } from '../text/index.js';
 
 /** Findings as lines for the terminal. */
 export function formatFindings(findings: readonly Finding[]): string[] {
@@ -39,13 +40,33 @@ export function stepLaunchFindings(setup: Setup, cwd: string, env: NodeJS.Proces
   return stepFindings(setup, { cwd, defaultConfig, gpuCount: null }).filter((f) => f.rule !== 'step-script-missing');
 }
 
-/** The UsageError for a setup's first error: its message and fix (the hint runs as printed). */
-export function invalidSetup(setup: Setup, errors: readonly Finding[]): UsageError {
+/**
+ * The command that runs a launch again with one step pinned (`--pin-step NAME` added): from what was launched,
+ * as typed (a preset name or file, `--last`); null for the wizard's launch (its steps screen pins).
+ */
+export function launchAgainPinned(source: LaunchSource): ((pin: string) => string) | null {
+  if (source.kind === 'wizard') return null;
+  const what = source.kind === 'last' ? '--last' : shellWord(source.ref);
+  return (pin) => `zerowiz launch ${what} --pin-step ${shellWord(pin)}`;
+}
+
+/**
+ * The UsageError for a setup's first error: its message and fix (the hint runs as printed). `again` is the
+ * command that reruns what was asked with a step pinned (a launch's, an export's), when a pin is the fix.
+ */
+export function invalidSetup(
+  setup: Setup,
+  errors: readonly Finding[],
+  again: ((pin: string) => string) | null = null,
+): UsageError {
   const first = errors[0]!;
   const step = (first as StepFinding).fixAction;
+  const pin = step?.kind === 'pinConfig' ? setup.steps[step.step]?.name : undefined;
+  const command = pin !== undefined && again ? again(pin) : null;
+  const keeps = command?.startsWith('zerowiz launch') ? " (the run's record keeps the pin for --last)" : '';
   const hint =
-    step?.kind === 'pinConfig'
-      ? `${first.fix}: add --pin-step ${setup.steps[step.step]?.name} to the command (e.g. zerowiz launch ${setup.name} --pin-step ${setup.steps[step.step]?.name}; the run record keeps it for --last), or pin it in the wizard's steps screen`
+    pin !== undefined
+      ? `${first.fix}: ${command ? `run ${command}${keeps}, or pin it` : 'pin it'} in the wizard's steps screen`
       : first.fix;
   const wizardHint =
     step?.kind === 'pinConfig'
@@ -71,6 +92,8 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
       'add steps to the preset (steps: [{name, uses_config, args}]), or use `zerowiz generate` to only write the files',
     );
   }
+  // A secret is recorded (and passed to a job) by its variable: one variable, one value (secretEnv throws).
+  secretEnv(setup.steps.map((s) => s.args));
   // The setup's rules and its steps', then what only a launch here can say: files the answers name (an NVMe
   // path that does not exist), and the peaks measured for this setup in this directory's runs.
   const findings = [
@@ -79,7 +102,7 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     ...measuredFindings(setup, loadMeasuredRuns(cwd)),
   ];
   const errors = findings.filter((f) => f.level === 'error');
-  if (errors.length > 0) throw invalidSetup(setup, errors);
+  if (errors.length > 0) throw invalidSetup(setup, errors, launchAgainPinned(opts.source));
   const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
   const commands = prepareCommands(
     setup,

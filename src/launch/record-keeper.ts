@@ -95,9 +95,9 @@ export class RecordKeeper implements PipelineListener {
     this.periodic = null;
   }
 
-  stepStart(i: number, info: { startedAt: number }): void {
+  stepStart(i: number, info: { startedAt: number; pid: number | null; pidStart?: number | null }): void {
     if (this.opts.stepsRecordedElsewhere) return;
-    recordStepStart(this.opts.record, i, info.startedAt);
+    recordStepStart(this.opts.record, i, info.startedAt, info);
     this.save();
   }
 

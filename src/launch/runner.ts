@@ -25,11 +25,14 @@ import {
   signalGroup,
   trackGroup,
   untrackGroup,
+  processStartTime,
+  type LadderHooks,
   type ProcessGuard,
   type ProcessInfo,
   type StopSignal,
 } from '../proc/index.js';
 import { StepLogReader } from '../observe/index.js';
+import { RUN_DIR_ENV } from './watchdog.js';
 import type { PipelineListener, PipelineOutcome, RunControl, StepResult, StepStatus } from '../observe/index.js';
 
 /** One command of a pipeline. */
@@ -231,7 +234,10 @@ function teeChannel(logPath: string | null, env: NodeJS.ProcessEnv, onError: (wh
       onError(describeWriteError(err));
     }
   }
-  const tee = spawn('tee', [...TEE_ARGS], { stdio: ['pipe', logFd ?? 'ignore', 'pipe'], env });
+  // tee is zerowiz's copier, not the step: it leaves out the variable that marks a step's processes (a stop of
+  // an orphaned run signals those, and tee must outlive them to keep their last lines).
+  const { [RUN_DIR_ENV]: _step, ...teeEnv } = env;
+  const tee = spawn('tee', [...TEE_ARGS], { stdio: ['pipe', logFd ?? 'ignore', 'pipe'], env: teeEnv });
   if (logFd !== null) closeSync(logFd);
   let said = false;
   tee.stderr!.setEncoding('utf8');
@@ -323,9 +329,17 @@ export interface PipelineOptions {
   parsePollMs?: number;
   /**
    * Called before each step is spawned (the checks before a pass): its lines go at the top of the step's
-   * log, and a step it refuses never starts (the run fails with exit status 2).
+   * log, and a step it refuses never starts (the run fails with exit status 2). `signal` aborts when the run
+   * is stopped meanwhile: the checks end their children then.
    */
-  beforeStep?: (index: number) => Promise<StepGate>;
+  beforeStep?: (index: number, signal: AbortSignal) => Promise<StepGate>;
+  /** The stop ladder's hooks for a step's group (the supervisor's ledger in events.jsonl: ./ladder.ts). */
+  ladder?: (pgid: number) => LadderHooks;
+  /**
+   * The signal another process stopped a step's group with (`zerowiz stop --now` while the supervisor could
+   * not act), or null: such a step ended stopped, not failed, and the run stops.
+   */
+  stoppedElsewhere?: (pgid: number) => StopSignal | null;
 }
 
 /** What the checks before a step decided (./checks/gate.ts). */
@@ -354,6 +368,8 @@ export class Pipeline implements RunControl {
   private cutDrain: (() => void) | null = null;
   private logStopped: string | null = null;
   private readonly guard: ProcessGuard | null;
+  /** Aborted by a stop: the checks before a pass end their children. */
+  private readonly abortChecks = new AbortController();
 
   constructor(
     readonly steps: StepSpec[],
@@ -417,16 +433,18 @@ export class Pipeline implements RunControl {
 
   /**
    * Stops the run: no further step starts, and the running step's group gets SIGINT, then SIGTERM after
-   * the first grace period, then SIGKILL after the second. Resolves when the group is gone.
+   * the first grace period, then SIGKILL after the second. Resolves when the group is gone. Asking again
+   * joins the stop under way (the same promise): only killNow() cuts it short.
    */
   stop(): Promise<void> {
     if (this.stopPromise) return this.stopPromise;
     this.stopRequested = true;
     this.emit((l) => l.stopping?.());
+    this.abortChecks.abort();
     const cur = this.current;
     if (cur) {
       // A group already being ended (workers left after their leader exited) keeps its ladder.
-      const st = this.groupStop ?? new GroupStop(cur.pgid, this.grace);
+      const st = this.groupStop ?? new GroupStop(cur.pgid, this.grace, 'SIGINT', this.ladderOf(cur.pgid));
       this.groupStop = st;
       this.stopPromise = st.done.then((sig) => {
         this.stopSignalUsed = sig;
@@ -440,12 +458,19 @@ export class Pipeline implements RunControl {
     if (!this.stopRequested) this.emit((l) => l.stopping?.());
     this.stopRequested = true;
     this.killed = true;
+    this.abortChecks.abort();
     if (this.groupStop) this.groupStop.killNow();
     else if (this.current) {
+      this.ladderOf(this.current.pgid).onSignal?.('SIGKILL', 0);
       signalGroup(this.current.pgid, 'SIGKILL');
       this.stopSignalUsed = 'SIGKILL';
     }
     this.cutDrain?.();
+  }
+
+  /** The ladder's hooks for a group (none without a ledger). */
+  private ladderOf(pgid: number): LadderHooks {
+    return this.opts.ladder?.(pgid) ?? {};
   }
 
   /**
@@ -479,7 +504,7 @@ export class Pipeline implements RunControl {
     this.statuses[i] = 'running';
     let g: StepGate;
     try {
-      g = await gate(i);
+      g = await gate(i, this.abortChecks.signal);
     } catch (e) {
       g = {
         start: true,
@@ -543,6 +568,8 @@ export class Pipeline implements RunControl {
       const pgid = child.pid ?? null;
       // The step's ends of its output, to find who still holds them if they do not close.
       const outputs = new Set<string>();
+      // With the pid, the step's identity in the record: a pid reused after the step is never taken for it.
+      const pidStart = pgid !== null ? processStartTime(pgid) : null;
       if (pgid !== null) {
         this.guard?.spawned(i, pgid);
         trackGroup(pgid);
@@ -552,7 +579,7 @@ export class Pipeline implements RunControl {
           if (t !== null) outputs.add(t);
         }
       }
-      this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt }));
+      this.emit((l) => l.stepStart?.(i, { pid: pgid, startedAt, pidStart }));
       // The log, read as it grows into the subscribers' lines (a step without a log has none).
       const reader = spec.logPath !== null ? new StepLogReader(i, spec.logPath, () => this.listeners) : null;
       const parse = setInterval(() => reader?.poll(PARSE_LIMIT_BYTES), this.opts.parsePollMs ?? PARSE_POLL_MS);
@@ -569,10 +596,16 @@ export class Pipeline implements RunControl {
 
       void (async () => {
         const { code, signal } = await exited;
+        const elsewhere = pgid !== null && !this.stopRequested ? (this.opts.stoppedElsewhere?.(pgid) ?? null) : null;
+        if (elsewhere !== null) {
+          this.stopRequested = true;
+          this.stopSignalUsed = elsewhere;
+          this.emit((l) => l.stopping?.());
+        }
         if (pgid !== null) {
           if (!(this.stopRequested && this.stopPromise) && groupAlive(pgid)) {
             // The leader is gone but workers are left: they would outlive the step, so end them.
-            this.groupStop = new GroupStop(pgid, this.grace, 'SIGTERM');
+            this.groupStop = new GroupStop(pgid, this.grace, 'SIGTERM', this.ladderOf(pgid));
             if (this.killed) this.groupStop.killNow();
             await this.groupStop.done;
           }

@@ -5,7 +5,7 @@
  * with what zerowiz adds (the loss, GPU memory). Output is batched into large writes.
  */
 import { cleanLine } from '../observe/index.js';
-import { formatDuration } from '../text/index.js';
+import { formatDuration, printable } from '../text/index.js';
 import type { Progress } from '../observe/index.js';
 import type { PipelineListener, PipelineOutcome, StepResult } from '../observe/index.js';
 
@@ -21,8 +21,11 @@ const STREAM_FLUSH_BYTES = 64 * 1024;
 /**
  * Bytes the reader of stream mode's output may leave unread before lines are dropped: a pipe whose reader stops
  * (a stuck `| tee`) must not grow zerowiz without bound. The run goes on; the step logs keep every line.
+ * zerowiz's own lines are never dropped: they wait, and come after the backlog.
  */
 export const STREAM_BACKLOG_LIMIT_BYTES = 1024 * 1024;
+/** How often the end of stream mode looks whether a stalled reader took its backlog. */
+const SETTLE_POLL_MS = 100;
 
 /** Something to write text to (process.stdout, or a test buffer). */
 export interface TextSink {
@@ -40,7 +43,11 @@ export interface StreamPrinterOptions {
 
 /** Prints pipeline events as prefixed lines. */
 export class StreamPrinter implements PipelineListener {
-  private buf = '';
+  /** What waits for the next flush, in order; `own`: zerowiz's line (never dropped). */
+  private buf: { text: string; own: boolean }[] = [];
+  private bufBytes = 0;
+  /** zerowiz's lines held back while the reader is stalled (they come after the backlog). */
+  private held: string[] = [];
   private scheduled = false;
   private readonly prefixes: string[];
   private readonly lastPct: (number | null)[];
@@ -58,16 +65,16 @@ export class StreamPrinter implements PipelineListener {
     this.now = opts.now ?? Date.now;
     this.extra = opts.extra ?? null;
     const width = Math.max(...stepNames.map((n) => n.length), 7);
-    this.prefixes = stepNames.map((n) => `${`[${n}]`.padEnd(width + 2)} `);
+    this.prefixes = stepNames.map((n) => `${`[${printable(n)}]`.padEnd(width + 2)} `);
     this.lastPct = stepNames.map(() => null);
     this.lastProgressAt = stepNames.map(() => 0);
     this.lastProgressText = stepNames.map(() => '');
     this.startedAt = stepNames.map(() => this.now());
   }
 
-  /** A zerowiz message, prefixed `[zerowiz]`. */
+  /** A zerowiz message, prefixed `[zerowiz]` (names and alerts in it may come from files: shown escaped). */
   note(text: string): void {
-    for (const l of text.split('\n')) this.push(`[zerowiz] ${l}\n`);
+    for (const l of text.split('\n')) this.push(`[zerowiz] ${printable(l)}\n`, true);
   }
 
   line(i: number, text: string): void {
@@ -141,30 +148,48 @@ export class StreamPrinter implements PipelineListener {
 
   /**
    * Writes out whatever is buffered; while the reader leaves more than STREAM_BACKLOG_LIMIT_BYTES unread, the
-   * lines are dropped and counted instead, and said (how many, where they are) once it reads again.
+   * step's lines are dropped and counted instead, and zerowiz's own are held back; once it reads again, the
+   * count is said (how many, where they are), then the held lines, then the rest, in order.
    */
   flush(): void {
-    if (this.buf === '') return;
     const b = this.buf;
-    this.buf = '';
+    this.buf = [];
+    this.bufBytes = 0;
     if ((this.out.backlog?.() ?? 0) > STREAM_BACKLOG_LIMIT_BYTES) {
-      let n = 0;
-      for (let k = b.indexOf('\n'); k !== -1; k = b.indexOf('\n', k + 1)) n++;
-      this.dropped += n;
+      for (const seg of b) {
+        if (seg.own) this.held.push(seg.text);
+        else for (let k = seg.text.indexOf('\n'); k !== -1; k = seg.text.indexOf('\n', k + 1)) this.dropped++;
+      }
       return;
     }
+    let text = '';
     if (this.dropped > 0) {
-      this.out.write(
-        `[zerowiz] ${this.dropped} line(s) not shown here: stdout was not read fast enough (the run went on; the step logs have every line)\n`,
-      );
+      text += `[zerowiz] ${this.dropped} line(s) not shown here: stdout was not read fast enough (the run went on; the step logs have every line)\n`;
       this.dropped = 0;
     }
-    this.out.write(b);
+    text += this.held.join('');
+    this.held = [];
+    for (const seg of b) text += seg.text;
+    if (text !== '') this.out.write(text);
   }
 
-  private push(s: string): void {
-    this.buf += s;
-    if (this.buf.length >= STREAM_FLUSH_BYTES) this.flush();
+  /**
+   * The end of stream mode: writes out what is buffered, and, while a stalled reader still holds zerowiz's own
+   * lines back (or the count of what was dropped), waits for it to read, then writes them. A reader that went
+   * away takes nothing more (its backlog reads 0, and the writes are dropped).
+   */
+  async settle(): Promise<void> {
+    this.flush();
+    while (this.held.length > 0 || this.dropped > 0) {
+      await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
+      this.flush();
+    }
+  }
+
+  private push(s: string, own = false): void {
+    this.buf.push({ text: s, own });
+    this.bufBytes += s.length;
+    if (this.bufBytes >= STREAM_FLUSH_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => {

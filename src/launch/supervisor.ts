@@ -18,25 +18,35 @@
  * (unit tests run from the sources) the same supervisor runs inside the launching process, without a watchdog.
  */
 import { join } from 'node:path';
+import * as z from 'zod/mini';
+import '../text/zod.js';
 import { UsageError } from '../text/index.js';
 import { type Setup, sourcePreset, sourceText } from '../config/index.js';
 import { capYoungGeneration } from '../proc/index.js';
+import type { AlertContext, RunWatch } from '../observe/index.js';
 import { binPath } from './bin.js';
 import { RECORD_HINT, type StartedSupervisor, type SupervisorHello, type SupervisorPlan } from './supervisor-start.js';
-
-export type { SupervisorPlan } from './supervisor-start.js';
-import { launchEstimate } from '../rules/index.js';
+import { launchEstimate, type LaunchEstimate } from '../rules/index.js';
 import { findFreePort } from '../proc/index.js';
 import { gracePeriods, handOffAtExit, trackGroup, untrackGroup } from '../proc/index.js';
 import { ownIdentity, processStartTime } from '../proc/index.js';
-import { createRunRecord, RecordError, saveRunJson, stepLogPath, type RunRecord } from '../records/index.js';
+import {
+  createRunRecord,
+  parseStoredSetup,
+  RecordError,
+  saveRunJson,
+  stepLogPath,
+  type RunRecord,
+} from '../records/index.js';
 import { RecordKeeper } from './record-keeper.js';
 import { EVENTS_FILE, EventsWriter, type LiveSnapshot, writeLive } from '../records/index.js';
 import type { PipelineOutcome } from '../observe/index.js';
 import { Pipeline, gnuTeeAvailable, type StepSpec } from './runner.js';
 import { GpuTelemetry, telemetryIntervalMs, visibleGpuIndices } from '../observe/index.js';
 import { alertContextOf, watchOfRun } from './run-watch.js';
+import { RunOutputs, stepEnvOf } from './run-outputs.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV, Watchdog } from './watchdog.js';
+import { ladderSoFar, ledgerWriter } from './ladder.js';
 import { topology } from '../estimate/index.js';
 import { modelCatalogOrNone } from '../estimate/index.js';
 import { CHECKPOINT_POLL_INTERVAL_MS, type CheckpointEvent, CheckpointWatcher } from '../checkpoints/index.js';
@@ -46,10 +56,61 @@ import { recordCheckpoints } from '../checkpoints/index.js';
 import { captureTopology, recordTopology } from '../checkpoints/index.js';
 import { checkBeforePass } from '../checks/index.js';
 import { checkPlan } from '../checks/index.js';
-import { type CheckId, skipsAll } from '../checks/index.js';
+import { CHECK_IDS, type CheckId, skipsAll } from '../checks/index.js';
 import { RunHealth, type WatchedPath } from '../observe/index.js';
 import { stallOptionsFromEnv } from '../observe/index.js';
-import { RunOutputs, stepEnvOf } from './run-outputs.js';
+
+/**
+ * The plan the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin), as a schema: the
+ * supervisor reads it back through this, so a plan cut short or of another version is refused, never run. A new
+ * field is one more entry here (optional, so that a supervisor of this version still reads an older plan).
+ */
+const planSchema = z.object({
+  version: z.literal(1),
+  /** The directory the steps run in (the record goes to .zerowiz/runs/ under it). */
+  cwd: z.string().check(z.minLength(1)),
+  /** What was launched (config/source.ts), for the record. */
+  source: z.union([
+    z.object({ kind: z.literal('preset'), ref: z.string() }),
+    z.object({ kind: z.literal('last'), runId: z.string() }),
+    z.object({ kind: z.literal('wizard'), preset: z.nullable(z.string()) }),
+  ]),
+  /** The setup, checked as a record's is (records/record.ts parseStoredSetup). */
+  setup: z.unknown(),
+  accelerate: z.object({ path: z.string().check(z.minLength(1)), display: z.string() }),
+  commands: z.array(
+    z.object({ step: z.string(), argv: z.array(z.string()), usesConfig: z.boolean(), text: z.string() }),
+  ),
+  /** The checks left out before each pass (--skip-check, ZEROWIZ_SKIP_CHECKS); every id: no checks. */
+  skipChecks: z.optional(z.array(z.enum(CHECK_IDS))),
+  /** What left each of them out, for the pass logs. */
+  skipWhy: z.optional(z.partialRecord(z.enum(CHECK_IDS), z.string())),
+  /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
+  topologyWarnings: z.optional(z.array(z.object({ checkpoint: z.string(), warning: z.string() }))),
+  /** A kind's block of run.json, by the kind's name. */
+  recordBlock: z.optional(z.record(z.string(), z.unknown())),
+  /** The first pass's checks as the launch ran them before it started (all passed). */
+  firstPassLines: z.optional(z.array(z.string())),
+});
+
+export type { SupervisorPlan } from './supervisor-start.js';
+
+/** Reads a plan (the supervisor's stdin) through its schema; throws an Error naming what is wrong. */
+export function parsePlan(text: string): SupervisorPlan {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`the plan is not JSON (${(e as Error).message})`);
+  }
+  const r = z.safeParse(planSchema, data);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new Error(`the plan's ${i?.path.map(String).join('.') || 'value'}: ${i?.message ?? 'damaged'}`);
+  }
+  const plan: SupervisorPlan = { ...r.data, setup: parseStoredSetup(r.data.setup) };
+  return plan;
+}
 
 /** The GPUs a local run uses: the first of CUDA_VISIBLE_DEVICES (or of all GPUs), one per process of the node. */
 export function runGpus(setup: Setup, env: NodeJS.ProcessEnv): number[] {
@@ -81,17 +142,38 @@ export interface SupervisorOptions {
   guard: Watchdog | null;
 }
 
+/** What one run of a supervisor is made of, once assembled (each part named, each closed at the end). */
+interface RunParts {
+  rec: RunRecord;
+  events: EventsWriter;
+  telemetry: GpuTelemetry;
+  alertContext: AlertContext;
+  watch: RunWatch;
+  /** The series, notifications and report of the run (./run-outputs.ts). */
+  outputs: RunOutputs;
+  pipeline: Pipeline;
+  keeper: RecordKeeper;
+  /** Stops the timers the run started (checkpoint polling, the health watch). */
+  timers: ReturnType<typeof setInterval>[];
+}
+
 /** One local run, owned. */
 export class Supervisor {
   record: RunRecord | null = null;
   private pipeline: Pipeline | null = null;
   private stopAsked = false;
   private killAsked = false;
+  /** What zerowiz estimated for the setup (computed once: the record and the alerts' fixes take it). */
+  private readonly estimate: LaunchEstimate | null;
+  /** Aborted at the run's end: a helper still asking (the topology's Python) ends with it. */
+  private readonly helpers = new AbortController();
 
   constructor(
     readonly plan: SupervisorPlan,
     private readonly opts: SupervisorOptions,
-  ) {}
+  ) {
+    this.estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
+  }
 
   /** Creates the record (its directory told to the watchdog first). Throws RecordError. */
   open(): RunRecord {
@@ -109,11 +191,9 @@ export class Supervisor {
       ...ownIdentity(),
       watchdog: guard ? { pid: guard.pid, startTime: processStartTime(guard.pid) } : null,
     };
-    const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
-    rec.json.estimate = estimate?.json ?? null;
+    rec.json.estimate = this.estimate?.json ?? null;
     if (plan.recordBlock) Object.assign(rec.json, plan.recordBlock);
-    if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
-      (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
+    if (plan.topologyWarnings && plan.topologyWarnings.length > 0) rec.json.topologyWarnings = plan.topologyWarnings;
     // The checks the command line left out: `launch --last` leaves them out again (as it keeps --pin-step).
     const given = Object.entries(plan.skipWhy ?? {}).filter(([, why]) => why !== 'ZEROWIZ_SKIP_CHECKS');
     if (given.length > 0)
@@ -126,12 +206,20 @@ export class Supervisor {
     return rec;
   }
 
-  /** Stops the run with the ladder (before the first step: nothing starts). A second call kills at once. */
+  /** The watchdog died and another took its place: the record names the new one. */
+  watchdogReplaced(pid: number): void {
+    const rec = this.record;
+    if (!rec?.json.supervisor) return;
+    rec.json.supervisor.watchdog = { pid, startTime: processStartTime(pid) };
+    saveRunJson(rec);
+  }
+
+  /**
+   * Stops the run with the ladder (before the first step: nothing starts). Asking again joins the stop under
+   * way: only killNow() (SIGUSR2, `zerowiz stop --now`) cuts it short.
+   */
   stop(): void {
-    if (this.stopAsked) {
-      this.killNow();
-      return;
-    }
+    if (this.stopAsked) return;
     this.stopAsked = true;
     void this.pipeline?.stop();
   }
@@ -146,16 +234,51 @@ export class Supervisor {
   /** Runs the steps to the end; resolves with the outcome once the record is final. */
   async run(): Promise<PipelineOutcome> {
     const rec = this.record ?? this.open();
-    const { plan, opts } = this;
-    const guard = opts.guard;
-    const env = opts.env;
+    const parts = this.assemble(rec);
+    this.watchTopology(parts);
+    this.watchCheckpoints(parts);
+    this.watchHealth(parts);
+    this.tellEvents(parts);
+    this.pipeline = parts.pipeline;
+    if (this.stopAsked) void parts.pipeline.stop();
+    if (this.killAsked) parts.pipeline.killNow();
+    parts.telemetry.start();
+    parts.keeper.start();
+    try {
+      const o = await parts.pipeline.run();
+      await this.finish(parts, o);
+      return o;
+    } finally {
+      this.helpers.abort();
+      for (const t of parts.timers) clearInterval(t);
+      parts.keeper.close();
+      parts.events.close();
+    }
+  }
+
+  /** The run's parts: events.jsonl, the GPU telemetry, the watch, the pipeline of steps, the record keeper. */
+  private assemble(rec: RunRecord): RunParts {
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
-    const estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
-    // The series, notifications and report of the run (./run-outputs.ts).
+    const { env } = this.opts;
     const outputs = new RunOutputs({ record: rec, env, telemetryIntervalMs: telemetryIntervalMs(env) });
-    const telemetry = new GpuTelemetry({
+    const telemetry = this.telemetryOf(rec, outputs);
+    const alertContext = alertContextOf(this.plan.setup, this.estimate);
+    const watch = watchOfRun(this.plan, alertContext, {
+      telemetry,
+      onAlert: (a) => events.write({ t: 'alert', a }),
+      onLoss: outputs.onLoss,
+    });
+    const pipeline = this.pipelineOf(rec, events);
+    const keeper = new RecordKeeper({ record: rec, watch, run: pipeline, env });
+    return { rec, events, telemetry, alertContext, watch, outputs, pipeline, keeper, timers: [] };
+  }
+
+  /** The GPU telemetry (nvidia-smi as a helper the watchdog knows), written to live.json at each sample. */
+  private telemetryOf(rec: RunRecord, outputs: RunOutputs): GpuTelemetry {
+    const { env, guard } = this.opts;
+    return new GpuTelemetry({
       env: { ...env, [HELPER_OF_ENV]: rec.dir },
-      gpus: runGpus(plan.setup, env),
+      gpus: runGpus(this.plan.setup, env),
       intervalMs: telemetryIntervalMs(env),
       onUpdate: (t) => {
         writeLive(rec.dir, snapshotOf(t, rec.json.steps.length));
@@ -173,12 +296,15 @@ export class Supervisor {
         },
       },
     });
-    const alertContext = alertContextOf(plan.setup, estimate);
-    const watch = watchOfRun(plan, alertContext, {
-      telemetry,
-      onAlert: (a) => events.write({ t: 'alert', a }),
-      onLoss: outputs.onLoss,
-    });
+  }
+
+  /**
+   * The steps, each writing into its log; the checks before each pass (unless all are skipped); each stop's
+   * signals written into events.jsonl first (the ledger a watchdog goes on from: ./ladder.ts).
+   */
+  private pipelineOf(rec: RunRecord, events: EventsWriter): Pipeline {
+    const { plan } = this;
+    const { env, guard } = this.opts;
     const specs: StepSpec[] = plan.commands.map((c, i) => ({
       name: c.step,
       file: plan.accelerate.path,
@@ -188,12 +314,14 @@ export class Supervisor {
       env: { ...stepEnvOf(env), [RUN_DIR_ENV]: rec.dir },
     }));
     const skip = new Set<CheckId>(plan.skipChecks ?? []);
-    const checked = !skipsAll(skip);
-    const pipeline = new Pipeline(specs, gracePeriods(env), {
+    return new Pipeline(specs, gracePeriods(env), {
       guard,
+      ladder: (pgid) => ({ onSignal: ledgerWriter(events, pgid, 'supervisor') }),
+      stoppedElsewhere: (pgid) => ladderSoFar(rec.dir).get(pgid)?.signal ?? null,
       // The checks before each pass, on this machine, at the moment it starts (./checks/gate.ts).
-      beforeStep: checked
-        ? async (i) =>
+      beforeStep: skipsAll(skip)
+        ? undefined
+        : async (i, signal) =>
             i === 0 && plan.firstPassLines
               ? { start: true, logLines: plan.firstPassLines, reason: null }
               : checkBeforePass(plan.setup, i, {
@@ -201,21 +329,27 @@ export class Supervisor {
                   env,
                   accelerate: plan.accelerate.path,
                   skip,
+                  signal,
                   ...(plan.skipWhy ? { skipWhy: plan.skipWhy } : {}),
-                })
-        : undefined,
+                }),
     });
-    this.pipeline = pipeline;
-    const keeper = new RecordKeeper({ record: rec, watch, run: pipeline, env });
-    // The topology every checkpoint of this run is written with (stage, offload, processes, versions).
-    void captureTopology(plan.setup, plan.accelerate.path, env).then(
+  }
+
+  /** The topology every checkpoint of this run is written with (stage, offload, processes, versions). */
+  private watchTopology({ rec, keeper }: RunParts): void {
+    void captureTopology(this.plan.setup, this.plan.accelerate.path, this.opts.env, this.helpers.signal).then(
       (t) => {
         recordTopology(rec, t);
         keeper.save();
       },
       () => undefined,
     );
-    // Each checkpoint the steps save, verified once it is written (./checkpoints/watch.ts).
+  }
+
+  /** Each checkpoint the steps save, verified once it is written (../checkpoints/watch.ts). */
+  private watchCheckpoints(parts: RunParts): void {
+    const { plan } = this;
+    const { rec, keeper, watch, pipeline } = parts;
     const models = modelCatalogOrNone();
     const checkpoints = new CheckpointWatcher({
       steps: plan.setup.steps.map((st, i) => ({
@@ -233,13 +367,21 @@ export class Supervisor {
       recordCheckpoints(rec, checkpoints.verdicts());
       keeper.save();
     };
-    const pollCheckpoints = setInterval(() => onCheckpoints(checkpoints.poll()), CHECKPOINT_POLL_INTERVAL_MS);
-    pollCheckpoints.unref();
-    // The watch during a pass: stalls, memory, /dev/shm, free space (./health.ts).
+    const poll = setInterval(() => onCheckpoints(checkpoints.poll()), CHECKPOINT_POLL_INTERVAL_MS);
+    poll.unref();
+    parts.timers.push(poll);
+    pipeline.subscribe({ stepEnd: (i) => onCheckpoints(checkpoints.finish(i)) });
+  }
+
+  /** The watch during a pass: stalls, memory, /dev/shm, free space (../observe/health.ts). */
+  private watchHealth(parts: RunParts): void {
+    const { plan } = this;
+    const { env } = this.opts;
+    const { watch, pipeline } = parts;
     let health: { i: number; h: RunHealth; pgid: number | null; busy: boolean } | null = null;
     const stall = stallOptionsFromEnv(env);
     const tickMs = Math.max(250, Math.min(HEALTH_TICK_MS, (stall.minMs ?? HEALTH_TICK_MS) / 4));
-    const healthTick = setInterval(() => {
+    const tick = setInterval(() => {
       const cur = health;
       if (!cur || cur.pgid === null || cur.busy) return;
       cur.busy = true;
@@ -255,7 +397,11 @@ export class Supervisor {
           cur.busy = false;
         });
     }, tickMs);
-    healthTick.unref();
+    tick.unref();
+    parts.timers.push(tick);
+    const seen = (i: number) => {
+      if (health?.i === i) health.h.line(Date.now());
+    };
     pipeline.subscribe({
       stepStart: (i, info) => {
         const h = new RunHealth({ step: i, spacePaths: spacePathsOf(plan.setup, plan.cwd, i), env, stall });
@@ -265,17 +411,16 @@ export class Supervisor {
       progress: (i, p) => {
         if (health?.i === i) health.h.progress(Date.now(), p.n);
       },
-      line: (i) => {
-        if (health?.i === i) health.h.line(Date.now());
-      },
-      lines: (i) => {
-        if (health?.i === i) health.h.line(Date.now());
-      },
+      line: seen,
+      lines: seen,
       stepEnd: (i) => {
         if (health?.i === i) health = null;
-        onCheckpoints(checkpoints.finish(i));
       },
     });
+  }
+
+  /** What the viewers read: the watch and the record keeper hear the steps; events.jsonl gets each moment. */
+  private tellEvents({ pipeline, watch, keeper, outputs, telemetry, events, alertContext }: RunParts): void {
     pipeline.subscribe({
       stepStart: () => {
         // A free port for the port-in-use alert's fix, found while the step starts.
@@ -300,37 +445,31 @@ export class Supervisor {
           pid: info.pid,
           freePort: null,
           csvOffset: watch.csvOffset(i),
+          pidStart: info.pidStart ?? null,
         }),
       stepEnd: (i, r) => events.write({ t: 'stepEnd', i, r, csvEnd: watch.csvEnd(i) }),
       stopping: () => events.write({ t: 'stopping', at: Date.now() }),
       logError: (i, why) => events.write({ t: 'logError', i, why }),
     });
-    if (this.stopAsked) void pipeline.stop();
-    if (this.killAsked) pipeline.killNow();
-    telemetry.start();
-    keeper.start();
-    try {
-      const o = await pipeline.run();
-      // The last loss.csv rows, and nvidia-smi gone, before the record's last word.
-      await watch.close();
-      await telemetry.stop();
-      writeLive(rec.dir, snapshotOf(telemetry, rec.json.steps.length));
-      keeper.takeAllLive();
-      const report = outputs.finishFiles();
-      events.write({
-        t: 'end',
-        o: { outcome: o.outcome, exitCode: o.exitCode, failedStep: o.failedStep },
-        at: Date.now(),
-      });
-      guard?.finished();
-      await outputs.notifyEnd(o, report);
-      return o;
-    } finally {
-      clearInterval(pollCheckpoints);
-      clearInterval(healthTick);
-      keeper.close();
-      events.close();
-    }
+  }
+
+  /** The run's last word: the last loss.csv rows, nvidia-smi gone, live.json and run.json final, then `end`. */
+  private async finish(
+    { rec, watch, telemetry, keeper, outputs, events }: RunParts,
+    o: PipelineOutcome,
+  ): Promise<void> {
+    await watch.close();
+    await telemetry.stop();
+    writeLive(rec.dir, snapshotOf(telemetry, rec.json.steps.length));
+    keeper.takeAllLive();
+    const report = outputs.finishFiles();
+    events.write({
+      t: 'end',
+      o: { outcome: o.outcome, exitCode: o.exitCode, failedStep: o.failedStep },
+      at: Date.now(),
+    });
+    this.opts.guard?.finished();
+    await outputs.notifyEnd(o, report);
   }
 }
 
@@ -344,15 +483,16 @@ function snapshotOf(t: GpuTelemetry, steps: number): LiveSnapshot {
   return { telemetry: { state: t.state, reason: t.reason, version: t.version, latest: t.latestList, peaks } };
 }
 
-/** Reads all of stdin (the plan), or null when it ends early or is not one. */
-async function readPlan(): Promise<SupervisorPlan | null> {
+/** Reads all of stdin (the plan) through its schema; why it is not a plan when it is not one; null when empty. */
+async function readPlan(): Promise<SupervisorPlan | { problem: string } | null> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
+  // Nothing at all: a supervisor started ahead of a launch that was then refused; it ends without a word.
+  if (chunks.length === 0) return null;
   try {
-    const v = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SupervisorPlan;
-    return v && v.version === 1 && Array.isArray(v.commands) ? v : null;
-  } catch {
-    return null;
+    return parsePlan(Buffer.concat(chunks).toString('utf8'));
+  } catch (e) {
+    return { problem: (e as Error).message };
   }
 }
 
@@ -380,9 +520,11 @@ export async function superviseMain(): Promise<void> {
   process.on('SIGHUP', () => undefined);
   let sup: Supervisor | null = null;
   let pending: 'stop' | 'kill' | null = null;
+  // SIGINT and SIGTERM stop with the ladder, however often they come (a second stop joins the first);
+  // SIGUSR2 kills at once.
   const onStop = () => {
     if (sup) sup.stop();
-    else pending = pending === null ? 'stop' : 'kill';
+    else pending ??= 'stop';
   };
   process.on('SIGINT', onStop);
   process.on('SIGTERM', onStop);
@@ -393,9 +535,18 @@ export async function superviseMain(): Promise<void> {
   // While the plan comes (a supervisor started ahead of it waits for the launch's checks): what every run needs.
   const plan = await Promise.all([readPlan(), aheadOfPlan()]).then(([p]) => p);
   if (!plan) return;
+  if ('problem' in plan) {
+    // A launcher that died before handing over the whole plan is gone: the answer reaches whoever reads it.
+    await sayHello({ ok: false, message: `the run could not be started: ${plan.problem}` });
+    return;
+  }
   capYoungGeneration();
   const env = process.env;
-  const guard = Watchdog.start({ grace: gracePeriods(env), bin: binPath() });
+  const guard = Watchdog.start({
+    grace: gracePeriods(env),
+    bin: binPath(),
+    onReplaced: (pid) => sup?.watchdogReplaced(pid),
+  });
   if (guard) handOffAtExit(() => guard.watching);
   sup = new Supervisor(plan, { env, guard });
   let rec: RunRecord;

@@ -6,7 +6,8 @@
  *
  * Signals to the viewer: SIGHUP (the terminal closed) leaves the run running; SIGTERM stops a local run (as
  * batch use expects) and leaves a Slurm job; SIGINT in stream mode on a terminal asks (y stops, d leaves,
- * Enter keeps following; Ctrl+C again stops), without a terminal it does what SIGTERM does. The pane reads
+ * Enter keeps following; Ctrl+C again stops), without a terminal it does what SIGTERM does; a second SIGTERM
+ * joins the stop under way (only a second Ctrl+C, or `zerowiz stop --now`, kills at once). The pane reads
  * its keys raw: q asks, d leaves.
  */
 import { stdin } from 'node:process';
@@ -243,8 +244,8 @@ export class LaunchStops {
       return;
     }
     s.stoppedBySignal = true;
+    // A second Ctrl+C kills at once (the pane and stream mode say so); a second SIGTERM joins the stop.
     if (sig === 'SIGINT' && this.sigints > 1) s.killNow();
-    else if (s.control.stopping && sig === 'SIGTERM') s.killNow();
     else void s.stop();
   }
 
@@ -354,7 +355,8 @@ export async function runStream(session: LaunchSession, out: TextSink, stops?: L
     if (stops) stops.asker = null;
     off();
     offAlert();
-    printer.flush();
+    // zerowiz's own lines reach the output, after a stalled reader's backlog.
+    await printer.settle();
   }
 }
 

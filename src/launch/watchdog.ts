@@ -28,6 +28,8 @@ import { join } from 'node:path';
 import { WATCHDOG_ARG } from './bin.js';
 import { type ProcessGuard, type StopSignal, processesWithEnv, stopGroup } from '../proc/index.js';
 import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord } from '../records/index.js';
+import { EVENTS_FILE, EventsWriter } from '../records/index.js';
+import { ladderSoFar, ledgerHooks } from './ladder.js';
 
 /** The environment variable every step gets: its run's record directory (absolute). */
 export const RUN_DIR_ENV = 'ZEROWIZ_RUN_DIR';
@@ -50,52 +52,51 @@ exec "$n" "$b" ${WATCHDOG_ARG} "$g" "$@"`;
 /** A started watchdog, as zerowiz holds it. */
 export class Watchdog implements ProcessGuard {
   private alive = true;
+  private over = false;
+  /** Every line told so far: a watchdog started in this one's place is told them again. */
+  private readonly told: string[] = [];
 
-  private constructor(private readonly child: ChildProcess) {
-    child.on('exit', () => {
-      this.alive = false;
-    });
-    child.on('error', () => {
-      this.alive = false;
-    });
-    // A write to a watchdog that is gone fails with EPIPE: then zerowiz's own exit hook does the work.
-    child.stdin?.on('error', () => {
-      this.alive = false;
-    });
+  private constructor(
+    private child: ChildProcess,
+    private readonly opts: WatchdogOptions,
+  ) {
+    this.watch(child);
   }
 
   /**
    * Starts a watchdog; null when it cannot be (no bin to run the finisher with, as in unit tests, or no
    * /bin/sh): then zerowiz's own exit hook (SIGKILL) is all there is.
    */
-  static start(opts: {
-    grace: { sigintMs: number; sigtermMs: number };
-    /** The bin to run the finisher with (null: unknown). */
-    bin: string | null;
-    node?: string;
-  }): Watchdog | null {
-    if (opts.bin === null) return null;
-    let child: ChildProcess;
-    try {
-      child = spawn(
-        '/bin/sh',
-        [
-          '-c',
-          WATCHDOG_SH,
-          'zerowiz-watchdog',
-          opts.node ?? process.execPath,
-          opts.bin,
-          `${opts.grace.sigintMs}:${opts.grace.sigtermMs}`,
-        ],
-        { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
-      );
-    } catch {
-      return null;
-    }
-    if (child.pid === undefined) return null;
-    child.unref();
-    (child.stdin as Socket | null)?.unref();
-    return new Watchdog(child);
+  static start(opts: WatchdogOptions): Watchdog | null {
+    const child = spawnWatchdog(opts);
+    return child ? new Watchdog(child, opts) : null;
+  }
+
+  /**
+   * A watchdog that dies while the run goes (killed, e.g. `kill -9` or the OOM killer) is noticed here, its
+   * parent: another is started in its place and told everything again, and `onReplaced` hears its pid (the
+   * record names it). One that cannot be started leaves zerowiz's own exit hook.
+   */
+  private watch(child: ChildProcess): void {
+    const lost = () => {
+      if (this.child !== child || !this.alive) return;
+      this.alive = false;
+      if (!this.over) this.replace();
+    };
+    child.on('exit', lost);
+    child.on('error', lost);
+    // A write to a watchdog that is gone fails with EPIPE: its exit comes next.
+    child.stdin?.on('error', () => undefined);
+  }
+
+  private replace(): void {
+    const fresh = spawnWatchdog(this.opts);
+    if (!fresh) return;
+    this.child = fresh;
+    this.alive = true;
+    this.watch(fresh);
+    for (const line of this.told) fresh.stdin!.write(`${line}\n`);
+    this.opts.onReplaced?.(fresh.pid!);
   }
 
   /** The watchdog's pid. */
@@ -109,6 +110,8 @@ export class Watchdog implements ProcessGuard {
   }
 
   private tell(line: string): void {
+    if (this.over) return;
+    this.told.push(line);
     if (!this.watching) return;
     // A socket write is tried at once: the line is in the kernel's buffer before this returns.
     this.child.stdin!.write(`${line}\n`);
@@ -142,8 +145,45 @@ export class Watchdog implements ProcessGuard {
   /** Nothing is left to watch (the run is over and recorded, or it never started): the watchdog exits. */
   finished(): void {
     this.tell('e');
+    this.over = true;
     this.alive = false;
   }
+}
+
+/** How a watchdog is started. */
+export interface WatchdogOptions {
+  grace: { sigintMs: number; sigtermMs: number };
+  /** The bin to run the finisher with (null: unknown). */
+  bin: string | null;
+  node?: string;
+  /** A watchdog started in the place of one that died: its pid. */
+  onReplaced?: (pid: number) => void;
+}
+
+/** Spawns the watchdog's shell in its own session; null when it cannot be. */
+function spawnWatchdog(opts: WatchdogOptions): ChildProcess | null {
+  if (opts.bin === null) return null;
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        WATCHDOG_SH,
+        'zerowiz-watchdog',
+        opts.node ?? process.execPath,
+        opts.bin,
+        `${opts.grace.sigintMs}:${opts.grace.sigtermMs}`,
+      ],
+      { stdio: ['pipe', 'ignore', 'ignore'], detached: true },
+    );
+  } catch {
+    return null;
+  }
+  if (child.pid === undefined) return null;
+  child.unref();
+  (child.stdin as Socket | null)?.unref();
+  return child;
 }
 
 /** The note a record gets when the watchdog ended it. */
@@ -196,15 +236,22 @@ export async function finishAfterZerowiz(args: string[]): Promise<void> {
     for (const p of processesWithEnv(RUN_DIR_ENV, dir)) if (!gone.has(p.pgid)) groups.set(p.pgid, step);
   }
   const stopped = new Map<number, StopSignal>(); // step index -> signal
+  // A stop the supervisor began goes on from its last signal (the ledger in events.jsonl: ./ladder.ts).
+  const events = dir !== null ? new EventsWriter(join(dir, EVENTS_FILE)) : null;
   await Promise.all([
     ...[...groups].map(async ([pgid, step]) => {
-      const sig = await stopGroup(pgid, grace);
+      const hooks = dir !== null && events ? ledgerHooks(dir, pgid, 'watchdog', events) : {};
+      let sig = await stopGroup(pgid, grace, 'SIGINT', hooks);
+      // `zerowiz stop --now` may have killed the group meanwhile: the ledger has the last word.
+      const last = dir !== null ? ladderSoFar(dir).get(pgid)?.signal : undefined;
+      if (last !== undefined && rank(last) > rank(sig)) sig = last;
       const prev = stopped.get(step);
       if (prev === undefined || rank(sig) > rank(prev)) stopped.set(step, sig);
     }),
     // Helpers (nvidia-smi) end on SIGTERM; they keep nothing worth a grace period.
     ...[...helpers].map((pgid) => stopGroup(pgid, { sigintMs: 0, sigtermMs: grace.sigtermMs }, 'SIGTERM')),
   ]);
+  events?.close();
   if (
     dir !== null &&
     endRecord(

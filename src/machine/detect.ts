@@ -4,7 +4,7 @@
  */
 import { statfs } from 'node:fs/promises';
 import { totalmem } from 'node:os';
-import { execa } from 'execa';
+import { runBounded } from '../proc/index.js';
 import type { Interconnect } from '../config/index.js';
 import { formatGiB } from '../text/index.js';
 
@@ -68,32 +68,19 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuDetection
     minMemoryBytes: null,
     reason,
   });
-  let result: Awaited<ReturnType<typeof execa>>;
-  try {
-    result = await execa('nvidia-smi', [...NVIDIA_SMI_ARGS], {
-      env: opts.env ?? process.env,
-      extendEnv: false,
-      timeout: opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS,
-      reject: false,
-      stdin: 'ignore',
-      stripFinalNewline: true,
-    });
-  } catch (err) {
-    return none(`nvidia-smi could not be run: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
-  }
-  if (result.failed) {
-    const code = (result as { code?: string }).code;
-    if (code === 'ENOENT') return none('nvidia-smi not found on PATH');
-    if (result.timedOut) return none(`nvidia-smi did not answer within ${opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS} ms`);
-    const first =
-      String(result.stderr || result.stdout || '')
-        .split('\n')[0]
-        ?.trim() ?? '';
-    return none(`nvidia-smi failed (exit ${result.exitCode ?? 'unknown'})${first ? `: ${first}` : ''}`);
+  const timeoutMs = opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS;
+  // Bounded in time and in its own process group (../proc/bounded.ts).
+  const result = await runBounded('nvidia-smi', [...NVIDIA_SMI_ARGS], { env: opts.env ?? process.env, timeoutMs });
+  if (result.error?.code === 'ENOENT') return none('nvidia-smi not found on PATH');
+  if (result.error) return none(`nvidia-smi could not be run: ${result.error.message.split('\n')[0]}`);
+  if (result.timedOut) return none(`nvidia-smi did not answer within ${timeoutMs} ms`);
+  if (result.code !== 0) {
+    const first = (result.stderr || result.stdout).split('\n')[0]?.trim() ?? '';
+    return none(`nvidia-smi failed (exit ${result.code ?? result.signal ?? 'unknown'})${first ? `: ${first}` : ''}`);
   }
   let gpus: GpuInfo[];
   try {
-    gpus = parseNvidiaSmiCsv(String(result.stdout));
+    gpus = parseNvidiaSmiCsv(result.stdout.trimEnd());
   } catch (err) {
     return none(err instanceof Error ? err.message : String(err));
   }
@@ -143,19 +130,12 @@ export function parseTopology(text: string): Interconnect {
 
 /** Runs `nvidia-smi topo -m` (argument array, short timeout); unknown when it is missing or fails. */
 export async function detectInterconnect(opts: DetectOptions = {}): Promise<Interconnect> {
-  try {
-    const result = await execa('nvidia-smi', [...NVIDIA_SMI_TOPO_ARGS], {
-      env: opts.env ?? process.env,
-      extendEnv: false,
-      timeout: opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS,
-      reject: false,
-      stdin: 'ignore',
-    });
-    if (result.failed) return { kind: 'unknown', nvlinks: null };
-    return parseTopology(String(result.stdout));
-  } catch {
-    return { kind: 'unknown', nvlinks: null };
-  }
+  const result = await runBounded('nvidia-smi', [...NVIDIA_SMI_TOPO_ARGS], {
+    env: opts.env ?? process.env,
+    timeoutMs: opts.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS,
+  });
+  if (result.code !== 0) return { kind: 'unknown', nvlinks: null };
+  return parseTopology(result.stdout);
 }
 
 /** The GPU links in words: `GPUs linked by NVLink x18`, `GPUs linked over PCIe`, `GPU links not detected`. */

@@ -16,25 +16,28 @@ import { formatBytesShort } from '../text/index.js';
 import type { OomFacts } from '../rules/index.js';
 import { parseNodeCheckLine } from '../checks/index.js';
 
+/** Every known failure an alert can be (the last four are raised by the run's health watch, ./health.ts). */
+export const ALERT_IDS = [
+  'cuda-oom',
+  'nan-loss',
+  'loss-scale-collapse',
+  'nccl-timeout',
+  'port-in-use',
+  'shm-too-small',
+  'ds-op-build',
+  'zero3-16bit-save',
+  'auto-unfilled',
+  'host-oom',
+  'checkpoint-bad',
+  'check-failed',
+  'stall',
+  'memory-pressure',
+  'shm-full',
+  'space-low',
+] as const;
+
 /** Which known failure an alert is. */
-export type AlertId =
-  | 'cuda-oom'
-  | 'nan-loss'
-  | 'loss-scale-collapse'
-  | 'nccl-timeout'
-  | 'port-in-use'
-  | 'shm-too-small'
-  | 'ds-op-build'
-  | 'zero3-16bit-save'
-  | 'auto-unfilled'
-  | 'host-oom'
-  | 'checkpoint-bad'
-  | 'check-failed'
-  /** Raised by the run's health watch (./health.ts), not by a log line: */
-  | 'stall'
-  | 'memory-pressure'
-  | 'shm-full'
-  | 'space-low';
+export type AlertId = (typeof ALERT_IDS)[number];
 
 /** One alert, as the pane, stream mode, run.json and the summary show it. */
 export interface Alert {

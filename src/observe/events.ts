@@ -57,7 +57,14 @@ export interface PipelineListener {
    */
   stepStart?(
     index: number,
-    info: { pid: number | null; startedAt: number; csvOffset?: number | null; csvEnd?: number | null },
+    info: {
+      pid: number | null;
+      startedAt: number;
+      csvOffset?: number | null;
+      csvEnd?: number | null;
+      /** The step's leader's start time in clock ticks since boot (with pid, its identity), when known. */
+      pidStart?: number | null;
+    },
   ): void;
   /**
    * A finished line (collapsed, cleaned), with its tqdm parse: `progress` is the bar the line is (a bar's

@@ -1,4 +1,5 @@
 /** The face of src/observe/: what other folders may use of it (an architecture test holds every import to it). */
+export { ALERT_IDS } from './alerts.js';
 export type { Alert, AlertContext, CheckpointAlertFacts } from './alerts.js';
 export type { PipelineListener, PipelineOutcome, RunControl, RunStatus, StepResult, StepStatus } from './events.js';
 export { RunHealth } from './health.js';

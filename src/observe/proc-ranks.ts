@@ -5,6 +5,7 @@
  * stalled one is doing by `py-spy dump` when py-spy is installed. Linux only; anything unreadable is left out.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { runBounded } from '../proc/index.js';
 import { whichSync } from '../proc/index.js';
 import { parsePySpyDump } from './stall.js';
 
@@ -119,18 +120,6 @@ export function pySpyInstalled(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** The main thread's innermost frames of `pid` by `py-spy dump` (argument array, a timeout); null when it cannot. */
 export async function pySpyFrames(pid: number, env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
-  try {
-    // execa loads only when a stalled pass is looked into.
-    const { execa } = await import('execa');
-    const r = await execa('py-spy', ['dump', '--pid', String(pid)], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: PY_SPY_TIMEOUT_MS,
-      stdin: 'ignore',
-    });
-    return r.exitCode === 0 ? parsePySpyDump(String(r.stdout)) : null;
-  } catch {
-    return null;
-  }
+  const r = await runBounded('py-spy', ['dump', '--pid', String(pid)], { env, timeoutMs: PY_SPY_TIMEOUT_MS });
+  return r.code === 0 ? parsePySpyDump(r.stdout) : null;
 }

@@ -11,7 +11,7 @@ import { formatClock, formatTally, formatTallyRate, gibFigure } from '../text/in
 import { LOSS_SOURCE_NAMES } from '../observe/index.js';
 import type { TelemetryView } from '../observe/index.js';
 import type { RunWatch } from '../observe/index.js';
-import { formatDuration } from '../text/index.js';
+import { formatDuration, hasControl, printable } from '../text/index.js';
 import { fitHints, softWrap, wrap } from '../text/index.js';
 import { colorAllowed } from '../text/index.js';
 import { highlightParts, hintItems, visibleRows, type LinesView, type PaneState } from './state.js';
@@ -119,8 +119,9 @@ function prefixFitting(s: string, cols: number): string {
 
 /**
  * One terminal row built from styled pieces, cut at `cols` columns with an ellipsis (Ink's
- * `wrap="truncate-end"`). The text pieces are plain (the child's lines are cleaned of escapes before
- * they reach the model), so widths are those of the text itself.
+ * `wrap="truncate-end"`). The child's lines are cleaned of escapes before they reach the model; every other
+ * piece (a step name from a preset or a record, an alert's text) is shown with its control characters escaped
+ * (src/text/printable.ts), so widths are those of the text itself and nothing a file holds drives the terminal.
  */
 export class RowBuilder {
   private out = '';
@@ -129,8 +130,9 @@ export class RowBuilder {
 
   constructor(private readonly cols: number) {}
 
-  add(text: string, sgr = ''): this {
-    if (this.full || text === '') return this;
+  add(raw: string, sgr = ''): this {
+    if (this.full || raw === '') return this;
+    const text = hasControl(raw) ? printable(raw) : raw;
     const tw = textWidth(text);
     let piece = text;
     if (this.w + tw > this.cols) {

@@ -87,10 +87,28 @@ export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> 
 /** Which signal ended a stop: the last one sent before the group was gone. */
 export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'none';
 
+/** A signal of the ladder. */
+export type LadderSignal = Exclude<StopSignal, 'none'>;
+
+/** How long SIGKILL is given to end a group before the stop reports it anyway. */
+const AFTER_SIGKILL_MS = 1_000;
+
+/**
+ * What a stop tells about itself and where it starts: `onSignal` hears each signal before it is sent, with the
+ * time it gives the group before the next one (a ledger: src/launch/ladder.ts writes it into events.jsonl, so
+ * that whoever goes on with the stop after this process died never sends a signal twice); `resume` is the
+ * last signal a stop before this one sent, and when: the ladder goes on from there instead of starting again.
+ */
+export interface LadderHooks {
+  onSignal?: (signal: LadderSignal, graceMs: number) => void;
+  resume?: { signal: LadderSignal; at: number; graceMs: number };
+}
+
 /**
  * A stop in progress: SIGINT, then SIGTERM after `sigintMs`, then SIGKILL after `sigtermMs`, until no
- * process of the group is left. `killNow()` (a second Ctrl+C) cuts the ladder short with SIGKILL, and the
- * stop then reports SIGKILL: the signal that really ended the group.
+ * process of the group is left. `killNow()` (`zerowiz stop --now`, a second Ctrl+C) cuts the ladder short
+ * with SIGKILL, and the stop then reports SIGKILL: the signal that really ended the group. Each signal is sent
+ * once: asking again joins the stop under way.
  */
 export class GroupStop {
   /** Resolves with the signal that ended the group once it is gone (or right after SIGKILL). */
@@ -101,18 +119,20 @@ export class GroupStop {
     readonly pgid: number,
     grace = gracePeriods(),
     firstSignal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
+    private readonly hooks: LadderHooks = {},
   ) {
     this.done = this.ladder(grace, firstSignal);
   }
 
   /** SIGKILL to the group now. */
   killNow(): void {
-    this.send('SIGKILL');
+    this.send('SIGKILL', AFTER_SIGKILL_MS);
   }
 
-  private send(sig: 'SIGINT' | 'SIGTERM' | 'SIGKILL'): void {
+  private send(sig: LadderSignal, graceMs: number): void {
     if (this.last === 'SIGKILL') return;
     this.last = sig;
+    this.hooks.onSignal?.(sig, graceMs);
     signalGroup(this.pgid, sig);
   }
 
@@ -121,14 +141,24 @@ export class GroupStop {
     first: 'SIGINT' | 'SIGTERM',
   ): Promise<StopSignal> {
     if (!groupAlive(this.pgid)) return 'none';
-    if (first === 'SIGINT') {
-      this.send('SIGINT');
-      if (await waitGroupGone(this.pgid, grace.sigintMs)) return this.last;
+    const rungs: [LadderSignal, number][] = [
+      ['SIGINT', grace.sigintMs],
+      ['SIGTERM', grace.sigtermMs],
+      ['SIGKILL', AFTER_SIGKILL_MS],
+    ];
+    let next = first === 'SIGINT' ? 0 : 1;
+    const resume = this.hooks.resume;
+    if (resume) {
+      // A stop before this one sent `resume.signal`: its grace runs from then, and nothing is sent twice.
+      this.last = resume.signal;
+      next = rungs.findIndex(([s]) => s === resume.signal) + 1;
+      if (await waitGroupGone(this.pgid, Math.max(0, resume.at + resume.graceMs - Date.now()))) return this.last;
     }
-    this.send('SIGTERM');
-    if (await waitGroupGone(this.pgid, grace.sigtermMs)) return this.last;
-    this.send('SIGKILL');
-    await waitGroupGone(this.pgid, 1_000);
+    for (; next < rungs.length; next++) {
+      const [sig, ms] = rungs[next]!;
+      this.send(sig, ms);
+      if (await waitGroupGone(this.pgid, ms)) return this.last;
+    }
     return this.last;
   }
 }
@@ -138,8 +168,9 @@ export function stopGroup(
   pgid: number,
   grace = gracePeriods(),
   firstSignal: 'SIGINT' | 'SIGTERM' = 'SIGINT',
+  hooks: LadderHooks = {},
 ): Promise<StopSignal> {
-  return new GroupStop(pgid, grace, firstSignal).done;
+  return new GroupStop(pgid, grace, firstSignal, hooks).done;
 }
 
 /** Registers a live group so zerowiz's own exit kills it. */
@@ -244,25 +275,96 @@ export function processesHolding(targets: ReadonlySet<string>): ProcessInfo[] | 
 
 /** The processes whose environment holds `name=value` (inherited by every descendant unless it was cleared). */
 export function processesWithEnv(name: string, value: string): { pid: number; pgid: number }[] {
-  const want = `${name}=${value}`;
-  const out: { pid: number; pgid: number }[] = [];
+  return processesOfRun(`${name}=${value}`, []).map(({ pid, pgid }) => ({ pid, pgid }));
+}
+
+/** A live process of a run, as `runs` and `stop` name it. */
+export interface RunProcess extends ProcessInfo {
+  pgid: number;
+}
+
+/** pid (comm) state ppid pgrp ... from /proc/PID/stat: the state letter, the group and the start time. */
+function statOf(pid: string): { state: string; pgid: number; startTime: number } | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // comm may hold spaces and parentheses, so the fields are read after the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: rest[0] ?? '?', pgid: Number(rest[2]), startTime: Number(rest[19]) };
+}
+
+/**
+ * The live processes (zombies aside) of a run, from /proc: every process whose environment holds `envPair`
+ * (`NAME=value`, which each step and everything it starts inherit), and every member of a recorded step's group
+ * while that group's leader still has the start time the record gave it (so a pid reused since is never
+ * counted, and a member that cleared its environment still is). Only this user's processes can be looked
+ * into. Empty without /proc.
+ */
+export function processesOfRun(
+  envPair: string,
+  groups: readonly { pgid: number; leaderStart: number | null }[],
+): RunProcess[] {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
-    return out;
+    return [];
   }
+  const leaders = new Set(
+    groups
+      .filter((g) => g.leaderStart !== null && statOf(String(g.pgid))?.startTime === g.leaderStart)
+      .map((g) => g.pgid),
+  );
+  const out: RunProcess[] = [];
   for (const n of names) {
     const c = n.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    try {
-      if (!readFileSync(`/proc/${n}/environ`, 'utf8').split('\0').includes(want)) continue;
-      const stat = readFileSync(`/proc/${n}/stat`, 'utf8');
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (rest[0] !== 'Z') out.push({ pid: Number(n), pgid: Number(rest[2]) });
-    } catch {}
+    if (c < 48 || c > 57 || Number(n) === process.pid) continue;
+    const st = statOf(n);
+    if (!st || st.state === 'Z') continue;
+    let mine = leaders.has(st.pgid);
+    if (!mine) {
+      try {
+        mine = readFileSync(`/proc/${n}/environ`, 'utf8').split('\0').includes(envPair);
+      } catch {}
+    }
+    if (mine) out.push({ pid: Number(n), pgid: st.pgid, command: processCommand(Number(n)) });
   }
   return out;
+}
+
+/**
+ * Whether a process cannot run now, and why: `stopped` (SIGSTOP, Ctrl+Z: state T), `frozen` (its cgroup is
+ * frozen: cgroup v2 `cgroup.freeze`, v1 `freezer.state`), or null (it runs, or it is gone).
+ */
+export function processHeld(pid: number): 'stopped' | 'frozen' | null {
+  const st = statOf(String(pid));
+  if (!st || st.state === 'Z') return null;
+  if (st.state === 'T' || st.state === 't') return 'stopped';
+  let cgroups: string;
+  try {
+    cgroups = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of cgroups.split('\n')) {
+    const [, controllers, path] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
+    if (path === undefined) continue;
+    const file =
+      controllers === ''
+        ? `/sys/fs/cgroup${path}/cgroup.events`
+        : controllers!.split(',').includes('freezer')
+          ? `/sys/fs/cgroup/freezer${path}/freezer.state`
+          : null;
+    if (file === null) continue;
+    try {
+      const text = readFileSync(file, 'utf8');
+      if (/^frozen 1$/m.test(text) || /^(FROZEN|FREEZING)$/m.test(text)) return 'frozen';
+    } catch {}
+  }
+  return null;
 }
 
 /** What a run tells its process guard (the watchdog): the pipeline calls these around each step (the watchdog, ./watchdog.ts, is one). */

@@ -50,7 +50,7 @@ export function ownIdentity(): SupervisorId {
 export type SupervisorState = 'alive' | 'gone' | 'elsewhere';
 
 /** Whether the process `pid`, started at `startTime`, still runs here (not a zombie, not a reused pid). */
-function processAlive(pid: number, startTime: number | null): boolean {
+export function processAlive(pid: number, startTime: number | null): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {

@@ -9,6 +9,7 @@ export {
   displayDir,
   findRunRecord,
   listRunRecords,
+  parseStoredSetup,
   pendingStepJson,
   readRecordSetup,
   readRunRecord,

@@ -9,7 +9,7 @@
  * Records are read back through a schema (a kind's own block through the kind's check): a damaged one is named
  * and skipped, never a crash.
  */
-import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
@@ -23,10 +23,17 @@ import { describeWriteError, UsageError } from '../text/index.js';
 import type { SupervisorId } from '../proc/index.js';
 import { liveStepSchema, runEstimateSchema, type LiveStepJson, type RunEstimateJson } from '../observe/index.js';
 import type { PipelineOutcome, StepResult, StepStatus } from '../observe/index.js';
-import { ensureRunsRoot, makeRunDir, writeRecordFile } from './record-files.js';
+import {
+  RUN_JSON_MAX_BYTES,
+  ensureRunsRoot,
+  makeRunDir,
+  readRecordJson,
+  runDirProblem,
+  writeRecordFile,
+} from './record-files.js';
 import { printable } from '../text/index.js';
 import { redactRunJson, secretGuards } from '../text/index.js';
-import { UntrustedPathError } from '../fs/index.js';
+import { UntrustedPathError, lstatOrNull } from '../fs/index.js';
 
 /** Where records live, relative to the directory zerowiz runs in. */
 export const RUNS_DIR = join('.zerowiz', 'runs');
@@ -58,6 +65,13 @@ export interface RunStepJson {
   refused?: boolean;
   /** What the run emitted in this step: metrics, GPU peaks, alerts (saved at its end and every minute). */
   live?: LiveStepJson;
+  /** The step's process: the leader of its process group (its pid is the group's id), once it started. */
+  pid?: number;
+  /**
+   * The leader's start time in clock ticks since boot (/proc/PID/stat), or null where /proc cannot say: with
+   * the pid, the step's identity, so a pid reused after the step is never taken for it (or signalled).
+   */
+  pidStart?: number | null;
 }
 
 /**
@@ -68,8 +82,16 @@ export interface RunStepJson {
 // biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation (one interface per kind).
 export interface RunJsonKinds {}
 
+/**
+ * What other parts of zerowiz add to run.json, by key (the checkpoint guard's `checkpoints`, `topology`,
+ * `topologyWarnings`: src/checkpoints/record-blocks.ts), declared by module augmentation and checked by their
+ * owner when a record is read, as a kind's block is.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation (one interface per block).
+export interface RunJsonBlocks {}
+
 /** The shape of run.json. */
-export interface RunJson extends RunJsonKinds {
+export interface RunJson extends RunJsonKinds, RunJsonBlocks {
   version: number;
   id: string;
   name: string;
@@ -240,7 +262,7 @@ function fillRecord(dir: string, id: string, now: Date, opts: Parameters<typeof 
   writeAtomic(join(dir, 'run.json'), runJsonText(json));
   for (const f of configFiles) writeAtomic(join(dir, f.copy), readFileSync(f.abs));
   writeAtomic(join(dir, 'commands.sh'), commandsScript(json), 0o755);
-  writeFileSync(join(dir, RESERVE_NAME), Buffer.alloc(RECORD_RESERVE_BYTES));
+  writeAtomic(join(dir, RESERVE_NAME), Buffer.alloc(RECORD_RESERVE_BYTES));
   return rec;
 }
 
@@ -335,12 +357,21 @@ export function saveRunJson(rec: RunRecord, onDiskFull?: (why: string) => void):
   return err === null;
 }
 
-/** Records a step's start (the caller saves). */
-export function recordStepStart(rec: RunRecord, index: number, startedAt: number): void {
+/** Records a step's start, with its process when it has one (the caller saves). */
+export function recordStepStart(
+  rec: RunRecord,
+  index: number,
+  startedAt: number,
+  proc: { pid: number | null; pidStart?: number | null } = { pid: null },
+): void {
   const s = rec.json.steps[index];
   if (!s) return;
   s.status = 'running';
   s.startedAt = new Date(startedAt).toISOString();
+  if (proc.pid !== null) {
+    s.pid = proc.pid;
+    s.pidStart = proc.pidStart ?? null;
+  }
 }
 
 /** Records a step's end (the caller saves). */
@@ -383,6 +414,8 @@ const stepJsonSchema = z.object({
   warning: z.optional(z.string()),
   refused: z.optional(z.boolean()),
   live: z.optional(liveStepSchema),
+  pid: z.optional(z.int().check(z.positive())),
+  pidStart: z.optional(z.nullable(z.int().check(z.nonnegative()))),
 });
 /**
  * run.json as read back (the setup is checked on its own, by readRecordSetup, when it is rerun). Loose: keys
@@ -423,33 +456,24 @@ export interface DamagedRecord {
   problem: string;
 }
 
-/** The first problem of a failed parse as `key.path: message`. */
-function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  const i = error.issues[0];
-  if (!i) return 'not a run record';
-  const key = i.path.map(String).join('.');
-  return key ? `${key}: ${i.message}` : i.message;
-}
-
-/** Reads one record's run.json through the schema. */
 /**
  * Checks a record's kind-specific block (the registry of kinds passes one: src/launch/kind.ts
  * kindBlockProblem); returns the problem (`slurm.shape.nodes: ...`) or null.
  */
 export type RecordCheck = (json: RunJson) => string | null;
 
+/**
+ * Reads one record's run.json through the one reader of record files (record-files.ts readRecordJson: a
+ * regular file of the user's own in a folder of the user's own, no link, at most RUN_JSON_MAX_BYTES, bounded
+ * nesting, the schema), then the kind's block through `check`. A damaged record is named, never read further.
+ */
 export function readRunRecord(dir: string, check?: RecordCheck): { record: RunRecord } | { damaged: DamagedRecord } {
   const path = join(dir, 'run.json');
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    return { damaged: { path, problem: e.code ? describeWriteError(e) : `not valid JSON (${e.message})` } };
-  }
-  const parsed = z.safeParse(runJsonSchema, data);
-  if (!parsed.success) return { damaged: { path, problem: firstIssue(parsed.error) } };
-  const json = parsed.data as RunJson;
+  const dirProblem = runDirProblem(dir);
+  if (dirProblem !== null) return { damaged: { path: dir, problem: `the folder ${dirProblem}` } };
+  const r = readRecordJson(path, runJsonSchema, RUN_JSON_MAX_BYTES);
+  if ('problem' in r) return { damaged: { path, problem: r.missing ? 'run.json is not there' : r.problem } };
+  const json = r.value as RunJson;
   const problem = check?.(json) ?? null;
   if (problem !== null) return { damaged: { path, problem } };
   return { record: { dir, json } };
@@ -497,11 +521,11 @@ const setupSchema = z.object({
 });
 
 /**
- * The setup a record ran, checked as strictly as a preset: each answer goes through its question's parser.
- * Throws an Error whose message is `setup.<key>: <problem>` for a damaged one.
+ * A setup stored as JSON (a record's, a supervisor's plan), checked as strictly as a preset: each answer goes
+ * through its question's parser. Throws an Error whose message is `setup.<key>: <problem>` for a damaged one.
  */
-export function readRecordSetup(rec: RunRecord): Setup {
-  const parsed = z.safeParse(setupSchema, rec.json.setup);
+export function parseStoredSetup(value: unknown): Setup {
+  const parsed = z.safeParse(setupSchema, value);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     throw new Error(`setup${i?.path.length ? `.${i.path.map(String).join('.')}` : ''}: ${i?.message ?? 'missing'}`);
@@ -526,7 +550,12 @@ export function readRecordSetup(rec: RunRecord): Setup {
     throw new Error(`setup.answers${key ? `.${key}` : ''}: ${(err as Error).message}`);
   }
   const { extra, ...rest } = parsed.data;
-  return { ...rest, answers, ...(extra ? { extra } : {}) } as Setup;
+  return { ...rest, answers, ...(extra ? { extra } : {}) };
+}
+
+/** The setup a record ran, for `launch --last` (see parseStoredSetup); throws for a damaged one. */
+export function readRecordSetup(rec: RunRecord): Setup {
+  return parseStoredSetup(rec.json.setup);
 }
 
 /**
@@ -553,6 +582,29 @@ export function displayDir(dir: string, cwd = process.cwd()): string {
 }
 
 /**
+ * The record a `RUN` argument that is a path names (absolute, or relative to `cwd`): the run directory itself,
+ * wherever it is; null when the argument is no path to a folder. Throws UsageError for a folder that holds no
+ * record, or a damaged one.
+ */
+function recordAtPath(ref: string, cwd: string, check?: RecordCheck): RunRecord | null {
+  if (!ref.includes('/') && ref !== '.' && ref !== '..') return null;
+  const dir = resolve(cwd, ref);
+  const st = lstatOrNull(dir);
+  if (!st?.isDirectory()) return null;
+  const r = readRunRecord(dir, check);
+  if ('record' in r) return r.record;
+  if (r.damaged.problem === 'run.json is not there')
+    throw new UsageError(
+      `no run record in ${ref}`,
+      'give a run directory (.zerowiz/runs/ID) or a run id of `zerowiz runs`',
+    );
+  throw new UsageError(
+    `the run record ${displayDir(r.damaged.path, cwd)} cannot be read: ${r.damaged.problem}`,
+    'see `zerowiz runs`',
+  );
+}
+
+/**
  * The record a `RUN` argument names: a record id (or a unique part of one), a record directory, or another name
  * its kind gives it (a Slurm job id); without one, the newest run. Throws UsageError naming the choices.
  */
@@ -571,6 +623,8 @@ export function findRunRecord(
     return newest;
   }
   const norm = ref.replace(/\/+$/, '');
+  const byPath = recordAtPath(norm, cwd, check);
+  if (byPath) return byPath;
   const exact = all.find(
     (r) => r.json.id === norm || r.dir === norm || displayDir(r.dir, cwd) === norm || aliases(r.json).includes(norm),
   );

@@ -11,11 +11,13 @@
  *
  * The viewers only read; nothing here waits on a reader.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Alert } from '../observe/index.js';
-import type { PipelineOutcome, StepResult } from '../observe/index.js';
+import * as z from 'zod/mini';
+import '../text/zod.js';
+import { ALERT_IDS } from '../observe/index.js';
 import { Tail } from '../fs/index.js';
+import { readRecordJson } from './record-files.js';
 import type { GpuPeak, GpuSample, TelemetryState } from '../observe/index.js';
 
 /** The events file's name in a run directory. */
@@ -26,25 +28,89 @@ export const LIVE_FILE = 'live.json';
 const LIVE_MAX_BYTES = 1024 * 1024;
 /** Longest events line read back (a longer one is damaged and skipped). */
 const MAX_EVENT_LINE_BYTES = 64 * 1024;
+/**
+ * Largest events.jsonl read back: a run writes two lines per step, a bounded number of alerts per step and a
+ * few more (a few KiB); what lies past this is not read.
+ */
+export const EVENTS_MAX_BYTES = 16 * 2 ** 20;
 
-/** One event of a local run, as its supervisor appends it to events.jsonl. */
-export type RunEvent =
-  | {
-      t: 'stepStart';
-      i: number;
-      at: number;
-      pid: number | null;
-      /** A port free on this machine when the step started (the port-in-use alert's fix). */
-      freePort: number | null;
-      /** Where the step's loss.csv ended when it started (rows before are an earlier run's), or null. */
-      csvOffset: number | null;
-    }
+const count = z.int().check(z.nonnegative());
+const ms = z.number().check(z.nonnegative());
+const pid = z.int().check(z.positive());
+
+/** A step's end as events.jsonl carries it (observe/events.ts StepResult). */
+const stepResultSchema = z.object({
+  status: z.enum(['done', 'failed', 'stopped']),
+  exitCode: z.nullable(z.int()),
+  signal: z.nullable(z.string()),
+  startedAt: ms,
+  endedAt: ms,
+  stopSignal: z.optional(z.enum(['SIGINT', 'SIGTERM', 'SIGKILL', 'none'])),
+  error: z.optional(z.string()),
+  warning: z.optional(z.string()),
+  refused: z.optional(z.boolean()),
+});
+
+/** An alert as events.jsonl carries it (observe/alerts.ts Alert). */
+const alertSchema = z.object({
+  id: z.enum(ALERT_IDS),
+  step: count,
+  line: z.string(),
+  at: ms,
+  title: z.string(),
+  fix: z.string(),
+  fatal: z.boolean(),
+});
+
+/**
+ * One event of a local run, as its supervisor appends it to events.jsonl, and as a viewer reads it back: every
+ * line is checked against this schema (the exit codes are those zerowiz gives: 0, 1, 2, 130), and a step index
+ * is checked against the record's steps by the reader.
+ */
+export const runEventSchema = z.discriminatedUnion('t', [
+  z.object({
+    t: z.literal('stepStart'),
+    i: count,
+    at: ms,
+    pid: z.nullable(pid),
+    /** A port free on this machine when the step started (the port-in-use alert's fix). */
+    freePort: z.nullable(z.int().check(z.positive(), z.lte(65535))),
+    /** Where the step's loss.csv ended when it started (rows before are an earlier run's), or null. */
+    csvOffset: z.nullable(count),
+    /** The step's leader's start time in clock ticks since boot (with pid: the step's identity), or null. */
+    pidStart: z.optional(z.nullable(count)),
+  }),
   /** `csvEnd`: where the step's loss.csv ended when it ended (rows after are a later run's), or absent. */
-  | { t: 'stepEnd'; i: number; r: StepResult; csvEnd?: number | null }
-  | { t: 'alert'; a: Alert }
-  | { t: 'stopping'; at: number }
-  | { t: 'logError'; i: number; why: string }
-  | { t: 'end'; o: Pick<PipelineOutcome, 'outcome' | 'exitCode' | 'failedStep'>; at: number };
+  z.object({ t: z.literal('stepEnd'), i: count, r: stepResultSchema, csvEnd: z.optional(z.nullable(count)) }),
+  z.object({ t: z.literal('alert'), a: alertSchema }),
+  z.object({ t: z.literal('stopping'), at: ms }),
+  /**
+   * A signal of the stop ladder, written before it is sent, by whoever sends it (the supervisor, its watchdog
+   * after it, `zerowiz stop` of an orphaned run): whoever goes on with the stop goes on from the last one.
+   */
+  z.object({
+    t: z.literal('signal'),
+    pgid: pid,
+    sig: z.enum(['SIGINT', 'SIGTERM', 'SIGKILL']),
+    at: ms,
+    /** The time the group is given before the next signal. */
+    graceMs: count,
+    by: z.enum(['supervisor', 'watchdog', 'stop']),
+  }),
+  z.object({ t: z.literal('logError'), i: count, why: z.string() }),
+  z.object({
+    t: z.literal('end'),
+    o: z.object({
+      outcome: z.enum(['succeeded', 'failed', 'interrupted']),
+      exitCode: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(130)]),
+      failedStep: z.nullable(count),
+    }),
+    at: ms,
+  }),
+]);
+
+/** One event of a local run (see runEventSchema). */
+export type RunEvent = z.infer<typeof runEventSchema>;
 
 /** Appends events to a run's events.jsonl; a failed write (a full disk) is remembered, never thrown. */
 export class EventsWriter {
@@ -86,19 +152,41 @@ export class EventsWriter {
   }
 }
 
-function isEvent(v: unknown): v is RunEvent {
-  if (typeof v !== 'object' || v === null) return false;
-  const t = (v as { t?: unknown }).t;
-  return t === 'stepStart' || t === 'stepEnd' || t === 'alert' || t === 'stopping' || t === 'logError' || t === 'end';
-}
-
-/** Reads a run's events.jsonl as it grows; whole lines only, damaged ones skipped. */
+/**
+ * Reads a run's events.jsonl as it grows, under the rule of every record file (a regular file of the user's own,
+ * never through a link, at most EVENTS_MAX_BYTES): whole lines only, each checked against runEventSchema and
+ * against the record's `steps` count; a damaged line is skipped.
+ */
 export class EventsReader {
   private readonly tail: Tail;
   private carry = '';
 
-  constructor(dir: string) {
-    this.tail = new Tail(join(dir, EVENTS_FILE));
+  constructor(
+    dir: string,
+    /** How many steps the run has (an event about another step is damaged). */
+    private readonly steps = Number.POSITIVE_INFINITY,
+  ) {
+    this.tail = new Tail(join(dir, EVENTS_FILE), 0, EVENTS_MAX_BYTES);
+  }
+
+  /** Why the file cannot be read (not a regular file of the user's own, too big), or null. */
+  get problem(): string | null {
+    return this.tail.problem;
+  }
+
+  private parse(line: string): RunEvent | null {
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      return null;
+    }
+    const r = z.safeParse(runEventSchema, v);
+    if (!r.success) return null;
+    const e = r.data;
+    const step =
+      e.t === 'alert' ? e.a.step : e.t === 'end' ? e.o.failedStep : e.t === 'stopping' || e.t === 'signal' ? null : e.i;
+    return step === null || step < this.steps ? e : null;
   }
 
   /** The events appended since the last call. */
@@ -110,10 +198,8 @@ export class EventsReader {
       while (nl !== -1) {
         const line = text.slice(0, nl);
         text = text.slice(nl + 1);
-        try {
-          const v: unknown = JSON.parse(line);
-          if (isEvent(v)) out.push(v);
-        } catch {}
+        const e = this.parse(line);
+        if (e) out.push(e);
         nl = text.indexOf('\n');
       }
       this.carry = text.length > MAX_EVENT_LINE_BYTES ? '' : text;
@@ -155,30 +241,35 @@ export function writeLive(dir: string, snap: LiveSnapshot): boolean {
   }
 }
 
+const sampleSchema = z.object({
+  index: count,
+  usedBytes: z.nullable(count),
+  totalBytes: z.nullable(count),
+  utilPercent: z.nullable(z.number()),
+});
+const peakSchema = z.object({ index: count, usedBytes: count, totalBytes: z.nullable(count), at: ms });
+
+/** live.json as a viewer reads it back. */
+const liveSnapshotSchema = z.object({
+  telemetry: z.object({
+    state: z.enum(['idle', 'starting', 'running', 'unavailable', 'lost', 'stopped']),
+    reason: z.nullable(z.string()),
+    version: count,
+    latest: z.array(sampleSchema),
+    peaks: z.record(z.string(), z.array(peakSchema)),
+  }),
+});
+
 /**
- * Reads live.json: a regular file of at most 1 MiB, opened without following a link or waiting on anything;
- * null when it is not there, not readable, or (given `last`) unchanged since the read `last` remembers.
+ * Reads live.json through the one reader of record files (a regular file of the user's own, no link, at most
+ * 1 MiB, its schema); null when it is not there, not readable, damaged or (given `last`) unchanged since the
+ * read `last` remembers.
  */
 export function readLive(dir: string, last: { key: string } = { key: '' }): LiveSnapshot | null {
-  let fd: number;
-  try {
-    fd = openSync(join(dir, LIVE_FILE), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > LIVE_MAX_BYTES) return null;
-    const key = `${st.ino}:${st.mtimeMs}:${st.size}`;
-    if (key === last.key) return null;
-    const buf = Buffer.allocUnsafe(st.size);
-    const n = readSync(fd, buf, 0, st.size, 0);
-    const v = JSON.parse(buf.subarray(0, n).toString('utf8')) as LiveSnapshot;
-    last.key = key;
-    return typeof v === 'object' && v !== null && typeof v.telemetry === 'object' ? v : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+  const r = readRecordJson(join(dir, LIVE_FILE), liveSnapshotSchema, LIVE_MAX_BYTES);
+  if ('problem' in r) return null;
+  const key = `${r.st.ino}:${r.st.mtimeMs}:${r.st.size}`;
+  if (key === last.key) return null;
+  last.key = key;
+  return r.value;
 }

@@ -131,7 +131,7 @@ export function validate(setup: Setup): Finding[] {
     out.push(
       err(
         'precision-conflict',
-        `a step passes --mixed_precision ${lp} but the JSON enables ${jsonPrecision}; accelerate refuses ("--mixed_precision arg cannot be set to ${lp} when ${jsonPrecision === 'bf16' ? 'fp16' : 'bf16'} is set in the DeepSpeed config file")`,
+        `a step passes --mixed_precision ${lp} but the JSON enables ${jsonPrecision}; accelerate refuses ("\`--mixed_precision\` arg cannot be set to \`${lp}\` when \`${jsonPrecision}\` is set in the DeepSpeed config file.")`,
         `answer ${lp === 'fp8' ? 'bf16' : lp} or auto to the mixed precision question (--mixed-precision in \`zerowiz preset save\`), or change the step's --mixed_precision`,
         ['mixed_precision'],
       ),
@@ -147,6 +147,7 @@ export function validate(setup: Setup): Finding[] {
       ),
     );
   }
+  out.push(...offloadedOptimizerFindings(a, optDevice !== 'none' && !isPlainObject(json.optimizer)));
   if (a.model_params !== null && a.largest_layer_params !== null && a.largest_layer_params > a.model_params) {
     out.push(
       err(
@@ -163,6 +164,37 @@ export function validate(setup: Setup): Finding[] {
     if (!seen.has(f.rule)) out.push(f);
   }
   return out;
+}
+
+/**
+ * What an offloaded optimizer really runs (accelerate 1.15, utils/deepspeed.py map_pytorch_optim_to_deepspeed):
+ * with the optimizer offloaded and no `optimizer` block in the JSON, accelerate replaces the script's torch
+ * optimizer by DeepSpeedCPUAdam(lr, weight_decay) (AdamW mode only for torch.optim.AdamW and bitsandbytes'
+ * 32-bit AdamW), with fp32 moments, over the script optimizer's own parameter groups. Adafactor's keep its lr
+ * (None with relative_step, its default) and its eps (a pair), so the first step fails (the real tier's
+ * __tests__/real/optimizers.test.ts: a TypeError); 8-bit Adam and SGD train as a CPU Adam with fp32 moments.
+ */
+function offloadedOptimizerFindings(a: Answers, swapped: boolean): Finding[] {
+  if (!swapped || a.model_params === null) return [];
+  if (a.optimizer === 'adafactor')
+    return [
+      err(
+        'offload-adafactor',
+        "with the optimizer offloaded, accelerate replaces the script's Adafactor by DeepSpeedCPUAdam over Adafactor's parameter groups, which keep Adafactor's own settings (lr None with relative_step, its default; eps a pair), so the first step fails",
+        'use AdamW with an offload mode, or a mode that keeps the optimizer on the GPU (1, 2 or 3)',
+        ['optimizer', 'mode'],
+      ),
+    ];
+  if (a.optimizer === 'adamw-8bit' || a.optimizer === 'sgd')
+    return [
+      warn(
+        'offload-optimizer-replaced',
+        `with the optimizer offloaded, accelerate replaces the script's ${a.optimizer === 'sgd' ? 'SGD' : '8-bit AdamW'} by DeepSpeedCPUAdam in Adam mode (weight decay as L2, not decoupled) with fp32 moments on the CPU: the run trains with Adam${a.optimizer === 'sgd' ? ', not SGD' : ', not with 8-bit moments'}`,
+        'choose AdamW to say what runs, or a mode that keeps the optimizer on the GPU (1, 2 or 3) to keep your optimizer',
+        ['optimizer', 'mode'],
+      ),
+    ];
+  return [];
 }
 
 /** The answers' own mode through the peak model (what fitFindings checks and a launch is compared with). */
@@ -291,6 +323,8 @@ function notAskedBecause(id: QuestionId, a: Answers): string {
     return `the offload device is ${a.offload_device}, not nvme`;
   if (id === 'offload_device' || id === 'nvme_path' || id === 'pin_memory')
     return `${info.label} offloads nothing (only 2-offload and 3-offload do)`;
+  if (id === 'master_weights')
+    return `the precision is ${a.mixed_precision}: the bf16 master-weight keys are written only with bf16 (or auto)`;
   if (info.stage !== 3) return `it is for ZeRO-3 only, and the mode is ${info.label}`;
   return 'it is not asked for these answers';
 }

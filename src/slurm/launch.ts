@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { UsageError } from '../text/index.js';
 import type { AccelerateExe } from '../proc/index.js';
 import { RUNS_DIR, runDirName, saveRunJson, stepLogName, type RunRecord } from '../records/index.js';
-import { checkRunnable, invalidSetup, stepLaunchFindings } from '../launch/index.js';
+import { checkRunnable, invalidSetup, launchAgainPinned, stepLaunchFindings } from '../launch/index.js';
 import { type LaunchSource, sourceText, toLaunchCommands, type Setup } from '../config/index.js';
 import type { Finding } from '../config/index.js';
 import { writeFileSafely, type WriteResult } from '../fs/index.js';
@@ -90,6 +90,8 @@ export interface PlanOptions {
   cwd?: string;
   skipCheck?: string[];
   speedTest?: boolean;
+  /** The command that asks this again with a step pinned (`zerowiz export ...`); default: the launch's. */
+  again?: (pin: string) => string;
 }
 
 /** Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (and `infinite`/`unlimited`). */
@@ -160,7 +162,7 @@ export function planSlurmLaunch(setup: Setup, req: SlurmRequest, opts: PlanOptio
   }
   // The steps' own rules, as a local launch checks them (the launch entry's): on the shape the job runs.
   const stepErrors = stepLaunchFindings(shaped.setup, cwd, env).filter((f) => f.level === 'error');
-  if (stepErrors.length > 0) throw invalidSetup(setup, stepErrors);
+  if (stepErrors.length > 0) throw invalidSetup(setup, stepErrors, opts.again ?? launchAgainPinned(opts.source));
   const { exe, problems } = checkRunnable(setup, { accelerate: opts.accelerate, env, cwd, dryRun: opts.dryRun });
   return {
     setup,

@@ -4,18 +4,18 @@
  * and one log per pass; run.json says which job it is and its last known state. The job writes into
  * the record, so the record must be on storage the compute nodes see (see ./preflight.ts).
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRunRecord, pendingStepJson, saveRunJson, type RunRecord } from '../records/index.js';
+import { createRunRecord, pendingStepJson, releaseReserve, saveRunJson, type RunRecord } from '../records/index.js';
 import type { PipelineOutcome, StepStatus } from '../observe/index.js';
 import { shellWord } from '../text/index.js';
-import { PRIVATE_EXEC_MODE, unpinDir } from '../fs/index.js';
+import { PRIVATE_EXEC_MODE, Tail, unpinDir } from '../fs/index.js';
 import { writeRecordFile } from '../records/index.js';
 import { printable } from '../text/index.js';
 import { redactArgv, redactSetup, secretGuards } from '../text/index.js';
 import { toLaunchCommands, type Setup } from '../config/index.js';
 import { isFinalPhase, type JobInfo } from './job.js';
-import { parseStepMark, type SbatchOptions, type StepMark } from './script.js';
+import { STEP_MARK, parseStepMark, type SbatchOptions, type StepMark } from './script.js';
 import type { SlurmShape } from './shape.js';
 
 export type { SlurmRunJson } from './schema.js';
@@ -115,14 +115,31 @@ export function discardRecord(rec: RunRecord): void {
   rmSync(rec.dir, { recursive: true, force: true });
 }
 
-/** The `zerowiz-step` marks in a job's output text. */
-export function stepMarks(text: string): StepMark[] {
-  const out: StepMark[] = [];
-  for (const line of text.split('\n')) {
-    const m = parseStepMark(line);
-    if (m) out.push(m);
-  }
-  return out;
+/** The longest line kept while the job's output is scanned for marks (a mark is a short line). */
+const MARK_LINE_MAX_BYTES = 4096;
+
+/**
+ * The marks of a job's output file, read as every file of a run is read back (a regular file of the user's
+ * own, never through a link: ../fs/tail.ts) and scanned a slice at a time, so an output of any size costs a
+ * slice of memory; a FIFO, a link or another user's file gives no marks.
+ */
+export function outputMarks(path: string): StepMark[] {
+  const tail = new Tail(path);
+  const marks: StepMark[] = [];
+  let carry = '';
+  tail.drain((b) => {
+    const lines = (carry + b.toString('latin1')).split('\n');
+    carry = lines.pop() ?? '';
+    if (carry.length > MARK_LINE_MAX_BYTES) carry = '';
+    for (const line of lines) {
+      if (!line.includes(STEP_MARK)) continue;
+      const m = parseStepMark(Buffer.from(line, 'latin1').toString('utf8'));
+      if (m) marks.push(m);
+    }
+  });
+  const last = parseStepMark(carry);
+  if (last) marks.push(last);
+  return marks;
 }
 
 /** How a job's steps and the run ended, from Slurm's final state and the marks of its output. */
@@ -211,6 +228,9 @@ export function recordJobEnd(rec: RunRecord, job: JobInfo | null, ending: JobEnd
   j.ended = ending.outcome;
   j.exitCode = ending.exitCode;
   j.endedAt = new Date(endedAt).toISOString();
+  // The record is final: its space reserve goes back to the disk (first: on a full disk it is the room the last
+  // save needs).
+  releaseReserve(rec.dir);
   if (job) recordJobState(rec, job, true);
   else saveRunJson(rec);
 }
@@ -228,13 +248,7 @@ export function settleRecord(rec: RunRecord, job: JobInfo | null, gone: boolean)
   const s = rec.json.slurm;
   if (!s) return;
   const out = jobOutputPath(rec);
-  let text = '';
-  try {
-    text = out ? readFileSync(out, 'utf8') : '';
-  } catch {
-    text = '';
-  }
-  const marks = stepMarks(text);
+  const marks = out ? outputMarks(out) : [];
   if (job) {
     if (!isFinalPhase(job.phase)) {
       recordJobState(rec, job);

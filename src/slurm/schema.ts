@@ -12,6 +12,9 @@ import { printable } from '../text/index.js';
  */
 const slurmSaid = z.string().check(z.overwrite((s) => printable(s)));
 
+/** A file of the record directory, by its name only: a path elsewhere is no file of the record. */
+const fileName = z.string().check(z.regex(/^(?!\.\.?$)[^/\0]+$/, 'must be a file name in the record directory'));
+
 /** The job states zerowiz tells apart (src/slurm/job.ts JobPhase), plus `unknown`. */
 const PHASES = ['pending', 'running', 'completing', 'done', 'failed', 'cancelled', 'timeout', 'unknown'] as const;
 
@@ -29,8 +32,8 @@ export const slurmRunJsonSchema = z.object({
     extra: z.array(z.string()),
   }),
   /** The sbatch script, its output file pattern, in the record directory. */
-  script: z.string(),
-  output: z.string(),
+  script: fileName,
+  output: fileName,
   /** What zerowiz changed in the setup for the job's shape, as printed. */
   changes: z.array(z.string()),
   submittedAt: z.string(),

@@ -3,7 +3,7 @@
  * arrays, no shell, a timeout each, never a stack trace. What each answers is parsed in ./job.ts and
  * ./partitions.ts; this file only runs them.
  */
-import { execa } from 'execa';
+import { runBounded } from '../proc/index.js';
 import { UsageError, envNumber } from '../text/index.js';
 import { whichSync } from '../proc/index.js';
 import { printable } from '../text/index.js';
@@ -48,29 +48,17 @@ export function processContext(): SlurmContext {
 /** Runs one Slurm client command. Never throws. */
 export async function slurm(cmd: string, args: string[], ctx: SlurmContext): Promise<SlurmAnswer> {
   const timeoutMs = slurmTimeoutMs(ctx.env);
-  try {
-    const r = await execa(cmd, args, {
-      env: ctx.env,
-      extendEnv: false,
-      cwd: ctx.cwd,
-      timeout: timeoutMs,
-      reject: false,
-      stdin: 'ignore',
-      stripFinalNewline: false,
-    });
-    const code = (r as { code?: string }).code;
-    const error =
-      code === 'ENOENT'
-        ? `${cmd} is not on PATH`
+  // Bounded in time and in its own process group (../proc/bounded.ts).
+  const r = await runBounded(cmd, args, { env: ctx.env, cwd: ctx.cwd, timeoutMs });
+  const error =
+    r.error?.code === 'ENOENT'
+      ? `${cmd} is not on PATH`
+      : r.error
+        ? `${cmd} could not be run: ${r.error.message}`
         : r.timedOut
           ? `${cmd} did not answer within ${timeoutMs / 1000} s`
-          : r.exitCode === undefined
-            ? `${cmd} could not be run`
-            : null;
-    return { code: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), error };
-  } catch (err) {
-    return { code: null, stdout: '', stderr: '', error: `${cmd} could not be run: ${(err as Error).message}` };
-  }
+          : null;
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, error };
 }
 
 /**

@@ -24,7 +24,16 @@ export {
   timestamp,
   wholeGiBUp,
 } from './format.js';
-export { BLOCK_NEEDS_DISPLAY_CLEAN_RE, displayLine, hasControl, printable, printableLines } from './printable.js';
+export { MAX_JSON_DEPTH, parseJsonBounded } from './json.js';
+export type { BoundedJson } from './json.js';
+export {
+  BLOCK_NEEDS_DISPLAY_CLEAN_RE,
+  displayLine,
+  hasControl,
+  printable,
+  printableLines,
+  printableText,
+} from './printable.js';
 export { shellArgs, shellJoin, shellWord } from './quote.js';
 export {
   redactArgv,

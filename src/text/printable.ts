@@ -45,6 +45,14 @@ export function printableLines(text: string): string {
   return text.replace(CONTROL_BUT_NEWLINE_RE, visible);
 }
 
+/** Every control character but the newline and the tab. */
+const CONTROL_BUT_LAYOUT_RE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** Text for stdout (a table, a file's text): line breaks and tabs kept, every other control character escaped. */
+export function printableText(text: string): string {
+  return text.replace(CONTROL_BUT_LAYOUT_RE, visible);
+}
+
 /** True when `text` holds a control character (what printable() would escape). */
 export function hasControl(text: string): boolean {
   CONTROL_RE.lastIndex = 0;

@@ -229,8 +229,8 @@ export function secretEnv(argvs: readonly (readonly string[])[]): Record<string,
       if (s.value === SECRET_MARK) continue;
       if (out[s.env] !== undefined && out[s.env] !== s.value)
         throw new UsageError(
-          `two steps pass different secrets as ${s.name}, which zerowiz passes to the job by one variable, ${s.env}`,
-          'give both steps the same value, or rename the argument in one of them',
+          `the steps give the secret ${s.name} different values, and zerowiz passes (and reruns) a secret by one variable, ${s.env}: only one of them could be used`,
+          'give it one value wherever it is passed (--hf_token, --hf-token= and HF_TOKEN= are one secret), or rename the argument where it means another',
         );
       out[s.env] = s.value;
     }

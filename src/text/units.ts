@@ -39,7 +39,9 @@ export function parseCount(text: string, what = 'parameter count'): number {
     throw new UsageError(`${what} '${text}' is not a number`, 'write it like 20.4B, 7e9, 350M or 1.3T');
   }
   const value = Math.round(Number(m[1]) * mult);
-  if (!Number.isFinite(value) || value <= 0) {
+  if (!Number.isFinite(value))
+    throw new UsageError(`${what} '${text}' is too large to be a number`, 'write it like 20.4B, 7e9 or 350M');
+  if (value <= 0) {
     throw new UsageError(`${what} '${text}' must be greater than zero`, 'write it like 20.4B, 7e9 or 350M');
   }
   return value;
@@ -65,7 +67,9 @@ export function parseBytes(text: string, what = 'memory size'): number {
     );
   }
   const value = Math.round(Number(m[1]) * mult);
-  if (!Number.isFinite(value) || value <= 0) {
+  if (!Number.isFinite(value))
+    throw new UsageError(`${what} '${text}' is too large to be a number`, 'write it like 80GiB');
+  if (value <= 0) {
     throw new UsageError(`${what} '${text}' must be greater than zero`, 'write it like 80GiB');
   }
   return value;

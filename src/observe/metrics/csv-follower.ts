@@ -15,9 +15,10 @@
  * a read is at most CSV_READ_CHUNK_BYTES of a local file, and a caller that needs the rows now (the last
  * progress line of a step, its end) gets them now.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { type CsvLogRow, parseCsvLogRow } from './sources.js';
+import { openOwnedFile } from '../../fs/index.js';
 
 /** How often the file is checked while the step runs. */
 export const CSV_POLL_INTERVAL_MS = 500;
@@ -161,24 +162,17 @@ export class LossCsvFollower {
     }
   }
 
-  /** Opens the file without waiting and checks it is a regular file; null (and `error` set) otherwise. */
+  /**
+   * Opens the file as every file read back from a run is opened (../../fs/read.ts openOwnedFile: a regular file
+   * of the user's own, never through a link, never waited on); null (and `error` set) otherwise.
+   */
   private openNow(): number | null {
-    let fd: number;
-    try {
-      fd = openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') this.error = (err as Error).message;
+    const f = openOwnedFile(this.path);
+    if ('problem' in f) {
+      if (!f.missing) this.error = `${this.path} ${f.problem}`;
       return null;
     }
-    try {
-      if (fstatSync(fd).isFile()) return fd;
-      this.error = `${this.path} is not a regular file`;
-    } catch (err) {
-      this.error = (err as Error).message;
-    }
-    closeSync(fd);
-    return null;
+    return f.fd;
   }
 
   private readNew(): void {
