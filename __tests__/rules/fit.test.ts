@@ -46,11 +46,11 @@ describe('one step-time topology for the wizard and the launch', () => {
     const launch = launchEstimate({ ...setupOf({}), answers: a })!;
     const z3 = wizard.rows.find((r) => r.key === '3')!;
     expect(launch.link).toBe('NVLink x18');
-    expect(z3.estimate.peak.time.link).toBe(launch.link);
+    expect(z3.estimate.time.link).toBe(launch.link);
     expect(launch.json.gpuBytesPerGpu).toBe(z3.estimate.gpuNeedBytes);
   });
-  it('without detected links the launch says it assumed PCIe', () => {
-    expect(launchEstimate(setupOf({}))!.link).toBe('PCIe (assumed)');
+  it("without detected links the launch says it assumed the GPU's usual links", () => {
+    expect(launchEstimate(setupOf({}))!.link).toBe('NVLink x12 (assumed)');
   });
 });
 

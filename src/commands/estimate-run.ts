@@ -8,12 +8,14 @@ import * as output from './output.js';
 import {
   DEEPSPEED_ESTIMATOR_WHY,
   EstimateInputError,
+  describeInternode,
+  zeroPaperBytes,
   MAX_GPU_MEMORY_BYTES,
   MAX_HOST_BYTES,
   MAX_KNOB_ELEMS,
   MAX_PARAMS,
   estimateModes,
-  formatStepSeconds,
+  formatBand,
 } from '../estimate/index.js';
 import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/index.js';
 import { estimateInputFromSetup, gpuLinksAnswer, interconnectOfAnswer } from '../estimate/index.js';
@@ -29,9 +31,26 @@ import type { BlockKind } from '../estimate/index.js';
 import { question, withDefaults } from '../config/index.js';
 import type { Answers } from '../config/index.js';
 import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../text/index.js';
+import {
+  boundCell,
+  gpuCatalogText,
+  machineJson,
+  minBoxFor,
+  minBoxJson,
+  minBoxTable,
+  pipelineFor,
+  pipelineJson,
+  pipelineText,
+  recommendedRow,
+  timeJson,
+  timeOptions,
+} from './estimate-time.js';
+import type { TimeFlags, TimeOptions } from './estimate-time.js';
+import type { MinBoxRow, PipelineEstimate } from '../estimate/index.js';
 
 /** Raw flag values as commander hands them over. */
-export interface EstimateFlags {
+export interface EstimateFlags extends TimeFlags {
+  listGpus?: boolean;
   params?: string;
   largestLayer?: string;
   gpusPerNode?: string;
@@ -85,25 +104,39 @@ export async function runEstimate(flags: EstimateFlags): Promise<void> {
     output.data(renderCatalog(loadModelCatalog(), flags.json === true));
     return;
   }
+  if (flags.listGpus) {
+    output.data(gpuCatalogText(flags.json === true, pad));
+    return;
+  }
   const built = await buildInput(flags);
   let report: EstimateReport;
+  let extra: Extra;
   try {
     report = estimateModes(built.input);
+    extra = { pipeline: pipelineFor(report, built.time), minBox: minBoxFor(built.input, built.time) };
   } catch (err) {
     if (err instanceof EstimateInputError) throw new UsageError(err.message, err.hint);
     throw err;
   }
   if (flags.json) {
-    const doc = toJson(report, built);
+    const doc = toJson(report, built, extra);
     assertSafeNumbers(doc, '');
     output.json(doc);
   } else {
-    output.data(renderTable(report, built));
+    output.data(renderTable(report, built, extra));
   }
+}
+
+/** What the run adds beside the modes: the pipeline (--steps or --epochs) and --min-box. */
+interface Extra {
+  pipeline: PipelineEstimate | null;
+  minBox: MinBoxRow[];
 }
 
 /** What the flags resolve to, plus context for the output. */
 interface BuiltInput {
+  /** The step-time flags resolved (machine facts, count, price, --min-box). */
+  time: TimeOptions;
   input: EstimateInput;
   model: ModelEntry | null;
   detection: HostDetection | null;
@@ -227,6 +260,7 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     }
   }
   const g = gpusPerNode ?? 1;
+  const time = timeOptions(flags, flags.detect ? detection : null);
   const { tokens, ...given } = workload;
   const answers: Answers = withDefaults({
     model_name: model?.id ?? '',
@@ -238,10 +272,11 @@ async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     cpu_memory: cpuMemoryBytes,
     zero3_init: flags.zeroInit !== false,
     ...given,
+    ...time.answers,
     ...(interconnect ? { gpu_links: gpuLinksAnswer(interconnect) } : {}),
   });
   const input = setupInput(flags, answers, model, shape, tokens, nvmeFreeBytes, notes);
-  return { input, model, detection, notes, answers, preset: null };
+  return { input, model, detection, notes, answers, preset: null, time };
 }
 
 /** The estimator's input for the answers, with the flags' context (shape, tokens, CUDA context, NVMe). */
@@ -277,8 +312,6 @@ function setupInput(
       'the setup has no model size to estimate',
       'give the model (--params, or the preset answer model_params)',
     );
-  if (answers.gpu_links === '' && Math.floor(answers.num_processes / Math.max(1, answers.num_machines)) > 1)
-    notes.push('GPU links not detected: the step times assume PCIe (give --detect or --gpu-links nvlink:N).');
   notes.push(...setup.notes.filter((n) => !n.startsWith('precision auto')));
   return setup.input;
 }
@@ -315,7 +348,8 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
     machine.num_processes =
       parseInteger(flags.gpusPerNode, '--gpus-per-node', 1, 1024) *
       (machine.num_machines ?? setup.answers.num_machines);
-  const answers: Answers = { ...setup.answers, ...over, ...machine };
+  const time = timeOptions(flags, null, setup.answers);
+  const answers: Answers = { ...setup.answers, ...over, ...machine, ...time.answers };
   if (answers.model_params === null)
     throw new UsageError(
       `preset '${setup.name}' has no model size to estimate`,
@@ -325,7 +359,7 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
   const { loadMeasuredRuns } = await import('../records/measured-runs.js');
   const measured = measuredPeaks(loadMeasuredRuns(process.cwd()), answers);
   if (measured.size === 0) notes.push(`no run of this setup has measured a GPU peak in ${process.cwd()} yet.`);
-  return { input, model, detection: null, notes, answers, preset: { name: setup.name, measured } };
+  return { input, model, detection: null, notes, answers, preset: { name: setup.name, measured }, time };
 }
 
 /** The workload flags as answers (the same ids the wizard asks), with the flag rules of item 16. */
@@ -499,10 +533,16 @@ function blockFlag(text: string): BlockKind {
   );
 }
 
-/** Every number in the JSON document must be a safe integer (no 5e+35, nothing above 2^53). */
-function assertSafeNumbers(v: unknown, path: string): void {
+/** Subtrees of the --json document that hold seconds, prices and TFLOPS: finite decimals, not byte counts. */
+const DECIMAL_KEYS = new Set(['time', 'pipeline', 'minBox', 'gpu', 'measuredStep']);
+
+/**
+ * Every number in the JSON document must be a safe integer (no 5e+35, nothing above 2^53), except the seconds,
+ * prices and peaks under DECIMAL_KEYS, which must be finite.
+ */
+function assertSafeNumbers(v: unknown, path: string, decimals = false): void {
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v))
+    if (decimals ? !Number.isFinite(v) : !Number.isSafeInteger(v))
       throw new UsageError(
         `the estimate's ${path || 'value'} (${v}) is not a whole number below 2^53`,
         'check the inputs: zerowiz sizes runs up to 100T parameters, 64 TiB per GPU and 1 PiB per node',
@@ -510,18 +550,19 @@ function assertSafeNumbers(v: unknown, path: string): void {
     return;
   }
   if (Array.isArray(v)) {
-    for (const [i, x] of v.entries()) assertSafeNumbers(x, `${path}[${i}]`);
+    for (const [i, x] of v.entries()) assertSafeNumbers(x, `${path}[${i}]`, decimals);
   } else if (v && typeof v === 'object')
-    for (const [k, x] of Object.entries(v)) assertSafeNumbers(x, path ? `${path}.${k}` : k);
+    for (const [k, x] of Object.entries(v))
+      assertSafeNumbers(x, path ? `${path}.${k}` : k, decimals || DECIMAL_KEYS.has(k));
 }
 
-const ms = (seconds: number) => Math.round(seconds * 1000);
-
 /** The `--json` document: the issue's shape plus extra fields. */
-function toJson(report: EstimateReport, built: BuiltInput): unknown {
+function toJson(report: EstimateReport, built: BuiltInput, extra: Extra): unknown {
   const { input } = report;
+  const b = report.baseline;
   return {
     input: {
+      ...(machineJson(report, built.time) as object),
       params: input.params,
       largestLayer: input.largestLayer,
       gpusPerNode: input.gpusPerNode,
@@ -559,37 +600,50 @@ function toJson(report: EstimateReport, built: BuiltInput): unknown {
           }
         : null,
     },
-    modes: report.modes.map((m) => ({
-      mode: m.mode,
-      zeroInit: m.zeroInit,
-      gpuBytes: m.gpuBytes,
-      cpuBytes: m.cpuBytes,
-      commBytesPerStep: m.commBytesPerStep,
-      offloadBytesPerStep: m.offloadBytesPerStep,
-      fits: m.fits,
-      offloadDevice: m.offloadDevice,
-      gpuNeedBytes: m.gpuNeedBytes,
-      nvmeBytes: m.nvmeBytes,
-      nvmeBytesPerStep: m.nvmeBytesPerStep,
-      gpuFits: m.gpuFits,
-      cpuFits: m.cpuFits,
-      nvmeFits: m.nvmeFits,
-      note: m.note,
-      peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items },
-      measured: measuredJson(built, m),
-      time: {
-        commMs: ms(m.peak.time.commSeconds),
-        pcieMs: ms(m.peak.time.pcieSeconds),
-        nvmeMs: ms(m.peak.time.nvmeSeconds),
-        extraMs: ms(m.peak.time.extraSeconds),
-        link: m.peak.time.link,
+    modes: [
+      {
+        mode: b.mode,
+        zeroInit: null,
+        gpuBytes: zeroPaperBytes(0, input.params, 1),
+        cpuBytes: report.deepspeed.find((r) => r.estimator === 'zero2' && r.offloadOptimizer === 'none')?.cpuBytes ?? 0,
+        commBytesPerStep: b.commBytesPerStep,
+        offloadBytesPerStep: 0,
+        offloadDevice: null,
+        fits: b.fits,
+        gpuNeedBytes: b.gpuNeedBytes,
+        gpuFits: b.gpuFits,
+        cpuFits: b.cpuFits,
+        peak: { gpuBytes: b.peak.gpuBytes, cpuBytes: b.peak.cpuBytes, items: b.peak.items },
+        time: timeJson(b.time),
       },
-    })),
+      ...report.modes.map((m) => ({
+        mode: m.mode,
+        zeroInit: m.zeroInit,
+        gpuBytes: m.gpuBytes,
+        cpuBytes: m.cpuBytes,
+        commBytesPerStep: m.commBytesPerStep,
+        offloadBytesPerStep: m.offloadBytesPerStep,
+        fits: m.fits,
+        offloadDevice: m.offloadDevice,
+        gpuNeedBytes: m.gpuNeedBytes,
+        nvmeBytes: m.nvmeBytes,
+        nvmeBytesPerStep: m.nvmeBytesPerStep,
+        gpuFits: m.gpuFits,
+        cpuFits: m.cpuFits,
+        nvmeFits: m.nvmeFits,
+        note: m.note,
+        peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items },
+        measured: measuredJson(built, m),
+        time: timeJson(m.time),
+      })),
+    ],
     deepspeed: report.deepspeed,
     recommended: report.recommended,
     recommendedOffloadDevice: report.recommendedOffloadDevice,
     reason: report.reason,
     advice: report.advice,
+    ...(extra.pipeline ? { pipeline: pipelineJson(extra.pipeline) } : {}),
+    ...(built.time.minBox ? { minBox: minBoxJson(extra.minBox) } : {}),
     notes: built.notes,
   };
 }
@@ -636,7 +690,7 @@ function fitsText(m: ModeEstimate): string {
   return `no (${why.join('+')})`;
 }
 
-function renderTable(report: EstimateReport, built: BuiltInput): string {
+function renderTable(report: EstimateReport, built: BuiltInput, extra: Extra): string {
   const { input } = report;
   const out: string[] = [];
   const who = built.model ? `${built.model.name}: ` : '';
@@ -660,19 +714,49 @@ function renderTable(report: EstimateReport, built: BuiltInput): string {
     );
   }
   out.push('');
-  const rows: string[][] = [['mode', 'GPU peak', 'CPU/node', 'step time', 'fits', '']];
+  const rows: string[][] = [['mode', 'GPU peak', 'CPU/node', 'step time', 'bound by', 'fits', '']];
+  const b = report.baseline;
+  rows.push([
+    input.totalGpus > 1 ? '0 no DeepSpeed (DDP)' : '0 no DeepSpeed',
+    gib(b.peak.gpuBytes),
+    gib(b.peak.cpuBytes),
+    formatBand(b.time),
+    boundCell(b.time),
+    b.fits === null ? '?' : b.fits ? 'yes' : `no (${b.gpuFits === false ? 'GPU' : 'CPU'})`,
+    '',
+  ]);
   for (const m of report.modes) {
     const rec = report.recommended === m.mode && report.recommendedOffloadDevice === m.offloadDevice;
     rows.push([
       rowLabel(m.mode, m.offloadDevice),
       gib(m.peak.gpuBytes),
       gib(m.peak.cpuBytes),
-      formatStepSeconds(m.peak.time.extraSeconds),
+      formatBand(m.time),
+      boundCell(m.time),
       fitsText(m),
       rec ? '<- recommended' : '',
     ]);
   }
-  out.push(pad(rows, [4, 5]));
+  out.push(pad(rows, [4, 5, 6]));
+  const t = input.timing;
+  out.push(
+    `step time: ${t.gpu.name} (${built.time.gpuSource}), ${report.modes[0]?.time.link ?? ''}${input.nodes > 1 ? `, ${describeInternode(t.internode)} between nodes` : ''}; ${t.hostCores} CPU cores per node (${built.time.coresSource}); gradient accumulation ${t.accumulation}; per optimizer step`,
+  );
+  if (extra.pipeline)
+    out.push(
+      pipelineText(
+        extra.pipeline,
+        recommendedRow(report)
+          ? rowLabel(recommendedRow(report)!.mode, recommendedRow(report)!.offloadDevice)
+          : 'no DeepSpeed',
+      ),
+    );
+  if (built.time.minBox) {
+    out.push('', 'Smallest box per GPU that runs this job (its fastest mode that fits):');
+    out.push(
+      extra.minBox.length > 0 ? minBoxTable(extra.minBox, pad) : '  none: no catalog GPU fits it up to 64 nodes of 8',
+    );
+  }
   if (built.preset) {
     const lines: string[] = [];
     for (const m of report.modes) {

@@ -53,6 +53,10 @@ export interface Answers {
   gpu_memory: number | null;
   cpu_memory: number | null;
   gpu_links: string;
+  gpu_model: string;
+  cpu_cores: number | null;
+  internode: string;
+  gpu_hour_price: number | null;
   model_kind: ModelKindAnswer;
   fine_tuning: FineTuning;
   lora_rank: number;
@@ -108,6 +112,10 @@ export interface DetectedEnv {
   cpuMemoryBytes: number | null;
   /** How the GPUs are linked (nvidia-smi topo -m), for the step-time estimate; absent when not detected. */
   interconnect?: Interconnect;
+  /** The GPU catalog's name for the detected GPUs (src/estimate/gpus.ts), for the step time; absent when unknown. */
+  gpuModel?: string;
+  /** CPU cores of this machine (the OS's count), for the host optimizer's step time; absent when not detected. */
+  cpuCores?: number;
 }
 export const NO_DETECTION: DetectedEnv = { gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null };
 
@@ -464,6 +472,67 @@ export const QUESTIONS = [
       return fail(`'${t}' is not nvlink:N, pcie or empty`);
     },
     format: (v) => v,
+  }),
+  q({
+    id: 'gpu_model',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'Which GPU: its name in the GPU catalog (e.g. h100-sxm, a100-80, rtx-4090; empty: not known)',
+    help: "Read from nvidia-smi's GPU name when the wizard starts. The step time divides the workload by its peak; empty uses the estimate's stated default (an A100 80 GB). `zerowiz estimate --list-gpus` lists the catalog. Not written to the configs.",
+    when: hasModel,
+    defaultValue: (_a, env) => env.gpuModel ?? '',
+    parse: (t) => {
+      const v = t.trim().toLowerCase();
+      if (v === '' || /^[a-z0-9][a-z0-9-]*$/.test(v)) return ok(v);
+      return fail(`'${t}' is not a GPU catalog name (lower-case letters, digits and dashes, e.g. h100-sxm)`);
+    },
+    format: (v) => v,
+  }),
+  q({
+    id: 'cpu_cores',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'CPU cores of one machine (empty: not known)',
+    help: "Read from the OS when the wizard starts. With the optimizer offloaded, DeepSpeed's CPU Adam runs on them. Not written to the configs.",
+    when: hasModel,
+    defaultValue: (_a, env) => env.cpuCores ?? null,
+    parse: (t) => (t.trim() === '' ? ok(null) : intIn(1, 100000)(t)),
+    format: (v) => (v === null ? '' : String(v)),
+  }),
+  q({
+    id: 'internode',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'The network between machines: [NICs x]FABRIC or RATE (e.g. 8xib-ndr, eth-100g, 400Gb; empty: not known)',
+    help: 'What the collectives run on across nodes, for the step time. Fabrics: ib-edr, ib-hdr, ib-ndr, ib-xdr, eth-10g ... eth-400g, roce-100g ... roce-400g. Not written to the configs.',
+    when: (a) => hasModel(a) && a.num_machines > 1,
+    defaultValue: () => '',
+    parse: (t) => {
+      const v = t.trim().toLowerCase().replace(/\s+/g, '');
+      if (v === '' || /^(\d{1,3}x)?[a-z0-9.-]+$/.test(v)) return ok(v);
+      return fail(`'${t}' is not [NICs x]FABRIC or RATE, e.g. 8xib-ndr or 400Gb`);
+    },
+    format: (v) => v,
+  }),
+  q({
+    id: 'gpu_hour_price',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: "Price of one GPU-hour, for the run's cost (e.g. 2.49; empty: no price)",
+    help: "The pipeline's price is its GPU-hours times this. In whatever currency you pay in. Not written to the configs.",
+    when: hasModel,
+    defaultValue: () => null,
+    parse: (t) => {
+      const v = t.trim().replace(/^\$/, '');
+      if (v === '') return ok(null);
+      const n = Number(v);
+      return /^\d+(\.\d+)?$/.test(v) && n <= 1e6 ? ok(n) : fail(`'${t}' is not a price, e.g. 2.49`);
+    },
+    format: (v) => (v === null ? '' : String(v)),
   }),
   q({
     id: 'model_kind',

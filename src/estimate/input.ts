@@ -12,6 +12,12 @@ import { autoFill, numberDefault } from '../config/index.js';
 import { placementOf } from '../config/index.js';
 import type { Placement } from '../config/index.js';
 import type { ZeroKnobs } from './peak.js';
+import { DEFAULT_GPU_ID, DEFAULT_HOST_CORES, gpuIds, gpuMemoryBytes, lookupGpu, parseInternode } from './gpus.js';
+import type { GpuSpec, Internode } from './gpus.js';
+import { assumedBlocks } from './time.js';
+import type { TimeContext, TimeInput } from './time.js';
+import { formatCount } from '../text/index.js';
+import { NearMiss } from '../text/index.js';
 import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import type { Answers } from '../config/index.js';
 
@@ -52,7 +58,12 @@ export type EstimateAnswers = Pick<
   | 'sub_group_size'
 > &
   /** Where the parameters go when the answers split the devices (accelerate asks it apart); absent: the mode's. */
-  Partial<Pick<Answers, 'offload_param_device' | 'gpu_links'>>;
+  Partial<
+    Pick<
+      Answers,
+      'offload_param_device' | 'gpu_links' | 'gpu_model' | 'cpu_cores' | 'internode' | 'gradient_accumulation_steps'
+    >
+  >;
 
 /** Transformer shape values given explicitly (estimate's --hidden-size ...); they win over the catalog's. */
 export interface ShapeOverrides {
@@ -85,6 +96,8 @@ export interface EstimateContext {
   nvmeFreeBytes?: number | null;
   cudaContextBytes?: number | null;
   includeNvme?: boolean;
+  /** Step-time facts the answers do not hold (the launch's OMP_NUM_THREADS, a measured NVMe speed), or defaults for them. */
+  timing?: Partial<TimeContext>;
 }
 
 /** The estimator's input for a setup, and what a user should know about it. */
@@ -358,13 +371,19 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     a.gpu_links !== undefined && a.gpu_links !== ''
       ? interconnectOfAnswer(a.gpu_links)
       : (ctx.interconnect ?? { kind: 'unknown', nvlinks: null });
+  const timing = timingOfAnswers(a, ctx, notes);
+  if (!activation)
+    notes.push(
+      `step times assume ${assumedBlocks(a.model_params)} blocks (a Llama-like shape for ${formatCount(a.model_params)} parameters) and count 2 FLOPs per parameter and token`,
+    );
+  const gpuMemory = a.gpu_memory ?? (timing.gpu && a.gpu_model ? gpuMemoryBytes(timing.gpu) : null);
   const input: EstimateInput = {
     params: a.model_params,
     largestLayer: Math.min(largestLayer, a.model_params),
     gpusPerNode,
     nodes,
     zeroInit: a.zero3_init,
-    gpuMemoryBytes: a.gpu_memory,
+    gpuMemoryBytes: gpuMemory,
     cpuMemoryBytes: a.cpu_memory,
     nvmeFreeBytes: ctx.nvmeFreeBytes ?? null,
     activation,
@@ -378,6 +397,10 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     interconnect,
     headroomPercent: a.headroom,
     includeNvme: ctx.includeNvme !== false,
+    timing,
+    workload: activation
+      ? { tokens: activation.tokens, microBatch: a.micro_batch, checkpointing: a.gradient_checkpointing }
+      : workloadOfAnswers(a, model, ctx),
   };
   if (a.fine_tuning === 'lora') {
     if (a.trainable_params !== null) input.loraParams = a.trainable_params;
@@ -403,4 +426,68 @@ export function interconnectOfAnswer(links: string | undefined): Interconnect {
 export function gpuLinksAnswer(i: Interconnect | undefined): string {
   if (!i || i.kind === 'unknown') return '';
   return i.kind === 'nvlink' && i.nvlinks ? `nvlink:${i.nvlinks}` : 'pcie';
+}
+
+/** The GPU of the answers (gpu_model), else the context's; EstimateInputError with the near names for an unknown one. */
+function gpuOfAnswers(a: EstimateAnswers, ctx: EstimateContext): GpuSpec | undefined {
+  const name = a.gpu_model ?? '';
+  if (name === '') return ctx.timing?.gpu;
+  const hit = lookupGpu(name);
+  if (hit) return hit;
+  const near = new NearMiss(`unknown GPU '${name}' (gpu_model)`, name, gpuIds()).near;
+  throw new EstimateInputError(
+    `unknown GPU '${name}' (gpu_model)${near.length > 0 ? `; did you mean ${near.join(' or ')}?` : ''}`,
+    `the GPU catalog: ${gpuIds().join(', ')}`,
+  );
+}
+
+/** The network the answers name (internode), else the context's; EstimateInputError for one zerowiz does not know. */
+function internodeOfAnswers(a: EstimateAnswers, ctx: EstimateContext): Internode | undefined {
+  if (!a.internode) return ctx.timing?.internode;
+  try {
+    return parseInternode(a.internode);
+  } catch (err) {
+    const hint = err instanceof NearMiss ? (err.near.length > 0 ? `did you mean ${err.near.join(' or ')}? ` : '') : '';
+    throw new EstimateInputError(
+      `${err instanceof Error ? err.message : String(err)} (internode)`,
+      `${hint}${(err as NearMiss).hint ?? ''}`,
+    );
+  }
+}
+
+/**
+ * The step time's facts from the answers (gpu_model, cpu_cores, internode, gradient_accumulation_steps) over the
+ * context's, and a note for each one that falls back to its stated default.
+ */
+function timingOfAnswers(a: EstimateAnswers, ctx: EstimateContext, notes: string[]): Partial<TimeContext> {
+  const gpu = gpuOfAnswers(a, ctx);
+  const internode = internodeOfAnswers(a, ctx);
+  const acc = a.gradient_accumulation_steps;
+  const cores = a.cpu_cores ?? ctx.timing?.hostCores;
+  if (!gpu)
+    notes.push(
+      `step times assume an ${lookupGpu(DEFAULT_GPU_ID)!.name} (the default; give --gpu NAME, the gpu_model answer, or --detect)`,
+    );
+  return {
+    ...ctx.timing,
+    ...(gpu ? { gpu, gpuSource: a.gpu_model ? 'given' : (ctx.timing?.gpuSource ?? 'given') } : {}),
+    ...(cores !== undefined && cores !== null
+      ? { hostCores: cores, hostCoresSource: a.cpu_cores ? 'given' : (ctx.timing?.hostCoresSource ?? 'given') }
+      : { hostCores: DEFAULT_HOST_CORES, hostCoresSource: 'default' }),
+    ...(internode ? { internode } : {}),
+    accumulation: typeof acc === 'number' ? acc : 1,
+  };
+}
+
+/** Tokens per sample from the answers when the shape is unknown (no activation estimate): the step time's workload. */
+function workloadOfAnswers(a: EstimateAnswers, model: ModelEntry | null, ctx: EstimateContext): TimeInput['workload'] {
+  const kind = kindOf(a, model);
+  let tokens = a.seq_len;
+  if (ctx.tokens !== undefined) tokens = ctx.tokens;
+  else if (kind !== 'lm') {
+    const ppt = ctx.shape?.pixelsPerToken ?? model?.pixelsPerToken ?? DEFAULT_PIXELS_PER_TOKEN;
+    const tf = ctx.shape?.temporalFactor ?? model?.temporalFactor ?? null;
+    tokens = Math.ceil(a.max_pixels / ppt) * (kind === 'video' && tf !== null ? latentFrames(a.frames, tf) : 1);
+  }
+  return { tokens, microBatch: a.micro_batch, checkpointing: a.gradient_checkpointing };
 }

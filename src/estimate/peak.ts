@@ -54,15 +54,6 @@ export const OPTIMIZER_SWAP_BUFFER_COUNT = DEEPSPEED_DEFAULTS.offload_optimizer_
 /** DeepSpeed's offload_param.buffer_count x buffer_size defaults (5 x 1e8 elements): 16-bit swap buffers per rank. */
 export const PARAM_SWAP_BUFFER_ELEMS =
   DEEPSPEED_DEFAULTS.offload_param_buffer_count * DEEPSPEED_DEFAULTS.offload_param_buffer_size;
-/** One NVLink link moves 25 GB/s per direction (NVLink 2, 3 and 4 alike; V100 6 links, A100 12, H100 18). */
-export const NVLINK_BYTES_PER_S_PER_LINK = 25e9;
-/** PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s per direction; zerowiz assumes 25 GB/s achieved. */
-export const PCIE_BYTES_PER_S = 25e9;
-/** Between nodes: one 200 Gb/s (HDR InfiniBand) NIC per GPU, as in a DGX A100: 25 GB/s per GPU. An assumption. */
-export const NETWORK_BYTES_PER_S = 25e9;
-/** NVMe offload: stas00 measured 1 to 3.15 GB/s reads on a 3.5 GB/s drive (DeepSpeed#998); zerowiz assumes 2 GB/s. */
-export const NVME_BYTES_PER_S = 2e9;
-
 /** No ZeRO at all: plain PyTorch, or DDP over N GPUs (every state whole on every GPU). */
 export interface NoZeroPlacement {
   stage: 0;
@@ -200,17 +191,6 @@ export interface MemoryLayout {
   traffic: StepTraffic;
 }
 
-/** Seconds a step spends moving data, by link (no overlap assumed: an upper bound). */
-export interface StepTime {
-  commSeconds: number;
-  pcieSeconds: number;
-  nvmeSeconds: number;
-  /** Over ZeRO-1's communication (the DDP volume): extra collectives + PCIe + NVMe. */
-  extraSeconds: number;
-  /** The link the collectives run on, in words. */
-  link: string;
-}
-
 /** The whole peak of one placement. */
 export interface Peak {
   gpuBytes: number;
@@ -222,7 +202,6 @@ export interface Peak {
   cpu: { loadBytes: number; steadyBytes: number };
   nvmeBytes: number;
   layout: MemoryLayout;
-  time: StepTime;
 }
 
 /** Bytes of one weight (and its gradient) in the training precision. */
@@ -579,42 +558,8 @@ export function cpuPerNode(
   return { loadBytes, steadyBytes: steady };
 }
 
-/** The link collectives run on and its bytes per second: the network between nodes, else NVLink or PCIe. */
-export function linkOf(n: Pick<PeakInput, 'nodes' | 'interconnect'>): { link: string; bytesPerS: number } {
-  if (n.nodes > 1) return { link: 'the network (assumed)', bytesPerS: NETWORK_BYTES_PER_S };
-  if (n.interconnect.kind === 'nvlink' && n.interconnect.nvlinks) {
-    return {
-      link: `NVLink x${n.interconnect.nvlinks}`,
-      bytesPerS: n.interconnect.nvlinks * NVLINK_BYTES_PER_S_PER_LINK,
-    };
-  }
-  return {
-    link: n.interconnect.kind === 'pcie' ? 'PCIe' : 'PCIe (assumed)',
-    bytesPerS: PCIE_BYTES_PER_S,
-  };
-}
-
-/** Seconds of the step's traffic on each link, and the extra over ZeRO-1 (the DDP volume). */
-export function stepTime(n: PeakInput, layout: MemoryLayout): StepTime {
-  // (DDP's own all-reduce is the reference volume, so stage 0 adds nothing over it.)
-  const { link, bytesPerS } = linkOf(n);
-  const t = layout.traffic;
-  const comm = t.allReduce + t.reduceScatter + t.allGather;
-  const ddp = 2 * ring(n.trainable, weightBytes(n.precision), n.totalGpus);
-  const commSeconds = comm / bytesPerS;
-  const pcieSeconds = (t.pcieToGpu + t.pcieToCpu) / PCIE_BYTES_PER_S;
-  const nvmeSeconds = t.nvme / NVME_BYTES_PER_S;
-  return {
-    commSeconds,
-    pcieSeconds,
-    nvmeSeconds,
-    extraSeconds: Math.max(0, comm - ddp) / bytesPerS + pcieSeconds + nvmeSeconds,
-    link,
-  };
-}
-
 /**
- * The peak of one placement: GPU line items, CPU per node, NVMe per node, the layout and the step time.
+ * The peak of one placement: GPU line items, CPU per node, NVMe per node and the layout.
  * What a step allocates and frees does not all live at once: the frozen encoders run (when not
  * precomputed) before the forward, the activations live through backward, the optimizer step's
  * temporaries after it; the caching allocator reuses the same memory, so the peak counts the largest of
@@ -657,6 +602,5 @@ export function peakOf(placement: PeakPlacement, n: PeakInput): Peak {
     cpu,
     nvmeBytes,
     layout,
-    time: stepTime(n, layout),
   };
 }

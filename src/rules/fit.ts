@@ -103,7 +103,7 @@ export function launchEstimate(
   return {
     json: { mode: a.mode, gpuBytesPerGpu: row.gpuNeedBytes },
     label: rowLabel(mode, device),
-    link: row.peak.time.link,
+    link: row.time.link,
     whatFits: (oom) => {
       // The GPU's real size, when the message says it, over the one the setup assumed.
       const inp = oom.totalBytes !== null ? { ...input, gpuMemoryBytes: oom.totalBytes } : input;

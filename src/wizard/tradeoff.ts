@@ -13,7 +13,8 @@ import {
   ddpBytesOf,
   estimateModes,
   estimatePlacement,
-  formatStepSeconds,
+  formatSeconds,
+  timeWords,
 } from '../estimate/index.js';
 import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
 import type { MeasuredPeak, MeasuredRun } from '../estimate/index.js';
@@ -228,7 +229,6 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
   const recommendedKey =
     report.recommended === null ? null : rowKey(report.recommended, report.recommendedOffloadDevice);
   const row = (m: ModeEstimate, key: string, label: string): TradeoffRow => {
-    const extra = m.peak.time.extraSeconds;
     const failsOn: TradeoffRow['failsOn'] = [];
     if (m.gpuFits === false) failsOn.push('GPU');
     if (m.cpuFits === false) failsOn.push('CPU');
@@ -241,7 +241,7 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
       gpu: compactBytes(m.peak.gpuBytes),
       cpu: compactBytes(m.peak.cpuBytes),
       comm: commMultipleText(m.commBytesPerStep, ddp),
-      time: extra <= 0 ? '-' : formatStepSeconds(extra).replace(' s/step', 's'),
+      time: formatSeconds(m.time.stepSeconds).replace(' s', 's'),
       gpuBar: Math.min(1, m.peak.gpuBytes / gpuScale),
       cpuBar: Math.min(1, m.peak.cpuBytes / cpuScale),
       fits: m.fits,
@@ -335,11 +335,7 @@ export function explainRow(t: Tradeoff, key: string): string[] {
   ];
   if (m.offloadBytesPerStep > 0) traffic.push(`${compactBytes(m.offloadBytesPerStep)} GPU<->CPU`);
   if (m.nvmeBytesPerStep > 0) traffic.push(`${compactBytes(m.nvmeBytesPerStep)} CPU<->NVMe`);
-  const time =
-    m.peak.time.extraSeconds > 0
-      ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
-      : '';
-  const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
+  const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}; ${timeWords(m.time)}.`];
   // What each save of the weights costs in this mode (the 16-bit gather at ZeRO-3).
   const save = t.report ? saveCostOfInput(m.placement, t.report.input) : null;
   if (save) lines.push(`Saving: ${saveCostText(save)}.`);
