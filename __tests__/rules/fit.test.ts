@@ -47,7 +47,7 @@ describe('one step-time topology for the wizard and the launch', () => {
     const z3 = wizard.rows.find((r) => r.key === '3')!;
     expect(launch.link).toBe('NVLink x18');
     expect(z3.estimate.time.link).toBe(launch.link);
-    expect(launch.json.gpuBytesPerGpu).toBe(z3.estimate.gpuNeedBytes);
+    expect(launch.json!.gpuBytesPerGpu).toBe(z3.estimate.gpuNeedBytes);
   });
   it("without detected links the launch says it assumed the GPU's usual links", () => {
     expect(launchEstimate(setupOf({}))!.link).toBe('NVLink x12 (assumed)');

@@ -13,7 +13,6 @@ import {
   describeInternode,
   findGpu,
   formatBand,
-  formatSeconds,
   gpuOfSmiName,
   parseInternode,
 } from '../estimate/index.js';
@@ -322,11 +321,4 @@ function linksCell(g: GpuSpec): string {
 /** The step-time line for a table cell. */
 export function stepCell(t: StepTimeBand): string {
   return formatBand(t);
-}
-
-/** `measured 11.2 s/step on 2026-12-05, +8% over the estimate`, for a row's last measured step. */
-export function measuredStepText(measuredSeconds: number, day: string, predicted: number): string {
-  const pct = predicted > 0 ? Math.round(((measuredSeconds - predicted) / predicted) * 100) : 0;
-  const how = pct === 0 ? 'as estimated' : `${pct > 0 ? '+' : ''}${pct}% ${pct > 0 ? 'over' : 'under'} the estimate`;
-  return `measured ${formatSeconds(measuredSeconds)}/step on ${day}, ${how}`;
 }

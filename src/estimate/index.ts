@@ -31,8 +31,17 @@ export {
   topology,
 } from './input.js';
 export type { ShapeOverrides } from './input.js';
-export { measuredContradiction, measuredPeaks, measuredText, placementKey } from './measured.js';
-export type { MeasuredPeak, MeasuredRun } from './measured.js';
+export {
+  accumulationOf,
+  measuredContradiction,
+  measuredPeaks,
+  measuredStepText,
+  measuredSteps,
+  measuredText,
+  placementKey,
+  stepSecondsOfRate,
+} from './measured.js';
+export type { MeasuredPeak, MeasuredRun, MeasuredStep } from './measured.js';
 export { findModel, loadModelCatalog, lookupModel, modelCatalogOrNone } from './models.js';
 export type { BlockKind, ModelEntry } from './models.js';
 export { loraParams, memoryLayout, pictureBreakdown, weightBytes } from './peak.js';

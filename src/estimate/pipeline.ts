@@ -8,6 +8,7 @@ import type { EstimateInput, EstimateReport, ModeEstimate } from './estimate.js'
 import { estimateModes } from './estimate.js';
 import { GPU_CATALOG, gpuMemoryBytes } from './gpus.js';
 import type { GpuSpec } from './gpus.js';
+import type { StepTimeBand } from './time.js';
 
 /** How many optimizer steps: a count, or epochs of a dataset. */
 export type StepCount = { steps: number } | { epochs: number; datasetSize: number };
@@ -49,7 +50,7 @@ export function stepsOf(count: StepCount, globalBatch: number): { steps: number;
 /** The run's time and price for a row of a report (the recommended one, or the setup's own). */
 export function pipelineOf(
   r: Pick<EstimateReport, 'input'>,
-  row: Pick<ModeEstimate, 'time'>,
+  row: { time: Pick<StepTimeBand, 'stepSeconds' | 'low' | 'high'> },
   count: StepCount,
   gpuHourPrice: number | null,
   dataSeconds: number | null = null,

@@ -6,6 +6,8 @@
  * record block in the kinds module.
  */
 import type { Setup } from '../config/index.js';
+import type { RunEstimate } from '../rules/index.js';
+import type { MeasuredRun } from '../estimate/index.js';
 import type { Finding } from '../config/index.js';
 import type { Alert } from '../observe/index.js';
 import type { CheckId } from '../checks/index.js';
@@ -51,6 +53,10 @@ export interface PreparedLaunch {
   skipChecks: CheckId[];
   /** Topology warnings the record keeps. */
   topologyWarnings: { checkpoint: string; warning: string }[];
+  /** The estimate of the setup's own mode (its peak and step time), computed once here and kept in the record. */
+  estimate?: RunEstimate | null;
+  /** The run records of `cwd` read as measurements (the peaks and steps of the same setup's runs here). */
+  measured?: MeasuredRun[];
 }
 
 /** The commands of a record, as the summary and stream mode show them. */

@@ -77,6 +77,7 @@ export function localKind(): RunKind {
           commands: prepared.commands,
           skipChecks: prepared.skipChecks,
           topologyWarnings: prepared.topologyWarnings,
+          estimate: prepared.estimate ?? null,
         },
         prepared.env,
       );

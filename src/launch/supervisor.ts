@@ -25,6 +25,7 @@ import { capYoungGeneration } from '../proc/index.js';
 import type { AlertContext } from '../observe/index.js';
 import { binPath, SUPERVISOR_ARG } from './bin.js';
 import { launchEstimate } from '../rules/index.js';
+import type { RunEstimate } from '../rules/index.js';
 import { findFreePort } from '../proc/index.js';
 import { gracePeriods, handOffAtExit, trackGroup, untrackGroup } from '../proc/index.js';
 import { ownIdentity, processStartTime } from '../proc/index.js';
@@ -64,6 +65,8 @@ export interface SupervisorPlan {
   skipChecks?: CheckId[];
   /** Topology warnings of a relaunch that went on without asking (kept in run.json). */
   topologyWarnings?: { checkpoint: string; warning: string }[];
+  /** The estimate the launch made of the setup's mode (its peak and step time), for the record; absent: made here. */
+  estimate?: RunEstimate | null;
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -129,8 +132,10 @@ export class Supervisor {
       ...ownIdentity(),
       watchdog: guard ? { pid: guard.pid, startTime: processStartTime(guard.pid) } : null,
     };
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
-    rec.json.estimate = estimate?.json ?? null;
+    rec.json.estimate =
+      plan.estimate !== undefined
+        ? plan.estimate
+        : (launchEstimate(plan.setup, undefined, plan.source, plan.cwd, undefined, this.opts.env)?.json ?? null);
     if (plan.topologyWarnings && plan.topologyWarnings.length > 0)
       (rec.json as unknown as { topologyWarnings: unknown }).topologyWarnings = plan.topologyWarnings;
     saveRunJson(rec);
@@ -162,7 +167,8 @@ export class Supervisor {
     const guard = opts.guard;
     const env = opts.env;
     const events = new EventsWriter(join(rec.dir, EVENTS_FILE));
-    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd);
+    // The record's estimate: the setup is estimated again only when a step runs out of memory (the fixes).
+    const estimate = launchEstimate(plan.setup, undefined, plan.source, plan.cwd, rec.json.estimate, env);
     const telemetry = new GpuTelemetry({
       env: { ...env, [HELPER_OF_ENV]: rec.dir },
       gpus: runGpus(plan.setup, env),

@@ -176,6 +176,9 @@ export interface OwnModeEstimate {
   device: OffloadDevice | null;
   /** The mode's row on `input`. */
   row: ModeEstimate;
+  /** Micro-batches per optimizer step, and the GPU catalog's name the step time divides by. */
+  accumulation: number;
+  gpu: string;
   /**
    * The mode's row in an estimate of every mode (estimateModes, on `input` or a variant of it): the report's
    * own row when it has the same placement, else computed on the report's input.
@@ -188,19 +191,30 @@ export interface OwnModeEstimate {
  * estimate`); null without a model size. Throws EstimateInputError for answers it cannot estimate (unknown
  * LoRA targets, ...), and the estimator's errors for figures beyond its range.
  */
-export function ownModeEstimate(a: Setup['answers'], models?: readonly ModelEntry[]): OwnModeEstimate | null {
-  const est = estimateInputFromSetup(a, { models: models ?? modelCatalogOrNone() });
+export function ownModeEstimate(
+  a: Setup['answers'],
+  models?: readonly ModelEntry[],
+  /** Launch facts the answers do not hold (OMP_NUM_THREADS of the launch's environment). */
+  launch: { ompThreads?: number | null } = {},
+): OwnModeEstimate | null {
+  const est = estimateInputFromSetup(a, {
+    models: models ?? modelCatalogOrNone(),
+    ...(launch.ompThreads ? { timing: { ompThreads: launch.ompThreads } } : {}),
+  });
   if (!est.input) return null;
   const { placement } = est;
   const mode = a.mode;
   const device = modeDevice(mode, a.offload_device);
   const same = (p: Placement) =>
     p.stage === placement.stage && p.optimizer === placement.optimizer && p.param === placement.param;
+  const n = normalizeInput(est.input);
   return {
     input: est.input,
     placement,
     device,
-    row: estimatePlacement(placement, normalizeInput(est.input), mode, device),
+    accumulation: n.timing.accumulation,
+    gpu: n.timing.gpu.id,
+    row: estimatePlacement(placement, n, mode, device),
     rowIn: (report) =>
       report.modes.find((r) => r.mode === mode && r.offloadDevice === device && same(r.placement)) ??
       estimatePlacement(placement, report.input, mode, device),

@@ -1,0 +1,67 @@
+/**
+ * A setup's run, end to end, before it starts: how many optimizer steps its training pass takes (DiffSynth's
+ * --num_epochs x the metadata's samples x --dataset_repeat over the global batch), how long at the predicted step
+ * time, the data pass as last measured here, GPU-hours and the price at the setup's gpu_hour_price. What the
+ * wizard's finish screen, `estimate --preset`, `launch --dry-run` and a launch's first lines say.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import type { Setup } from '../config/index.js';
+import { diffSynthSchedule, metadataRows } from '../config/index.js';
+import { formatDuration } from '../text/index.js';
+import { pipelineOf } from '../estimate/index.js';
+import type { EstimateReport, PipelineEstimate, StepCount, StepTimeBand } from '../estimate/index.js';
+
+/** Where a setup's step count comes from, for the sentence. */
+export interface SetupSchedule {
+  count: StepCount | null;
+  /** What it was read from, or why it is unknown. */
+  why: string;
+}
+
+/**
+ * The training pass's schedule: the first step that trains with the setup's config, read as DiffSynth's; the
+ * samples from its --dataset_metadata_path, else an earlier step's (a data pass writes the cache the training
+ * reads, keeping the samples its metadata lists). Reads the metadata file; never throws.
+ */
+export function setupSchedule(setup: Setup, cwd: string, read?: (path: string) => string): SetupSchedule {
+  const train = setup.steps.findIndex((s) => s.usesConfig);
+  const step = setup.steps[train];
+  if (!step) return { count: null, why: 'no step trains with the setup' };
+  const sched = diffSynthSchedule(step.args);
+  if (!sched) return { count: null, why: `step ${step.name} is not a DiffSynth training step (its length is unknown)` };
+  const earlier = setup.steps
+    .slice(0, train)
+    .map((s) => diffSynthSchedule(s.args)?.metadataPath ?? null)
+    .filter((p): p is string => p !== null);
+  const metadata = sched.metadataPath ?? earlier[earlier.length - 1] ?? null;
+  if (metadata === null) return { count: null, why: `step ${step.name} names no --dataset_metadata_path` };
+  const rows = metadataRows(isAbsolute(metadata) ? metadata : resolve(cwd, metadata), read);
+  if (rows === null) return { count: null, why: `${metadata} cannot be read here (its samples are unknown)` };
+  return {
+    count: { epochs: sched.epochs, datasetSize: rows * sched.repeat },
+    why: `${sched.epochs} epoch${sched.epochs === 1 ? '' : 's'} of ${rows} samples${sched.repeat > 1 ? ` x ${sched.repeat} (--dataset_repeat)` : ''} in ${metadata}`,
+  };
+}
+
+/** The setup's run at a row's step time, or null when its length is unknown. */
+export function setupPipeline(
+  setup: Setup,
+  report: Pick<EstimateReport, 'input'>,
+  row: { time: Pick<StepTimeBand, 'stepSeconds' | 'low' | 'high'> },
+  schedule: SetupSchedule,
+  dataSeconds: number | null = null,
+): PipelineEstimate | null {
+  if (!schedule.count) return null;
+  return pipelineOf(report, row, schedule.count, setup.answers.gpu_hour_price, dataSeconds);
+}
+
+/** The run in one line: `ETA: 1,250 steps (5 epochs of ...): 3h12m (2h40m-4h05m), data pass 4m10s; 25.6 GPU-hours, 64.00`. */
+export function etaLine(p: PipelineEstimate, schedule: SetupSchedule): string {
+  const train = `${formatDuration(p.trainSeconds * 1000)} (${formatDuration(p.trainLow * 1000)}-${formatDuration(p.trainHigh * 1000)})`;
+  const data =
+    p.dataSeconds === null
+      ? 'the data pass not measured here yet'
+      : `the data pass ${formatDuration(p.dataSeconds * 1000)} as last measured here`;
+  const price = p.price === null ? '' : `, ${p.price.toFixed(2)} at ${p.gpuHourPrice} per GPU-hour`;
+  return `ETA: ${p.steps} steps (${schedule.why}, ${p.globalBatch} samples a step): training ${train}, ${data}; ${p.gpuHours.toFixed(1)} GPU-hours${price}`;
+}
