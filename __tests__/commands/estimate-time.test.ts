@@ -4,6 +4,8 @@
  * defaults), ETA and price, --min-box, and one clear line for a name zerowiz does not know.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -249,5 +251,60 @@ describe('names zerowiz does not know: one line, the near miss and the list', ()
     const r = run(['--list-gpus']);
     expect(r.code).toBe(0);
     for (const id of ['a100-80', 'h100-sxm', 'rtx-4090', 'titan-rtx', 'b200']) expect(r.stdout).toContain(id);
+  });
+});
+
+describe('estimate --preset: the run of a DiffSynth preset, end to end', () => {
+  it("counts DiffSynth's epochs x metadata rows x --dataset_repeat over the global batch, at the preset's price", () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'zw-eta-'));
+    const home = mkdtempSync(join(tmpdir(), 'zw-eta-home-'));
+    try {
+      mkdirSync(join(cwd, 'data'));
+      writeFileSync(
+        join(cwd, 'data', 'metadata.csv'),
+        `video,prompt\n${Array.from({ length: 20 }, (_, i) => `v${i}.mp4,a prompt`).join('\n')}\n`,
+      );
+      const presets = join(home, '.config', 'zerowiz', 'presets');
+      mkdirSync(presets, { recursive: true });
+      writeFileSync(
+        join(presets, 'wan-eta.yaml'),
+        [
+          'name: wan-eta',
+          'answers:',
+          '  model_name: wan2.1-1.3b',
+          '  model_params: 1418996800',
+          '  num_processes: 4',
+          '  mode: "2"',
+          '  gpu_memory: 80GiB',
+          '  gpu_model: a100-80',
+          '  gpu_hour_price: 2',
+          'steps:',
+          '  - name: train',
+          '    uses_config: true',
+          '    args: [examples/wanvideo/model_training/train.py, --dataset_base_path, data, --dataset_metadata_path, data/metadata.csv, --num_epochs, "3", --dataset_repeat, "10"]',
+          '',
+        ].join('\n'),
+      );
+      const e = { HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
+      const r = spawnSync(process.execPath, [bin, 'estimate', '--preset', 'wan-eta', '--json'], {
+        cwd,
+        encoding: 'utf8',
+        env: { PATH: EMPTY_BIN, ...e },
+      });
+      expect(r.stderr).toBe('');
+      const out = JSON.parse(r.stdout) as Doc;
+      // 20 rows x 10 repeats = 200 samples; 4 GPUs x micro-batch 1: 50 steps an epoch, 3 epochs.
+      expect(out.pipeline!.steps).toBe(150);
+      expect(out.pipeline!.price).toBeCloseTo(out.pipeline!.gpuHours * 2, 2);
+      const text = spawnSync(process.execPath, [bin, 'estimate', '--preset', 'wan-eta'], {
+        cwd,
+        encoding: 'utf8',
+        env: { PATH: EMPTY_BIN, ...e },
+      }).stdout;
+      expect(text).toMatch(/150 steps \(50 an epoch of 4 samples a step\): .* GPU-hours, 2 per GPU-hour: [0-9.]+/);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -20,7 +20,17 @@ import {
 import type { EstimateInput, EstimateReport, ModeEstimate } from '../estimate/index.js';
 import { estimateInputFromSetup, gpuLinksAnswer, interconnectOfAnswer } from '../estimate/index.js';
 import type { ShapeOverrides } from '../estimate/index.js';
-import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
+import {
+  measuredContradiction,
+  measuredPeaks,
+  measuredStepText,
+  measuredSteps,
+  measuredText,
+  placementKey,
+} from '../estimate/index.js';
+import type { MeasuredStep } from '../estimate/index.js';
+import { setupSchedule } from '../rules/index.js';
+import type { SetupSchedule } from '../rules/index.js';
 import type { MeasuredPeak } from '../estimate/index.js';
 import { rowLabel } from '../config/index.js';
 import { findModel, loadModelCatalog, lookupModel } from '../estimate/index.js';
@@ -113,7 +123,10 @@ export async function runEstimate(flags: EstimateFlags): Promise<void> {
   let extra: Extra;
   try {
     report = estimateModes(built.input);
-    extra = { pipeline: pipelineFor(report, built.time), minBox: minBoxFor(built.input, built.time) };
+    extra = {
+      pipeline: pipelineFor(report, built.time, built.preset?.dataSeconds ?? null),
+      minBox: minBoxFor(built.input, built.time),
+    };
   } catch (err) {
     if (err instanceof EstimateInputError) throw new UsageError(err.message, err.hint);
     throw err;
@@ -144,7 +157,15 @@ interface BuiltInput {
   /** The answers estimated (the preset's with the flags on top, or the flags'). */
   answers: Answers;
   /** With --preset: its name, and the peaks its runs measured in this directory by placement. */
-  preset: { name: string; measured: Map<string, MeasuredPeak> } | null;
+  preset: {
+    name: string;
+    measured: Map<string, MeasuredPeak>;
+    /** The last measured step time per placement, and the last data pass, of this setup here. */
+    steps: Map<string, MeasuredStep>;
+    dataSeconds: number | null;
+    /** The run's length as the preset's steps say it (DiffSynth's epochs x samples), or why it is unknown. */
+    schedule: SetupSchedule;
+  } | null;
 }
 
 /** A count flag within (min, max], as parseCount reads it; UsageError beyond the sane range. */
@@ -357,9 +378,22 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
     );
   const input = setupInput(flags, answers, model, shape, tokens, null, notes);
   const { loadMeasuredRuns } = await import('../records/measured-runs.js');
-  const measured = measuredPeaks(loadMeasuredRuns(process.cwd()), answers);
+  const runs = loadMeasuredRuns(process.cwd());
+  const measured = measuredPeaks(runs, answers);
   if (measured.size === 0) notes.push(`no run of this setup has measured a GPU peak in ${process.cwd()} yet.`);
-  return { input, model, detection: null, notes, answers, preset: { name: setup.name, measured }, time };
+  const { steps, dataSeconds } = measuredSteps(runs, answers);
+  const schedule = setupSchedule({ ...setup, answers }, process.cwd());
+  if (!time.count && !schedule.count)
+    notes.push(`the run's length is unknown: ${schedule.why} (give --steps, or --epochs and --dataset-size).`);
+  return {
+    input,
+    model,
+    detection: null,
+    notes,
+    answers,
+    preset: { name: setup.name, measured, steps, dataSeconds, schedule },
+    time: time.count || !schedule.count ? time : { ...time, count: schedule.count },
+  };
 }
 
 /** The workload flags as answers (the same ids the wizard asks), with the flag rules of item 16. */
@@ -634,6 +668,7 @@ function toJson(report: EstimateReport, built: BuiltInput, extra: Extra): unknow
         note: m.note,
         peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items },
         measured: measuredJson(built, m),
+        measuredStep: measuredStepJson(built, m),
         time: timeJson(m.time),
       })),
     ],
@@ -646,6 +681,13 @@ function toJson(report: EstimateReport, built: BuiltInput, extra: Extra): unknow
     ...(built.time.minBox ? { minBox: minBoxJson(extra.minBox) } : {}),
     notes: built.notes,
   };
+}
+
+/** The last step time the preset's runs measured for a row, for --json (null without --preset or a run). */
+function measuredStepJson(built: BuiltInput, m: ModeEstimate): unknown {
+  const hit = built.preset?.steps.get(placementKey(m.placement)) ?? null;
+  if (!hit) return null;
+  return { runId: hit.runId, day: hit.day, seconds: hit.seconds, text: measuredStepText(hit, m.time.stepSeconds) };
 }
 
 /** The last peak the preset's runs measured for a row, for --json (null without --preset or a run). */
@@ -761,10 +803,16 @@ function renderTable(report: EstimateReport, built: BuiltInput, extra: Extra): s
     const lines: string[] = [];
     for (const m of report.modes) {
       const hit = built.preset.measured.get(placementKey(m.placement));
-      if (!hit || m.offloadDevice === 'nvme') continue;
-      lines.push(`  ${rowLabel(m.mode, m.offloadDevice)}: ${measuredText(hit, m.peak.gpuBytes)} (run ${hit.runId})`);
+      const step = built.preset.steps.get(placementKey(m.placement));
+      if ((!hit && !step) || m.offloadDevice === 'nvme') continue;
+      const what = [
+        hit ? `${measuredText(hit, m.peak.gpuBytes)} (run ${hit.runId})` : null,
+        step ? `${measuredStepText(step, m.time.stepSeconds)} (run ${step.runId})` : null,
+      ].filter((x) => x !== null);
+      lines.push(`  ${rowLabel(m.mode, m.offloadDevice)}: ${what.join('; ')}`);
     }
-    if (lines.length > 0) out.push('', 'Measured here (the last run of this setup, nvidia-smi):', ...lines);
+    if (lines.length > 0)
+      out.push('', 'Measured here (the last run of this setup: nvidia-smi, the progress bar):', ...lines);
   }
   out.push('');
   out.push(
