@@ -22,7 +22,7 @@ import {
   submitFinishField,
 } from '../../src/wizard/index.js';
 import { enterChoice } from '../../src/wizard/index.js';
-import { csvLogLabel, diffLines, launchWritesNote } from '../../src/wizard/index.js';
+import { csvLogLabel, diffLines, finishEstimateLines, launchWritesNote } from '../../src/wizard/index.js';
 import { finishItems } from '../../src/wizard/index.js';
 import { answersOf } from '../../src/wizard/index.js';
 import { glossaryView } from '../../src/wizard/index.js';
@@ -210,6 +210,12 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     () => (screen === 'finish' ? launchWritesNote(launchSetup, paths.cwd) : null),
     [screen, launchSetup, paths.cwd],
   );
+  // The run before it starts, as a launch's first lines say it: the step time, the ETA and its price.
+  const estimateNote = useMemo(
+    () =>
+      screen === 'finish' ? finishEstimateLines(launchSetup, paths.cwd, models, measuredRuns).join('\n') || null : null,
+    [screen, launchSetup, paths.cwd, models, measuredRuns],
+  );
 
   // The layout: header, body (the screen's box and the preview below or beside it), hint rows.
   const hints = hintLines(stack, columns);
@@ -238,7 +244,8 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         width,
       );
     if (onReview) return reviewRows(reviewNotes.length, items.length, detailRows);
-    if (screen === 'finish') return finishRows(body, { items: menu.length, launchNote, note: s.finish.note, width });
+    if (screen === 'finish')
+      return finishRows(body, { items: menu.length, launchNote, estimateNote, note: s.finish.note, width });
     if (screen === 'steps' && s.steps) return stepsRows(s.steps, stepFindingRows, body);
     return body;
   });
@@ -443,6 +450,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         height={lay.mainHeight}
         isActive={isActive}
         launchNote={launchNote}
+        estimateNote={estimateNote}
         onText={(text) => dispatch({ type: 'finish', action: { type: 'text', text } })}
         onSubmit={() => run(submitFinishField(s, deps.slurm?.checkField ?? null))}
         onChoose={(item) => {

@@ -136,6 +136,8 @@ export interface FinishScreenProps {
   onSubmit: () => void;
   /** Where a Launch writes the setup's config files (finish.ts launchWritesNote), said under the menu. */
   launchNote?: string | null;
+  /** The run before it starts (src/wizard/finish.ts finishEstimateLines): step time, ETA and price, one per line. */
+  estimateNote?: string | null;
 }
 
 /** The finish screen. */
@@ -328,6 +330,16 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
+      {p.estimateNote
+        ? p.estimateNote
+            .split('\n')
+            .flatMap((x) => softWrap(x, w))
+            .map((l, i) => (
+              <Text key={`e${i}`} color={tint('dim')}>
+                {l}
+              </Text>
+            ))
+        : null}
       {p.launchNote && p.items.some((i) => i.id === 'launch')
         ? softWrap(p.launchNote, w).map((l, i) => (
             <Text key={`l${i}`} color={tint('dim')}>

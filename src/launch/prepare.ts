@@ -11,12 +11,7 @@ import type { StepFinding } from '../rules/index.js';
 import { stepFindings } from '../rules/index.js';
 import { fileFindings, validate } from '../rules/index.js';
 import { formatFinding, type Finding } from '../config/index.js';
-import { etaLine, launchEstimate, measuredFindings, setupSchedule } from '../rules/index.js';
-import type { RunEstimate } from '../rules/index.js';
-import { formatBand, measuredSteps, modelCatalogOrNone, normalizeInput, pipelineOf } from '../estimate/index.js';
-import { estimateInputFromSetup } from '../estimate/index.js';
-import { formatBytesShort } from '../text/index.js';
-import { rowLabel, modeDevice } from '../config/index.js';
+import { estimateLines as setupEstimateLines, launchEstimate, measuredFindings } from '../rules/index.js';
 import { loadMeasuredRuns } from '../records/index.js';
 import { UsageError } from '../text/index.js';
 import { accelerateDefaultConfig } from '../fs/index.js';
@@ -109,34 +104,7 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
  */
 export function estimateLines(prepared: PreparedLaunch): string[] {
   const e = prepared.estimate;
-  if (!e) return [];
-  const { setup } = prepared;
-  const a = setup.answers;
-  const label = rowLabel(a.mode, modeDevice(a.mode, a.offload_device));
-  const step = e.step
-    ? `, ${formatBand(e.step)} (${e.step.bound === 'hostOptimizer' ? 'the CPU optimizer' : e.step.bound} bounds it; ${e.step.gpu}, ${e.step.link})`
-    : '';
-  const out = [`estimate: ${label}: peak ${formatBytesShort(e.gpuBytesPerGpu)} per GPU${step}`];
-  const pipeline = e.step ? etaOf(prepared, e.step) : null;
-  if (pipeline) out.push(pipeline);
-  return out;
-}
-
-/** The ETA line of a launch, or null when the run's length is unknown. */
-function etaOf(prepared: PreparedLaunch, step: NonNullable<RunEstimate['step']>): string | null {
-  const schedule = setupSchedule(prepared.setup, prepared.cwd);
-  if (!schedule.count) return null;
-  try {
-    const { input } = estimateInputFromSetup(prepared.setup.answers, { models: modelCatalogOrNone() });
-    if (!input) return null;
-    const n = normalizeInput(input);
-    const time = { stepSeconds: step.seconds, low: step.low, high: step.high };
-    const data = measuredSteps(prepared.measured ?? [], prepared.setup.answers).dataSeconds;
-    const p = pipelineOf({ input: n }, { time }, schedule.count, prepared.setup.answers.gpu_hour_price, data);
-    return etaLine(p, schedule);
-  } catch {
-    return null;
-  }
+  return e ? setupEstimateLines(prepared.setup, e, prepared.cwd, prepared.measured ?? []) : [];
 }
 
 /**

@@ -6,10 +6,18 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { Setup } from '../config/index.js';
-import { diffSynthSchedule, metadataRows } from '../config/index.js';
-import { formatDuration } from '../text/index.js';
-import { pipelineOf } from '../estimate/index.js';
-import type { EstimateReport, PipelineEstimate, StepCount, StepTimeBand } from '../estimate/index.js';
+import { diffSynthSchedule, metadataRows, modeDevice, rowLabel } from '../config/index.js';
+import { formatBytesShort, formatDuration } from '../text/index.js';
+import {
+  estimateInputFromSetup,
+  formatBand,
+  measuredSteps,
+  modelCatalogOrNone,
+  normalizeInput,
+  pipelineOf,
+} from '../estimate/index.js';
+import type { EstimateReport, MeasuredRun, PipelineEstimate, StepCount, StepTimeBand } from '../estimate/index.js';
+import type { RunEstimate } from './fit.js';
 
 /** Where a setup's step count comes from, for the sentence. */
 export interface SetupSchedule {
@@ -63,5 +71,54 @@ export function etaLine(p: PipelineEstimate, schedule: SetupSchedule): string {
       ? 'the data pass not measured here yet'
       : `the data pass ${formatDuration(p.dataSeconds * 1000)} as last measured here`;
   const price = p.price === null ? '' : `, ${p.price.toFixed(2)} at ${p.gpuHourPrice} per GPU-hour`;
-  return `ETA: ${p.steps} steps (${schedule.why}, ${p.globalBatch} samples a step): training ${train}, ${data}; ${p.gpuHours.toFixed(1)} GPU-hours${price}`;
+  return `ETA: ${p.steps} steps (${schedule.why}, ${p.globalBatch} sample${p.globalBatch === 1 ? '' : 's'} a step): training ${train}, ${data}; ${p.gpuHours.toFixed(1)} GPU-hours${price}`;
+}
+
+/**
+ * What is said of a setup's estimate before it runs (a launch's first lines, `--dry-run`, the wizard's finish
+ * screen): its mode with the peak and the step time, then the run's ETA and price, or why its length is unknown.
+ */
+export function estimateLines(
+  setup: Setup,
+  e: RunEstimate,
+  cwd: string,
+  measured: readonly MeasuredRun[] = [],
+  opts: { unknownLength?: boolean } = {},
+): string[] {
+  const a = setup.answers;
+  const label = rowLabel(a.mode, modeDevice(a.mode, a.offload_device));
+  const step = e.step
+    ? `, ${formatBand(e.step)} (${e.step.bound === 'hostOptimizer' ? 'the CPU optimizer' : e.step.bound} bounds it; ${e.step.gpu}, ${e.step.link})`
+    : '';
+  const out = [`estimate: ${label}: peak ${formatBytesShort(e.gpuBytesPerGpu)} per GPU${step}`];
+  if (!e.step) return out;
+  const { pipeline, schedule } = setupRun(setup, e.step, cwd, measured);
+  if (pipeline) out.push(etaLine(pipeline, schedule));
+  else if (opts.unknownLength) out.push(`ETA unknown: ${schedule.why}`);
+  return out;
+}
+
+/**
+ * A setup's run at its predicted step: the schedule (or why its length is unknown) and the pipeline (null when
+ * the length is unknown or the setup cannot be estimated). Reads the metadata file; never throws.
+ */
+export function setupRun(
+  setup: Setup,
+  step: NonNullable<RunEstimate['step']>,
+  cwd: string,
+  measured: readonly MeasuredRun[] = [],
+): { pipeline: PipelineEstimate | null; schedule: SetupSchedule } {
+  const schedule = setupSchedule(setup, cwd);
+  if (!schedule.count) return { pipeline: null, schedule };
+  try {
+    const { input } = estimateInputFromSetup(setup.answers, { models: modelCatalogOrNone() });
+    if (!input) return { pipeline: null, schedule };
+    const n = normalizeInput(input);
+    const time = { stepSeconds: step.seconds, low: step.low, high: step.high };
+    const data = measuredSteps(measured, setup.answers).dataSeconds;
+    const p = pipelineOf({ input: n }, { time }, schedule.count, setup.answers.gpu_hour_price, data);
+    return { pipeline: p, schedule };
+  } catch {
+    return { pipeline: null, schedule };
+  }
 }

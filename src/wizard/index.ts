@@ -3,11 +3,11 @@ export { SHELL_SURFACES, commitStepEdit, launchDirActions, shellCommand, submitF
 export { enterChoice, fieldStart } from './display.js';
 export { editField, fieldOf, fieldWindow } from './field.js';
 export type { FieldState } from './field.js';
-export { csvLogLabel, diffLines, launchWritesNote, presetDescription } from './finish.js';
+export { csvLogLabel, diffLines, finishEstimateLines, launchWritesNote, presetDescription } from './finish.js';
 export type { DiffLine, WritePlan, WriteTarget } from './finish.js';
 export { SLURM_FIELDS, finishEffect, finishItems } from './finishState.js';
 export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues } from './finishState.js';
-export { answersOf } from './flow.js';
+export { answersOf, presetGiven } from './flow.js';
 export { glossaryView } from './glossary.js';
 export type { GlossaryView } from './glossary.js';
 export { KEY_TABLES, NO_KEY, START_STACK, dispatchKey, hintLines } from './keytable.js';

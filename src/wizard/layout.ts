@@ -160,13 +160,21 @@ export const FINISH_NOTE_MAX_ROWS = 4;
  */
 export function finishRows(
   body: number,
-  menu?: { items: number; launchNote: string | null; note: string | null; width: number },
+  menu?: { items: number; launchNote: string | null; estimateNote?: string | null; note: string | null; width: number },
 ): number {
   const floor = Math.max(FINISH_MIN_ROWS, Math.floor(body / 2));
   if (!menu) return floor;
-  const rowsOf = (t: string | null, max = Number.POSITIVE_INFINITY) =>
-    t ? Math.min(max, softWrap(t, menu.width).length) : 0;
-  return Math.max(floor, 1 + menu.items + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS));
+  const rowsOf = (t: string | null | undefined, max = Number.POSITIVE_INFINITY) =>
+    t
+      ? Math.min(
+          max,
+          t.split('\n').reduce((n, l) => n + softWrap(l, menu.width).length, 0),
+        )
+      : 0;
+  return Math.max(
+    floor,
+    1 + menu.items + rowsOf(menu.estimateNote) + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS),
+  );
 }
 
 /** Whether a box needing `needed` rows shows whole in this layout (else it scrolls or is cut). */
