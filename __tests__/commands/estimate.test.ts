@@ -339,7 +339,7 @@ describe('advice a user can act on', () => {
       '--no-nvme',
     ]);
     expect(d.recommended).toBeNull();
-    expect(d.reason).toMatch(/needs [\d.]+ GiB of CPU memory per node; add CPU memory/);
+    expect(d.reason).toMatch(/needs [\d.]+ GiB of CPU memory per node\. What would fit: .*more CPU memory: /);
     expect(d.reason).not.toContain('shorten sequences');
   });
 });

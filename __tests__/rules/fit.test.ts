@@ -96,8 +96,21 @@ describe('every printed fix is a command the user can run as printed', () => {
       cwd,
     )!;
     expect(withDir.hostWhatFits()).toBe(
-      `ZeRO-3 offload NVMe needs 163.9 GiB of CPU memory per node against 372.5 GiB for ZeRO-3 offload, and fits the GPU by the estimate: zerowiz preset save big-zero3-offload-nvme --preset big --mode 3-offload --offload-device nvme --nvme-path ${nvme} && zerowiz launch big-zero3-offload-nvme`,
+      `ZeRO-3 offload NVMe fits by the estimate on this host (163.9 GiB of CPU memory per node against 372.5 GiB for ZeRO-3 offload; 2.9 GiB per GPU): zerowiz preset save big-zero3-offload-nvme --preset big --mode 3-offload --offload-device nvme --nvme-path ${nvme} && zerowiz launch big-zero3-offload-nvme`,
     );
+  });
+  it("the host-memory fix names the mode the table says fits on this host's memory, or none", () => {
+    const cwd = tempDir('zw-cwd-');
+    const nvme = join(cwd, 'fast');
+    mkdirSync(nvme);
+    const s = setupOf({ mode: '3-offload', offload_device: 'cpu', cpu_memory: 200 * GiB, nvme_path: nvme });
+    const est = launchEstimate(s, undefined, 'big', cwd)!;
+    // 250 GiB here: the NVMe variant's 163.9 GiB fits (the table's yes), so it is named as fitting.
+    expect(est.hostWhatFits(250 * GiB)).toMatch(
+      /^ZeRO-3 offload NVMe fits by the estimate on this host \(163\.9 GiB of CPU memory per node against 372\.5 GiB for ZeRO-3 offload; [\d.]+ GiB per GPU\): zerowiz preset save /,
+    );
+    // 100 GiB: no mode's CPU memory fits; naming one the table says does not fit would be no fix.
+    expect(est.hostWhatFits(100 * GiB)).toBeNull();
   });
   it('an NVMe offload whose nvme_path does not exist is a warning (the NVMe preset writes /nvme)', () => {
     const cwd = tempDir('zw-cwd-');

@@ -96,6 +96,7 @@ export interface EstimateFlags extends TimeFlags {
   temporalFactor?: string;
   pixelsPerToken?: string;
   encodersOnGpu?: boolean;
+  fp8Models?: string;
   gpuLinks?: string;
   preset?: string;
   extraGpuParams?: string;
@@ -443,6 +444,19 @@ function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partia
     out.frames = parseInteger(flags.frames, '--frames', 1, 100_000);
   }
   if (flags.encodersOnGpu !== undefined) out.encoders_on_gpu = flags.encodersOnGpu;
+  if (flags.fp8Models !== undefined) {
+    const choices = ['none', 'encoders', 'dit', 'all'];
+    const v = flags.fp8Models.trim().toLowerCase();
+    if (!choices.includes(v))
+      throw new NearMiss(
+        `--fp8-models '${flags.fp8Models}' is not one of ${choices.join(', ')}`,
+        flags.fp8Models,
+        choices,
+        'e.g. --fp8-models encoders',
+        '--fp8-models',
+      );
+    out.fp8_models = v as Answers['fp8_models'];
+  }
   if (flags.gpuLinks !== undefined) {
     const parsed = question('gpu_links').parse(flags.gpuLinks, withDefaults({}));
     if (!parsed.ok)
@@ -616,6 +630,8 @@ function toJson(report: EstimateReport, built: BuiltInput, extra: Extra): unknow
       masterWeights: input.masterWeights,
       frames: built.answers.model_kind === 'video' ? built.answers.frames : null,
       encodersOnGpu: built.answers.encoders_on_gpu,
+      fp8Models: built.answers.fp8_models,
+      frozenGpuBytes: input.frozenGpuBytes,
       encoderTransientBytes: input.encoderTransientBytes,
       gpuLinks: built.answers.gpu_links,
       preset: built.preset?.name ?? null,
@@ -647,7 +663,7 @@ function toJson(report: EstimateReport, built: BuiltInput, extra: Extra): unknow
         gpuNeedBytes: b.gpuNeedBytes,
         gpuFits: b.gpuFits,
         cpuFits: b.cpuFits,
-        peak: { gpuBytes: b.peak.gpuBytes, cpuBytes: b.peak.cpuBytes, items: b.peak.items },
+        peak: { gpuBytes: b.peak.gpuBytes, cpuBytes: b.peak.cpuBytes, items: b.peak.items, cpu: b.peak.cpu },
         time: timeJson(b.time),
       },
       ...report.modes.map((m) => ({
@@ -666,7 +682,7 @@ function toJson(report: EstimateReport, built: BuiltInput, extra: Extra): unknow
         cpuFits: m.cpuFits,
         nvmeFits: m.nvmeFits,
         note: m.note,
-        peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items },
+        peak: { gpuBytes: m.peak.gpuBytes, cpuBytes: m.peak.cpuBytes, items: m.peak.items, cpu: m.peak.cpu },
         measured: measuredJson(built, m),
         measuredStep: measuredStepJson(built, m),
         time: timeJson(m.time),
@@ -755,6 +771,8 @@ function renderTable(report: EstimateReport, built: BuiltInput, extra: Extra): s
       `activations per GPU: ${formatBytes(input.activationBytes)} (${a.tokens} tokens x micro-batch ${a.microBatch}, ${a.layers} layers, hidden ${a.hidden}, heads ${a.heads}/${a.kvHeads} kv, ffn ${a.ffn}${a.vocab ? `, vocab ${a.vocab}` : ''}, checkpointing ${a.checkpointing})`,
     );
   }
+  // What was said of the frozen encoders belongs beside the answers it changes (or did not change).
+  for (const n of built.notes.filter((x) => x.startsWith('encoders on the GPU'))) out.push(n);
   out.push('');
   const rows: string[][] = [['mode', 'GPU peak', 'CPU/node', 'step time', 'bound by', 'fits', '']];
   const b = report.baseline;
@@ -840,6 +858,24 @@ function renderTable(report: EstimateReport, built: BuiltInput, extra: Extra): s
   }
   out.push(pad(items));
   out.push('');
+  out.push(
+    `CPU memory per node line items (GiB): loading (every rank's copy: weights at ${input.loadBytesPerParam} bytes a parameter${input.loadExtraBytes > 0 ? ', the frozen encoders' : ''}) or training (offloaded states, pinned buffers, NVMe swap buffers), whichever is larger`,
+  );
+  const cpuRows: string[][] = [['mode', 'load weights', 'load encoders', 'states', 'pinned', 'swap', 'CPU/node']];
+  for (const m of [report.baseline, ...report.modes]) {
+    const c = m.peak.cpu;
+    cpuRows.push([
+      m === report.baseline ? '0 no DeepSpeed' : rowLabel((m as ModeEstimate).mode, (m as ModeEstimate).offloadDevice),
+      g1(c.loadWeights),
+      g1(c.loadEncoders),
+      g1(c.states),
+      g1(c.pinned),
+      g1(c.swap),
+      g1(m.peak.cpuBytes),
+    ]);
+  }
+  out.push(pad(cpuRows));
+  out.push('');
   const rec = report.recommended ? rowLabel(report.recommended, report.recommendedOffloadDevice) : null;
   const recRow = report.modes.find(
     (m) => m.mode === report.recommended && m.offloadDevice === report.recommendedOffloadDevice,
@@ -862,7 +898,10 @@ function renderTable(report: EstimateReport, built: BuiltInput, extra: Extra): s
     ds.push([r.estimator, gib(r.cpuBytes), gib(r.gpuBytes), opts]);
   }
   out.push(pad(ds, [3]));
-  const notes = [...built.notes, ...new Set(report.modes.map((m) => m.note).filter((n): n is string => n !== null))];
+  const notes = [
+    ...built.notes.filter((x) => !x.startsWith('encoders on the GPU')),
+    ...new Set(report.modes.map((m) => m.note).filter((n): n is string => n !== null)),
+  ];
   if (notes.length > 0) {
     out.push('');
     for (const n of notes) out.push(`note: ${n}`);

@@ -121,6 +121,10 @@ export function registerEstimate(program: Command, _ctx: CommandContext): void {
       'pixels per image token, (VAE downscale x patch)^2, without a catalog model (default 256)',
     )
     .option('--encoders-on-gpu', 'the text encoder and VAE run on the GPU every step (nothing precomputed)')
+    .option(
+      '--fp8-models <which>',
+      'frozen models DiffSynth loads in fp8 (its --fp8_models): none, encoders, dit (the LoRA base) or all',
+    )
     .option('--gpu-links <links>', 'nvlink:N or pcie: how the GPUs are linked (--detect reads it)')
     .option('--gpu <name>', 'the GPU from the catalog (--list-gpus), e.g. h100-sxm; sets --gpu-memory when not given')
     .option('--list-gpus', 'list the GPU catalog and exit')

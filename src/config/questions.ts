@@ -71,6 +71,7 @@ export interface Answers {
   master_weights: MasterWeights;
   extra_gpu_params: number;
   encoders_on_gpu: boolean;
+  fp8_models: Fp8Models;
   headroom: number;
   mode: Mode;
   offload_device: OffloadDevice;
@@ -128,6 +129,12 @@ export interface Choice<T> {
   label: string;
   help?: string;
 }
+
+/** DiffSynth's video size (its Wan examples: --height 480 --width 832), the max_pixels default of a video model. */
+export const VIDEO_DEFAULT_PIXELS = 480 * 832;
+
+/** Which frozen models DiffSynth loads in fp8 (its --fp8_models): none, the encoders, the LoRA base model (dit), or all. */
+export type Fp8Models = 'none' | 'encoders' | 'dit' | 'all';
 
 /** One question: how it is asked, when, its default, how it is parsed, and which keys it sets. */
 export interface Question<K extends QuestionId = QuestionId> {
@@ -635,9 +642,10 @@ export const QUESTIONS = [
     kind: 'text',
     section: 'model',
     prompt: 'Largest image in pixels (width x height, e.g. 1048576 for 1024x1024; the --max_pixels of the script)',
-    help: "The catalog's VAE and patch factors turn pixels into image tokens (Qwen-Image: 256 pixels per token, so 1024x1024 is 4096 tokens), plus the text tokens.",
+    help: "The catalog's VAE and patch factors turn pixels into image tokens (Qwen-Image: 256 pixels per token, so 1024x1024 is 4096 tokens), plus the text tokens. Default DiffSynth's: 1048576 (1024x1024) for an image model, 399360 (480x832) for a video model.",
     when: (a) => hasModel(a) && a.model_kind !== 'lm',
-    defaultValue: () => 1048576,
+    // DiffSynth's video examples train at --height 480 --width 832; its image ones at --max_pixels 1048576.
+    defaultValue: (a) => (a.model_kind === 'video' ? VIDEO_DEFAULT_PIXELS : 1048576),
     parse: (t) => {
       const m = /^\s*(\d+)\s*[x*]\s*(\d+)\s*$/.exec(t);
       if (m) return intIn(1, 1e10)(String(Number(m[1]) * Number(m[2])));
@@ -732,6 +740,24 @@ export const QUESTIONS = [
     defaultValue: () => false,
     parse: parseBool,
     format: yesNo,
+  }),
+  q({
+    id: 'fp8_models',
+    kind: 'select',
+    section: 'model',
+    advanced: true,
+    prompt: 'Which frozen models are loaded in fp8 (DiffSynth --fp8_models)?',
+    help: "DiffSynth's --fp8_models loads models whose weights no gradient updates in fp8: 1 byte a parameter instead of bf16's 2. The encoders (when they run on the GPU), the LoRA base model, or both. Used for the memory estimate; not written to the configs.",
+    choices: [
+      { value: 'none', label: 'none', help: 'every model in the training dtype' },
+      { value: 'encoders', label: 'the encoders', help: 'the text encoder(s) and the VAE' },
+      { value: 'dit', label: 'the LoRA base model', help: 'the frozen weights under the LoRA adapters' },
+      { value: 'all', label: 'both', help: 'the encoders and the LoRA base model' },
+    ],
+    when: (a) => hasModel(a) && a.model_kind !== 'lm',
+    defaultValue: () => 'none',
+    parse: choiceParser(['none', 'encoders', 'dit', 'all'] as const),
+    format: (v) => v,
   }),
   q({
     id: 'headroom',

@@ -10,7 +10,15 @@ import type { ActivationBreakdown, ActivationInput } from './activations.js';
 import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../config/index.js';
 import type { Mode, OffloadDevice, Placement } from '../config/index.js';
 import { DEEPSPEED_DEFAULTS } from '../config/index.js';
-import { NO_ZERO, OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
+import {
+  LOAD_BYTES_PER_PARAM,
+  NO_ZERO,
+  OPTIMIZER_SWAP_BUFFER_COUNT,
+  PARAM_SWAP_BUFFER_ELEMS,
+  loraParams,
+  peakOf,
+  weightBytes,
+} from './peak.js';
 import type { NoZeroPlacement, Peak, PeakInput, ZeroKnobs } from './peak.js';
 import { DEFAULT_HOST_CORES, defaultGpu, defaultInternode } from './gpus.js';
 import { NVME_BYTES_PER_S, boundWords, formatBand, stepTimeOf } from './time.js';
@@ -91,6 +99,14 @@ export interface EstimateInput {
   encoderTransientBytes?: number;
   /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA...). */
   extraGpuParams?: number;
+  /** Frozen models resident on each GPU at their real bytes (the catalog's encoders at their dtype); default 0. */
+  frozenGpuBytes?: number;
+  /** Bytes of a frozen weight of the model (1 when DiffSynth's --fp8_models loads the frozen base in fp8); default the precision's. */
+  frozenBytesPerParam?: number;
+  /** Bytes per parameter a rank loads on the CPU (DiffSynth's bf16: 2); default LOAD_BYTES_PER_PARAM (fp32). */
+  loadBytesPerParam?: number;
+  /** What each rank also loads on the CPU (the frozen encoders), bytes; default 0. */
+  loadExtraBytes?: number;
   /** DeepSpeed's buffer knobs; missing ones take DeepSpeed's defaults. */
   knobs?: Partial<ZeroKnobs>;
   /** CUDA context + NCCL per process, overriding the documented constants. */
@@ -105,7 +121,43 @@ export interface EstimateInput {
   timing?: Partial<TimeContext>;
   /** Tokens per sample, micro-batch and checkpointing for the step time when `activation` is absent. */
   workload?: TimeInput['workload'];
+  /** How an image or video model's tokens come from its pixels and frames, for the advice when nothing fits. */
+  tokenShape?: TokenShape | null;
+  /** The LoRA the answers would train instead of a full fine-tune (the catalog's targets), for the advice. */
+  loraAlternative?: LoraSpec | null;
 }
+
+/** An image or video model's tokens per sample: ceil(pixels / pixelsPerToken) x images x latent frames + text. */
+export interface TokenShape {
+  pixels: number;
+  pixelsPerToken: number;
+  /** Images of the sample's size in the sequence (1, or 2 for an edit model). */
+  images: number;
+  /** Frames per sample and the VAE's temporal compression (video), else null. */
+  frames: number | null;
+  temporalFactor: number | null;
+  /** Text tokens in the sequence (joint attention), else 0. */
+  textTokens: number;
+}
+
+/** Tokens per sample of a token shape at `pixels` and `frames`. */
+export function tokensOfShape(t: TokenShape, pixels: number, frames: number | null): number {
+  const latent = frames !== null && t.temporalFactor !== null ? 1 + Math.ceil((frames - 1) / t.temporalFactor) : 1;
+  return Math.ceil(pixels / t.pixelsPerToken) * t.images * latent + t.textTokens;
+}
+
+/** Sizes the advice names when fewer pixels would fit (width x height, DiffSynth's usual ones first). */
+const ADVICE_SIZES: readonly (readonly [number, number])[] = [
+  [1328, 1328],
+  [1024, 1024],
+  [720, 1280],
+  [768, 768],
+  [480, 832],
+  [512, 512],
+  [384, 672],
+  [320, 576],
+  [256, 256],
+];
 
 /** One mode's figures. */
 export interface ModeEstimate {
@@ -304,6 +356,8 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
   const cudaContextBytes = input.cudaContextBytes ?? null;
   checkBytes(cudaContextBytes, 'CUDA context', MAX_GPU_MEMORY_BYTES);
   checkBytes(input.encoderTransientBytes ?? 0, 'encoder working memory', MAX_GPU_MEMORY_BYTES * 1024);
+  checkBytes(input.frozenGpuBytes ?? 0, 'frozen models on the GPU', MAX_GPU_MEMORY_BYTES * 1024);
+  checkBytes(input.loadExtraBytes ?? 0, 'frozen models loaded on the CPU', MAX_GPU_MEMORY_BYTES * 1024);
   const activation = input.activation ?? null;
   let activations: ActivationBreakdown | null = null;
   if (activation) {
@@ -344,6 +398,10 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
     activation,
     activationBytes: activations?.totalBytes ?? null,
     extraGpuParams,
+    frozenGpuBytes: input.frozenGpuBytes ?? 0,
+    frozenBytesPerParam: input.frozenBytesPerParam ?? weightBytes(input.precision ?? 'bf16'),
+    loadBytesPerParam: input.loadBytesPerParam ?? LOAD_BYTES_PER_PARAM,
+    loadExtraBytes: input.loadExtraBytes ?? 0,
     cudaContextBytes,
     interconnect: input.interconnect ?? { kind: 'unknown', nvlinks: null },
     timing: timingOf(input),
@@ -699,9 +757,11 @@ export function estimateModes(input: EstimateInput): EstimateReport {
   let fullReason = reason;
   if (!recommended && n.usableGpuBytes !== null) {
     advice = adviseWhenNothingFits(input, modes);
-    // The changes that would fit replace the generic advice (the first two; all of them are in `advice`).
-    if (advice.length > 0)
-      fullReason = `${reason.replace(/; [^;]*\.$/, '.')} What would fit: ${advice.slice(0, 2).join('; ')}.`;
+    // The changes that would fit (the first two; all of them are in `advice`), else why no change helps.
+    fullReason =
+      advice.length > 0
+        ? `${reason} What would fit: ${advice.slice(0, 2).join('; ')}.`
+        : `${reason} ${nothingHelps(n, modes)}`;
   }
   const deepspeed = deepspeedRows(n);
   for (const r of deepspeed) {
@@ -732,34 +792,129 @@ function bestFitting(input: EstimateInput): ModeEstimate | null {
 }
 
 /**
- * When no mode fits: the changes that would make one fit, each tried on the estimate itself, in the order
- * an engineer would try them: gradient checkpointing, micro-batch 1, a smaller LoRA rank, then more GPUs
+ * When no mode fits: the changes that would make one fit, each tried on the estimate itself and only where the
+ * answers allow it (never what is already on): gradient checkpointing, micro-batch 1, LoRA instead of a full
+ * fine-tune, a smaller LoRA rank, fewer frames, fewer pixels (alone, then with the earlier changes), an offload
+ * mode that fits the GPU with the CPU memory it needs, and more GPUs only where they shrink the per-GPU figure
  * (whole nodes, up to 64 times as many).
  */
 export function adviseWhenNothingFits(input: EstimateInput, modes: ModeEstimate[]): string[] {
   const out: string[] = [];
-  const say = (change: string, row: ModeEstimate | null) => {
-    if (row) out.push(`${change} (${label(row)} at ${formatBytesShort(row.gpuNeedBytes)}/GPU)`);
+  const at = (row: ModeEstimate) => `${label(row)} at ${formatBytesShort(row.gpuNeedBytes)}/GPU`;
+  const say = (change: string, row: ModeEstimate | null): boolean => {
+    if (row) out.push(`${change} (${at(row)})`);
+    return row !== null;
   };
   const a = input.activation ?? null;
+  // The cheap changes, each alone.
+  const cheap: { words: string; apply: (x: EstimateInput) => EstimateInput }[] = [];
   if (a && a.checkpointing === 'none')
-    say('gradient checkpointing', bestFitting({ ...input, activation: { ...a, checkpointing: 'full' } }));
-  if (a && a.microBatch > 1) say('micro-batch 1', bestFitting({ ...input, activation: { ...a, microBatch: 1 } }));
+    cheap.push({
+      words: 'gradient checkpointing',
+      apply: (x) => ({
+        ...x,
+        activation: { ...x.activation!, checkpointing: 'full' },
+        ...workloadWith(x, { checkpointing: true }),
+      }),
+    });
+  if (a && a.microBatch > 1)
+    cheap.push({
+      words: 'micro-batch 1',
+      apply: (x) => ({ ...x, activation: { ...x.activation!, microBatch: 1 }, ...workloadWith(x, { microBatch: 1 }) }),
+    });
+  const full = !input.lora && (input.loraParams ?? null) === null && (input.trainableParams ?? null) === null;
+  if (full && input.loraAlternative)
+    cheap.push({
+      words: `LoRA (rank ${input.loraAlternative.rank}) instead of full fine-tuning`,
+      apply: (x) => ({ ...x, lora: input.loraAlternative! }),
+    });
+  if (!input.zeroInit) cheap.push({ words: 'zero3_init on', apply: (x) => ({ ...x, zeroInit: true }) });
   const lora = input.lora ?? null;
-  if (lora && lora.rank > 8) say('LoRA rank 8', bestFitting({ ...input, lora: { ...lora, rank: 8 } }));
-  const gpuShort = modes.every((m) => m.gpuFits === false);
-  if (gpuShort || out.length === 0) {
-    for (const factor of [2, 4, 8, 16, 32, 64]) {
-      const nodes = input.nodes * factor;
-      if (nodes > 100_000) break;
-      const row = bestFitting({ ...input, nodes });
-      if (row) {
-        say(`${input.gpusPerNode * nodes} GPUs (${nodes} nodes of ${input.gpusPerNode})`, row);
-        break;
+  if (lora && lora.rank > 8) cheap.push({ words: 'LoRA rank 8', apply: (x) => ({ ...x, lora: { ...lora, rank: 8 } }) });
+  let cheapFits = false;
+  for (const c of cheap) cheapFits = say(c.words, bestFitting(c.apply(input))) || cheapFits;
+  // Fewer frames or pixels, with the numbers: alone, else with the fewest cheap changes (in order) beside them.
+  const t = input.tokenShape ?? null;
+  if (t && a) {
+    const sized = (x: EstimateInput, pixels: number, frames: number | null): EstimateInput => {
+      const tokens = tokensOfShape(t, pixels, frames);
+      return { ...x, activation: { ...x.activation!, tokens }, ...workloadWith(x, { tokens }) };
+    };
+    const tries: {
+      words: (v: number) => string;
+      values: number[];
+      make: (x: EstimateInput, v: number) => EstimateInput;
+    }[] = [];
+    if (t.frames !== null && t.temporalFactor !== null && t.frames > 1) {
+      const f = t.temporalFactor;
+      const values: number[] = [];
+      for (let k = Math.ceil((t.frames - 1) / f) - 1; k >= 0; k--) values.push(1 + k * f);
+      tries.push({ words: (v) => `${v} frames instead of ${t.frames}`, values, make: (x, v) => sized(x, t.pixels, v) });
+    }
+    const sizes = ADVICE_SIZES.filter(([w, h]) => w * h < t.pixels);
+    tries.push({
+      words: (i) => {
+        const [w, h] = sizes[i]!;
+        return `--max_pixels ${w * h} (${w}x${h}) instead of ${t.pixels}`;
+      },
+      values: sizes.map((_, i) => i),
+      make: (x, i) => sized(x, sizes[i]![0] * sizes[i]![1], t.frames),
+    });
+    const first = (x: EstimateInput, tr: (typeof tries)[number], prefix: string): boolean =>
+      tr.values.some((v) => say(`${prefix}${tr.words(v)}`, bestFitting(tr.make(x, v))));
+    for (const tr of tries) {
+      if (first(input, tr, '') || cheapFits) continue;
+      for (let k = 1; k <= cheap.length; k++) {
+        const used = cheap.slice(0, k);
+        const x = used.reduce((acc, c) => c.apply(acc), input);
+        if (first(x, tr, `${used.map((c) => c.words).join(' and ')} and `)) break;
       }
     }
   }
+  // An offload mode that fits the GPU where the host is what is short: its CPU need.
+  const n = normalizeInput(input);
+  const hostShort = [...modes].sort(compareRows).find((r) => r.gpuFits === true && r.cpuFits === false);
+  if (hostShort) {
+    const twin = modes.find(
+      (r) =>
+        hostShort.offloadDevice === 'cpu' &&
+        r.mode === hostShort.mode &&
+        r.offloadDevice === 'nvme' &&
+        r.gpuFits === true &&
+        r.peak.cpuBytes < hostShort.peak.cpuBytes,
+    );
+    out.push(
+      `more CPU memory: ${label(hostShort)} needs ${formatBytesShort(hostShort.peak.cpuBytes)} of CPU memory per node (${formatBytesShort(n.usableCpuBytes ?? 0)} usable here)${twin ? `, its NVMe variant ${formatBytesShort(twin.peak.cpuBytes)}` : ''}, and fits the GPU at ${formatBytesShort(hostShort.gpuNeedBytes)}/GPU`,
+    );
+  }
+  for (const factor of [2, 4, 8, 16, 32, 64]) {
+    const nodes = input.nodes * factor;
+    if (nodes > 100_000) break;
+    if (
+      say(
+        `${input.gpusPerNode * nodes} GPUs (${nodes} nodes of ${input.gpusPerNode})`,
+        bestFitting({ ...input, nodes }),
+      )
+    )
+      break;
+  }
   return out;
+}
+
+/** The workload of an input with some of its fields changed (when the input gives one). */
+function workloadWith(x: EstimateInput, w: Partial<NonNullable<EstimateInput['workload']>>): Partial<EstimateInput> {
+  return x.workload ? { workload: { ...x.workload, ...w } } : {};
+}
+
+/** Why no change zerowiz tries makes the job fit: what dominates the smallest row. */
+function nothingHelps(n: NormalizedInput, modes: ModeEstimate[]): string {
+  const lowest = modes.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
+  if (lowest.gpuFits !== false)
+    return `Add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ' or offload to NVMe (ZeRO-3 offload NVMe)'}${n.zeroInit ? '' : ', use zero3_init'}, or add nodes.`;
+  const acts = lowest.peak.items.activations;
+  if (n.usableGpuBytes !== null && acts > n.usableGpuBytes / 2)
+    return `No change zerowiz tries fits it: the activations alone take ${formatBytesShort(acts)} per GPU; fewer tokens per sample (a shorter sequence, fewer pixels or frames) or GPUs with more memory.`;
+  return `No change zerowiz tries fits it (the largest layer, gathered whole, and the per-GPU buffers stay); GPUs with more memory.`;
 }
 
 /** The step time in words: `9.1-12 s/step, bound by the CPU optimizer on 8 threads per node`. */
@@ -842,11 +997,8 @@ export function recommend(
       lowest.gpuFits === false
         ? `even ${label(lowest)} peaks at ${formatBytesShort(lowest.gpuNeedBytes)} per GPU and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
         : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.peak.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
-    const advice =
-      lowest.gpuFits === false
-        ? 'add GPUs or nodes, use gradient checkpointing or a smaller micro-batch'
-        : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'}, use zero3_init, or add nodes`;
-    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'no' : 'No'} mode fits: ${why}; ${advice}.` };
+    // What would fit follows (estimateModes: adviseWhenNothingFits), from the answers.
+    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'no' : 'No'} mode fits: ${why}.` };
   }
   const sentences = [`${oneGpu}${label(best)} fits: ${fitsWords(n, best)}; ${timeWords(best.time)}`];
   if (modeOffloads(best.mode)) {

@@ -5,18 +5,19 @@
  */
 import type { ActivationInput } from './activations.js';
 import { EstimateInputError } from './estimate.js';
-import type { EstimateInput, LoraSpec } from './estimate.js';
-import { lookupModel } from './models.js';
+import type { EstimateInput, LoraSpec, TokenShape } from './estimate.js';
+import { DTYPE_BYTES, lookupModel } from './models.js';
 import type { BlockKind, ModelEntry } from './models.js';
 import { autoFill, numberDefault } from '../config/index.js';
 import { placementOf } from '../config/index.js';
 import type { Placement } from '../config/index.js';
+import { DIFFSYNTH_LOAD_BYTES_PER_PARAM } from './peak.js';
 import type { ZeroKnobs } from './peak.js';
 import { DEFAULT_GPU_ID, DEFAULT_HOST_CORES, gpuIds, gpuMemoryBytes, lookupGpu, parseInternode } from './gpus.js';
 import type { GpuSpec, Internode } from './gpus.js';
 import { assumedBlocks } from './time.js';
 import type { TimeContext, TimeInput } from './time.js';
-import { formatCount } from '../text/index.js';
+import { formatBytesShort, formatCount } from '../text/index.js';
 import { NearMiss } from '../text/index.js';
 import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import type { Answers } from '../config/index.js';
@@ -48,6 +49,7 @@ export type EstimateAnswers = Pick<
   | 'optimizer'
   | 'master_weights'
   | 'encoders_on_gpu'
+  | 'fp8_models'
   | 'extra_gpu_params'
   | 'headroom'
   | 'overlap_comm'
@@ -182,6 +184,34 @@ function loraOf(a: EstimateAnswers, model: ModelEntry | null): LoraSpec {
   return { rank: a.lora_rank, shapes: targets.map((t) => model.modules[t]!) };
 }
 
+/** How the image or video tokens of the answers come from pixels and frames (for the advice); null otherwise. */
+function tokenShapeOf(
+  a: EstimateAnswers,
+  model: ModelEntry | null,
+  ctx: EstimateContext,
+  activation: ActivationInput | null,
+): TokenShape | null {
+  const kind = kindOf(a, model);
+  if (!activation || ctx.tokens !== undefined || activation.block === 'unet' || (kind !== 'dit' && kind !== 'video'))
+    return null;
+  const shape = ctx.shape ?? {};
+  const tf = kind === 'video' ? (shape.temporalFactor ?? model?.temporalFactor ?? null) : null;
+  return {
+    pixels: a.max_pixels,
+    pixelsPerToken: shape.pixelsPerToken ?? model?.pixelsPerToken ?? DEFAULT_PIXELS_PER_TOKEN,
+    images: 1 + (model?.conditionImages ?? 0),
+    frames: tf === null ? null : a.frames,
+    temporalFactor: tf,
+    textTokens: activation.block === 'mmdit' ? (shape.textTokens ?? model?.textTokens ?? 0) : 0,
+  };
+}
+
+/** The LoRA a full fine-tune could train instead (the catalog's usual targets at the answers' rank), or null. */
+function loraAlternativeOf(a: EstimateAnswers, model: ModelEntry | null): LoraSpec | null {
+  if (a.fine_tuning === 'lora' || a.trainable_params !== null || !model || model.loraTargets.length === 0) return null;
+  return { rank: a.lora_rank, shapes: model.loraTargets.map((t) => model.modules[t]!) };
+}
+
 /** Pixels per image token when neither the catalog nor a flag says: an 8x VAE and 2x2 patches (FLUX, Qwen-Image, Wan, CogVideoX). */
 export const DEFAULT_PIXELS_PER_TOKEN = 256;
 
@@ -275,7 +305,9 @@ function activationOf(
     }
     const tf = temporalOf(a, model, ctx);
     const perFrame = Math.ceil(a.max_pixels / ppt);
-    tokens = perFrame * (tf === null ? 1 : latentFrames(a.frames, tf)) + (block === 'mmdit' ? text : 0);
+    // An edit model's input images join the sequence at the same size (their latent tokens).
+    const images = 1 + (model?.conditionImages ?? 0);
+    tokens = perFrame * images * (tf === null ? 1 : latentFrames(a.frames, tf)) + (block === 'mmdit' ? text : 0);
   } else {
     tokens = a.seq_len;
   }
@@ -343,21 +375,40 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
   }
   const shape = ctx.shape ?? {};
   const activation = activationOf(a, model, ctx, precision, notes);
-  let extraGpuParams = a.extra_gpu_params;
+  const extraGpuParams = a.extra_gpu_params;
   let encoderBytes = 0;
+  let frozenGpuBytes = 0;
+  let loadExtraBytes = 0;
+  const fp8Encoders = a.fp8_models === 'encoders' || a.fp8_models === 'all';
   if (a.encoders_on_gpu) {
     const enc = model?.encoders ?? null;
     if (!enc) {
       notes.push(
-        `encoders on the GPU: ${model ? `the catalog has no encoders for ${model.id}` : 'the model is not in the catalog'}; give their parameters as --extra-gpu-params (their working memory is not estimated)`,
+        `encoders on the GPU: not counted: ${model ? `the catalog has no encoders for ${model.id}` : 'the model is not in the catalog'}; give their parameters as --extra-gpu-params (their working memory is not estimated)`,
       );
     } else {
-      if (extraGpuParams === 0) extraGpuParams = enc.params;
+      const parts = enc.parts.map((p) => ({ ...p, dtype: fp8Encoders ? ('fp8' as const) : p.dtype }));
+      const bytes = parts.reduce((s, p) => s + Math.ceil(p.params * DTYPE_BYTES[p.dtype]), 0);
+      if (extraGpuParams === 0) {
+        frozenGpuBytes = bytes;
+        notes.push(
+          `encoders on the GPU: ${parts.map((p) => `${p.name} ${formatCount(p.params)} ${p.dtype}`).join(' + ')} = ${formatBytesShort(bytes)} per GPU, and each rank loads them on the CPU first`,
+        );
+      } else {
+        notes.push(
+          `encoders on the GPU: --extra-gpu-params ${formatCount(extraGpuParams)} in ${precision} instead of the catalog's ${formatBytesShort(bytes)}`,
+        );
+      }
+      loadExtraBytes = extraGpuParams === 0 ? bytes : extraGpuParams * (precision === 'fp32' ? 4 : 2);
       const video = kindOf(a, model) === 'video';
       const frames = video ? Math.min(a.frames, enc.vaeFramesAtOnce ?? a.frames) : 1;
       encoderBytes = encoderTransientBytes(enc.vaeChannels, a.max_pixels, frames, a.micro_batch);
     }
   }
+  // DiffSynth (the image and video models' trainer) loads every model in bf16, not the estimator's fp32.
+  const diffsynth = kindOf(a, model) !== 'lm' && precision !== 'fp32';
+  const frozenFp8 = (a.fp8_models === 'dit' || a.fp8_models === 'all') && a.fine_tuning === 'lora';
+  if (frozenFp8) notes.push('LoRA base model in fp8 (--fp8_models): its frozen weights count 1 byte each');
   if (optimizer !== 'adamw' || masterWeights === 'none')
     notes.push(
       `offload rows count DeepSpeedCPUAdam: with the optimizer offloaded, accelerate swaps the ${optimizer === 'adamw' ? 'optimizer' : optimizer} for it (fp32 master weights and moments on the CPU)`,
@@ -392,6 +443,10 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     masterWeights,
     encoderTransientBytes: encoderBytes,
     extraGpuParams,
+    frozenGpuBytes,
+    loadExtraBytes,
+    ...(diffsynth ? { loadBytesPerParam: DIFFSYNTH_LOAD_BYTES_PER_PARAM } : {}),
+    ...(frozenFp8 ? { frozenBytesPerParam: 1 } : {}),
     knobs: knobsOf(a, shape.hidden ?? model?.hidden ?? null, notes),
     cudaContextBytes: ctx.cudaContextBytes ?? null,
     interconnect,
@@ -401,6 +456,8 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     workload: activation
       ? { tokens: activation.tokens, microBatch: a.micro_batch, checkpointing: a.gradient_checkpointing }
       : workloadOfAnswers(a, model, ctx),
+    tokenShape: tokenShapeOf(a, model, ctx, activation),
+    loraAlternative: loraAlternativeOf(a, model),
   };
   if (a.fine_tuning === 'lora') {
     if (a.trainable_params !== null) input.loraParams = a.trainable_params;

@@ -49,6 +49,12 @@ export const NCCL_INIT_BYTES = Math.round(1.45 * 2 ** 30);
 export const FRAGMENTATION_MARGIN_FRACTION = 0.1;
 /** Bytes per parameter while a rank loads the model on CPU before sharding: fp32, as DeepSpeed's estimator assumes (`P * 4 * num_gpus_per_node`). */
 export const LOAD_BYTES_PER_PARAM = 4;
+/**
+ * DiffSynth-Studio's pipelines load every model in their torch_dtype (bf16: `ModelConfig`s loaded with
+ * `torch_dtype=torch.bfloat16` in its training scripts), so an image or video model costs 2 bytes a parameter
+ * per rank on the CPU, not the estimator's fp32.
+ */
+export const DIFFSYNTH_LOAD_BYTES_PER_PARAM = 2;
 /** DeepSpeed's offload_optimizer.buffer_count default: pinned fp32 swap buffers per rank for NVMe. */
 export const OPTIMIZER_SWAP_BUFFER_COUNT = DEEPSPEED_DEFAULTS.offload_optimizer_buffer_count;
 /** DeepSpeed's offload_param.buffer_count x buffer_size defaults (5 x 1e8 elements): 16-bit swap buffers per rank. */
@@ -125,6 +131,14 @@ export interface PeakInput {
   activations: ActivationBreakdown | null;
   /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA, reference model). */
   extraGpuParams: number;
+  /** Frozen models resident on each GPU given at their real bytes (the catalog's encoders at their dtype). */
+  frozenGpuBytes: number;
+  /** Bytes of one frozen (not trained) weight of the model: the training precision's, 1 when loaded in fp8. */
+  frozenBytesPerParam: number;
+  /** Bytes per parameter a rank loads on the CPU before DeepSpeed holds the model (LOAD_BYTES_PER_PARAM, or 2 for DiffSynth's bf16). */
+  loadBytesPerParam: number;
+  /** What a rank loads on the CPU besides the model (the frozen encoders), bytes. */
+  loadExtraBytes: number;
   /** CUDA context + NCCL per process; null means the documented constants. */
   cudaContextBytes: number | null;
   interconnect: Interconnect;
@@ -198,10 +212,25 @@ export interface Peak {
   items: PeakItems;
   /** Bytes per element of each state for this placement (the optimizer answer, master weights, offload). */
   bytes: StateBytes;
-  /** CPU per node: the larger of loading the model and the steady state (offloaded states, pinned buffers). */
-  cpu: { loadBytes: number; steadyBytes: number };
+  /** CPU per node: the larger of loading the model and the steady state (offloaded states, pinned buffers), with its items. */
+  cpu: CpuItems;
   nvmeBytes: number;
   layout: MemoryLayout;
+}
+
+/**
+ * CPU memory per node, in line items: loading (every rank's copy of the weights, and of the frozen encoders
+ * when they run every step) and training (offloaded states, pinned buffers, NVMe swap buffers); the peak is
+ * the larger of loadBytes and steadyBytes.
+ */
+export interface CpuItems {
+  loadWeights: number;
+  loadEncoders: number;
+  loadBytes: number;
+  states: number;
+  pinned: number;
+  swap: number;
+  steadyBytes: number;
 }
 
 /** Bytes of one weight (and its gradient) in the training precision. */
@@ -332,8 +361,9 @@ export function memoryLayout(placement: PeakPlacement, n: PeakInput): MemoryLayo
   const optWhere: StateSlice['where'] = opt === 'none' ? 'gpu' : opt;
   const shardOpt = stage !== 0;
   const states: StateSlice[] = [];
-  // Without DeepSpeed under torch AMP the trained weights are fp32 and the frozen ones stay 16-bit.
-  const paramBytes = w === weightBytes(n.precision) ? w : (w * T + weightBytes(n.precision) * (P - T)) / P;
+  // Without DeepSpeed under torch AMP the trained weights are fp32 and the frozen ones stay 16-bit (or fp8).
+  const frozen = n.frozenBytesPerParam;
+  const paramBytes = w === frozen ? w : (w * T + frozen * (P - T)) / P;
   states.push(slice('params', P, paramBytes, stage === 3, param === 'none' ? 'gpu' : param));
   if (stage <= 1) states.push(slice('grads', T, b.grads, false, 'gpu'));
   else if (stage === 2) states.push(slice('grads', T, b.grads, true, 'gpu', opt === 'none' ? undefined : 0));
@@ -517,8 +547,8 @@ export function optimizerStepBytes(placement: PeakPlacement, n: PeakInput): numb
 }
 
 /** Frozen models beside the trained one, whole on every GPU (not prepared, so not sharded), in the training precision. */
-export function extraModelsItem(n: Pick<PeakInput, 'extraGpuParams' | 'precision'>): number {
-  return n.extraGpuParams * weightBytes(n.precision);
+export function extraModelsItem(n: Pick<PeakInput, 'extraGpuParams' | 'precision' | 'frozenGpuBytes'>): number {
+  return n.extraGpuParams * weightBytes(n.precision) + n.frozenGpuBytes;
 }
 
 /** The allocator margin: FRAGMENTATION_MARGIN_FRACTION of the memory a step allocates and frees. */
@@ -535,27 +565,34 @@ export function marginItem(transientBytes: number): number {
  *   1-2 offload, and the NVMe swap buffers (offload_optimizer.buffer_count fp32 sub-groups,
  *   offload_param.buffer_count x buffer_size 16-bit elements), per rank.
  */
-export function cpuPerNode(
-  placement: PeakPlacement,
-  n: PeakInput,
-  layout: MemoryLayout,
-): { loadBytes: number; steadyBytes: number } {
+export function cpuPerNode(placement: PeakPlacement, n: PeakInput, layout: MemoryLayout): CpuItems {
   const g = n.gpusPerNode;
   const w = weightBytes(n.precision);
   const zeroInit = placement.stage === 3 && n.zeroInit;
-  const loadBytes = g * LOAD_BYTES_PER_PARAM * (zeroInit ? n.largestLayer : n.params);
-  let steady = layout.states.reduce((s, x) => s + x.cpuBytesPerNode, 0);
+  const loadWeights = Math.ceil(g * n.loadBytesPerParam * (zeroInit ? n.largestLayer : n.params));
+  const loadEncoders = g * n.loadExtraBytes;
+  const states = layout.states.reduce((s, x) => s + x.cpuBytesPerNode, 0);
   const partition = Math.ceil(n.trainable / n.totalGpus);
+  let pinned = 0;
+  let swap = 0;
   if (placement.stage !== 0 && placement.stage !== 3 && placement.optimizer !== 'none') {
     // The pinned 16-bit partition copy and the pinned staging buffer of the largest parameter.
-    steady += g * (w * partition + w * n.largestTrainable);
+    pinned += g * (w * partition + w * n.largestTrainable);
   }
   if (placement.stage === 3 && placement.optimizer === 'nvme') {
-    steady += g * 4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(n.knobs.subGroupElems, partition);
+    swap += g * 4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(n.knobs.subGroupElems, partition);
   }
-  if (placement.stage === 3 && placement.param === 'nvme') steady += g * w * PARAM_SWAP_BUFFER_ELEMS;
+  if (placement.stage === 3 && placement.param === 'nvme') swap += g * w * PARAM_SWAP_BUFFER_ELEMS;
   // Loading and training do not overlap: the load copies are freed once DeepSpeed holds the shards.
-  return { loadBytes, steadyBytes: steady };
+  return {
+    loadWeights,
+    loadEncoders,
+    loadBytes: loadWeights + loadEncoders,
+    states,
+    pinned,
+    swap,
+    steadyBytes: states + pinned + swap,
+  };
 }
 
 /**

@@ -10,8 +10,11 @@ import { GPU_CATALOG, gpuMemoryBytes } from './gpus.js';
 import type { GpuSpec } from './gpus.js';
 import type { StepTimeBand } from './time.js';
 
-/** How many optimizer steps: a count, or epochs of a dataset. */
-export type StepCount = { steps: number } | { epochs: number; datasetSize: number };
+/**
+ * How many optimizer steps: a count, or epochs of a dataset (over `passes` training passes of the same schedule,
+ * such as Wan2.2-A14B's two experts trained one after the other; default 1).
+ */
+export type StepCount = { steps: number } | { epochs: number; datasetSize: number; passes?: number };
 
 /** The run's time and price. */
 export interface PipelineEstimate {
@@ -44,7 +47,7 @@ export function globalBatchOf(r: Pick<EstimateReport, 'input'>): number {
 export function stepsOf(count: StepCount, globalBatch: number): { steps: number; stepsPerEpoch: number | null } {
   if ('steps' in count) return { steps: count.steps, stepsPerEpoch: null };
   const perEpoch = Math.max(1, Math.ceil(count.datasetSize / Math.max(1, globalBatch)));
-  return { steps: count.epochs * perEpoch, stepsPerEpoch: perEpoch };
+  return { steps: (count.passes ?? 1) * count.epochs * perEpoch, stepsPerEpoch: perEpoch };
 }
 
 /** The run's time and price for a row of a report (the recommended one, or the setup's own). */

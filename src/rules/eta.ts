@@ -45,9 +45,28 @@ export function setupSchedule(setup: Setup, cwd: string, read?: (path: string) =
   if (metadata === null) return { count: null, why: `step ${step.name} names no --dataset_metadata_path` };
   const rows = metadataRows(isAbsolute(metadata) ? metadata : resolve(cwd, metadata), read);
   if (rows === null) return { count: null, why: `${metadata} cannot be read here (its samples are unknown)` };
+  // Later training steps of the same schedule are more passes (Wan2.2-A14B: one per expert, split by timestep).
+  const passes = setup.steps.slice(train).filter((s) => {
+    if (!s.usesConfig) return false;
+    const o = diffSynthSchedule(s.args);
+    return (
+      o !== null && o.epochs === sched.epochs && o.repeat === sched.repeat && (o.metadataPath ?? metadata) === metadata
+    );
+  });
+  const experts = passes.every(
+    (s) => s.args.includes('--max_timestep_boundary') || s.args.includes('--min_timestep_boundary'),
+  );
+  const many =
+    passes.length > 1
+      ? `${passes.length} passes (${experts ? 'one per expert, split by --max/--min_timestep_boundary' : passes.map((s) => s.name).join(', ')}) of `
+      : '';
   return {
-    count: { epochs: sched.epochs, datasetSize: rows * sched.repeat },
-    why: `${sched.epochs} epoch${sched.epochs === 1 ? '' : 's'} of ${rows} samples${sched.repeat > 1 ? ` x ${sched.repeat} (--dataset_repeat)` : ''} in ${metadata}`,
+    count: {
+      epochs: sched.epochs,
+      datasetSize: rows * sched.repeat,
+      ...(passes.length > 1 ? { passes: passes.length } : {}),
+    },
+    why: `${many}${sched.epochs} epoch${sched.epochs === 1 ? '' : 's'} of ${rows} samples${sched.repeat > 1 ? ` x ${sched.repeat} (--dataset_repeat)` : ''} in ${metadata}`,
   };
 }
 

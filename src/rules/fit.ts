@@ -78,8 +78,12 @@ export interface LaunchEstimate {
   label: string;
   /** After a CUDA OOM: the next mode or setting that fits by the estimate, as one phrase; null when none. */
   whatFits(oom: OomFacts): string | null;
-  /** After the host ran out of memory: a mode that needs less CPU memory per node; null when none. */
-  hostWhatFits(): string | null;
+  /**
+   * After the host ran out of memory (or before, short of it): the fastest mode the estimate's table says fits
+   * this host's memory (`hostBytes`, else the setup's cpu_memory), with its command; without either, a mode that
+   * needs less CPU memory and fits the GPU. Null when none.
+   */
+  hostWhatFits(hostBytes?: number): string | null;
   /** The link the step-time figures assume, in words (`NVLink x18`, or `NVLink x12 (assumed)` when not detected). */
   readonly link: string;
 }
@@ -192,15 +196,22 @@ export function launchEstimate(
       }
       return null;
     },
-    hostWhatFits: () => {
+    hostWhatFits: (hostBytes) => {
       const o = own();
       if (!o) return null;
       try {
-        const report = estimateModes(o.input);
+        const memory = hostBytes ?? o.input.cpuMemoryBytes ?? null;
+        const report = estimateModes(memory === null ? o.input : { ...o.input, cpuMemoryBytes: memory });
         const current = o.rowIn(report);
-        const next = [...report.modes]
-          .sort(compareRows)
-          .find((r) => r.gpuFits !== false && r.peak.cpuBytes < current.peak.cpuBytes && usable(r));
+        const sorted = [...report.modes].sort(compareRows).filter(usable);
+        const less = (r: ModeEstimate) => r.peak.cpuBytes < current.peak.cpuBytes;
+        // With the host's memory known: the fastest mode the table says fits (GPU and CPU), else none.
+        if (memory !== null) {
+          const fits = sorted.find((r) => r.fits === true && less(r));
+          if (!fits) return null;
+          return `${rowLabel(fits.mode, fits.offloadDevice)} fits by the estimate on this host (${formatBytesShort(fits.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}; ${formatBytesShort(fits.gpuNeedBytes)} per GPU): ${switchModeCommand(source, setup.name, fits, nvmeDir())}`;
+        }
+        const next = sorted.find((r) => r.gpuFits !== false && less(r));
         if (!next) return null;
         return `${rowLabel(next.mode, next.offloadDevice)} needs ${formatBytesShort(next.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}${next.gpuFits === true ? ', and fits the GPU by the estimate' : ''}: ${switchModeCommand(source, setup.name, next, nvmeDir())}`;
       } catch {
