@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../src/config/questions.js';
 import type { Answers } from '../../src/config/questions.js';
 import type { Setup } from '../../src/config/setup.js';
-import { fileFindings } from '../../src/rules/validate.js';
+import { fileFindings, validate } from '../../src/rules/validate.js';
 import { launchEstimate, measuredFindings } from '../../src/rules/fit.js';
 import { loadMeasuredRuns } from '../../src/records/measured-runs.js';
 import { tradeoffOf } from '../../src/wizard/tradeoff.js';
@@ -147,5 +147,28 @@ describe('measured beats modelled: the run records and the fit findings', () => 
     expect(measuredFindings(setupOf({ mode: '3', lora_rank: 8, fine_tuning: 'full', micro_batch: 2 }), runs)).toEqual(
       [],
     );
+  });
+});
+
+describe('the fit findings follow the answers (issue 29)', () => {
+  it('encoders on the GPU of a model whose encoders are unknown: a finding beside the answer', () => {
+    const s = setupOf({ model_name: 'my-dit', model_kind: 'dit', encoders_on_gpu: true, gpu_memory: 80 * GiB });
+    const f = validate(s).find((x) => x.rule === 'encoders-unknown');
+    expect(f?.message).toMatch(/encoders on the GPU are not counted: my-dit is not in the catalog/);
+    expect(f?.questions).toEqual(['extra_gpu_params', 'encoders_on_gpu']);
+    const known = setupOf({ model_name: 'flux.1-dev', model_kind: 'dit', encoders_on_gpu: true, gpu_memory: 80 * GiB });
+    expect(validate(known).some((x) => x.rule === 'encoders-unknown')).toBe(false);
+  });
+  it('a mode that does not fit: the hint never says what is already on', () => {
+    const s = setupOf({
+      mode: '1',
+      gradient_checkpointing: true,
+      micro_batch: 1,
+      gpu_memory: 24 * GiB,
+      num_processes: 1,
+    });
+    const f = validate(s).find((x) => x.rule === 'mode-does-not-fit')!;
+    expect(f).toBeDefined();
+    expect(f.fix).not.toMatch(/gradient checkpointing|micro-batch/);
   });
 });
