@@ -116,3 +116,21 @@ describe('links', () => {
     expect((err as NearMiss).near).toContain('ib-ndr');
   });
 });
+
+describe('docs/gpus.md', () => {
+  it('shows the catalog as `zerowiz estimate --list-gpus` prints it', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join, dirname } = await import('node:path');
+    const { fileURLToPath } = await import('node:url');
+    const { spawnSync } = await import('node:child_process');
+    const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+    const r = spawnSync(process.execPath, [join(root, 'dist', 'zerowiz.js'), 'estimate', '--list-gpus'], {
+      encoding: 'utf8',
+      env: { PATH: join(root, '__tests__', 'fixtures', 'bin-empty'), HOME: process.env.HOME },
+    });
+    expect(r.status).toBe(0);
+    const page = readFileSync(join(root, 'docs', 'gpus.md'), 'utf8');
+    expect(page).toContain(r.stdout.trimEnd());
+    for (const g of GPU_CATALOG) expect(page).toContain(g.id);
+  });
+});

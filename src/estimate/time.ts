@@ -61,17 +61,18 @@ export const HOST_OPTIMIZER_PARAMS_PER_S_PER_THREAD = 0.278e9;
 /** The host rate's band, as a factor of its figure (an assumption: hosts differ in memory channels and speed). */
 export const HOST_RATE_BAND: readonly [number, number] = [0.75, 1.25];
 /**
- * What a micro-step spends per block beyond its FLOPs (kernel launches, autograd and Python between small
- * kernels): 2.2 ms, set from one row of the calibration (qwen-7b-lora-1gpu-seq256: 1.2 s measured for 8
- * micro-steps of 256 tokens through 32 blocks, of which 0.64 s are FLOPs at COMPUTE_EFFICIENCY), so that row is no
- * test of it; the other short-sequence rows are.
+ * What a micro-step spends on the host per block (kernel launches, autograd and Python between small kernels),
+ * beside the GPU's work: a micro-step takes the longer of the two. 4.69 ms, set from one row of the calibration
+ * (qwen-7b-lora-1gpu-seq256: 1.2 s measured for 8 micro-steps of 256 tokens through 32 blocks, 1.2 / 256, the
+ * GPU's FLOPs taking less), so that row is no test of it; the other short-sequence rows are.
  */
 export const STEP_OVERHEAD_SECONDS_PER_BLOCK = 4.69e-3;
 /**
  * ZeRO-3's fetch of a block's partitions, per block and pass (forward, backward, recomputation): hooks,
- * all-gather launches and waits that prefetching does not hide: 2.6 ms, set from one row of the calibration
- * (qwen-1.8b-full-z3-1gpu-seq256: 2.1 s measured for 8 micro-steps through 24 blocks, 0.6 s of FLOPs and
- * STEP_OVERHEAD_SECONDS_PER_BLOCK), so that row is no test of it; the other ZeRO-3 rows are.
+ * all-gather launches and waits that prefetching does not hide. 2.08 ms, set from one row of the calibration
+ * (qwen-1.8b-full-z3-1gpu-seq256: 2.1 s measured for 8 micro-steps through 24 blocks under checkpointing, less
+ * 8 x 24 x STEP_OVERHEAD_SECONDS_PER_BLOCK, over 8 x 24 x 3 passes), so that row is no test of it; the other
+ * ZeRO-3 rows are.
  */
 export const ZERO3_FETCH_SECONDS_PER_BLOCK = 2.08e-3;
 /** NVMe offload when `check` measured nothing: stas00 measured 1 to 3.15 GB/s reads on a 3.5 GB/s drive (DeepSpeed#998); assumed 2 GB/s. */
