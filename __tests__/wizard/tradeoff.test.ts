@@ -66,6 +66,11 @@ describe('the ZeRO tradeoff view model', () => {
     expect(cost).toContain('GPU<->CPU');
     expect(cost).toContain('1.5x DDP');
     expect(cost).toMatch(/; [0-9.]+-[0-9.]+ s\/step, bound by the CPU optimizer on \d+ threads? per node\.$/);
+    // The CPU column's line items, like the GPU's: what loading holds, what training holds, the larger counts.
+    const c = row.estimate.peak.cpu;
+    expect(explainRow(t, '3-offload')[3]).toBe(
+      `GiB/node (CPU, the larger of loading and training): load weights ${(c.loadWeights / 2 ** 30).toFixed(1)}; states ${(c.states / 2 ** 30).toFixed(1)}`,
+    );
   });
 
   it('shows the peak (not model states) in the table, and the step time', () => {

@@ -336,6 +336,20 @@ export function itemsText(m: ModeEstimate): string {
   return `GiB/GPU: ${parts.join(', ')}`;
 }
 
+/** The CPU column's line items: what a node holds while loading and while training (the peak is the larger). */
+export function cpuItemsText(m: Pick<ModeEstimate, 'peak'>): string {
+  const c = m.peak.cpu;
+  const g = (b: number) => (b / 2 ** 30).toFixed(1);
+  const load = [`load weights ${g(c.loadWeights)}`, c.loadEncoders > 0 ? `encoders ${g(c.loadEncoders)}` : null];
+  const train = [
+    `states ${g(c.states)}`,
+    c.pinned > 0 ? `pinned ${g(c.pinned)}` : null,
+    c.swap > 0 ? `swap buffers ${g(c.swap)}` : null,
+  ];
+  const list = (xs: (string | null)[]) => xs.filter((x) => x !== null).join(', ');
+  return `GiB/node (CPU, the larger of loading and training): ${list(load)}; ${list(train)}`;
+}
+
 /**
  * The panel on one mode, three lines: its peak per GPU and CPU per node and whether it fits, beside
  * DeepSpeed's estimator figure (model states only); the peak's line items; its traffic and the time it adds
@@ -364,7 +378,12 @@ export function explainRow(t: Tradeoff, key: string): string[] {
   ];
   if (m.offloadBytesPerStep > 0) traffic.push(`${compactBytes(m.offloadBytesPerStep)} GPU<->CPU`);
   if (m.nvmeBytesPerStep > 0) traffic.push(`${compactBytes(m.nvmeBytesPerStep)} CPU<->NVMe`);
-  const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}; ${timeWords(m.time)}.`];
+  const lines = [
+    line1,
+    itemsText(m),
+    `Per GPU and step: ${traffic.join(', ')}; ${timeWords(m.time)}.`,
+    cpuItemsText(m),
+  ];
   // What each save of the weights costs in this mode (the 16-bit gather at ZeRO-3).
   const save = t.report ? saveCostOfInput(m.placement, t.report.input) : null;
   if (save) lines.push(`Saving: ${saveCostText(save)}.`);
