@@ -295,7 +295,9 @@ describe('the finish screen says how long the run takes', () => {
     const f = (await frame(r, (x) => x.includes('Write to a directory'))).replace(/\s*\n\s*/g, ' ');
     // 5 epochs of 40 samples x 50 (--dataset_repeat) on one GPU, one sample a step: 10,000 steps.
     expect(f).toMatch(/Run: ZeRO-3 offload [\d.]+-[\d.]+ s\/step \(offload bounds it/);
-    expect(f).toMatch(/ETA \d+h\d+m \(\d+h\d+m-\d+h\d+m\) for 10000 steps \(5 epochs of 40 samples x 50/);
+    expect(f).toMatch(
+      /ETA \d+h\d+m \(\d+h\d+m-\d+h\d+m\), [\d.]+ GPU-hours: 10000 steps \(5 epochs of 40 samples x 50/,
+    );
     expect(f).toContain('GPU-hours');
     r.unmount();
   });

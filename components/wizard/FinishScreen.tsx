@@ -330,15 +330,13 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
+      {noteLine}
       {p.estimateNote
-        ? p.estimateNote
-            .split('\n')
-            .flatMap((x) => softWrap(x, w))
-            .map((l, i) => (
-              <Text key={`e${i}`} color={tint('dim')}>
-                {l}
-              </Text>
-            ))
+        ? p.estimateNote.split('\n').map((l, i) => (
+            <Text key={`e${i}`} color={tint('dim')} wrap="truncate">
+              {clip(l, w)}
+            </Text>
+          ))
         : null}
       {p.launchNote && p.items.some((i) => i.id === 'launch')
         ? softWrap(p.launchNote, w).map((l, i) => (
@@ -347,7 +345,6 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
             </Text>
           ))
         : null}
-      {noteLine}
     </Box>
   );
 }

@@ -16,7 +16,14 @@ import {
   normalizeInput,
   pipelineOf,
 } from '../estimate/index.js';
-import type { EstimateReport, MeasuredRun, PipelineEstimate, StepCount, StepTimeBand } from '../estimate/index.js';
+import type {
+  EstimateReport,
+  MeasuredRun,
+  ModelEntry,
+  PipelineEstimate,
+  StepCount,
+  StepTimeBand,
+} from '../estimate/index.js';
 import type { RunEstimate } from './fit.js';
 
 /** Where a setup's step count comes from, for the sentence. */
@@ -126,11 +133,13 @@ export function setupRun(
   step: NonNullable<RunEstimate['step']>,
   cwd: string,
   measured: readonly MeasuredRun[] = [],
+  /** The model catalog when the caller has it loaded (else read here). */
+  models?: readonly ModelEntry[],
 ): { pipeline: PipelineEstimate | null; schedule: SetupSchedule } {
   const schedule = setupSchedule(setup, cwd);
   if (!schedule.count) return { pipeline: null, schedule };
   try {
-    const { input } = estimateInputFromSetup(setup.answers, { models: modelCatalogOrNone() });
+    const { input } = estimateInputFromSetup(setup.answers, { models: models ?? modelCatalogOrNone() });
     if (!input) return { pipeline: null, schedule };
     const n = normalizeInput(input);
     const time = { stepSeconds: step.seconds, low: step.low, high: step.high };

@@ -188,21 +188,22 @@ export function finishEstimateLines(
   env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   // No models (the catalog not loaded yet): the catalog file, as a launch reads it.
-  const e =
-    launchEstimate(setup, models.length > 0 ? models : undefined, setup.name, cwd, undefined, env)?.json ?? null;
+  const catalog = models.length > 0 ? models : undefined;
+  const e = launchEstimate(setup, catalog, setup.name, cwd, undefined, env)?.json ?? null;
   if (!e?.step) return [];
   const a = setup.answers;
   const bound = e.step.bound === 'hostOptimizer' ? 'the CPU optimizer' : e.step.bound;
   const out = [
     `Run: ${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} ${formatBand(e.step)} (${bound} bounds it; ${e.step.gpu}, ${e.step.link})`,
   ];
-  const { pipeline: p, schedule } = setupRun(setup, e.step, cwd, measured);
+  const { pipeline: p, schedule } = setupRun(setup, e.step, cwd, measured, catalog);
   if (!p) return [...out, `ETA unknown: ${schedule.why}`];
   const d = (s: number) => formatDuration(s * 1000);
   const price = p.price === null ? '' : `, ${p.price.toFixed(2)} at ${p.gpuHourPrice}/GPU-hour`;
   const data = p.dataSeconds === null ? '' : ` + data pass ${d(p.dataSeconds)}`;
+  // Cut to the screen's width: what it costs first, where the count comes from last.
   out.push(
-    `ETA ${d(p.trainSeconds)} (${d(p.trainLow)}-${d(p.trainHigh)})${data} for ${p.steps} steps (${schedule.why}); ${p.gpuHours.toFixed(1)} GPU-hours${price}`,
+    `ETA ${d(p.trainSeconds)} (${d(p.trainLow)}-${d(p.trainHigh)})${data}, ${p.gpuHours.toFixed(1)} GPU-hours${price}: ${p.steps} steps (${schedule.why})`,
   );
   return out;
 }

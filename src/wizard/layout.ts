@@ -171,9 +171,11 @@ export function finishRows(
           t.split('\n').reduce((n, l) => n + softWrap(l, menu.width).length, 0),
         )
       : 0;
+  // The estimate's lines are cut to one row each (what the last action said comes first, whole).
+  const estimateRows = menu.estimateNote ? menu.estimateNote.split('\n').length : 0;
   return Math.max(
     floor,
-    1 + menu.items + rowsOf(menu.estimateNote) + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS),
+    1 + menu.items + estimateRows + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS),
   );
 }
 
