@@ -4,12 +4,17 @@
 // DeepSpeed rows; the recommendation), on workloads with an activation shape and LoRA adapters, against a
 // baseline loop of the same length that does trivial arithmetic (ratio = trivial loop iterations per call).
 // Out of process: `zerowiz estimate --json` start-up against `node -e 0`.
+// A whole report with step times (issue 27): every mode and the baseline row with their time terms on a catalog
+// GPU over two nodes, the recommendation by time and the pipeline's ETA and price; and a report where nothing
+// fits (the advice tries LoRA, fewer frames and pixels, more GPUs on the estimate itself), idle and beside a
+// busy CPU neighbour. Goal: < 1 ms in process.
 import { build } from 'esbuild';
 import { facesPlugin } from '../../scripts/faces.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { withBusyNeighbour } from './neighbour.mjs';
 
 function perCallNs(fn, iterations) {
   for (let i = 0; i < Math.min(iterations, 20_000); i++) fn(i); // warm-up (JIT)
@@ -38,6 +43,26 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
       logLevel: 'warning',
     });
     const { estimateMode, estimateModes } = await import(pathToFileURL(outfile).href);
+    const timedOut = join(dir, 'timed.mjs');
+    await build({
+      plugins: [facesPlugin(root)],
+      stdin: {
+        contents: [
+          "export { estimateModes } from './src/estimate/estimate.ts';",
+          "export { pipelineOf } from './src/estimate/pipeline.ts';",
+          "export { lookupGpu, parseInternode } from './src/estimate/gpus.ts';",
+        ].join('\n'),
+        resolveDir: root,
+        loader: 'ts',
+      },
+      outfile: timedOut,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'warning',
+    });
+    const timed = await import(pathToFileURL(timedOut).href);
     const GiB = 2 ** 30;
     const inputs = Array.from({ length: 64 }, (_, i) => ({
       params: 1e9 + i * 3.3e8,
@@ -84,6 +109,66 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
     const allNs = perCallNs((i) => {
       sink += estimateModes(inputs[i & 63]).modes.length;
     }, 50_000);
+    // Wan2.1-14B-shaped DiT over two nodes of 8 H100s on InfiniBand, with a pipeline of 2 epochs x 5000 samples.
+    const h100 = timed.lookupGpu('h100-sxm');
+    const internode = timed.parseInternode('ib-ndr');
+    const wan = (i) => ({
+      params: 14288491584,
+      largestLayer: 157317120,
+      gpusPerNode: 8,
+      nodes: 1 + (i % 2),
+      zeroInit: true,
+      gpuMemoryBytes: 80 * GiB,
+      cpuMemoryBytes: 1024 * GiB,
+      activation: {
+        block: 'dit',
+        layers: 40,
+        hidden: 5120,
+        heads: 40,
+        kvHeads: 40,
+        ffn: 13824,
+        vocab: 0,
+        tokens: 1560 * (13 + 8 * (i % 2)),
+        microBatch: 1,
+        checkpointing: 'full',
+        bytesPerValue: 2,
+        crossTokens: 512,
+        residualBytes: 4,
+      },
+      interconnect: { kind: 'nvlink', nvlinks: 18 },
+      timing: { gpu: h100, hostCores: 64 + 32 * (i % 2), internode, accumulation: 1 + (i % 4) },
+      workload: { tokens: 1560 * (13 + 8 * (i % 2)), microBatch: 1, checkpointing: true },
+    });
+    const timedInputs = Array.from({ length: 16 }, (_, i) => wan(i));
+    const count = { epochs: 2, datasetSize: 5000 };
+    const wholeNs = () =>
+      perCallNs((i) => {
+        const r = timed.estimateModes(timedInputs[i & 15]);
+        const row = r.modes.find((m) => m.mode === r.recommended) ?? r.baseline;
+        sink += timed.pipelineOf(r, row, count, 2.99).steps + r.baseline.time.stepSeconds;
+      }, 20_000);
+    const whole = wholeNs();
+    // Nothing fits: 24 GiB GPUs, one of them, a full fine-tune at 81 frames (the advice searches the changes).
+    const tight = {
+      ...wan(1),
+      gpusPerNode: 1,
+      nodes: 1,
+      gpuMemoryBytes: 24 * GiB,
+      cpuMemoryBytes: 128 * GiB,
+      tokenShape: { pixels: 399360, pixelsPerToken: 256, images: 1, frames: 81, temporalFactor: 4, textTokens: 0 },
+      loraAlternative: {
+        rank: 32,
+        shapes: [
+          [5120, 5120, 320],
+          [5120, 13824, 40],
+          [13824, 5120, 40],
+        ],
+      },
+    };
+    const noFitNs = perCallNs(() => {
+      sink += timed.estimateModes(tight).advice.length;
+    }, 200);
+    const busyWhole = await withBusyNeighbour(async () => wholeNs());
     if (sink === 42) console.log('');
     const cli = timeNode([
       bin,
@@ -112,6 +197,27 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
         unit: 'µs',
         ratio: allNs / baselineNs,
         goal: '< 1000 µs',
+      },
+      {
+        name: 'estimate: whole report with step times (8 rows + baseline, time terms, recommendation by time, pipeline ETA and price) (vs trivial loop body)',
+        value: whole / 1000,
+        unit: 'µs',
+        ratio: whole / baselineNs,
+        goal: '< 1000 µs',
+      },
+      {
+        name: 'estimate: whole report with step times, beside a busy CPU neighbour (vs the same idle)',
+        value: busyWhole / 1000,
+        unit: 'µs',
+        ratio: busyWhole / whole,
+        goal: '< 1000 µs',
+      },
+      {
+        name: 'estimate: a report where nothing fits, with the advice (LoRA, frames, pixels, GPUs tried on the estimate) (vs whole report)',
+        value: noFitNs / 1000,
+        unit: 'µs',
+        ratio: noFitNs / whole,
+        goal: 'once per answer change, not per keypress: < 50 ms',
       },
       { name: 'zerowiz estimate --json (vs node -e 0)', value: cli, unit: 'ms', ratio: cli / nodeBaselineMs },
     ];

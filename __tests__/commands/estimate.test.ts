@@ -64,6 +64,7 @@ describe('zerowiz estimate --json', () => {
       cpuMemoryBytes: 1024 * GiB,
     });
     expect(out.modes.map((m) => `${m.mode as string}${m.offloadDevice === 'nvme' ? ':nvme' : ''}`)).toEqual([
+      '0',
       '1',
       '2',
       '2-offload',
@@ -117,7 +118,7 @@ describe('zerowiz estimate --json', () => {
     ]);
     expect(out.recommended).toBe('2');
     expect(out.reason).toMatch(
-      /^ZeRO-2 fits in 80 GiB with .* to spare \(peak .*\) and adds no communication over DDP; ZeRO-1 also fits at the same cost, with .* less room\.$/,
+      /^ZeRO-2 fits: peak .* per GPU of the 72 GiB usable \(80 GiB less 10% headroom\), .* to spare; .* s\/step, bound by compute\. ZeRO-1 also fits in the same time, with .* less room/,
     );
     // The new inputs (issue 23) are under input; the shape is otherwise kept.
     expect(out.input).toMatchObject({ optimizer: 'adamw', masterWeights: 'fp32', frames: null, preset: null });
@@ -196,10 +197,11 @@ describe('zerowiz estimate --json', () => {
         /^detected: 8 x NVIDIA H100 80GB HBM3 \(79\.6 GiB\); CPU memory .*; GPUs linked by NVLink x18\.$/,
       ),
       expect.stringMatching(/^activations not estimated/),
+      expect.stringMatching(/^step times assume 47 blocks \(a Llama-like shape for 20.4B parameters\)/),
     ]);
     // nvidia-smi topo -m's NV18: the step time runs on NVLink.
     expect(out.input.interconnect).toEqual({ kind: 'nvlink', nvlinks: 18 });
-    const m3 = out.modes.find((m) => m.mode === '3')! as { time: { link: string; extraMs: number } };
+    const m3 = out.modes.find((m) => m.mode === '3')! as { time: { link: string } };
     expect(m3.time.link).toBe('NVLink x18');
   });
 
@@ -337,7 +339,7 @@ describe('advice a user can act on', () => {
       '--no-nvme',
     ]);
     expect(d.recommended).toBeNull();
-    expect(d.reason).toMatch(/needs [\d.]+ GiB of CPU memory per node; add CPU memory/);
+    expect(d.reason).toMatch(/needs [\d.]+ GiB of CPU memory per node\. What would fit: .*more CPU memory: /);
     expect(d.reason).not.toContain('shorten sequences');
   });
 });

@@ -116,8 +116,8 @@ describe('the wizard in a real terminal', () => {
     ]) {
       const row = lines.find((l) => l.slice(2).startsWith(label));
       expect(row, `${label} row\n${screen}`).toBeDefined();
-      // GPU peak, CPU, comm, step time and the fit mark are all there
-      expect(row!).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) +(\+[0-9.<]+s|-) +[✓✗?]/);
+      // GPU peak, CPU, comm, the step time (absolute: seconds per optimizer step) and the fit mark are all there
+      expect(row!).toMatch(/\d(\.\d)? [KMGT]iB .*\d(\.\d)? [KMGT]iB .*(\d(\.\d+)?x|-) +([0-9.<]+s|\d+m\d\ds|-) +[✓✗?]/);
     }
     // The panel: the highlighted mode's peak beside DeepSpeed's figure, then its line items, whole.
     expect(screen).toMatch(/▸ ZeRO-.*: peak [0-9.]+ [KMGT]iB\/GPU/);

@@ -17,6 +17,7 @@ interface Mode {
   commBytesPerStep: number;
   peak: { gpuBytes: number; items: Record<string, number> };
   measured?: { text: string; oom: boolean } | null;
+  measuredStep?: { seconds: number; text: string } | null;
 }
 interface Doc {
   input: Record<string, unknown> & { activation: Record<string, unknown> | null; trainableParams: number };
@@ -139,9 +140,10 @@ describe('blocks: a DiT without a catalog entry is not an LLM', () => {
     const cached = estimate(args);
     const live = estimate([...args, '--encoders-on-gpu']);
     expect(cached.input.encoderTransientBytes).toBe(0);
-    expect(live.input.extraGpuParams).toBe(5193000000);
+    // The catalog's frozen models at their bytes (T5 v1.1 XXL and the VAE, bf16): 2 x 5,193,310,656.
+    expect(live.input.frozenGpuBytes).toBe(2 * 5_193_310_656);
     expect(live.input.encoderTransientBytes).toBe(3 * 128 * 768 * 512 * 49 * 2);
-    expect(row(live, '2').peak.gpuBytes - row(cached, '2').peak.gpuBytes).toBeGreaterThan(5193000000 * 2);
+    expect(row(live, '2').peak.gpuBytes - row(cached, '2').peak.gpuBytes).toBeGreaterThan(5_193_310_656 * 2);
   });
 });
 
@@ -205,7 +207,7 @@ describe('the recommendation, word for word', () => {
 
 describe('measured beats modelled: estimate --preset NAME', () => {
   /** A preset in the user's config and one local run record of it that measured `peakGiB` (or ran out of memory). */
-  function withRun(peakGiB: number, oom = false): { cwd: string; home: string } {
+  function withRun(peakGiB: number, oom = false, ratePerS: number | null = null): { cwd: string; home: string } {
     const home = tempDir('zw-home-');
     const cwd = tempDir('zw-cwd-');
     const dir = join(home, '.config', 'zerowiz', 'presets');
@@ -248,7 +250,7 @@ describe('measured beats modelled: estimate --preset NAME', () => {
           lossCount: 0,
           nonFiniteLosses: 0,
           learningRate: null,
-          ratePerS: null,
+          ratePerS,
           skippedSteps: 0,
           lossScale: null,
           dsPeakAllocatedBytes: null,
@@ -317,6 +319,17 @@ describe('measured beats modelled: estimate --preset NAME', () => {
     expect(j.input.preset).toBe('llama');
     expect(j.modes.find((m) => m.mode === '2')!.measured!.text).toMatch(/^measured 61\.2 GiB on 2026-12-01/);
     expect(j.modes.find((m) => m.mode === '1')!.measured).toBeNull();
+  });
+  it('shows the last measured step time of the same setup beside the model, and in --json', () => {
+    // The Trainer's bar counted 0.25 optimizer steps a second: 4 s a step.
+    const { cwd, home } = withRun(61.2, false, 0.25);
+    const r = run(cwd, home, []);
+    expect(r.stdout).toMatch(
+      /ZeRO-2: measured 61\.2 GiB on 2026-12-01, [^;]*; measured 4\.0 s\/step on 2026-12-01, [+-]\d+% (over|under) the estimate \(run 20261201-101500-llama\)/,
+    );
+    const j = JSON.parse(run(cwd, home, ['--json']).stdout) as Doc;
+    expect(j.modes.find((m) => m.mode === '2')!.measuredStep!.seconds).toBe(4);
+    expect(j.modes.find((m) => m.mode === '3')!.measuredStep).toBeNull();
   });
   it('a recommendation the measurement contradicts says so', () => {
     const { cwd, home } = withRun(79.6, true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeInput } from '../../src/estimate/estimate.js';
+import { normalizeInput, type NormalizedInput } from '../../src/estimate/estimate.js';
 import {
   DISK_WRITE_BYTES_PER_S,
   NCCL_TIMEOUT_S,
@@ -8,12 +8,12 @@ import {
   saveCostText,
 } from '../../src/estimate/gather.js';
 import { loadModelCatalog } from '../../src/estimate/models.js';
-import {
-  NVME_BYTES_PER_S,
-  PCIE_BYTES_PER_S,
-  NVLINK_BYTES_PER_S_PER_LINK,
-  type PeakInput,
-} from '../../src/estimate/peak.js';
+import { LINK_EFFICIENCY } from '../../src/estimate/gpus.js';
+import { NVME_BYTES_PER_S } from '../../src/estimate/time.js';
+
+/** The links of the default GPU (an A100 80 GB: NVLink 3 at 25 GB/s a link, PCIe 4.0), at the links' efficiency. */
+const NVLINK_BYTES_PER_S_PER_LINK = 25e9 * LINK_EFFICIENCY;
+const PCIE_BYTES_PER_S = 31.5e9 * LINK_EFFICIENCY;
 import { withDefaults } from '../../src/config/questions.js';
 import { loadPreset } from '../../src/config/presets.js';
 import { mkdtempSync } from 'node:fs';
@@ -25,7 +25,7 @@ const P = 20_430_401_088;
 const L = 56_641_536;
 const T = 235_929_600;
 
-function input(gpus: number, extra: Partial<Parameters<typeof normalizeInput>[0]> = {}): PeakInput {
+function input(gpus: number, extra: Partial<Parameters<typeof normalizeInput>[0]> = {}): NormalizedInput {
   return normalizeInput({
     params: P,
     largestLayer: L,

@@ -10,7 +10,7 @@ const linear = (i: number, o: number) => i * o + o;
 
 describe('the built-in model catalog (presets/models.yaml)', () => {
   const models = loadModelCatalog();
-  it("lives in presetsDir() and has the five models issue 12 names, and issue 23's video DiTs", () => {
+  it("lives in presetsDir() and has the five models issue 12 names, issue 23's video DiTs and issue 27's of 2026", () => {
     expect(existsSync(join(presetsDir(), 'models.yaml'))).toBe(true);
     expect(models.map((m) => m.id)).toEqual([
       'qwen-image',
@@ -20,6 +20,12 @@ describe('the built-in model catalog (presets/models.yaml)', () => {
       'ltx-video',
       'cogvideox-5b',
       'sdxl-unet',
+      'wan2.2-t2v-a14b',
+      'wan2.2-ti2v-5b',
+      'flux.2-dev',
+      'flux.2-klein-4b',
+      'z-image',
+      'qwen-image-edit',
       'llama-3.1-8b',
     ]);
   });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_HEADROOM_PERCENT, estimateModes, formatStepSeconds, usableGpu } from '../../src/estimate/estimate.js';
+import { DEFAULT_HEADROOM_PERCENT, estimateModes, usableGpu } from '../../src/estimate/estimate.js';
+import { formatBand, formatSeconds } from '../../src/estimate/time.js';
 import type { EstimateInput } from '../../src/estimate/estimate.js';
 import { LLAMA_8B_SHAPE } from '../helpers/fixtures.js';
+import { formatBytesShort } from '../../src/text/format.js';
 
 const GiB = 2 ** 30;
 const base = (over: Partial<EstimateInput> = {}): EstimateInput => ({
@@ -60,25 +62,23 @@ describe('fits and headroom', () => {
 });
 
 describe('recommendation: the fastest mode whose peak fits', () => {
-  it('picks ZeRO-1 when both 1 and 2 fit with about the same room, and says there is no need to shard further', () => {
-    // 2851M with a 30M-parameter adapter: ZeRO-2 shards 60 MB of gradients, far less than 1 GiB of room.
+  it('says what fits as a sum that adds up: the peak, the usable figure, what it is, and what is left', () => {
     const r = estimateModes(base({ loraParams: 30e6 }));
-    expect(r.recommended).toBe('1');
-    expect(r.reason).toMatch(
-      /^ZeRO-1 fits in 80 GiB with [0-9.]+ GiB to spare \(peak [0-9.]+ GiB per GPU\) and adds no communication over DDP; no need to shard the parameters\.$/,
+    const m = r.modes.find((x) => x.mode === r.recommended && x.offloadDevice === r.recommendedOffloadDevice)!;
+    const spare = 72 * GiB - m.gpuNeedBytes;
+    expect(r.reason).toContain(
+      `fits: peak ${formatBytesShort(m.gpuNeedBytes)} per GPU of the 72 GiB usable (80 GiB less 10% headroom), ${formatBytesShort(spare)} to spare; ${formatBand(m.time)}`,
     );
   });
-  it('at the same traffic prefers the room: ZeRO-2 over ZeRO-1 when it leaves 1 GiB or more, and says so', () => {
-    // 2851M trained in full: ZeRO-2 keeps 1/8 of the 5.7 GB of 16-bit gradients, about 5 GiB more room.
-    const r = estimateModes(base());
+  it('at the same time prefers the room: ZeRO-2 over ZeRO-1 when it leaves 1 GiB or more, and says what ZeRO-1 would give', () => {
+    // 2851M trained in full: ZeRO-2 keeps 1/8 of the 5.7 GB of 16-bit gradients, about 5 GiB more room; no
+    // activations known, so the step is its collectives, and ZeRO-1's reduce waits where ZeRO-2's does too.
+    const r = estimateModes(base({ knobs: { overlapComm: true } }));
     const [one, two] = ['1', '2'].map((m) => r.modes.find((x) => x.mode === m)!);
     expect(one!.fits && two!.fits).toBe(true);
-    expect(one!.peak.time.extraSeconds).toBe(two!.peak.time.extraSeconds);
     expect(one!.gpuNeedBytes - two!.gpuNeedBytes).toBeGreaterThan(GiB);
     expect(r.recommended).toBe('2');
-    expect(r.reason).toMatch(
-      /^ZeRO-2 fits in 80 GiB with [0-9.]+ GiB to spare \(peak [0-9.]+ GiB per GPU\) and adds no communication over DDP; ZeRO-1 also fits at the same cost, with [0-9.]+ GiB less room\.$/,
-    );
+    expect(r.reason).toMatch(/^ZeRO-2 fits: /);
   });
   it('picks ZeRO-2 when ZeRO-1 does not fit', () => {
     // 7B on 8 x 80 GiB with 30 GiB of activations: ZeRO-1 keeps 2P of 16-bit gradients on every GPU and
@@ -87,14 +87,9 @@ describe('recommendation: the fastest mode whose peak fits', () => {
     const one = r.modes.find((m) => m.mode === '1')!;
     expect(one.gpuFits).toBe(false);
     expect(r.recommended).toBe('2');
-    expect(r.reason).toMatch(/^ZeRO-2 fits in 80 GiB with [0-9.]+ GiB to spare/);
+    expect(r.reason).toMatch(/^ZeRO-2 fits: peak [0-9.]+ GiB per GPU/);
   });
-  it('picks ZeRO-3 when stages 1-2 do not fit without offload, and gives its step time', () => {
-    const r = estimateModes(base({ params: 30e9, largestLayer: 100e6 }));
-    expect(r.recommended).toBe('3');
-    expect(r.reason).toMatch(/ZeRO-3 fits .*1\.5x the communication of DDP, \+[0-9.]+ s\/step on PCIe/);
-  });
-  it('prefers 2-offload over 3-offload, and CPU over NVMe', () => {
+  it('with offload only, says no mode without offload fits and what bounds the step', () => {
     // 8B on one 24 GiB GPU: 2-offload keeps the 16 GB of 16-bit weights; nothing without offload fits.
     const r = estimateModes(
       base({ params: 8e9, largestLayer: 5e8, gpusPerNode: 1, gpuMemoryBytes: 24 * GiB, cpuMemoryBytes: 512 * GiB }),
@@ -105,8 +100,10 @@ describe('recommendation: the fastest mode whose peak fits', () => {
       '3-offload/cpu',
       '3-offload/nvme',
     ]);
-    expect([r.recommended, r.recommendedOffloadDevice]).toEqual(['2-offload', 'cpu']);
-    expect(r.reason).toMatch(/no mode without offload fits/);
+    expect(r.recommended === '2-offload' || r.recommended === '3-offload').toBe(true);
+    expect(r.recommendedOffloadDevice).toBe('cpu');
+    expect(r.reason).toMatch(/No mode without offload fits/);
+    expect(r.reason).toMatch(/bound by the CPU optimizer on 32 threads per node/);
   });
   it('falls back to 3-offload on NVMe when only that fits', () => {
     const r = estimateModes(
@@ -119,6 +116,15 @@ describe('recommendation: the fastest mode whose peak fits', () => {
     expect(r.reason).toMatch(/^With one GPU, stages 1-3 without offload shard over a single device and save nothing; /);
     expect(r.recommended).toBe('1');
   });
+  it('says what the same training needs without DeepSpeed', () => {
+    const fits = estimateModes(base({ loraParams: 30e6 }));
+    expect(fits.baseline.fits).toBe(true);
+    expect(fits.reason).toMatch(/Without DeepSpeed \(DDP\) it fits too, at [0-9.]+x the time/);
+    const big = estimateModes(base({ params: 30e9, largestLayer: 100e6 }));
+    expect(big.reason).toContain(
+      `Without DeepSpeed (DDP) it needs ${formatBytesShort(big.baseline.gpuNeedBytes)} per GPU`,
+    );
+  });
 });
 
 describe('when nothing fits: what to change', () => {
@@ -128,8 +134,14 @@ describe('when nothing fits: what to change', () => {
     const r = estimateModes(base({ params: 70e9, largestLayer: 1e9, cpuMemoryBytes: 64 * GiB }));
     expect(r.recommended).toBeNull();
     expect(r.reason).toMatch(/^No mode fits/);
-    expect(r.advice).toEqual([expect.stringMatching(/^\d+ GPUs \(\d+ nodes of 8\) \(ZeRO-3 at [0-9.]+ GiB\/GPU\)$/)]);
-    expect(r.reason).toContain(`What would fit: ${r.advice[0]}.`);
+    // The host is short too for the offload modes that fit the GPU: said with what they need.
+    expect(r.advice).toContainEqual(
+      expect.stringMatching(/^\d+ GPUs \(\d+ nodes of 8\) \(ZeRO-3 at [0-9.]+ GiB\/GPU\)$/),
+    );
+    expect(r.advice).toContainEqual(
+      expect.stringMatching(/^more CPU memory: ZeRO-\d offload needs [\d.]+ TiB of CPU memory per node/),
+    );
+    expect(r.reason).toContain(`What would fit: ${r.advice.slice(0, 2).join('; ')}.`);
   });
   it('offers nothing when no change could help (one layer gathered whole is bigger than the GPU)', () => {
     const r = estimateModes(
@@ -165,20 +177,13 @@ describe('when nothing fits: what to change', () => {
 });
 
 describe('step time', () => {
-  it('reads +0.8 s/step style, with more digits for small figures', () => {
-    expect(formatStepSeconds(0)).toBe('+0 s/step');
-    expect(formatStepSeconds(0.8)).toBe('+0.8 s/step');
-    expect(formatStepSeconds(0.04)).toBe('+0.04 s/step');
-    expect(formatStepSeconds(0.001)).toBe('+<0.01 s/step');
-    expect(formatStepSeconds(16.4)).toBe('+16 s/step');
-  });
-  it('is zero over ZeRO-1 for stages 1-2 and grows with the stage-3 gathers', () => {
-    const r = estimateModes(base({ params: 7e9 }));
-    const t = (mode: string) => r.modes.find((m) => m.mode === mode && m.offloadDevice !== 'nvme')!.peak.time;
-    expect(t('1').extraSeconds).toBe(0);
-    expect(t('2').extraSeconds).toBe(0);
-    // Stage 3 gathers the 16-bit parameters in forward and backward: 2 x 2P x 7/8 bytes over PCIe's 25 GB/s,
-    // less ZeRO-1's all-gather of the updated parameters (2P x 7/8): 2P x 7/8 / 25e9 s more.
-    expect(t('3').extraSeconds).toBeCloseTo((2 * 7e9 * 7) / 8 / 25e9, 9);
+  it('reads as seconds with the digits a step needs, and a band as low-high', () => {
+    expect(formatSeconds(0.004)).toBe('<0.01 s');
+    expect(formatSeconds(0.42)).toBe('0.42 s');
+    expect(formatSeconds(3.14)).toBe('3.1 s');
+    expect(formatSeconds(16.4)).toBe('16 s');
+    expect(formatSeconds(65)).toBe('1m05s');
+    expect(formatBand({ low: 9.1, high: 12.3 })).toBe('9.1-12 s/step');
+    expect(formatBand({ low: 12.1, high: 12.3 })).toBe('12 s/step');
   });
 });

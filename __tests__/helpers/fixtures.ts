@@ -36,6 +36,7 @@ export function modelEntry(
     residualFp32: false,
     unet: null,
     encoders: null,
+    conditionImages: 0,
     modules: {},
     loraTargets: [],
     source: 'test',

@@ -35,8 +35,8 @@ describe('the estimate a launch is compared with', () => {
   it("is the setup's own mode through the peak model; after an OOM it names the next mode that fits, on the GPU's real size", async () => {
     const setup = await loadPreset(HF_EIGHT);
     const est = launchEstimate(setup, undefined, HF_EIGHT)!;
-    expect(est.json.mode).toBe('1');
-    expect(est.json.gpuBytesPerGpu / GIB).toBeCloseTo(46.48, 1);
+    expect(est.json!.mode).toBe('1');
+    expect(est.json!.gpuBytesPerGpu / GIB).toBeCloseTo(46.48, 1);
     expect(est.label).toBe('ZeRO-1');
     // An 80 GiB GPU: ZeRO-2 is the fastest mode with a lower peak that fits.
     const fix = est.whatFits({
@@ -88,7 +88,7 @@ describe('the estimate a launch is compared with', () => {
   it("is the same row the fit check finds, read from an estimate of every mode when that holds the setup's placement", async () => {
     const setup = await loadPreset(HF_EIGHT);
     const own = ownModeEstimate(setup.answers)!;
-    expect(launchEstimate(setup)!.json.gpuBytesPerGpu).toBe(own.row.gpuNeedBytes);
+    expect(launchEstimate(setup)!.json!.gpuBytesPerGpu).toBe(own.row.gpuNeedBytes);
     const report = estimateModes(own.input);
     expect(report.modes).toContain(own.rowIn(report));
     expect(own.rowIn(report)).toEqual(own.row);
@@ -102,8 +102,14 @@ describe('the estimate a launch is compared with', () => {
   it('is absent without a model size, and never throws on answers it cannot estimate', async () => {
     const setup = await loadPreset(HF_EIGHT);
     expect(launchEstimate({ ...setup, answers: { ...setup.answers, model_params: null } })).toBeNull();
+    // Nothing is computed until asked; then the estimate is null, never an exception.
+    const lazy = launchEstimate({
+      ...setup,
+      answers: { ...setup.answers, fine_tuning: 'lora', lora_targets: 'no_such_module' },
+    });
+    expect(lazy!.json).toBeNull();
     expect(
-      launchEstimate({ ...setup, answers: { ...setup.answers, fine_tuning: 'lora', lora_targets: 'no_such_module' } }),
+      lazy!.whatFits({ gpu: 0, triedBytes: null, totalBytes: null, freeBytes: null, reservedUnallocatedBytes: null }),
     ).toBeNull();
   });
 });

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../src/config/questions.js';
 import type { Answers } from '../../src/config/questions.js';
 import type { Setup } from '../../src/config/setup.js';
-import { fileFindings } from '../../src/rules/validate.js';
+import { fileFindings, validate } from '../../src/rules/validate.js';
 import { launchEstimate, measuredFindings } from '../../src/rules/fit.js';
 import { loadMeasuredRuns } from '../../src/records/measured-runs.js';
 import { tradeoffOf } from '../../src/wizard/tradeoff.js';
@@ -46,11 +46,11 @@ describe('one step-time topology for the wizard and the launch', () => {
     const launch = launchEstimate({ ...setupOf({}), answers: a })!;
     const z3 = wizard.rows.find((r) => r.key === '3')!;
     expect(launch.link).toBe('NVLink x18');
-    expect(z3.estimate.peak.time.link).toBe(launch.link);
-    expect(launch.json.gpuBytesPerGpu).toBe(z3.estimate.gpuNeedBytes);
+    expect(z3.estimate.time.link).toBe(launch.link);
+    expect(launch.json!.gpuBytesPerGpu).toBe(z3.estimate.gpuNeedBytes);
   });
-  it('without detected links the launch says it assumed PCIe', () => {
-    expect(launchEstimate(setupOf({}))!.link).toBe('PCIe (assumed)');
+  it("without detected links the launch says it assumed the GPU's usual links", () => {
+    expect(launchEstimate(setupOf({}))!.link).toBe('NVLink x12 (assumed)');
   });
 });
 
@@ -96,8 +96,21 @@ describe('every printed fix is a command the user can run as printed', () => {
       cwd,
     )!;
     expect(withDir.hostWhatFits()).toBe(
-      `ZeRO-3 offload NVMe needs 163.9 GiB of CPU memory per node against 372.5 GiB for ZeRO-3 offload, and fits the GPU by the estimate: zerowiz preset save big-zero3-offload-nvme --preset big --mode 3-offload --offload-device nvme --nvme-path ${nvme} && zerowiz launch big-zero3-offload-nvme`,
+      `ZeRO-3 offload NVMe fits by the estimate on this host (163.9 GiB of CPU memory per node against 372.5 GiB for ZeRO-3 offload; 2.9 GiB per GPU): zerowiz preset save big-zero3-offload-nvme --preset big --mode 3-offload --offload-device nvme --nvme-path ${nvme} && zerowiz launch big-zero3-offload-nvme`,
     );
+  });
+  it("the host-memory fix names the mode the table says fits on this host's memory, or none", () => {
+    const cwd = tempDir('zw-cwd-');
+    const nvme = join(cwd, 'fast');
+    mkdirSync(nvme);
+    const s = setupOf({ mode: '3-offload', offload_device: 'cpu', cpu_memory: 200 * GiB, nvme_path: nvme });
+    const est = launchEstimate(s, undefined, 'big', cwd)!;
+    // 250 GiB here: the NVMe variant's 163.9 GiB fits (the table's yes), so it is named as fitting.
+    expect(est.hostWhatFits(250 * GiB)).toMatch(
+      /^ZeRO-3 offload NVMe fits by the estimate on this host \(163\.9 GiB of CPU memory per node against 372\.5 GiB for ZeRO-3 offload; [\d.]+ GiB per GPU\): zerowiz preset save /,
+    );
+    // 100 GiB: no mode's CPU memory fits; naming one the table says does not fit would be no fix.
+    expect(est.hostWhatFits(100 * GiB)).toBeNull();
   });
   it('an NVMe offload whose nvme_path does not exist is a warning (the NVMe preset writes /nvme)', () => {
     const cwd = tempDir('zw-cwd-');
@@ -134,5 +147,28 @@ describe('measured beats modelled: the run records and the fit findings', () => 
     expect(measuredFindings(setupOf({ mode: '3', lora_rank: 8, fine_tuning: 'full', micro_batch: 2 }), runs)).toEqual(
       [],
     );
+  });
+});
+
+describe('the fit findings follow the answers (issue 29)', () => {
+  it('encoders on the GPU of a model whose encoders are unknown: a finding beside the answer', () => {
+    const s = setupOf({ model_name: 'my-dit', model_kind: 'dit', encoders_on_gpu: true, gpu_memory: 80 * GiB });
+    const f = validate(s).find((x) => x.rule === 'encoders-unknown');
+    expect(f?.message).toMatch(/encoders on the GPU are not counted: my-dit is not in the catalog/);
+    expect(f?.questions).toEqual(['extra_gpu_params', 'encoders_on_gpu']);
+    const known = setupOf({ model_name: 'flux.1-dev', model_kind: 'dit', encoders_on_gpu: true, gpu_memory: 80 * GiB });
+    expect(validate(known).some((x) => x.rule === 'encoders-unknown')).toBe(false);
+  });
+  it('a mode that does not fit: the hint never says what is already on', () => {
+    const s = setupOf({
+      mode: '1',
+      gradient_checkpointing: true,
+      micro_batch: 1,
+      gpu_memory: 24 * GiB,
+      num_processes: 1,
+    });
+    const f = validate(s).find((x) => x.rule === 'mode-does-not-fit')!;
+    expect(f).toBeDefined();
+    expect(f.fix).not.toMatch(/gradient checkpointing|micro-batch/);
   });
 });

@@ -12,9 +12,17 @@ const host = (n: number): HostDetection => ({
     reason: n > 0 ? null : 'nvidia-smi not found on PATH',
   },
   cpuMemoryBytes: 1024 * GiB,
+  cpuCores: 96,
   nvmePath: null,
   nvmeFreeBytes: null,
   interconnect: { kind: 'unknown', nvlinks: null },
+});
+
+describe('what detection gives the answers', () => {
+  it("the GPU catalog's name for nvidia-smi's GPU and the host's cores, for the step time", () => {
+    expect(envFromDetection(host(8))).toMatchObject({ gpuModel: 'h100-sxm', cpuCores: 96 });
+    expect(envFromDetection(host(0)).gpuModel).toBeUndefined();
+  });
 });
 
 describe('the number of processes', () => {
@@ -58,12 +66,15 @@ describe('the number of processes', () => {
       gpuMemoryBytes: 80 * GiB,
       cpuMemoryBytes: 1024 * GiB,
       interconnect,
+      gpuModel: 'h100-sxm',
+      cpuCores: 96,
     });
     expect(envFromDetection(host(0))).toEqual({
       gpuCount: null,
       gpuMemoryBytes: null,
       cpuMemoryBytes: 1024 * GiB,
       interconnect,
+      cpuCores: 96,
     });
   });
 });

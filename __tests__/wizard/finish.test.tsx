@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -267,5 +267,38 @@ describe('the finish screen checks this machine (zerowiz check) on demand', () =
       error: 'boom',
     });
     expect(failed.note).toBe('the checks could not run: boom');
+  });
+});
+
+describe('the finish screen says how long the run takes', () => {
+  it("gives the setup's step time and the pipeline's ETA from DiffSynth's epochs and the metadata's samples", async () => {
+    const seed = findPreset('qwen-image-lora-lowvram');
+    const dir = mkdtempSync(join(tmpdir(), 'zw-finish-eta-'));
+    mkdirSync(join(dir, 'data', 'example_image_dataset'), { recursive: true });
+    writeFileSync(
+      join(dir, 'data', 'example_image_dataset', 'metadata.csv'),
+      `image,prompt\n${Array.from({ length: 40 }, (_, i) => `${i}.jpg,a cat`).join('\n')}\n`,
+    );
+    const r = render(
+      <App
+        deps={standInDeps({ listPresets: () => ({ presets: [seed], problems: [] }), paths: { env: {}, cwd: dir } })}
+        onExit={vi.fn()}
+      />,
+    );
+    await frame(r, (x) => x.includes('Start from a preset'));
+    await listening(r);
+    r.stdin.write('2');
+    await frame(r, (x) => x.includes('qwen-image-lora-lowvram'));
+    r.stdin.write('\r');
+    await frame(r, (x) => x.includes('→ Finish'));
+    r.stdin.write('\r');
+    const f = (await frame(r, (x) => x.includes('Write to a directory'))).replace(/\s*\n\s*/g, ' ');
+    // 5 epochs of 40 samples x 50 (--dataset_repeat) on one GPU, one sample a step: 10,000 steps.
+    expect(f).toMatch(/Run: ZeRO-3 offload [\d.]+-[\d.]+ s\/step \(offload bounds it/);
+    expect(f).toMatch(
+      /ETA \d+h\d+m \(\d+h\d+m-\d+h\d+m\), [\d.]+ GPU-hours: 10000 steps \(5 epochs of 40 samples x 50/,
+    );
+    expect(f).toContain('GPU-hours');
+    r.unmount();
   });
 });

@@ -134,7 +134,7 @@ describe('what the table says', () => {
   });
 });
 
-describe("the help's Default is what Enter chooses", () => {
+describe("the help's Default is the recommendation, and says what Enter chooses", () => {
   it('the ZeRO question starts on the recommendation until a mode is given; then on the answer', () => {
     const a = answers();
     const t = table(a);
@@ -143,7 +143,10 @@ describe("the help's Default is what Enter chooses", () => {
     expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false) })).toBe(
       `${rec.label} (the recommendation for your model)`,
     );
-    expect(enterChoice('mode', a, { mode: '2' }, { modeStart: modeStart(t, a, true) })).toBe('ZeRO-2');
+    // A mode given: the Default still names the recommendation, and what Enter keeps.
+    expect(enterChoice('mode', a, { mode: '2' }, { modeStart: modeStart(t, a, true) })).toBe(
+      `${rec.label} (the recommendation for your model); Enter keeps ZeRO-2`,
+    );
   });
 
   it('a highlight left on another row (the picture moved it) is where the list starts and what Enter chooses', () => {
@@ -152,7 +155,9 @@ describe("the help's Default is what Enter chooses", () => {
     const rec = t.rows.find((r) => r.recommended)!;
     const other = t.rows.find((r) => !r.recommended && r.key !== selectedKey(a))!;
     expect(startKey(t, a, false, other.key)).toBe(other.key);
-    expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false, other.key) })).toBe(other.label);
+    expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false, other.key) })).toBe(
+      `${rec.label} (the recommendation for your model); Enter chooses ${other.label}`,
+    );
     // On the recommended row it says so; a key that names no row is no highlight.
     expect(enterChoice('mode', a, {}, { modeStart: modeStart(t, a, false, rec.key) })).toBe(
       `${rec.label} (the recommendation for your model)`,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatSeconds } from '../../src/estimate/time.js';
 import { explainRow, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
 import { formatBytesCompact } from '../../src/text/format.js';
 import { loadModelCatalog } from '../../src/estimate/models.js';
@@ -65,14 +66,24 @@ describe('the ZeRO tradeoff view model', () => {
     );
     expect(cost).toContain('GPU<->CPU');
     expect(cost).toContain('1.5x DDP');
-    expect(cost).toMatch(/\+[0-9.]+ s on PCIe \(assumed\)\.$/);
+    expect(cost).toMatch(/; [0-9.]+-[0-9.]+ s\/step, bound by the CPU optimizer on \d+ threads? per node\.$/);
+    // The CPU column's line items, like the GPU's: what loading holds, what training holds, the larger counts.
+    const c = row.estimate.peak.cpu;
+    expect(explainRow(t, '3-offload')[3]).toBe(
+      `GiB/node (CPU, the larger of loading and training): load weights ${(c.loadWeights / 2 ** 30).toFixed(1)}; states ${(c.states / 2 ** 30).toFixed(1)}`,
+    );
   });
 
   it('shows the peak (not model states) in the table, and the step time', () => {
     const t = tradeoffOf(big);
     for (const r of t.rows) expect(r.gpu).toBe(formatBytesCompact(r.estimate.peak.gpuBytes));
-    expect(t.rows.find((r) => r.key === '1')!.time).toBe('-');
-    expect(t.rows.find((r) => r.key === '3')!.time).toMatch(/^\+[0-9.]+s$/);
+    // Seconds per optimizer step, at most seven characters: the table's column.
+    for (const r of t.rows) {
+      expect(r.time).toMatch(/^([0-9.]+s|<0\.01s|\d+m\d\ds)$/);
+      expect(r.time.length).toBeLessThanOrEqual(7);
+    }
+    const z3 = t.rows.find((r) => r.key === '3')!;
+    expect(z3.time).toBe(`${formatSeconds(z3.estimate.time.stepSeconds).replace(' s', 's')}`);
   });
 
   it('reads the workload: the catalog shape, LoRA from rank and targets, checkpointing', () => {

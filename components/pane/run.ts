@@ -3,7 +3,7 @@
  * calls for `zerowiz launch`, `attach` and the wizard's Launch action, through UiLoaders.runLogPane.
  */
 import { gracePeriods } from '../../src/proc/index.js';
-import type { LogPaneOptions } from '../../src/launch/index.js';
+import { stepTimeOf, type LogPaneOptions } from '../../src/launch/index.js';
 import { Screen, onHangup } from '../../src/proc/index.js';
 import { FrameStats } from '../../src/pane/index.js';
 import { Pane } from './pane.js';
@@ -39,7 +39,8 @@ export async function runLogPane(opts: LogPaneOptions): Promise<number> {
         watch: session.watch,
         telemetry: session.telemetry,
         noTelemetry: session.noTelemetry,
-        estimateBytes: session.estimate?.json.gpuBytesPerGpu ?? null,
+        estimateBytes: session.estimate?.json?.gpuBytesPerGpu ?? null,
+        stepTime: (i) => stepTimeOf(session, i),
       },
       controls: {
         stop: () => void session.stop(),

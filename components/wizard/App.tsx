@@ -22,7 +22,13 @@ import {
   submitFinishField,
 } from '../../src/wizard/index.js';
 import { enterChoice } from '../../src/wizard/index.js';
-import { csvLogLabel, diffLines, launchQuestion, launchWritesNote } from '../../src/wizard/index.js';
+import {
+  csvLogLabel,
+  diffLines,
+  finishEstimateLines,
+  launchQuestion,
+  launchWritesNote,
+} from '../../src/wizard/index.js';
 import { finishItems } from '../../src/wizard/index.js';
 import { answersOf } from '../../src/wizard/index.js';
 import { glossaryView } from '../../src/wizard/index.js';
@@ -222,6 +228,12 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
     () => (screen === 'finish' ? launchWritesNote(launchSetup, paths.cwd) : null),
     [screen, launchSetup, paths.cwd],
   );
+  // The run before it starts, as a launch's first lines say it: the step time, the ETA and its price.
+  const estimateNote = useMemo(
+    () =>
+      screen === 'finish' ? finishEstimateLines(launchSetup, paths.cwd, models, measuredRuns).join('\n') || null : null,
+    [screen, launchSetup, paths.cwd, models, measuredRuns],
+  );
 
   // The layout: header, body (the screen's box and the preview below or beside it), hint rows.
   const hints = hintLines(stack, columns);
@@ -254,6 +266,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
       return finishRows(body, {
         items: menu.length,
         launchNote: s.finish.note ? null : launchNote,
+        estimateNote,
         note: s.finish.note,
         width,
         checkRows: finishCheckRows(s.finish.checks, width).length,
@@ -479,6 +492,7 @@ function Wizard({ deps, configPath, startIndex, onExit }: AppProps): React.JSX.E
         isActive={isActive}
         launchNote={launchNote}
         launchQuestion={launchQuestion(launchSetup)}
+        estimateNote={estimateNote}
         onText={(text) => dispatch({ type: 'finish', action: { type: 'text', text } })}
         onSubmit={() => run(submitFinishField(s, deps.slurm?.checkField ?? null))}
         onChoose={(item) => {

@@ -135,6 +135,8 @@ export interface FinishScreenProps {
   launchNote?: string | null;
   /** What a Launch starts (finish.ts launchQuestion): asked before it does. */
   launchQuestion?: string;
+  /** The run before it starts (src/wizard/finish.ts finishEstimateLines): step time, ETA and price, one per line. */
+  estimateNote?: string | null;
 }
 
 /** The finish screen. */
@@ -335,6 +337,14 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
         renderItem={PlainItem}
         onSelect={(item) => p.onChoose(item.value as FinishItem)}
       />
+      {noteLine}
+      {p.estimateNote
+        ? p.estimateNote.split('\n').map((l, i) => (
+            <Text key={`e${i}`} color={tint('dim')} wrap="truncate">
+              {clip(l, w)}
+            </Text>
+          ))
+        : null}
       {p.launchNote && !note && p.items.some((i) => i.id === 'launch')
         ? softWrap(p.launchNote, w).map((l, i) => (
             <Text key={`l${i}`} color={tint('dim')}>
@@ -342,7 +352,6 @@ export function FinishScreen(p: FinishScreenProps): React.JSX.Element {
             </Text>
           ))
         : null}
-      {noteLine}
     </Box>
   );
 }

@@ -14,7 +14,7 @@ import type { ModelEntry } from '../../src/estimate/index.js';
 import { expandPath, type ExpandContext } from '../../src/fs/index.js';
 import type { Preset, PresetProblem } from '../../src/config/index.js';
 import { finishEffect } from '../../src/wizard/index.js';
-import { presetDescription } from '../../src/wizard/index.js';
+import { presetDescription, presetGiven } from '../../src/wizard/index.js';
 import type { WizardAction, WizardResult, WizardState } from '../../src/wizard/index.js';
 import { useKeyHold } from '../common/index.js';
 import type { AppDeps } from './deps.js';
@@ -178,7 +178,7 @@ export function useFinishEffects(
       );
     } else if (effect.kind === 'save') {
       const name = effect.name;
-      deps.savePreset(name, current, presetDescription(current), s.flow.given).then(
+      deps.savePreset(name, current, presetDescription(current), presetGiven(s.flow, current.answers)).then(
         (path) => act({ type: 'saved', name, path, warning: noStepsNote(current, name) }),
         (e) => act({ type: 'saveFailed', error: (e as Error).message }),
       );

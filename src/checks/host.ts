@@ -220,7 +220,12 @@ export function memoryRoom(m: MemoryInfo): { limitBytes: number; freeBytes: numb
 }
 
 /** Judges host memory against the estimate; `lessCpu` names a mode that needs less CPU memory (fit.ts). */
-export function judgeHostMemory(plan: CheckPlan, m: MemoryInfo, lessCpu: string | null): CheckResult {
+export function judgeHostMemory(
+  plan: CheckPlan,
+  m: MemoryInfo,
+  /** A mode needing less CPU memory, or how to find one that fits the memory measured here (the estimate's table). */
+  lessCpu: string | null | ((hostBytes: number) => string | null),
+): CheckResult {
   const id = 'host-memory';
   const room = memoryRoom(m);
   const cg = m.cgroup;
@@ -247,7 +252,8 @@ export function judgeHostMemory(plan: CheckPlan, m: MemoryInfo, lessCpu: string 
     room.limitedBy === 'cgroup'
       ? `raise the memory limit to ${wholeGiBUp(needBytes / HOST_MEMORY_USABLE_FRACTION)}G or more (docker run --memory, Slurm --mem or --sbatch-arg=--mem=0)`
       : 'a node with more RAM';
-  const fix = lessCpu ? `${raise}; or ${lessCpu}` : raise;
+  const less = typeof lessCpu === 'function' ? lessCpu(room.limitBytes) : lessCpu;
+  const fix = less ? `${raise}; or ${less}` : raise;
   if (needBytes > room.limitBytes)
     return failed(
       id,

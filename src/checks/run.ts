@@ -195,7 +195,9 @@ export async function runChecks(setup: Setup, opts: CheckOptions = {}): Promise<
       judgeHostMemory(
         plan,
         mem!.value,
-        plan.estimate && setup.answers.gpu_memory !== null ? (launchEstimate(setup)?.hostWhatFits() ?? null) : null,
+        plan.estimate && setup.answers.gpu_memory !== null
+          ? (limit: number) => launchEstimate(setup)?.hostWhatFits(limit) ?? null
+          : null,
       ),
     mem?.ms,
   );

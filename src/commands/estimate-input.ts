@@ -17,7 +17,10 @@ import {
 import type { EstimateInput } from '../estimate/index.js';
 import { estimateInputFromSetup, gpuLinksAnswer, interconnectOfAnswer } from '../estimate/index.js';
 import type { ShapeOverrides } from '../estimate/index.js';
-import { measuredPeaks } from '../estimate/index.js';
+import { measuredPeaks, measuredSteps } from '../estimate/index.js';
+import type { MeasuredStep } from '../estimate/index.js';
+import { setupSchedule } from '../rules/index.js';
+import type { SetupSchedule } from '../rules/index.js';
 import type { MeasuredPeak } from '../estimate/index.js';
 import { findModel, loadModelCatalog, lookupModel } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
@@ -27,9 +30,12 @@ import type { BlockKind } from '../estimate/index.js';
 import { question, withDefaults } from '../config/index.js';
 import type { Answers } from '../config/index.js';
 import { formatBytes, formatCount, parseBytes, parseCount, parseInteger } from '../text/index.js';
+import { timeOptions } from './estimate-time.js';
+import type { TimeFlags, TimeOptions } from './estimate-time.js';
 
 /** Raw flag values as commander hands them over. */
-export interface EstimateFlags {
+export interface EstimateFlags extends TimeFlags {
+  listGpus?: boolean;
   params?: string;
   largestLayer?: string;
   gpusPerNode?: string;
@@ -65,6 +71,7 @@ export interface EstimateFlags {
   temporalFactor?: string;
   pixelsPerToken?: string;
   encodersOnGpu?: boolean;
+  fp8Models?: string;
   gpuLinks?: string;
   preset?: string;
   extraGpuParams?: string;
@@ -79,6 +86,8 @@ export interface EstimateFlags {
 
 /** What the flags resolve to, plus context for the output. */
 export interface BuiltInput {
+  /** The step-time flags resolved (machine facts, count, price, --min-box). */
+  time: TimeOptions;
   input: EstimateInput;
   model: ModelEntry | null;
   detection: HostDetection | null;
@@ -86,7 +95,15 @@ export interface BuiltInput {
   /** The answers estimated (the preset's with the flags on top, or the flags'). */
   answers: Answers;
   /** With --preset: its name, and the peaks its runs measured in this directory by placement. */
-  preset: { name: string; measured: Map<string, MeasuredPeak> } | null;
+  preset: {
+    name: string;
+    measured: Map<string, MeasuredPeak>;
+    /** The last measured step time per placement, and the last data pass, of this setup here. */
+    steps: Map<string, MeasuredStep>;
+    dataSeconds: number | null;
+    /** The run's length as the preset's steps say it (DiffSynth's epochs x samples), or why it is unknown. */
+    schedule: SetupSchedule;
+  } | null;
 }
 
 /** A count flag within (min, max], as parseCount reads it; UsageError beyond the sane range. */
@@ -202,6 +219,7 @@ export async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     }
   }
   const g = gpusPerNode ?? 1;
+  const time = timeOptions(flags, flags.detect ? detection : null);
   const { tokens, ...given } = workload;
   const answers: Answers = withDefaults({
     model_name: model?.id ?? '',
@@ -213,10 +231,11 @@ export async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     cpu_memory: cpuMemoryBytes,
     zero3_init: flags.zeroInit !== false,
     ...given,
+    ...time.answers,
     ...(interconnect ? { gpu_links: gpuLinksAnswer(interconnect) } : {}),
   });
   const input = setupInput(flags, answers, model, shape, tokens, nvmeFreeBytes, notes);
-  return { input, model, detection, notes, answers, preset: null };
+  return { input, model, detection, notes, answers, preset: null, time };
 }
 
 /** The estimator's input for the answers, with the flags' context (shape, tokens, CUDA context, NVMe). */
@@ -252,8 +271,6 @@ function setupInput(
       'the setup has no model size to estimate',
       'give the model (--params, or the preset answer model_params)',
     );
-  if (answers.gpu_links === '' && Math.floor(answers.num_processes / Math.max(1, answers.num_machines)) > 1)
-    notes.push('GPU links not detected: the step times assume PCIe (give --detect or --gpu-links nvlink:N).');
   notes.push(...setup.notes.filter((n) => !n.startsWith('precision auto')));
   return setup.input;
 }
@@ -290,7 +307,8 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
     machine.num_processes =
       parseInteger(flags.gpusPerNode, '--gpus-per-node', 1, 1024) *
       (machine.num_machines ?? setup.answers.num_machines);
-  const answers: Answers = { ...setup.answers, ...over, ...machine };
+  const time = timeOptions(flags, null, setup.answers);
+  const answers: Answers = { ...setup.answers, ...over, ...machine, ...time.answers };
   if (answers.model_params === null)
     throw new UsageError(
       `preset '${setup.name}' has no model size to estimate`,
@@ -298,9 +316,22 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
     );
   const input = setupInput(flags, answers, model, shape, tokens, null, notes);
   const { loadMeasuredRuns } = await import('../records/measured-runs.js');
-  const measured = measuredPeaks(loadMeasuredRuns(process.cwd()), answers);
+  const runs = loadMeasuredRuns(process.cwd());
+  const measured = measuredPeaks(runs, answers);
   if (measured.size === 0) notes.push(`no run of this setup has measured a GPU peak in ${process.cwd()} yet.`);
-  return { input, model, detection: null, notes, answers, preset: { name: setup.name, measured } };
+  const { steps, dataSeconds } = measuredSteps(runs, answers);
+  const schedule = setupSchedule({ ...setup, answers }, process.cwd());
+  if (!time.count && !schedule.count)
+    notes.push(`the run's length is unknown: ${schedule.why} (give --steps, or --epochs and --dataset-size).`);
+  return {
+    input,
+    model,
+    detection: null,
+    notes,
+    answers,
+    preset: { name: setup.name, measured, steps, dataSeconds, schedule },
+    time: time.count || !schedule.count ? time : { ...time, count: schedule.count },
+  };
 }
 
 /** The workload flags as answers (the same ids the wizard asks), with the flag rules of item 16. */
@@ -350,6 +381,19 @@ function workloadAnswers(flags: EstimateFlags, model: ModelEntry | null): Partia
     out.frames = parseInteger(flags.frames, '--frames', 1, 100_000);
   }
   if (flags.encodersOnGpu !== undefined) out.encoders_on_gpu = flags.encodersOnGpu;
+  if (flags.fp8Models !== undefined) {
+    const choices = ['none', 'encoders', 'dit', 'all'];
+    const v = flags.fp8Models.trim().toLowerCase();
+    if (!choices.includes(v))
+      throw new NearMiss(
+        `--fp8-models '${flags.fp8Models}' is not one of ${choices.join(', ')}`,
+        flags.fp8Models,
+        choices,
+        'e.g. --fp8-models encoders',
+        '--fp8-models',
+      );
+    out.fp8_models = v as Answers['fp8_models'];
+  }
   if (flags.gpuLinks !== undefined) {
     const parsed = question('gpu_links').parse(flags.gpuLinks, withDefaults({}));
     if (!parsed.ok)

@@ -1,7 +1,12 @@
 /** `zerowiz estimate`: the peak memory, traffic and step time of each ZeRO mode, and which one to pick. */
 import { Option, type Command } from 'commander';
 import type { CommandContext } from './context.js';
-import { ADDITIONAL_BUFFER_FACTOR, CPU_HEADROOM_FRACTION, DEFAULT_HEADROOM_PERCENT } from '../estimate/index.js';
+import {
+  ADDITIONAL_BUFFER_FACTOR,
+  CPU_HEADROOM_FRACTION,
+  DEFAULT_HEADROOM_PERCENT,
+  DEFAULT_HOST_CORES,
+} from '../estimate/index.js';
 import type { EstimateFlags } from './estimate-run.js';
 
 const HELP_AFTER = `
@@ -30,9 +35,20 @@ The peak per GPU (what nvidia-smi shows at the worst moment of a step), its line
   margin        10% of what a step allocates and frees (activations, buffers, stage 1's gradients): PyTorch's
                 caching allocator keeps it reserved, and nvidia-smi shows reserved memory
 CPU per node: the larger of loading (every rank loads the model in fp32 unless ZeRO-3 with zero.Init) and
-training (offloaded states, pinned buffers, NVMe swap buffers). Step time: ring traffic over NVLink (links
-x 25 GB/s from nvidia-smi topo -m with --detect), else PCIe 25 GB/s, 25 GB/s per GPU between nodes; offload
-over PCIe 25 GB/s; NVMe 2 GB/s. "+s/step" is the time over ZeRO-1's traffic, with no overlap.
+training (offloaded states, pinned buffers, NVMe swap buffers).
+
+Step time, seconds per optimizer step (micro-batch x --gradient-accumulation-steps), a band low-high and the
+term that bounds it (docs/step-time.md has each formula and source, and its calibration):
+  compute        the workload's FLOPs over the GPU's dense peak (--gpu; default a100-80) x 0.45 (band 0.30-0.60),
+                 or the host's launch path when that is longer (short sequences, ZeRO-3's fetches)
+  collectives    ring volumes per stage on NVLink/PCIe (--gpu-links, or nvidia-smi topo -m with --detect) or the
+                 network between nodes (--internode)
+  offload        PCIe copies of offloaded gradients and parameters
+  hostOptimizer  DeepSpeedCPUAdam: 1.41e9 parameters/s per node, 0.278e9 per thread (torchrun runs 1 thread
+                 per process unless OMP_NUM_THREADS is set; --cpu-cores caps the threads)
+  nvme           ZeRO-Infinity's swaps at 2 GB/s (assumed)
+Mode 0 is the same training without DeepSpeed (DDP on several GPUs). --steps N, or --epochs N --dataset-size N,
+give the run's time and GPU-hours, and with --gpu-hour-price its price; --min-box the smallest box per GPU.
 
 DeepSpeed's estimators (the deepspeed rows; model states only, every parameter trained, int truncation,
 additional_buffer_factor ${ADDITIONAL_BUFFER_FACTOR} on CPU):
@@ -40,15 +56,17 @@ additional_buffer_factor ${ADDITIONAL_BUFFER_FACTOR} on CPU):
   1 (zerowiz, DeepSpeed's accounting): GPU 4P + 16P/N; the ZeRO paper's K=12 form gives 4P + 12P/N.
 
 Fits: the GPU peak <= GPU memory minus --headroom (default ${DEFAULT_HEADROOM_PERCENT}%); the CPU peak <= ${100 - CPU_HEADROOM_FRACTION * 100}% of CPU memory;
-NVMe space <= free space at --nvme-path. Recommended: the fastest mode that fits: no offload before offload,
-then less time moving data, then (at the same cost) 1 GiB or more of extra room, then the lower stage. When
-nothing fits it says what would (checkpointing,
-micro-batch 1, a smaller LoRA rank, more GPUs).
+NVMe space <= free space at --nvme-path. Recommended: the fastest mode that fits, then (in the same time,
+within 2%) the one with 1 GiB or more of extra room, then the lower stage; the sentence says what the slower
+fitting modes cost. When nothing fits it says what would (checkpointing, micro-batch 1, a smaller LoRA rank,
+more GPUs).
 
 Examples:
   zerowiz estimate --model llama-3.1-8b --gpus-per-node 8 --gpu-memory 80GB --seq-len 4096 --gradient-checkpointing
   zerowiz estimate --model qwen-image --lora-rank 32 --max-pixels 1048576 --gpu-memory 80GiB --detect
-  zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB --json`;
+  zerowiz estimate --params 20.4B --largest-layer 57M --gpus-per-node 8 --gpu-memory 80GiB --json
+  zerowiz estimate --model wan2.1-14b --gpus-per-node 8 --gpu h100-sxm --frames 81 --max-pixels 480x832 --epochs 2 --dataset-size 5000 --gpu-hour-price 2.99
+  zerowiz estimate --model flux.1-dev --lora-rank 16 --min-box --dataset-size 2000 --gpu-hour-price 2`;
 
 /** Registers `zerowiz estimate`. */
 export function registerEstimate(program: Command, _ctx: CommandContext): void {
@@ -103,7 +121,24 @@ export function registerEstimate(program: Command, _ctx: CommandContext): void {
       'pixels per image token, (VAE downscale x patch)^2, without a catalog model (default 256)',
     )
     .option('--encoders-on-gpu', 'the text encoder and VAE run on the GPU every step (nothing precomputed)')
+    .option(
+      '--fp8-models <which>',
+      'frozen models DiffSynth loads in fp8 (its --fp8_models): none, encoders, dit (the LoRA base) or all',
+    )
     .option('--gpu-links <links>', 'nvlink:N or pcie: how the GPUs are linked (--detect reads it)')
+    .option('--gpu <name>', 'the GPU from the catalog (--list-gpus), e.g. h100-sxm; sets --gpu-memory when not given')
+    .option('--list-gpus', 'list the GPU catalog and exit')
+    .option(
+      '--cpu-cores <n>',
+      `CPU cores per node, for the CPU optimizer of offload modes (default ${DEFAULT_HOST_CORES})`,
+    )
+    .option('--internode <spec>', 'the network between nodes: [NICs x]FABRIC or RATE, e.g. 8xib-ndr, eth-100g, 400Gb')
+    .option('--gradient-accumulation-steps <n>', 'micro-batches per optimizer step (default 1)')
+    .option('--steps <n>', 'optimizer steps of the run: its time, GPU-hours and price')
+    .option('--epochs <n>', 'epochs of the run (with --dataset-size): its steps over the global batch')
+    .option('--dataset-size <n>', 'samples per epoch (DiffSynth: metadata rows x --dataset_repeat)')
+    .option('--gpu-hour-price <p>', 'price of one GPU-hour (e.g. 2.49), or per GPU: h100-sxm=2.99,a100-80=1.79')
+    .option('--min-box', 'the smallest box per catalog GPU that runs this job, with its step, epoch and price')
     .option(
       '--preset <name>',
       "estimate a preset's setup (flags change its answers), with the peaks its runs measured here",

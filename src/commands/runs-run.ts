@@ -11,6 +11,8 @@ import { formatLossPair } from '../observe/index.js';
 import { formatPeakVsEstimate, highestPeak } from '../observe/index.js';
 import { formatDuration } from '../text/index.js';
 import { kindOfRecord, recordKinds, type RunKindModule } from './run-kinds.js';
+import { formatSeconds, stepSecondsOfRate } from '../estimate/index.js';
+import { isDiffSynthStep } from '../config/index.js';
 import * as output from './output.js';
 import { reportDamaged } from './report.js';
 import {
@@ -93,6 +95,11 @@ function liveLines(r: RunRecord): string[] {
     if (peak) parts.push(peak);
     const m = s.live.metrics;
     if (m.lastLoss !== null) parts.push(`loss ${formatLossPair(m.lastLoss, m.minLoss)}`);
+    const t = stepTimeJson(r, s);
+    if (t)
+      parts.push(
+        `${formatSeconds(t.measuredSeconds)}/step (est ${formatSeconds(t.predictedSeconds)}, ${t.off >= 0 ? '+' : ''}${Math.round(t.off * 100)}%)`,
+      );
     const alerts = s.live.alerts;
     const first = alerts.find((a) => a.fatal) ?? alerts[0];
     if (first) parts.push(`alert: ${first.title}${alerts.length > 1 ? ` (+${alerts.length - 1} more)` : ''}`);
@@ -112,6 +119,27 @@ function topologyWarningsOf(r: RunRecord): string[] {
   return (r.json.topologyWarnings ?? []).map(
     (w) => `relaunched over ${w.checkpoint}, written with another topology (run.json keeps the warning)`,
   );
+}
+
+/**
+ * A training step's last measured step time (its progress bar's rate, x the gradient accumulation for a bar over
+ * micro-batches) beside the one predicted at launch, or null without either.
+ */
+function stepTimeJson(
+  r: RunRecord,
+  s: RunRecord['json']['steps'][number],
+): { measuredSeconds: number; predictedSeconds: number; off: number } | null {
+  const predicted = r.json.estimate?.step ?? null;
+  if (!predicted || !s.usesConfig || !s.live) return null;
+  const args = r.json.setup?.steps?.find((x) => x.name === s.name)?.args ?? [];
+  const measured = stepSecondsOfRate(
+    s.live.metrics.ratePerS,
+    isDiffSynthStep(args) ? 'micro' : 'optimizer',
+    predicted.accumulation,
+  );
+  if (measured === null) return null;
+  const off = predicted.seconds > 0 ? (measured - predicted.seconds) / predicted.seconds : 0;
+  return { measuredSeconds: measured, predictedSeconds: predicted.seconds, off };
 }
 
 function recordSummary(
@@ -155,6 +183,7 @@ function recordSummary(
           ? { last: s.live.metrics.lastLoss, min: s.live.metrics.minLoss, source: s.live.metrics.lossSource }
           : null,
         alerts: (s.live?.alerts ?? []).map((a) => ({ id: a.id, title: a.title, fatal: a.fatal })),
+        stepTime: stepTimeJson(r, s),
       };
     }),
     // Each checkpoint the run saved, as verified when it was written (still there, unchanged, since).

@@ -158,3 +158,62 @@ export function withCsvLog<S extends { steps: { name: string; args: string[]; us
     }),
   };
 }
+
+/** What a DiffSynth step says of its run's length: --num_epochs, --dataset_repeat and where the samples are listed. */
+export interface DiffSynthSchedule {
+  /** --num_epochs (DiffSynth's default 1). */
+  epochs: number;
+  /** --dataset_repeat (DiffSynth's default 1): each epoch goes over the dataset this many times. */
+  repeat: number;
+  /** --dataset_metadata_path as written, or null (a cache folder of a data pass lists its own samples). */
+  metadataPath: string | null;
+  /** --dataset_base_path as written, or null. */
+  basePath: string | null;
+}
+
+/** The schedule of a DiffSynth training step's args, or null for another step. */
+export function diffSynthSchedule(args: readonly string[]): DiffSynthSchedule | null {
+  const s = scriptArgs(args);
+  if (!s || !SCRIPT_RE.test(s.script)) return null;
+  const int = (name: string, fallback: number) => {
+    const v = optionValue(s.rest, name);
+    return v !== null && /^\d+$/.test(v) && Number(v) >= 1 ? Number(v) : fallback;
+  };
+  return {
+    epochs: int('--num_epochs', 1),
+    repeat: int('--dataset_repeat', 1),
+    metadataPath: optionValue(s.rest, '--dataset_metadata_path'),
+    basePath: optionValue(s.rest, '--dataset_base_path'),
+  };
+}
+
+/** Metadata files larger than this are not counted (the samples stay unknown). */
+export const METADATA_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Samples a DiffSynth metadata file lists: a CSV's rows after its header, a JSON array's entries, a JSONL's lines;
+ * null when it cannot be read or counted.
+ */
+export function metadataRows(
+  path: string,
+  read: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): number | null {
+  let text: string;
+  try {
+    text = read(path);
+  } catch {
+    return null;
+  }
+  if (text.length > METADATA_MAX_BYTES) return null;
+  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
+  if (/\.jsonl$/i.test(path)) return lines.length;
+  if (/\.json$/i.test(path)) {
+    try {
+      const v = JSON.parse(text) as unknown;
+      return Array.isArray(v) ? v.length : null;
+    } catch {
+      return null;
+    }
+  }
+  return Math.max(0, lines.length - 1);
+}

@@ -21,11 +21,13 @@ export {
   csvLogOffer,
   csvLogSteps,
   diffSynthOutputPath,
+  diffSynthSchedule,
   isDiffSynthStep,
+  metadataRows,
   planCsvLog,
   withCsvLog,
 } from './diffsynth.js';
-export type { CsvLogChoice, CsvLogOffer } from './diffsynth.js';
+export type { CsvLogChoice, CsvLogOffer, DiffSynthSchedule } from './diffsynth.js';
 export { effectiveLines } from './effective.js';
 export {
   accelerateConfigObject,

@@ -53,6 +53,10 @@ export interface Answers {
   gpu_memory: number | null;
   cpu_memory: number | null;
   gpu_links: string;
+  gpu_model: string;
+  cpu_cores: number | null;
+  internode: string;
+  gpu_hour_price: number | null;
   model_kind: ModelKindAnswer;
   fine_tuning: FineTuning;
   lora_rank: number;
@@ -67,6 +71,7 @@ export interface Answers {
   master_weights: MasterWeights;
   extra_gpu_params: number;
   encoders_on_gpu: boolean;
+  fp8_models: Fp8Models;
   headroom: number;
   mode: Mode;
   offload_device: OffloadDevice;
@@ -108,6 +113,10 @@ export interface DetectedEnv {
   cpuMemoryBytes: number | null;
   /** How the GPUs are linked (nvidia-smi topo -m), for the step-time estimate; absent when not detected. */
   interconnect?: Interconnect;
+  /** The GPU catalog's name for the detected GPUs (src/estimate/gpus.ts), for the step time; absent when unknown. */
+  gpuModel?: string;
+  /** CPU cores of this machine (the OS's count), for the host optimizer's step time; absent when not detected. */
+  cpuCores?: number;
 }
 export const NO_DETECTION: DetectedEnv = { gpuCount: null, gpuMemoryBytes: null, cpuMemoryBytes: null };
 
@@ -121,6 +130,12 @@ export interface Choice<T> {
   label: string;
   help?: string;
 }
+
+/** DiffSynth's video size (its Wan examples: --height 480 --width 832), the max_pixels default of a video model. */
+export const VIDEO_DEFAULT_PIXELS = 480 * 832;
+
+/** Which frozen models DiffSynth loads in fp8 (its --fp8_models): none, the encoders, the LoRA base model (dit), or all. */
+export type Fp8Models = 'none' | 'encoders' | 'dit' | 'all';
 
 /** One question: how it is asked, when, its default, how it is parsed, and which keys it sets. */
 export interface Question<K extends QuestionId = QuestionId> {
@@ -473,6 +488,67 @@ export const QUESTIONS = [
     format: (v) => v,
   }),
   q({
+    id: 'gpu_model',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'Which GPU: its name in the GPU catalog (e.g. h100-sxm, a100-80, rtx-4090; empty: not known)',
+    help: "Read from nvidia-smi's GPU name when the wizard starts. The step time divides the workload by its peak; empty uses the estimate's stated default (an A100 80 GB). `zerowiz estimate --list-gpus` lists the catalog. Not written to the configs.",
+    when: hasModel,
+    defaultValue: (_a, env) => env.gpuModel ?? '',
+    parse: (t) => {
+      const v = t.trim().toLowerCase();
+      if (v === '' || /^[a-z0-9][a-z0-9-]*$/.test(v)) return ok(v);
+      return fail(`'${t}' is not a GPU catalog name (lower-case letters, digits and dashes, e.g. h100-sxm)`);
+    },
+    format: (v) => v,
+  }),
+  q({
+    id: 'cpu_cores',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'CPU cores of one machine (empty: not known)',
+    help: "Read from the OS when the wizard starts. With the optimizer offloaded, DeepSpeed's CPU Adam runs on them. Not written to the configs.",
+    when: hasModel,
+    defaultValue: (_a, env) => env.cpuCores ?? null,
+    parse: (t) => (t.trim() === '' ? ok(null) : intIn(1, 100000)(t)),
+    format: (v) => (v === null ? '' : String(v)),
+  }),
+  q({
+    id: 'internode',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: 'The network between machines: [NICs x]FABRIC or RATE (e.g. 8xib-ndr, eth-100g, 400Gb; empty: not known)',
+    help: 'What the collectives run on across nodes, for the step time. Fabrics: ib-edr, ib-hdr, ib-ndr, ib-xdr, eth-10g ... eth-400g, roce-100g ... roce-400g. Not written to the configs.',
+    when: (a) => hasModel(a) && a.num_machines > 1,
+    defaultValue: () => '',
+    parse: (t) => {
+      const v = t.trim().toLowerCase().replace(/\s+/g, '');
+      if (v === '' || /^(\d{1,3}x)?[a-z0-9.-]+$/.test(v)) return ok(v);
+      return fail(`'${t}' is not [NICs x]FABRIC or RATE, e.g. 8xib-ndr or 400Gb`);
+    },
+    format: (v) => v,
+  }),
+  q({
+    id: 'gpu_hour_price',
+    kind: 'text',
+    section: 'model',
+    advanced: true,
+    prompt: "Price of one GPU-hour, for the run's cost (e.g. 2.49; empty: no price)",
+    help: "The pipeline's price is its GPU-hours times this. In whatever currency you pay in. Not written to the configs.",
+    when: hasModel,
+    defaultValue: () => null,
+    parse: (t) => {
+      const v = t.trim().replace(/^\$/, '');
+      if (v === '') return ok(null);
+      const n = Number(v);
+      return /^\d+(\.\d+)?$/.test(v) && n <= 1e6 ? ok(n) : fail(`'${t}' is not a price, e.g. 2.49`);
+    },
+    format: (v) => (v === null ? '' : String(v)),
+  }),
+  q({
     id: 'model_kind',
     kind: 'select',
     section: 'model',
@@ -573,9 +649,10 @@ export const QUESTIONS = [
     kind: 'text',
     section: 'model',
     prompt: 'Largest image in pixels (width x height, e.g. 1048576 for 1024x1024; the --max_pixels of the script)',
-    help: "The catalog's VAE and patch factors turn pixels into image tokens (Qwen-Image: 256 pixels per token, so 1024x1024 is 4096 tokens), plus the text tokens.",
+    help: "The catalog's VAE and patch factors turn pixels into image tokens (Qwen-Image: 256 pixels per token, so 1024x1024 is 4096 tokens), plus the text tokens. Default DiffSynth's: 1048576 (1024x1024) for an image model, 399360 (480x832) for a video model.",
     when: (a) => hasModel(a) && a.model_kind !== 'lm',
-    defaultValue: () => 1048576,
+    // DiffSynth's video examples train at --height 480 --width 832; its image ones at --max_pixels 1048576.
+    defaultValue: (a) => (a.model_kind === 'video' ? VIDEO_DEFAULT_PIXELS : 1048576),
     parse: (t) => {
       const m = /^\s*(\d+)\s*[x*]\s*(\d+)\s*$/.exec(t);
       if (m) return intIn(1, 1e10)(String(Number(m[1]) * Number(m[2])));
@@ -671,6 +748,24 @@ export const QUESTIONS = [
     defaultValue: () => false,
     parse: parseBool,
     format: yesNo,
+  }),
+  q({
+    id: 'fp8_models',
+    kind: 'select',
+    section: 'model',
+    advanced: true,
+    prompt: 'Which frozen models are loaded in fp8 (DiffSynth --fp8_models)?',
+    help: "DiffSynth's --fp8_models loads models whose weights no gradient updates in fp8: 1 byte a parameter instead of bf16's 2. The encoders (when they run on the GPU), the LoRA base model, or both. Used for the memory estimate; not written to the configs.",
+    choices: [
+      { value: 'none', label: 'none', help: 'every model in the training dtype' },
+      { value: 'encoders', label: 'the encoders', help: 'the text encoder(s) and the VAE' },
+      { value: 'dit', label: 'the LoRA base model', help: 'the frozen weights under the LoRA adapters' },
+      { value: 'all', label: 'both', help: 'the encoders and the LoRA base model' },
+    ],
+    when: (a) => hasModel(a) && a.model_kind !== 'lm',
+    defaultValue: () => 'none',
+    parse: choiceParser(['none', 'encoders', 'dit', 'all'] as const),
+    format: (v) => v,
   }),
   q({
     id: 'headroom',

@@ -10,8 +10,19 @@ import type { ActivationBreakdown, ActivationInput } from './activations.js';
 import { MODE_INFO, modeOffloads, modeRows, placementOf, rowLabel } from '../config/index.js';
 import type { Mode, OffloadDevice, Placement } from '../config/index.js';
 import { DEEPSPEED_DEFAULTS } from '../config/index.js';
-import { OPTIMIZER_SWAP_BUFFER_COUNT, PARAM_SWAP_BUFFER_ELEMS, loraParams, peakOf } from './peak.js';
-import type { Peak, PeakInput, ZeroKnobs } from './peak.js';
+import {
+  LOAD_BYTES_PER_PARAM,
+  NO_ZERO,
+  OPTIMIZER_SWAP_BUFFER_COUNT,
+  PARAM_SWAP_BUFFER_ELEMS,
+  loraParams,
+  peakOf,
+  weightBytes,
+} from './peak.js';
+import type { NoZeroPlacement, Peak, PeakInput, ZeroKnobs } from './peak.js';
+import { DEFAULT_HOST_CORES, defaultGpu, defaultInternode } from './gpus.js';
+import { NVME_BYTES_PER_S, boundWords, formatBand, stepTimeOf } from './time.js';
+import type { StepTimeBand, TimeContext, TimeInput } from './time.js';
 import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import { formatBytesShort } from '../text/index.js';
 
@@ -85,6 +96,14 @@ export interface EstimateInput {
   encoderTransientBytes?: number;
   /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA...). */
   extraGpuParams?: number;
+  /** Frozen models resident on each GPU at their real bytes (the catalog's encoders at their dtype); default 0. */
+  frozenGpuBytes?: number;
+  /** Bytes of a frozen weight of the model (1 when DiffSynth's --fp8_models loads the frozen base in fp8); default the precision's. */
+  frozenBytesPerParam?: number;
+  /** Bytes per parameter a rank loads on the CPU (DiffSynth's bf16: 2); default LOAD_BYTES_PER_PARAM (fp32). */
+  loadBytesPerParam?: number;
+  /** What each rank also loads on the CPU (the frozen encoders), bytes; default 0. */
+  loadExtraBytes?: number;
   /** DeepSpeed's buffer knobs; missing ones take DeepSpeed's defaults. */
   knobs?: Partial<ZeroKnobs>;
   /** CUDA context + NCCL per process, overriding the documented constants. */
@@ -95,7 +114,47 @@ export interface EstimateInput {
   headroomPercent?: number;
   /** Include the NVMe variants of the offload modes (default true). */
   includeNvme?: boolean;
+  /** The GPU, host, network and launch facts of the step time; each missing one takes its stated default. */
+  timing?: Partial<TimeContext>;
+  /** Tokens per sample, micro-batch and checkpointing for the step time when `activation` is absent. */
+  workload?: TimeInput['workload'];
+  /** How an image or video model's tokens come from its pixels and frames, for the advice when nothing fits. */
+  tokenShape?: TokenShape | null;
+  /** The LoRA the answers would train instead of a full fine-tune (the catalog's targets), for the advice. */
+  loraAlternative?: LoraSpec | null;
 }
+
+/** An image or video model's tokens per sample: ceil(pixels / pixelsPerToken) x images x latent frames + text. */
+export interface TokenShape {
+  pixels: number;
+  pixelsPerToken: number;
+  /** Images of the sample's size in the sequence (1, or 2 for an edit model). */
+  images: number;
+  /** Frames per sample and the VAE's temporal compression (video), else null. */
+  frames: number | null;
+  temporalFactor: number | null;
+  /** Text tokens in the sequence (joint attention), else 0. */
+  textTokens: number;
+}
+
+/** Tokens per sample of a token shape at `pixels` and `frames`. */
+export function tokensOfShape(t: TokenShape, pixels: number, frames: number | null): number {
+  const latent = frames !== null && t.temporalFactor !== null ? 1 + Math.ceil((frames - 1) / t.temporalFactor) : 1;
+  return Math.ceil(pixels / t.pixelsPerToken) * t.images * latent + t.textTokens;
+}
+
+/** Sizes the advice names when fewer pixels would fit (width x height, DiffSynth's usual ones first). */
+const ADVICE_SIZES: readonly (readonly [number, number])[] = [
+  [1328, 1328],
+  [1024, 1024],
+  [720, 1280],
+  [768, 768],
+  [480, 832],
+  [512, 512],
+  [384, 672],
+  [320, 576],
+  [256, 256],
+];
 
 /** One mode's figures. */
 export interface ModeEstimate {
@@ -130,8 +189,24 @@ export interface ModeEstimate {
   fits: boolean | null;
   /** A caveat for this row (e.g. NVMe at stage 2), or null. */
   note: string | null;
-  /** The peak model: GPU line items, CPU per node, the layout of the states and the step's time. */
+  /** The peak model: GPU line items, CPU per node and the layout of the states. */
   peak: Peak;
+  /** Seconds per optimizer step: the band, its terms and what bounds it (src/estimate/time.ts). */
+  time: StepTimeBand;
+}
+
+/** The baseline: no DeepSpeed (plain PyTorch on one GPU, DDP on several), with its peak and step time. */
+export interface BaselineEstimate {
+  mode: '0';
+  placement: NoZeroPlacement;
+  gpuNeedBytes: number;
+  gpuFits: boolean | null;
+  cpuFits: boolean | null;
+  fits: boolean | null;
+  /** DDP's all-reduce per GPU per step (0 with one GPU). */
+  commBytesPerStep: number;
+  peak: Peak;
+  time: StepTimeBand;
 }
 
 /** One row as DeepSpeed's `estimate_zero{2,3}_model_states_mem_needs_all_cold` prints it. */
@@ -149,6 +224,8 @@ export interface DeepSpeedRow {
 export interface EstimateReport {
   input: NormalizedInput;
   modes: ModeEstimate[];
+  /** Mode 0: the same training without DeepSpeed. */
+  baseline: BaselineEstimate;
   deepspeed: DeepSpeedRow[];
   /** The recommended mode, or null when nothing fits or GPU memory is unknown. */
   recommended: Mode | null;
@@ -161,7 +238,7 @@ export interface EstimateReport {
 }
 
 /** The input with defaults filled and derived totals. */
-export interface NormalizedInput extends PeakInput {
+export interface NormalizedInput extends PeakInput, Omit<TimeInput, 'knobs'> {
   /** The model's own parameters (without LoRA adapters). */
   baseParams: number;
   gpuMemoryBytes: number | null;
@@ -276,6 +353,8 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
   const cudaContextBytes = input.cudaContextBytes ?? null;
   checkBytes(cudaContextBytes, 'CUDA context', MAX_GPU_MEMORY_BYTES);
   checkBytes(input.encoderTransientBytes ?? 0, 'encoder working memory', MAX_GPU_MEMORY_BYTES * 1024);
+  checkBytes(input.frozenGpuBytes ?? 0, 'frozen models on the GPU', MAX_GPU_MEMORY_BYTES * 1024);
+  checkBytes(input.loadExtraBytes ?? 0, 'frozen models loaded on the CPU', MAX_GPU_MEMORY_BYTES * 1024);
   const activation = input.activation ?? null;
   let activations: ActivationBreakdown | null = null;
   if (activation) {
@@ -316,8 +395,15 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
     activation,
     activationBytes: activations?.totalBytes ?? null,
     extraGpuParams,
+    frozenGpuBytes: input.frozenGpuBytes ?? 0,
+    frozenBytesPerParam: input.frozenBytesPerParam ?? weightBytes(input.precision ?? 'bf16'),
+    loadBytesPerParam: input.loadBytesPerParam ?? LOAD_BYTES_PER_PARAM,
+    loadExtraBytes: input.loadExtraBytes ?? 0,
     cudaContextBytes,
     interconnect: input.interconnect ?? { kind: 'unknown', nvlinks: null },
+    timing: timingOf(input),
+    workload: input.workload ?? workloadOf(activation),
+    adapterParams: lora || loraCount !== null ? trainable : 0,
     lora,
     gpuMemoryBytes,
     cpuMemoryBytes,
@@ -326,6 +412,37 @@ export function normalizeInput(input: EstimateInput): NormalizedInput {
     usableGpuBytes: gpuMemoryBytes === null ? null : usableGpu(gpuMemoryBytes, headroomPercent),
     usableCpuBytes: cpuMemoryBytes === null ? null : Math.floor(cpuMemoryBytes * (1 - CPU_HEADROOM_FRACTION)),
   };
+}
+
+/** The step time's facts with their stated defaults filled, checked. */
+function timingOf(input: EstimateInput): TimeContext {
+  const t = input.timing ?? {};
+  const accumulation = t.accumulation ?? 1;
+  checkInt(accumulation, 'gradient accumulation steps', 1, 1_000_000);
+  const hostCores = t.hostCores ?? DEFAULT_HOST_CORES;
+  checkInt(hostCores, 'CPU cores', 1, 100_000);
+  if (t.ompThreads !== undefined && t.ompThreads !== null) checkInt(t.ompThreads, 'OMP_NUM_THREADS', 1, 100_000);
+  const nvmeBytesPerS = t.nvmeBytesPerS ?? NVME_BYTES_PER_S;
+  if (!(Number.isFinite(nvmeBytesPerS) && nvmeBytesPerS > 0))
+    throw new EstimateInputError(`NVMe speed must be a positive number of bytes per second, got ${nvmeBytesPerS}`);
+  return {
+    gpu: t.gpu ?? defaultGpu(),
+    gpuSource: t.gpuSource ?? (t.gpu ? 'given' : 'default'),
+    hostCores,
+    hostCoresSource: t.hostCoresSource ?? (t.hostCores !== undefined ? 'given' : 'default'),
+    ompThreads: t.ompThreads ?? null,
+    internode: t.internode ?? defaultInternode(input.gpusPerNode),
+    nvmeBytesPerS,
+    nvmeMeasured: t.nvmeMeasured ?? false,
+    accumulation,
+  };
+}
+
+/** The step time's workload from the activation shape; none (0 tokens: no compute counted) without one. */
+function workloadOf(a: ActivationInput | null): TimeInput['workload'] {
+  return a
+    ? { tokens: a.tokens, microBatch: a.microBatch, checkpointing: a.checkpointing === 'full' }
+    : { tokens: 0, microBatch: 1, checkpointing: false };
 }
 
 /** GPU bytes the peak may use: the memory minus the headroom percentage. */
@@ -528,6 +645,26 @@ export function estimatePlacement(
     fits,
     note,
     peak,
+    time: stepTimeOf(placement, n),
+  };
+}
+
+/** Mode 0: the same training without DeepSpeed (DDP over several GPUs), its peak, fit and step time. */
+export function baselineOf(n: NormalizedInput): BaselineEstimate {
+  const peak = peakOf(NO_ZERO, n);
+  const t = peak.layout.traffic;
+  const gpuFits = n.usableGpuBytes === null ? null : peak.gpuBytes <= n.usableGpuBytes;
+  const cpuFits = n.usableCpuBytes === null ? null : peak.cpuBytes <= n.usableCpuBytes;
+  return {
+    mode: '0',
+    placement: NO_ZERO,
+    gpuNeedBytes: peak.gpuBytes,
+    gpuFits,
+    cpuFits,
+    fits: gpuFits === null ? null : gpuFits && cpuFits !== false,
+    commBytesPerStep: t.allReduce,
+    peak,
+    time: stepTimeOf(NO_ZERO, n),
   };
 }
 
@@ -539,21 +676,37 @@ function beyondRange(what: string, n: NormalizedInput): EstimateInputError {
   );
 }
 
-/** Two rows whose step times differ by less than this cost the same (the table shows 0.01 s steps). */
+/**
+ * Two rows whose step times differ by less than this fraction (or SAME_COST_SECONDS) take the same time: below
+ * what the step-time model resolves (its calibration's median error is 14%, docs/step-time.md).
+ */
+export const SAME_TIME_FRACTION = 0.1;
+/** ... and by less than this many seconds. */
 export const SAME_COST_SECONDS = 0.01;
-/** At the same cost, a row with at least this much more room (lower peak per GPU) is preferred to a lower stage. */
+/** At the same time, a row with at least this much more room (lower peak per GPU) is preferred to a lower stage. */
 export const ROOM_PREFERENCE_MIN_BYTES = 2 ** 30;
 
+/** Whether two step times are the same to the table's eye (SAME_TIME_FRACTION or SAME_COST_SECONDS apart). */
+export function sameTime(a: number, b: number): boolean {
+  const d = Math.abs(a - b);
+  return d < SAME_COST_SECONDS || d < SAME_TIME_FRACTION * Math.max(a, b);
+}
+
 /**
- * Orders rows by the recommendation's preference, the first fitting row being the recommended one: no
- * offload before offload; then less time moving data; at the same cost (within SAME_COST_SECONDS) the row
- * with more room, when it has at least ROOM_PREFERENCE_MIN_BYTES more; then the lower stage, CPU before NVMe.
+ * Orders rows by the recommendation's preference, the first fitting row being the recommended one: the faster
+ * step first; at the same time (sameTime) no offload before offload (host memory and PCIe at stake), stages 1-2
+ * before stage 3 (which gathers the weights at every save and keeps a partitioned checkpoint), then the row with
+ * more room when it has at least ROOM_PREFERENCE_MIN_BYTES more (ZeRO-2 over ZeRO-1), then the lower stage, CPU
+ * before NVMe.
  */
 export function compareRows(a: ModeEstimate, b: ModeEstimate): number {
+  const ta = a.time.stepSeconds;
+  const tb = b.time.stepSeconds;
+  if (!sameTime(ta, tb)) return ta - tb;
   const offload = (r: ModeEstimate) => (modeOffloads(r.mode) ? 1 : 0);
   if (offload(a) !== offload(b)) return offload(a) - offload(b);
-  const dt = a.peak.time.extraSeconds - b.peak.time.extraSeconds;
-  if (Math.abs(dt) >= SAME_COST_SECONDS) return dt;
+  const three = (r: ModeEstimate) => (MODE_INFO[r.mode].stage === 3 ? 1 : 0);
+  if (three(a) !== three(b)) return three(a) - three(b);
   const room = a.gpuNeedBytes - b.gpuNeedBytes;
   if (Math.abs(room) >= ROOM_PREFERENCE_MIN_BYTES) return room;
   const stage = MODE_INFO[a.mode].stage - MODE_INFO[b.mode].stage;
@@ -586,14 +739,6 @@ function label(row: ModeEstimate): string {
   return rowLabel(row.mode, row.offloadDevice);
 }
 
-/** Seconds as the table shows them: `+0.8 s/step`, `+12 s/step`, `+0.02 s/step`. */
-export function formatStepSeconds(seconds: number): string {
-  if (seconds <= 0) return '+0 s/step';
-  const digits = seconds >= 10 ? 0 : seconds >= 0.1 ? 1 : 2;
-  const text = seconds.toFixed(digits);
-  return `+${Number(text) === 0 ? '<0.01' : text} s/step`;
-}
-
 /** The rows of a report: every mode (and its NVMe variant) for a normalized input. */
 function rowsOf(n: NormalizedInput, includeNvme: boolean): ModeEstimate[] {
   return modeRows(includeNvme).map((r) => estimateMode(r.mode, n, r.device ?? 'cpu'));
@@ -603,14 +748,17 @@ function rowsOf(n: NormalizedInput, includeNvme: boolean): ModeEstimate[] {
 export function estimateModes(input: EstimateInput): EstimateReport {
   const n = normalizeInput(input);
   const modes = rowsOf(n, input.includeNvme !== false);
-  const { recommended, reason } = recommend(n, modes);
+  const baseline = baselineOf(n);
+  const { recommended, reason } = recommend(n, modes, baseline);
   let advice: string[] = [];
   let fullReason = reason;
   if (!recommended && n.usableGpuBytes !== null) {
     advice = adviseWhenNothingFits(input, modes);
-    // The changes that would fit replace the generic advice (the first two; all of them are in `advice`).
-    if (advice.length > 0)
-      fullReason = `${reason.replace(/; [^;]*\.$/, '.')} What would fit: ${advice.slice(0, 2).join('; ')}.`;
+    // The changes that would fit (the first two; all of them are in `advice`), else why no change helps.
+    fullReason =
+      advice.length > 0
+        ? `${reason} What would fit: ${advice.slice(0, 2).join('; ')}.`
+        : `${reason} ${nothingHelps(n, modes)}`;
   }
   const deepspeed = deepspeedRows(n);
   for (const r of deepspeed) {
@@ -620,6 +768,7 @@ export function estimateModes(input: EstimateInput): EstimateReport {
   return {
     input: n,
     modes,
+    baseline,
     deepspeed,
     recommended: recommended?.mode ?? null,
     recommendedOffloadDevice: recommended?.offloadDevice ?? null,
@@ -640,47 +789,200 @@ function bestFitting(input: EstimateInput): ModeEstimate | null {
 }
 
 /**
- * When no mode fits: the changes that would make one fit, each tried on the estimate itself, in the order
- * an engineer would try them: gradient checkpointing, micro-batch 1, a smaller LoRA rank, then more GPUs
+ * When no mode fits: the changes that would make one fit, each tried on the estimate itself and only where the
+ * answers allow it (never what is already on): gradient checkpointing, micro-batch 1, LoRA instead of a full
+ * fine-tune, a smaller LoRA rank, fewer frames, fewer pixels (alone, then with the earlier changes), an offload
+ * mode that fits the GPU with the CPU memory it needs, and more GPUs only where they shrink the per-GPU figure
  * (whole nodes, up to 64 times as many).
  */
 export function adviseWhenNothingFits(input: EstimateInput, modes: ModeEstimate[]): string[] {
   const out: string[] = [];
-  const say = (change: string, row: ModeEstimate | null) => {
-    if (row) out.push(`${change} (${label(row)} at ${formatBytesShort(row.gpuNeedBytes)}/GPU)`);
+  const at = (row: ModeEstimate) => `${label(row)} at ${formatBytesShort(row.gpuNeedBytes)}/GPU`;
+  const say = (change: string, row: ModeEstimate | null): boolean => {
+    if (row) out.push(`${change} (${at(row)})`);
+    return row !== null;
   };
   const a = input.activation ?? null;
+  // The cheap changes, each alone.
+  const cheap: { words: string; apply: (x: EstimateInput) => EstimateInput }[] = [];
   if (a && a.checkpointing === 'none')
-    say('gradient checkpointing', bestFitting({ ...input, activation: { ...a, checkpointing: 'full' } }));
-  if (a && a.microBatch > 1) say('micro-batch 1', bestFitting({ ...input, activation: { ...a, microBatch: 1 } }));
+    cheap.push({
+      words: 'gradient checkpointing',
+      apply: (x) => ({
+        ...x,
+        activation: { ...x.activation!, checkpointing: 'full' },
+        ...workloadWith(x, { checkpointing: true }),
+      }),
+    });
+  if (a && a.microBatch > 1)
+    cheap.push({
+      words: 'micro-batch 1',
+      apply: (x) => ({ ...x, activation: { ...x.activation!, microBatch: 1 }, ...workloadWith(x, { microBatch: 1 }) }),
+    });
+  const full = !input.lora && (input.loraParams ?? null) === null && (input.trainableParams ?? null) === null;
+  if (full && input.loraAlternative)
+    cheap.push({
+      words: `LoRA (rank ${input.loraAlternative.rank}) instead of full fine-tuning`,
+      apply: (x) => ({ ...x, lora: input.loraAlternative! }),
+    });
+  if (!input.zeroInit) cheap.push({ words: 'zero3_init on', apply: (x) => ({ ...x, zeroInit: true }) });
   const lora = input.lora ?? null;
-  if (lora && lora.rank > 8) say('LoRA rank 8', bestFitting({ ...input, lora: { ...lora, rank: 8 } }));
-  const gpuShort = modes.every((m) => m.gpuFits === false);
-  if (gpuShort || out.length === 0) {
-    for (const factor of [2, 4, 8, 16, 32, 64]) {
-      const nodes = input.nodes * factor;
-      if (nodes > 100_000) break;
-      const row = bestFitting({ ...input, nodes });
-      if (row) {
-        say(`${input.gpusPerNode * nodes} GPUs (${nodes} nodes of ${input.gpusPerNode})`, row);
-        break;
+  if (lora && lora.rank > 8) cheap.push({ words: 'LoRA rank 8', apply: (x) => ({ ...x, lora: { ...lora, rank: 8 } }) });
+  let cheapFits = false;
+  for (const c of cheap) cheapFits = say(c.words, bestFitting(c.apply(input))) || cheapFits;
+  // Fewer frames or pixels, with the numbers: alone, else with the fewest cheap changes (in order) beside them.
+  const t = input.tokenShape ?? null;
+  if (t && a) {
+    const sized = (x: EstimateInput, pixels: number, frames: number | null): EstimateInput => {
+      const tokens = tokensOfShape(t, pixels, frames);
+      return { ...x, activation: { ...x.activation!, tokens }, ...workloadWith(x, { tokens }) };
+    };
+    const tries: {
+      words: (v: number) => string;
+      values: number[];
+      make: (x: EstimateInput, v: number) => EstimateInput;
+    }[] = [];
+    if (t.frames !== null && t.temporalFactor !== null && t.frames > 1) {
+      const f = t.temporalFactor;
+      const values: number[] = [];
+      for (let k = Math.ceil((t.frames - 1) / f) - 1; k >= 0; k--) values.push(1 + k * f);
+      tries.push({ words: (v) => `${v} frames instead of ${t.frames}`, values, make: (x, v) => sized(x, t.pixels, v) });
+    }
+    const sizes = ADVICE_SIZES.filter(([w, h]) => w * h < t.pixels);
+    tries.push({
+      words: (i) => {
+        const [w, h] = sizes[i]!;
+        return `--max_pixels ${w * h} (${w}x${h}) instead of ${t.pixels}`;
+      },
+      values: sizes.map((_, i) => i),
+      make: (x, i) => sized(x, sizes[i]![0] * sizes[i]![1], t.frames),
+    });
+    const first = (x: EstimateInput, tr: (typeof tries)[number], prefix: string): boolean =>
+      tr.values.some((v) => say(`${prefix}${tr.words(v)}`, bestFitting(tr.make(x, v))));
+    for (const tr of tries) {
+      if (first(input, tr, '') || cheapFits) continue;
+      for (let k = 1; k <= cheap.length; k++) {
+        const used = cheap.slice(0, k);
+        const x = used.reduce((acc, c) => c.apply(acc), input);
+        if (first(x, tr, `${used.map((c) => c.words).join(' and ')} and `)) break;
       }
     }
+  }
+  // An offload mode that fits the GPU where the host is what is short: its CPU need.
+  const n = normalizeInput(input);
+  const hostShort = [...modes].sort(compareRows).find((r) => r.gpuFits === true && r.cpuFits === false);
+  if (hostShort) {
+    const twin = modes.find(
+      (r) =>
+        hostShort.offloadDevice === 'cpu' &&
+        r.mode === hostShort.mode &&
+        r.offloadDevice === 'nvme' &&
+        r.gpuFits === true &&
+        r.peak.cpuBytes < hostShort.peak.cpuBytes,
+    );
+    out.push(
+      `more CPU memory: ${label(hostShort)} needs ${formatBytesShort(hostShort.peak.cpuBytes)} of CPU memory per node (${formatBytesShort(n.usableCpuBytes ?? 0)} usable here)${twin ? `, its NVMe variant ${formatBytesShort(twin.peak.cpuBytes)}` : ''}, and fits the GPU at ${formatBytesShort(hostShort.gpuNeedBytes)}/GPU`,
+    );
+  }
+  for (const factor of [2, 4, 8, 16, 32, 64]) {
+    const nodes = input.nodes * factor;
+    if (nodes > 100_000) break;
+    if (
+      say(
+        `${input.gpusPerNode * nodes} GPUs (${nodes} nodes of ${input.gpusPerNode})`,
+        bestFitting({ ...input, nodes }),
+      )
+    )
+      break;
   }
   return out;
 }
 
-/** Picks the fastest row whose peak fits and says why in one sentence. */
+/** The workload of an input with some of its fields changed (when the input gives one). */
+function workloadWith(x: EstimateInput, w: Partial<NonNullable<EstimateInput['workload']>>): Partial<EstimateInput> {
+  return x.workload ? { workload: { ...x.workload, ...w } } : {};
+}
+
+/** Why no change zerowiz tries makes the job fit: what dominates the smallest row. */
+function nothingHelps(n: NormalizedInput, modes: ModeEstimate[]): string {
+  const lowest = modes.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
+  if (lowest.gpuFits !== false)
+    return `Add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ' or offload to NVMe (ZeRO-3 offload NVMe)'}${n.zeroInit ? '' : ', use zero3_init'}, or add nodes.`;
+  const acts = lowest.peak.items.activations;
+  if (n.usableGpuBytes !== null && acts > n.usableGpuBytes / 2)
+    return `No change zerowiz tries fits it: the activations alone take ${formatBytesShort(acts)} per GPU; fewer tokens per sample (a shorter sequence, fewer pixels or frames) or GPUs with more memory.`;
+  return `No change zerowiz tries fits it (the largest layer, gathered whole, and the per-GPU buffers stay); GPUs with more memory.`;
+}
+
+/** The step time in words: `9.1-12 s/step, bound by the CPU optimizer on 8 threads per node`. */
+export function timeWords(t: StepTimeBand): string {
+  return `${formatBand(t)}, ${boundWords(t)}`;
+}
+
+/** How many times `t` is `base`, as the sentences say it: `4.1x`. */
+export function timesText(t: number, base: number): string {
+  return `${base > 0 ? (t / base).toFixed(1) : '?'}x`;
+}
+
+/**
+ * The fitting rows slower than the best, each with what it costs (`ZeRO-3 also fits, at 1.3x the time`), or in
+ * the same time with less room; NVMe variants only when their CPU twin does not fit. At most three.
+ */
+function slowerFitting(best: ModeEstimate, sorted: ModeEstimate[]): string[] {
+  const cpuTwinFits = (r: ModeEstimate) =>
+    sorted.some((x) => x.mode === r.mode && x.offloadDevice === 'cpu' && x.fits === true);
+  return sorted
+    .filter((r) => r !== best && r.fits === true && !(r.offloadDevice === 'nvme' && cpuTwinFits(r)))
+    .slice(0, 3)
+    .map((r) =>
+      sameTime(r.time.stepSeconds, best.time.stepSeconds)
+        ? `${label(r)} also fits in the same time, with ${formatBytesShort(Math.abs(r.gpuNeedBytes - best.gpuNeedBytes))} ${r.gpuNeedBytes > best.gpuNeedBytes ? 'less' : 'more'} room`
+        : `${label(r)} also fits, at ${timesText(r.time.stepSeconds, best.time.stepSeconds)} the time`,
+    );
+}
+
+/**
+ * When DeepSpeedCPUAdam bounds the step on torchrun's one thread per process (OMP_NUM_THREADS unset) and the
+ * node has more cores: the export that gives each process its share, and the step it would take.
+ */
+function threadsAdvice(n: NormalizedInput, best: ModeEstimate): string | null {
+  const t = n.timing;
+  if (best.time.bound !== 'hostOptimizer' || t.ompThreads !== null || n.gpusPerNode <= 1) return null;
+  const share = Math.floor(t.hostCores / n.gpusPerNode);
+  if (share <= 1) return null;
+  const faster = stepTimeOf(best.placement, { ...n, timing: { ...t, ompThreads: share } });
+  if (!(faster.stepSeconds < best.time.stepSeconds * (1 - SAME_TIME_FRACTION))) return null;
+  return `torchrun runs DeepSpeedCPUAdam on one thread per process when OMP_NUM_THREADS is not set; export OMP_NUM_THREADS=${share} before the launch (${t.hostCores} cores / ${n.gpusPerNode} processes): about ${formatBand(faster)}`;
+}
+
+/** What the same training needs without DeepSpeed, beside the recommendation. */
+function baselineWords(b: BaselineEstimate, best: ModeEstimate, gpus: number): string {
+  const ddp = gpus > 1 ? 'Without DeepSpeed (DDP)' : 'Without DeepSpeed';
+  if (b.fits === true)
+    return `${ddp} it fits too, at ${timesText(b.time.stepSeconds, best.time.stepSeconds)} the time (peak ${formatBytesShort(b.gpuNeedBytes)} per GPU)`;
+  if (b.gpuFits === false) return `${ddp} it needs ${formatBytesShort(b.gpuNeedBytes)} per GPU`;
+  return `${ddp} it needs ${formatBytesShort(b.peak.cpuBytes)} of CPU memory per node`;
+}
+
+/** "Fits" with its sum: the peak, the usable figure and what it is, and what is left. */
+export function fitsWords(n: NormalizedInput, row: Pick<ModeEstimate, 'gpuNeedBytes'>): string {
+  const usable = n.usableGpuBytes ?? 0;
+  const mem = formatBytesShort(n.gpuMemoryBytes ?? 0);
+  return `peak ${formatBytesShort(row.gpuNeedBytes)} per GPU of the ${formatBytesShort(usable)} usable (${mem} less ${n.headroomPercent}% headroom), ${formatBytesShort(usable - row.gpuNeedBytes)} to spare`;
+}
+
+/** Picks the fastest row whose peak fits and says why, what the slower fitting rows cost, and the baseline. */
 export function recommend(
   n: NormalizedInput,
   modes: ModeEstimate[],
+  baseline: BaselineEstimate | null = null,
 ): { recommended: ModeEstimate | null; reason: string } {
   const oneGpu =
     n.totalGpus === 1 ? 'With one GPU, stages 1-3 without offload shard over a single device and save nothing; ' : '';
   if (n.gpuMemoryBytes === null || n.usableGpuBytes === null) {
     return {
       recommended: null,
-      reason: `${oneGpu}${oneGpu ? 'give' : 'Give'} the GPU memory (--gpu-memory or --detect) to see which modes fit.`,
+      reason: `${oneGpu}${oneGpu ? 'give' : 'Give'} the GPU memory (--gpu-memory, --gpu or --detect) to see which modes fit.`,
     };
   }
   const mem = formatBytesShort(n.gpuMemoryBytes);
@@ -692,46 +994,30 @@ export function recommend(
       lowest.gpuFits === false
         ? `even ${label(lowest)} peaks at ${formatBytesShort(lowest.gpuNeedBytes)} per GPU and ${formatBytesShort(n.usableGpuBytes)} of ${mem} is usable`
         : `${label(lowest)} fits the GPU but needs ${formatBytesShort(lowest.peak.cpuBytes)} of CPU memory per node${lowest.nvmeFits === false ? ' or more NVMe space' : ''}`;
-    const advice =
-      lowest.gpuFits === false
-        ? 'add GPUs or nodes, use gradient checkpointing or a smaller micro-batch'
-        : `add CPU memory${lowest.offloadDevice === 'nvme' ? '' : ', offload to NVMe (ZeRO-3 offload NVMe)'}, use zero3_init, or add nodes`;
-    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'no' : 'No'} mode fits: ${why}; ${advice}.` };
+    // What would fit follows (estimateModes: adviseWhenNothingFits), from the answers.
+    return { recommended: null, reason: `${oneGpu}${oneGpu ? 'no' : 'No'} mode fits: ${why}.` };
   }
-  const spare = formatBytesShort(n.usableGpuBytes - best.gpuNeedBytes);
-  const info = MODE_INFO[best.mode];
-  const fitsText = `${label(best)} fits in ${mem} with ${spare} to spare (peak ${formatBytesShort(best.gpuNeedBytes)} per GPU)`;
-  const time =
-    best.peak.time.extraSeconds > 0
-      ? `, ${formatStepSeconds(best.peak.time.extraSeconds)} on ${best.peak.time.link}`
-      : '';
-  let tail: string;
+  const sentences = [`${oneGpu}${label(best)} fits: ${fitsWords(n, best)}; ${timeWords(best.time)}`];
   if (modeOffloads(best.mode)) {
     const noOffload = modes.filter((r) => r.offloadDevice === null);
     const smallest = noOffload.reduce((a, b) => (b.gpuNeedBytes < a.gpuNeedBytes ? b : a));
-    tail = `; no mode without offload fits (${label(smallest)} peaks at ${formatBytesShort(smallest.gpuNeedBytes)} per GPU), and it moves ${formatBytesShort(best.offloadBytesPerStep)} per GPU per step over PCIe${best.offloadDevice === 'nvme' ? ' and swaps to NVMe' : ''}${time}`;
-  } else if (info.stage === 3) {
-    const multiple = commMultipleText(best.commBytesPerStep, ddpBytesOf(modes));
-    tail =
-      n.totalGpus === 1
-        ? ''
-        : `; ZeRO-1 and ZeRO-2 do not fit, and it moves ${multiple} the communication of DDP${time}${n.trainable < n.params ? ' (it gathers every parameter, trained or frozen, twice a step)' : ''}`;
-  } else {
-    tail = n.totalGpus === 1 ? '' : ' and adds no communication over DDP';
-    // At the same cost, more room: say so when a lower stage also fits (the lower stage is what one expects).
-    const lower = sorted.find(
-      (r) =>
-        r !== best &&
-        r.fits === true &&
-        r.offloadDevice === null &&
-        MODE_INFO[r.mode].stage < info.stage &&
-        Math.abs(r.peak.time.extraSeconds - best.peak.time.extraSeconds) < SAME_COST_SECONDS,
+    sentences.push(
+      `No mode without offload fits (${label(smallest)} peaks at ${formatBytesShort(smallest.gpuNeedBytes)} per GPU)`,
     );
-    if (lower)
-      tail += `; ${label(lower)} also fits at the same cost, with ${formatBytesShort(lower.gpuNeedBytes - best.gpuNeedBytes)} less room`;
-    else if (info.stage === 1 && n.totalGpus > 1) tail += '; no need to shard the parameters';
   }
-  return { recommended: best, reason: `${oneGpu}${fitsText}${tail}.` };
+  if (MODE_INFO[best.mode].stage === 3 && n.totalGpus > 1)
+    sentences.push(
+      `It moves ${commMultipleText(best.commBytesPerStep, ddpBytesOf(modes))} the communication of DDP${n.trainable < n.params ? ' (it gathers every parameter, trained or frozen, on every pass)' : ''}, ${best.time.link === '' ? '' : `on ${best.time.link}`}`.replace(
+        /, $/,
+        '',
+      ),
+    );
+  const threads = threadsAdvice(n, best);
+  if (threads) sentences.push(threads);
+  const slower = slowerFitting(best, sorted);
+  if (slower.length > 0) sentences.push(slower.join('; '));
+  if (baseline) sentences.push(baselineWords(baseline, best, n.totalGpus));
+  return { recommended: best, reason: `${sentences.join('. ')}.` };
 }
 
 /**

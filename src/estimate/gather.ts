@@ -16,12 +16,15 @@
  * - ZeRO-3 without the gather: `get_state_dict` raises ("Cannot get 16bit model weights ..."): no cost, an error
  *   (src/rules/checkpoint-save.ts).
  *
- * Times assume no overlap (an upper bound), the links of peak.ts, and DISK_WRITE_BYTES_PER_S for the file.
+ * Times assume no overlap (an upper bound), the links of the step-time model (./time.ts), and
+ * DISK_WRITE_BYTES_PER_S for the file.
  */
 import { estimateInputFromSetup, placementOfAnswers, type EstimateAnswers, type EstimateContext } from './input.js';
-import { type EstimateInput, normalizeInput } from './estimate.js';
+import { type EstimateInput, type NormalizedInput, normalizeInput } from './estimate.js';
 import type { ModelEntry } from './models.js';
-import { linkOf, NVME_BYTES_PER_S, PCIE_BYTES_PER_S, weightBytes, type PeakInput } from './peak.js';
+import { weightBytes } from './peak.js';
+import { pcieBytesPerS } from './gpus.js';
+import { collectiveLink } from './time.js';
 import type { Placement } from '../config/index.js';
 import type { Answers } from '../config/index.js';
 import { formatBytesShort } from '../text/index.js';
@@ -56,14 +59,15 @@ export interface SaveCost {
 }
 
 /** The cost of saving for a placement. `saved`: what the script writes (DiffSynth: the trainable parameters). */
-export function saveCost(placement: Placement, n: PeakInput, saved: 'trainable' | 'all'): SaveCost {
+export function saveCost(placement: Placement, n: NormalizedInput, saved: 'trainable' | 'all'): SaveCost {
   const w = weightBytes(n.precision);
   const all = n.params * w;
   const savedBytes = (saved === 'trainable' ? n.trainable : n.params) * w;
   const diskSeconds = savedBytes / DISK_WRITE_BYTES_PER_S;
-  const { link, bytesPerS } = linkOf(n);
+  const { link, bytesPerS } = collectiveLink(n);
+  const pcie = pcieBytesPerS(n.timing.gpu);
   if (placement.stage !== 3) {
-    const pcieSeconds = all / PCIE_BYTES_PER_S;
+    const pcieSeconds = all / pcie;
     return {
       gathers: false,
       hostBytesPerNode: n.gpusPerNode * all + savedBytes,
@@ -80,8 +84,8 @@ export function saveCost(placement: Placement, n: PeakInput, saved: 'trainable' 
   const N = n.totalGpus;
   const commSeconds = N <= 1 ? 0 : (all * (N - 1)) / N / bytesPerS;
   const partition = all / N;
-  const pcieSeconds = (all + (placement.param === 'cpu' ? partition : 0)) / PCIE_BYTES_PER_S;
-  const nvmeSeconds = placement.param === 'nvme' ? partition / NVME_BYTES_PER_S : 0;
+  const pcieSeconds = (all + (placement.param === 'cpu' ? partition : 0)) / pcie;
+  const nvmeSeconds = placement.param === 'nvme' ? partition / n.timing.nvmeBytesPerS : 0;
   return {
     gathers: true,
     hostBytesPerNode: all + savedBytes,

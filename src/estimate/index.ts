@@ -12,10 +12,13 @@ export {
   ddpBytesOf,
   estimateModes,
   estimatePlacement,
-  formatStepSeconds,
+  fitsWords,
   normalizeInput,
+  timeWords,
+  timesText,
+  zeroPaperBytes,
 } from './estimate.js';
-export type { EstimateInput, EstimateReport, ModeEstimate } from './estimate.js';
+export type { BaselineEstimate, EstimateInput, EstimateReport, ModeEstimate } from './estimate.js';
 export { saveCostOfInput, saveCostOfSetup, saveCostText } from './gather.js';
 export {
   estimateInputFromSetup,
@@ -26,9 +29,35 @@ export {
   topology,
 } from './input.js';
 export type { ShapeOverrides } from './input.js';
-export { measuredContradiction, measuredPeaks, measuredText, placementKey } from './measured.js';
-export type { MeasuredPeak, MeasuredRun } from './measured.js';
+export {
+  accumulationOf,
+  measuredContradiction,
+  measuredPeaks,
+  measuredStepText,
+  measuredSteps,
+  measuredText,
+  placementKey,
+  stepSecondsOfRate,
+} from './measured.js';
+export type { MeasuredPeak, MeasuredRun, MeasuredStep } from './measured.js';
 export { findModel, loadModelCatalog, lookupModel, modelCatalogOrNone } from './models.js';
 export type { BlockKind, ModelEntry } from './models.js';
-export { NVME_BYTES_PER_S, loraParams, memoryLayout, pictureBreakdown, weightBytes } from './peak.js';
+export { loraParams, memoryLayout, pictureBreakdown, weightBytes } from './peak.js';
 export type { PictureBreakdown } from './peak.js';
+export {
+  DEFAULT_GPU_ID,
+  DEFAULT_HOST_CORES,
+  GPU_CATALOG,
+  defaultGpu,
+  describeInternode,
+  findGpu,
+  gpuMemoryBytes,
+  gpuOfSmiName,
+  lookupGpu,
+  parseInternode,
+} from './gpus.js';
+export type { GpuSpec, Internode } from './gpus.js';
+export { NVME_BYTES_PER_S, TERM_WORDS, boundWords, formatBand, formatSeconds } from './time.js';
+export type { StepTimeBand, TimeContext, TimeTerm } from './time.js';
+export { globalBatchOf, minBox, pipelineOf, stepsOf } from './pipeline.js';
+export type { MinBoxRow, PipelineEstimate, StepCount } from './pipeline.js';

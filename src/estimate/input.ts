@@ -5,13 +5,20 @@
  */
 import type { ActivationInput } from './activations.js';
 import { EstimateInputError } from './estimate.js';
-import type { EstimateInput, LoraSpec } from './estimate.js';
-import { lookupModel } from './models.js';
+import type { EstimateInput, LoraSpec, TokenShape } from './estimate.js';
+import { DTYPE_BYTES, lookupModel } from './models.js';
 import type { BlockKind, ModelEntry } from './models.js';
 import { autoFill, numberDefault } from '../config/index.js';
 import { placementOf } from '../config/index.js';
 import type { Placement } from '../config/index.js';
+import { DIFFSYNTH_LOAD_BYTES_PER_PARAM } from './peak.js';
 import type { ZeroKnobs } from './peak.js';
+import { DEFAULT_GPU_ID, DEFAULT_HOST_CORES, gpuIds, gpuMemoryBytes, lookupGpu, parseInternode } from './gpus.js';
+import type { GpuSpec, Internode } from './gpus.js';
+import { assumedBlocks } from './time.js';
+import type { TimeContext, TimeInput } from './time.js';
+import { formatBytesShort, formatCount } from '../text/index.js';
+import { NearMiss } from '../text/index.js';
 import type { Interconnect, MasterWeights, OptimizerKind, Precision } from '../config/index.js';
 import type { Answers } from '../config/index.js';
 
@@ -42,6 +49,7 @@ export type EstimateAnswers = Pick<
   | 'optimizer'
   | 'master_weights'
   | 'encoders_on_gpu'
+  | 'fp8_models'
   | 'extra_gpu_params'
   | 'headroom'
   | 'overlap_comm'
@@ -52,7 +60,12 @@ export type EstimateAnswers = Pick<
   | 'sub_group_size'
 > &
   /** Where the parameters go when the answers split the devices (accelerate asks it apart); absent: the mode's. */
-  Partial<Pick<Answers, 'offload_param_device' | 'gpu_links'>>;
+  Partial<
+    Pick<
+      Answers,
+      'offload_param_device' | 'gpu_links' | 'gpu_model' | 'cpu_cores' | 'internode' | 'gradient_accumulation_steps'
+    >
+  >;
 
 /** Transformer shape values given explicitly (estimate's --hidden-size ...); they win over the catalog's. */
 export interface ShapeOverrides {
@@ -85,6 +98,8 @@ export interface EstimateContext {
   nvmeFreeBytes?: number | null;
   cudaContextBytes?: number | null;
   includeNvme?: boolean;
+  /** Step-time facts the answers do not hold (the launch's OMP_NUM_THREADS, a measured NVMe speed), or defaults for them. */
+  timing?: Partial<TimeContext>;
 }
 
 /** The estimator's input for a setup, and what a user should know about it. */
@@ -167,6 +182,34 @@ function loraOf(a: EstimateAnswers, model: ModelEntry | null): LoraSpec {
     );
   }
   return { rank: a.lora_rank, shapes: targets.map((t) => model.modules[t]!) };
+}
+
+/** How the image or video tokens of the answers come from pixels and frames (for the advice); null otherwise. */
+function tokenShapeOf(
+  a: EstimateAnswers,
+  model: ModelEntry | null,
+  ctx: EstimateContext,
+  activation: ActivationInput | null,
+): TokenShape | null {
+  const kind = kindOf(a, model);
+  if (!activation || ctx.tokens !== undefined || activation.block === 'unet' || (kind !== 'dit' && kind !== 'video'))
+    return null;
+  const shape = ctx.shape ?? {};
+  const tf = kind === 'video' ? (shape.temporalFactor ?? model?.temporalFactor ?? null) : null;
+  return {
+    pixels: a.max_pixels,
+    pixelsPerToken: shape.pixelsPerToken ?? model?.pixelsPerToken ?? DEFAULT_PIXELS_PER_TOKEN,
+    images: 1 + (model?.conditionImages ?? 0),
+    frames: tf === null ? null : a.frames,
+    temporalFactor: tf,
+    textTokens: activation.block === 'mmdit' ? (shape.textTokens ?? model?.textTokens ?? 0) : 0,
+  };
+}
+
+/** The LoRA a full fine-tune could train instead (the catalog's usual targets at the answers' rank), or null. */
+function loraAlternativeOf(a: EstimateAnswers, model: ModelEntry | null): LoraSpec | null {
+  if (a.fine_tuning === 'lora' || a.trainable_params !== null || !model || model.loraTargets.length === 0) return null;
+  return { rank: a.lora_rank, shapes: model.loraTargets.map((t) => model.modules[t]!) };
 }
 
 /** Pixels per image token when neither the catalog nor a flag says: an 8x VAE and 2x2 patches (FLUX, Qwen-Image, Wan, CogVideoX). */
@@ -262,7 +305,9 @@ function activationOf(
     }
     const tf = temporalOf(a, model, ctx);
     const perFrame = Math.ceil(a.max_pixels / ppt);
-    tokens = perFrame * (tf === null ? 1 : latentFrames(a.frames, tf)) + (block === 'mmdit' ? text : 0);
+    // An edit model's input images join the sequence at the same size (their latent tokens).
+    const images = 1 + (model?.conditionImages ?? 0);
+    tokens = perFrame * images * (tf === null ? 1 : latentFrames(a.frames, tf)) + (block === 'mmdit' ? text : 0);
   } else {
     tokens = a.seq_len;
   }
@@ -330,21 +375,40 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
   }
   const shape = ctx.shape ?? {};
   const activation = activationOf(a, model, ctx, precision, notes);
-  let extraGpuParams = a.extra_gpu_params;
+  const extraGpuParams = a.extra_gpu_params;
   let encoderBytes = 0;
+  let frozenGpuBytes = 0;
+  let loadExtraBytes = 0;
+  const fp8Encoders = a.fp8_models === 'encoders' || a.fp8_models === 'all';
   if (a.encoders_on_gpu) {
     const enc = model?.encoders ?? null;
     if (!enc) {
       notes.push(
-        `encoders on the GPU: ${model ? `the catalog has no encoders for ${model.id}` : 'the model is not in the catalog'}; give their parameters as --extra-gpu-params (their working memory is not estimated)`,
+        `encoders on the GPU: not counted: ${model ? `the catalog has no encoders for ${model.id}` : 'the model is not in the catalog'}; give their parameters as --extra-gpu-params (their working memory is not estimated)`,
       );
     } else {
-      if (extraGpuParams === 0) extraGpuParams = enc.params;
+      const parts = enc.parts.map((p) => ({ ...p, dtype: fp8Encoders ? ('fp8' as const) : p.dtype }));
+      const bytes = parts.reduce((s, p) => s + Math.ceil(p.params * DTYPE_BYTES[p.dtype]), 0);
+      if (extraGpuParams === 0) {
+        frozenGpuBytes = bytes;
+        notes.push(
+          `encoders on the GPU: ${parts.map((p) => `${p.name} ${formatCount(p.params)} ${p.dtype}`).join(' + ')} = ${formatBytesShort(bytes)} per GPU, and each rank loads them on the CPU first`,
+        );
+      } else {
+        notes.push(
+          `encoders on the GPU: --extra-gpu-params ${formatCount(extraGpuParams)} in ${precision} instead of the catalog's ${formatBytesShort(bytes)}`,
+        );
+      }
+      loadExtraBytes = extraGpuParams === 0 ? bytes : extraGpuParams * (precision === 'fp32' ? 4 : 2);
       const video = kindOf(a, model) === 'video';
       const frames = video ? Math.min(a.frames, enc.vaeFramesAtOnce ?? a.frames) : 1;
       encoderBytes = encoderTransientBytes(enc.vaeChannels, a.max_pixels, frames, a.micro_batch);
     }
   }
+  // DiffSynth (the image and video models' trainer) loads every model in bf16, not the estimator's fp32.
+  const diffsynth = kindOf(a, model) !== 'lm' && precision !== 'fp32';
+  const frozenFp8 = (a.fp8_models === 'dit' || a.fp8_models === 'all') && a.fine_tuning === 'lora';
+  if (frozenFp8) notes.push('LoRA base model in fp8 (--fp8_models): its frozen weights count 1 byte each');
   if (optimizer !== 'adamw' || masterWeights === 'none')
     notes.push(
       `offload rows count DeepSpeedCPUAdam: with the optimizer offloaded, accelerate swaps the ${optimizer === 'adamw' ? 'optimizer' : optimizer} for it (fp32 master weights and moments on the CPU)`,
@@ -358,13 +422,19 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     a.gpu_links !== undefined && a.gpu_links !== ''
       ? interconnectOfAnswer(a.gpu_links)
       : (ctx.interconnect ?? { kind: 'unknown', nvlinks: null });
+  const timing = timingOfAnswers(a, ctx, notes);
+  if (!activation)
+    notes.push(
+      `step times assume ${assumedBlocks(a.model_params)} blocks (a Llama-like shape for ${formatCount(a.model_params)} parameters) and count 2 FLOPs per parameter and token`,
+    );
+  const gpuMemory = a.gpu_memory ?? (timing.gpu && a.gpu_model ? gpuMemoryBytes(timing.gpu) : null);
   const input: EstimateInput = {
     params: a.model_params,
     largestLayer: Math.min(largestLayer, a.model_params),
     gpusPerNode,
     nodes,
     zeroInit: a.zero3_init,
-    gpuMemoryBytes: a.gpu_memory,
+    gpuMemoryBytes: gpuMemory,
     cpuMemoryBytes: a.cpu_memory,
     nvmeFreeBytes: ctx.nvmeFreeBytes ?? null,
     activation,
@@ -373,11 +443,21 @@ export function estimateInputFromSetup(a: EstimateAnswers, ctx: EstimateContext)
     masterWeights,
     encoderTransientBytes: encoderBytes,
     extraGpuParams,
+    frozenGpuBytes,
+    loadExtraBytes,
+    ...(diffsynth ? { loadBytesPerParam: DIFFSYNTH_LOAD_BYTES_PER_PARAM } : {}),
+    ...(frozenFp8 ? { frozenBytesPerParam: 1 } : {}),
     knobs: knobsOf(a, shape.hidden ?? model?.hidden ?? null, notes),
     cudaContextBytes: ctx.cudaContextBytes ?? null,
     interconnect,
     headroomPercent: a.headroom,
     includeNvme: ctx.includeNvme !== false,
+    timing,
+    workload: activation
+      ? { tokens: activation.tokens, microBatch: a.micro_batch, checkpointing: a.gradient_checkpointing }
+      : workloadOfAnswers(a, model, ctx),
+    tokenShape: tokenShapeOf(a, model, ctx, activation),
+    loraAlternative: loraAlternativeOf(a, model),
   };
   if (a.fine_tuning === 'lora') {
     if (a.trainable_params !== null) input.loraParams = a.trainable_params;
@@ -403,4 +483,68 @@ export function interconnectOfAnswer(links: string | undefined): Interconnect {
 export function gpuLinksAnswer(i: Interconnect | undefined): string {
   if (!i || i.kind === 'unknown') return '';
   return i.kind === 'nvlink' && i.nvlinks ? `nvlink:${i.nvlinks}` : 'pcie';
+}
+
+/** The GPU of the answers (gpu_model), else the context's; EstimateInputError with the near names for an unknown one. */
+function gpuOfAnswers(a: EstimateAnswers, ctx: EstimateContext): GpuSpec | undefined {
+  const name = a.gpu_model ?? '';
+  if (name === '') return ctx.timing?.gpu;
+  const hit = lookupGpu(name);
+  if (hit) return hit;
+  const near = new NearMiss(`unknown GPU '${name}' (gpu_model)`, name, gpuIds()).near;
+  throw new EstimateInputError(
+    `unknown GPU '${name}' (gpu_model)${near.length > 0 ? `; did you mean ${near.join(' or ')}?` : ''}`,
+    `the GPU catalog: ${gpuIds().join(', ')}`,
+  );
+}
+
+/** The network the answers name (internode), else the context's; EstimateInputError for one zerowiz does not know. */
+function internodeOfAnswers(a: EstimateAnswers, ctx: EstimateContext): Internode | undefined {
+  if (!a.internode) return ctx.timing?.internode;
+  try {
+    return parseInternode(a.internode);
+  } catch (err) {
+    const hint = err instanceof NearMiss ? (err.near.length > 0 ? `did you mean ${err.near.join(' or ')}? ` : '') : '';
+    throw new EstimateInputError(
+      `${err instanceof Error ? err.message : String(err)} (internode)`,
+      `${hint}${(err as NearMiss).hint ?? ''}`,
+    );
+  }
+}
+
+/**
+ * The step time's facts from the answers (gpu_model, cpu_cores, internode, gradient_accumulation_steps) over the
+ * context's, and a note for each one that falls back to its stated default.
+ */
+function timingOfAnswers(a: EstimateAnswers, ctx: EstimateContext, notes: string[]): Partial<TimeContext> {
+  const gpu = gpuOfAnswers(a, ctx);
+  const internode = internodeOfAnswers(a, ctx);
+  const acc = a.gradient_accumulation_steps;
+  const cores = a.cpu_cores ?? ctx.timing?.hostCores;
+  if (!gpu)
+    notes.push(
+      `step times assume an ${lookupGpu(DEFAULT_GPU_ID)!.name} (the default; give --gpu NAME, the gpu_model answer, or --detect)`,
+    );
+  return {
+    ...ctx.timing,
+    ...(gpu ? { gpu, gpuSource: a.gpu_model ? 'given' : (ctx.timing?.gpuSource ?? 'given') } : {}),
+    ...(cores !== undefined && cores !== null
+      ? { hostCores: cores, hostCoresSource: a.cpu_cores ? 'given' : (ctx.timing?.hostCoresSource ?? 'given') }
+      : { hostCores: DEFAULT_HOST_CORES, hostCoresSource: 'default' }),
+    ...(internode ? { internode } : {}),
+    accumulation: typeof acc === 'number' ? acc : 1,
+  };
+}
+
+/** Tokens per sample from the answers when the shape is unknown (no activation estimate): the step time's workload. */
+function workloadOfAnswers(a: EstimateAnswers, model: ModelEntry | null, ctx: EstimateContext): TimeInput['workload'] {
+  const kind = kindOf(a, model);
+  let tokens = a.seq_len;
+  if (ctx.tokens !== undefined) tokens = ctx.tokens;
+  else if (kind !== 'lm') {
+    const ppt = ctx.shape?.pixelsPerToken ?? model?.pixelsPerToken ?? DEFAULT_PIXELS_PER_TOKEN;
+    const tf = ctx.shape?.temporalFactor ?? model?.temporalFactor ?? null;
+    tokens = Math.ceil(a.max_pixels / ppt) * (kind === 'video' && tf !== null ? latentFrames(a.frames, tf) : 1);
+  }
+  return { tokens, microBatch: a.micro_batch, checkpointing: a.gradient_checkpointing };
 }

@@ -14,6 +14,7 @@
  * Pure: src/rules/fit.ts loadMeasuredRuns reads the records.
  */
 import { placementOfAnswers } from './input.js';
+import { formatSeconds } from './time.js';
 import type { EstimateAnswers } from './input.js';
 import type { Placement } from '../config/index.js';
 import type { Answers } from '../config/index.js';
@@ -27,6 +28,78 @@ export interface MeasuredRun {
   answers: Answers;
   /** Steps that ran with the setup's config: the highest GPU peak each measured, and whether it ran out of GPU memory. */
   steps: { peakBytes: number | null; gpu: number | null; oom: boolean }[];
+  /**
+   * Every step of the run: whether it trained with the config, ended done, how long it took, and its progress
+   * bar's last rate (iterations per second) with what one iteration is (a micro-batch of DiffSynth's dataloader
+   * loop, or an optimizer step). Absent in measurements made before step times.
+   */
+  passes?: {
+    name: string;
+    usesConfig: boolean;
+    done: boolean;
+    seconds: number | null;
+    ratePerS: number | null;
+    perIteration: 'micro' | 'optimizer';
+  }[];
+}
+
+/** The last measured step time of a placement of the setup. */
+export interface MeasuredStep {
+  runId: string;
+  day: string;
+  startedAt: string;
+  /** Seconds per optimizer step (the progress bar's rate, x the gradient accumulation for a micro-batch bar). */
+  seconds: number;
+}
+
+/** Seconds per optimizer step from a progress bar's rate, or null without one. */
+export function stepSecondsOfRate(
+  ratePerS: number | null,
+  perIteration: 'micro' | 'optimizer',
+  accumulation: number,
+): number | null {
+  if (ratePerS === null || !(ratePerS > 0)) return null;
+  return (perIteration === 'micro' ? accumulation : 1) / ratePerS;
+}
+
+/** Micro-batches per optimizer step of the answers (accelerate fills `auto` with 1). */
+export function accumulationOf(a: Pick<Answers, 'gradient_accumulation_steps'>): number {
+  return typeof a.gradient_accumulation_steps === 'number' ? a.gradient_accumulation_steps : 1;
+}
+
+/**
+ * The last measured step time of each placement for these answers (the newest run of the same setup whose
+ * training pass measured a rate) and the last data pass that ran to its end (a step without the config before
+ * it), seconds.
+ */
+export function measuredSteps(
+  runs: readonly MeasuredRun[],
+  answers: Answers,
+): { steps: Map<string, MeasuredStep>; dataSeconds: number | null } {
+  const key = sameSetupKey(answers);
+  const steps = new Map<string, MeasuredStep>();
+  let dataSeconds: number | null = null;
+  const newest = [...runs].sort((x, y) => (x.startedAt < y.startedAt ? 1 : x.startedAt > y.startedAt ? -1 : 0));
+  for (const r of newest) {
+    if (sameSetupKey(r.answers) !== key) continue;
+    const passes = r.passes ?? [];
+    const train = passes.find((p) => p.usesConfig && p.ratePerS !== null);
+    const seconds = train ? stepSecondsOfRate(train.ratePerS, train.perIteration, accumulationOf(r.answers)) : null;
+    const where = placementKey(placementOfAnswers(r.answers));
+    if (seconds !== null && !steps.has(where))
+      steps.set(where, { runId: r.id, day: r.startedAt.slice(0, 10), startedAt: r.startedAt, seconds });
+    const trainAt = passes.findIndex((p) => p.usesConfig);
+    const data = passes.slice(0, Math.max(0, trainAt)).find((p) => !p.usesConfig && p.done && p.seconds !== null);
+    if (dataSeconds === null && data?.seconds != null) dataSeconds = data.seconds;
+  }
+  return { steps, dataSeconds };
+}
+
+/** `measured 11.2 s/step on 2026-12-05, +8% over the estimate`, for a placement's last measured step. */
+export function measuredStepText(m: MeasuredStep, predictedSeconds: number): string {
+  const pct = predictedSeconds > 0 ? Math.round(((m.seconds - predictedSeconds) / predictedSeconds) * 100) : 0;
+  const how = pct === 0 ? 'as estimated' : `${pct > 0 ? '+' : ''}${pct}% ${pct > 0 ? 'over' : 'under'} the estimate`;
+  return `measured ${formatSeconds(m.seconds)}/step on ${m.day}, ${how}`;
 }
 
 /** The last measured peak of a placement of the setup. */

@@ -42,9 +42,18 @@ const ModelSchema = z
         mid_transformer_layers: z.int().check(z.nonnegative()),
       }),
     ),
+    condition_images: z.optional(positiveInt),
     encoders: z.optional(
       z.strictObject({
-        params: positiveInt,
+        parts: z
+          .array(
+            z.strictObject({
+              name: z.string().check(z.minLength(1)),
+              params: positiveInt,
+              dtype: z.enum(['fp32', 'bf16', 'fp16', 'fp8', 'nf4']),
+            }),
+          )
+          .check(z.minLength(1)),
         vae_channels: positiveInt,
         vae_frames_at_once: z.optional(positiveInt),
         source: z.string().check(z.minLength(1)),
@@ -81,10 +90,25 @@ export interface UnetShape {
   layersPerBlock: number;
   midTransformerLayers: number;
 }
+/** How a frozen model's weights are stored on the GPU. */
+export type FrozenDtype = 'fp32' | 'bf16' | 'fp16' | 'fp8' | 'nf4';
+/** Bytes per parameter of each dtype (nf4: 4 bits plus its blockwise scales, rounded to half a byte). */
+export const DTYPE_BYTES: Record<FrozenDtype, number> = { fp32: 4, bf16: 2, fp16: 2, fp8: 1, nf4: 0.5 };
+/** One frozen model of a pipeline: a text encoder, an image encoder or the VAE. */
+export interface EncoderPart {
+  name: string;
+  params: number;
+  /** The dtype DiffSynth loads it in (its pipelines' torch_dtype, bf16, unless said). */
+  dtype: FrozenDtype;
+}
 /** The frozen encoders a pipeline runs every step when nothing is precomputed. */
 export interface EncodersEntry {
+  /** Each frozen model with its parameters and dtype. */
+  parts: EncoderPart[];
   /** Parameters of the text encoder(s) and the VAE together. */
   params: number;
+  /** Their weights at their dtypes, bytes. */
+  bytes: number;
   /** The VAE encoder's first (widest at full resolution) channel count. */
   vaeChannels: number;
   /** Frames the VAE encodes at once (causal chunks); null: the whole clip. */
@@ -119,6 +143,8 @@ export interface ModelEntry {
   unet: UnetShape | null;
   /** Its frozen encoders, for a run that does not precompute their outputs; null when not in the catalog. */
   encoders: EncodersEntry | null;
+  /** Images of the same size the model attends to beside the one it denoises (an edit model's input); 0 for none. */
+  conditionImages: number;
   /** LoRA target name -> [in_features, out_features, how many Linear layers the name matches]. */
   modules: Record<string, readonly [number, number, number]>;
   /** The targets a LoRA of this model usually names (the default of --lora-targets). */
@@ -172,9 +198,12 @@ export function parseModelCatalog(text: string, file = 'models.yaml'): ModelEntr
             midTransformerLayers: m.unet.mid_transformer_layers,
           }
         : null,
+      conditionImages: m.condition_images ?? 0,
       encoders: m.encoders
         ? {
-            params: m.encoders.params,
+            parts: m.encoders.parts.map((p) => ({ name: p.name, params: p.params, dtype: p.dtype })),
+            params: m.encoders.parts.reduce((a, p) => a + p.params, 0),
+            bytes: m.encoders.parts.reduce((a, p) => a + Math.ceil(p.params * DTYPE_BYTES[p.dtype]), 0),
             vaeChannels: m.encoders.vae_channels,
             vaeFramesAtOnce: m.encoders.vae_frames_at_once ?? null,
             source: m.encoders.source,

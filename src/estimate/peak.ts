@@ -49,20 +49,17 @@ export const NCCL_INIT_BYTES = Math.round(1.45 * 2 ** 30);
 export const FRAGMENTATION_MARGIN_FRACTION = 0.1;
 /** Bytes per parameter while a rank loads the model on CPU before sharding: fp32, as DeepSpeed's estimator assumes (`P * 4 * num_gpus_per_node`). */
 export const LOAD_BYTES_PER_PARAM = 4;
+/**
+ * DiffSynth-Studio's pipelines load every model in their torch_dtype (bf16: `ModelConfig`s loaded with
+ * `torch_dtype=torch.bfloat16` in its training scripts), so an image or video model costs 2 bytes a parameter
+ * per rank on the CPU, not the estimator's fp32.
+ */
+export const DIFFSYNTH_LOAD_BYTES_PER_PARAM = 2;
 /** DeepSpeed's offload_optimizer.buffer_count default: pinned fp32 swap buffers per rank for NVMe. */
 export const OPTIMIZER_SWAP_BUFFER_COUNT = DEEPSPEED_DEFAULTS.offload_optimizer_buffer_count;
 /** DeepSpeed's offload_param.buffer_count x buffer_size defaults (5 x 1e8 elements): 16-bit swap buffers per rank. */
 export const PARAM_SWAP_BUFFER_ELEMS =
   DEEPSPEED_DEFAULTS.offload_param_buffer_count * DEEPSPEED_DEFAULTS.offload_param_buffer_size;
-/** One NVLink link moves 25 GB/s per direction (NVLink 2, 3 and 4 alike; V100 6 links, A100 12, H100 18). */
-export const NVLINK_BYTES_PER_S_PER_LINK = 25e9;
-/** PCIe 4.0 x16: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s per direction; zerowiz assumes 25 GB/s achieved. */
-export const PCIE_BYTES_PER_S = 25e9;
-/** Between nodes: one 200 Gb/s (HDR InfiniBand) NIC per GPU, as in a DGX A100: 25 GB/s per GPU. An assumption. */
-export const NETWORK_BYTES_PER_S = 25e9;
-/** NVMe offload: stas00 measured 1 to 3.15 GB/s reads on a 3.5 GB/s drive (DeepSpeed#998); zerowiz assumes 2 GB/s. */
-export const NVME_BYTES_PER_S = 2e9;
-
 /** No ZeRO at all: plain PyTorch, or DDP over N GPUs (every state whole on every GPU). */
 export interface NoZeroPlacement {
   stage: 0;
@@ -134,6 +131,14 @@ export interface PeakInput {
   activations: ActivationBreakdown | null;
   /** Frozen parameters of other models resident on each GPU (text encoder, VAE, EMA, reference model). */
   extraGpuParams: number;
+  /** Frozen models resident on each GPU given at their real bytes (the catalog's encoders at their dtype). */
+  frozenGpuBytes: number;
+  /** Bytes of one frozen (not trained) weight of the model: the training precision's, 1 when loaded in fp8. */
+  frozenBytesPerParam: number;
+  /** Bytes per parameter a rank loads on the CPU before DeepSpeed holds the model (LOAD_BYTES_PER_PARAM, or 2 for DiffSynth's bf16). */
+  loadBytesPerParam: number;
+  /** What a rank loads on the CPU besides the model (the frozen encoders), bytes. */
+  loadExtraBytes: number;
   /** CUDA context + NCCL per process; null means the documented constants. */
   cudaContextBytes: number | null;
   interconnect: Interconnect;
@@ -200,17 +205,6 @@ export interface MemoryLayout {
   traffic: StepTraffic;
 }
 
-/** Seconds a step spends moving data, by link (no overlap assumed: an upper bound). */
-export interface StepTime {
-  commSeconds: number;
-  pcieSeconds: number;
-  nvmeSeconds: number;
-  /** Over ZeRO-1's communication (the DDP volume): extra collectives + PCIe + NVMe. */
-  extraSeconds: number;
-  /** The link the collectives run on, in words. */
-  link: string;
-}
-
 /** The whole peak of one placement. */
 export interface Peak {
   gpuBytes: number;
@@ -218,11 +212,25 @@ export interface Peak {
   items: PeakItems;
   /** Bytes per element of each state for this placement (the optimizer answer, master weights, offload). */
   bytes: StateBytes;
-  /** CPU per node: the larger of loading the model and the steady state (offloaded states, pinned buffers). */
-  cpu: { loadBytes: number; steadyBytes: number };
+  /** CPU per node: the larger of loading the model and the steady state (offloaded states, pinned buffers), with its items. */
+  cpu: CpuItems;
   nvmeBytes: number;
   layout: MemoryLayout;
-  time: StepTime;
+}
+
+/**
+ * CPU memory per node, in line items: loading (every rank's copy of the weights, and of the frozen encoders
+ * when they run every step) and training (offloaded states, pinned buffers, NVMe swap buffers); the peak is
+ * the larger of loadBytes and steadyBytes.
+ */
+export interface CpuItems {
+  loadWeights: number;
+  loadEncoders: number;
+  loadBytes: number;
+  states: number;
+  pinned: number;
+  swap: number;
+  steadyBytes: number;
 }
 
 /** Bytes of one weight (and its gradient) in the training precision. */
@@ -353,8 +361,9 @@ export function memoryLayout(placement: PeakPlacement, n: PeakInput): MemoryLayo
   const optWhere: StateSlice['where'] = opt === 'none' ? 'gpu' : opt;
   const shardOpt = stage !== 0;
   const states: StateSlice[] = [];
-  // Without DeepSpeed under torch AMP the trained weights are fp32 and the frozen ones stay 16-bit.
-  const paramBytes = w === weightBytes(n.precision) ? w : (w * T + weightBytes(n.precision) * (P - T)) / P;
+  // Without DeepSpeed under torch AMP the trained weights are fp32 and the frozen ones stay 16-bit (or fp8).
+  const frozen = n.frozenBytesPerParam;
+  const paramBytes = w === frozen ? w : (w * T + frozen * (P - T)) / P;
   states.push(slice('params', P, paramBytes, stage === 3, param === 'none' ? 'gpu' : param));
   if (stage <= 1) states.push(slice('grads', T, b.grads, false, 'gpu'));
   else if (stage === 2) states.push(slice('grads', T, b.grads, true, 'gpu', opt === 'none' ? undefined : 0));
@@ -538,8 +547,8 @@ export function optimizerStepBytes(placement: PeakPlacement, n: PeakInput): numb
 }
 
 /** Frozen models beside the trained one, whole on every GPU (not prepared, so not sharded), in the training precision. */
-export function extraModelsItem(n: Pick<PeakInput, 'extraGpuParams' | 'precision'>): number {
-  return n.extraGpuParams * weightBytes(n.precision);
+export function extraModelsItem(n: Pick<PeakInput, 'extraGpuParams' | 'precision' | 'frozenGpuBytes'>): number {
+  return n.extraGpuParams * weightBytes(n.precision) + n.frozenGpuBytes;
 }
 
 /** The allocator margin: FRAGMENTATION_MARGIN_FRACTION of the memory a step allocates and frees. */
@@ -556,65 +565,38 @@ export function marginItem(transientBytes: number): number {
  *   1-2 offload, and the NVMe swap buffers (offload_optimizer.buffer_count fp32 sub-groups,
  *   offload_param.buffer_count x buffer_size 16-bit elements), per rank.
  */
-export function cpuPerNode(
-  placement: PeakPlacement,
-  n: PeakInput,
-  layout: MemoryLayout,
-): { loadBytes: number; steadyBytes: number } {
+export function cpuPerNode(placement: PeakPlacement, n: PeakInput, layout: MemoryLayout): CpuItems {
   const g = n.gpusPerNode;
   const w = weightBytes(n.precision);
   const zeroInit = placement.stage === 3 && n.zeroInit;
-  const loadBytes = g * LOAD_BYTES_PER_PARAM * (zeroInit ? n.largestLayer : n.params);
-  let steady = layout.states.reduce((s, x) => s + x.cpuBytesPerNode, 0);
+  const loadWeights = Math.ceil(g * n.loadBytesPerParam * (zeroInit ? n.largestLayer : n.params));
+  const loadEncoders = g * n.loadExtraBytes;
+  const states = layout.states.reduce((s, x) => s + x.cpuBytesPerNode, 0);
   const partition = Math.ceil(n.trainable / n.totalGpus);
+  let pinned = 0;
+  let swap = 0;
   if (placement.stage !== 0 && placement.stage !== 3 && placement.optimizer !== 'none') {
     // The pinned 16-bit partition copy and the pinned staging buffer of the largest parameter.
-    steady += g * (w * partition + w * n.largestTrainable);
+    pinned += g * (w * partition + w * n.largestTrainable);
   }
   if (placement.stage === 3 && placement.optimizer === 'nvme') {
-    steady += g * 4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(n.knobs.subGroupElems, partition);
+    swap += g * 4 * OPTIMIZER_SWAP_BUFFER_COUNT * Math.min(n.knobs.subGroupElems, partition);
   }
-  if (placement.stage === 3 && placement.param === 'nvme') steady += g * w * PARAM_SWAP_BUFFER_ELEMS;
+  if (placement.stage === 3 && placement.param === 'nvme') swap += g * w * PARAM_SWAP_BUFFER_ELEMS;
   // Loading and training do not overlap: the load copies are freed once DeepSpeed holds the shards.
-  return { loadBytes, steadyBytes: steady };
-}
-
-/** The link collectives run on and its bytes per second: the network between nodes, else NVLink or PCIe. */
-export function linkOf(n: Pick<PeakInput, 'nodes' | 'interconnect'>): { link: string; bytesPerS: number } {
-  if (n.nodes > 1) return { link: 'the network (assumed)', bytesPerS: NETWORK_BYTES_PER_S };
-  if (n.interconnect.kind === 'nvlink' && n.interconnect.nvlinks) {
-    return {
-      link: `NVLink x${n.interconnect.nvlinks}`,
-      bytesPerS: n.interconnect.nvlinks * NVLINK_BYTES_PER_S_PER_LINK,
-    };
-  }
   return {
-    link: n.interconnect.kind === 'pcie' ? 'PCIe' : 'PCIe (assumed)',
-    bytesPerS: PCIE_BYTES_PER_S,
-  };
-}
-
-/** Seconds of the step's traffic on each link, and the extra over ZeRO-1 (the DDP volume). */
-export function stepTime(n: PeakInput, layout: MemoryLayout): StepTime {
-  // (DDP's own all-reduce is the reference volume, so stage 0 adds nothing over it.)
-  const { link, bytesPerS } = linkOf(n);
-  const t = layout.traffic;
-  const comm = t.allReduce + t.reduceScatter + t.allGather;
-  const ddp = 2 * ring(n.trainable, weightBytes(n.precision), n.totalGpus);
-  const commSeconds = comm / bytesPerS;
-  const pcieSeconds = (t.pcieToGpu + t.pcieToCpu) / PCIE_BYTES_PER_S;
-  const nvmeSeconds = t.nvme / NVME_BYTES_PER_S;
-  return {
-    commSeconds,
-    pcieSeconds,
-    nvmeSeconds,
-    extraSeconds: Math.max(0, comm - ddp) / bytesPerS + pcieSeconds + nvmeSeconds,
-    link,
+    loadWeights,
+    loadEncoders,
+    loadBytes: loadWeights + loadEncoders,
+    states,
+    pinned,
+    swap,
+    steadyBytes: states + pinned + swap,
   };
 }
 
 /**
- * The peak of one placement: GPU line items, CPU per node, NVMe per node, the layout and the step time.
+ * The peak of one placement: GPU line items, CPU per node, NVMe per node and the layout.
  * What a step allocates and frees does not all live at once: the frozen encoders run (when not
  * precomputed) before the forward, the activations live through backward, the optimizer step's
  * temporaries after it; the caching allocator reuses the same memory, so the peak counts the largest of
@@ -657,6 +639,5 @@ export function peakOf(placement: PeakPlacement, n: PeakInput): Peak {
     cpu,
     nvmeBytes,
     layout,
-    time: stepTime(n, layout),
   };
 }

@@ -18,7 +18,7 @@ import { drainOutput, endAfterHangup, stdoutBacklog, terminalHungUp, writeErr, w
 import { compileSetup, inReportOrder, launchConfigFiles } from '../config/index.js';
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
-import { formatFindings, prepareLaunch } from './prepare.js';
+import { estimateLines, formatFindings, prepareLaunch } from './prepare.js';
 import { checkFirstPass, cliRefusal, dryRunCheckLines, failLines } from './precheck.js';
 import type { TextSink } from './stream.js';
 import { LaunchStops, type LaunchSession, type LogPaneOptions, openView, runStream, summaryLines } from './viewer.js';
@@ -79,7 +79,7 @@ export function planLaunch(req: LaunchRequest): PlannedLaunch {
     return { prepared, kind, lines };
   }
   const prepared = prepareLaunch(req.setup, req);
-  return { prepared, kind, lines: formatFindings(prepared.findings) };
+  return { prepared, kind, lines: [...formatFindings(prepared.findings), ...estimateLines(prepared)] };
 }
 
 /** The request's plan: the one made before when the setup is still the one it planned, else planned now. */

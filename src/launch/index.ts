@@ -9,8 +9,16 @@ export { localKind, localRunControl, localRunOpen } from './local.js';
 export { localRunState, processList, settleOrphans } from './orphans.js';
 export type { LocalRunState } from './orphans.js';
 export { stopLocalRun } from './stop.js';
-export { checkRunnable, formatFindings, invalidSetup, launchAgainPinned, stepLaunchFindings } from './prepare.js';
+export {
+  checkRunnable,
+  estimateLines,
+  formatFindings,
+  invalidSetup,
+  launchAgainPinned,
+  stepLaunchFindings,
+} from './prepare.js';
 export type { TextSink } from './stream.js';
+export { stepTimeOf } from './viewer.js';
 export type { LogPaneOptions } from './viewer.js';
 export { superviseMain } from './supervisor.js';
 export { warmSupervisor } from './supervisor-start.js';

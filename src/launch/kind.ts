@@ -6,6 +6,8 @@
  * record block in the kinds module.
  */
 import { type LaunchSource, type Setup, sourceOfRecord } from '../config/index.js';
+import type { RunEstimate } from '../rules/index.js';
+import type { MeasuredRun } from '../estimate/index.js';
 import type { Finding } from '../config/index.js';
 import type { Alert } from '../observe/index.js';
 import type { CheckId } from '../checks/index.js';
@@ -57,6 +59,10 @@ export interface PreparedLaunch {
   firstPassLines?: string[];
   /** The block a kind keeps in run.json by its name (a kind that runs its steps through a local supervisor). */
   recordBlock?: Record<string, unknown>;
+  /** The estimate of the setup's own mode (its peak and step time), computed once here and kept in the record. */
+  estimate?: RunEstimate | null;
+  /** The run records of `cwd` read as measurements (the peaks and steps of the same setup's runs here). */
+  measured?: MeasuredRun[];
 }
 
 /** The commands of a record, as the summary and stream mode show them. */

@@ -93,6 +93,7 @@ export function localKind(): RunKind {
           topologyWarnings: prepared.topologyWarnings,
           ...(prepared.firstPassLines ? { firstPassLines: prepared.firstPassLines } : {}),
           ...(prepared.recordBlock ? { recordBlock: prepared.recordBlock } : {}),
+          estimate: prepared.estimate ?? null,
         },
         prepared.env,
       );

@@ -6,12 +6,12 @@
  */
 import { launchSkips, skipReasons } from '../checks/index.js';
 import { readAccelerateConfigSummary } from '../config/index.js';
-import type { LaunchSource, Setup } from '../config/index.js';
+import { type LaunchSource, type Setup, sourcePreset } from '../config/index.js';
 import type { StepFinding } from '../rules/index.js';
 import { stepFindings } from '../rules/index.js';
 import { fileFindings, validate } from '../rules/index.js';
 import { formatFinding, type Finding } from '../config/index.js';
-import { measuredFindings } from '../rules/index.js';
+import { estimateLines as setupEstimateLines, launchEstimate, measuredFindings } from '../rules/index.js';
 import { loadMeasuredRuns } from '../records/index.js';
 import { UsageError } from '../text/index.js';
 import { accelerateDefaultConfig } from '../fs/index.js';
@@ -96,10 +96,11 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
   secretEnv(setup.steps.map((s) => s.args));
   // The setup's rules and its steps', then what only a launch here can say: files the answers name (an NVMe
   // path that does not exist), and the peaks measured for this setup in this directory's runs.
+  const measured = loadMeasuredRuns(cwd);
   const findings = [
     ...launchFindings(setup, cwd, env),
     ...fileFindings(setup, 'answer', cwd),
-    ...measuredFindings(setup, loadMeasuredRuns(cwd)),
+    ...measuredFindings(setup, measured),
   ];
   const errors = findings.filter((f) => f.level === 'error');
   if (errors.length > 0) throw invalidSetup(setup, errors, launchAgainPinned(opts.source));
@@ -120,7 +121,19 @@ export function prepareLaunch(setup: Setup, opts: LaunchOptions): PreparedLaunch
     skipChecks: [...launchSkips(opts.skipCheck ?? [], opts.speedTest ?? true, env)],
     skipWhy: skipReasons(opts.skipCheck ?? [], opts.speedTest ?? true, env),
     topologyWarnings: opts.topologyWarnings ?? [],
+    // The estimate is made once, here: the plan and the record carry it to the supervisor and the viewers.
+    estimate: launchEstimate(setup, undefined, sourcePreset(opts.source), cwd, undefined, env)?.json ?? null,
+    measured,
   };
+}
+
+/**
+ * What a launch says of its estimate before it starts (its first lines, and `--dry-run`'s): the setup's mode with
+ * its peak and step time, and the run's ETA and price when its length is known (DiffSynth's epochs and samples).
+ */
+export function estimateLines(prepared: PreparedLaunch): string[] {
+  const e = prepared.estimate;
+  return e ? setupEstimateLines(prepared.setup, e, prepared.cwd, prepared.measured ?? []) : [];
 }
 
 /**

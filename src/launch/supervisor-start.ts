@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { CheckId } from '../checks/index.js';
 import type { LaunchSource, PreparedCommand, Setup } from '../config/index.js';
+import type { RunEstimate } from '../rules/index.js';
 import { UsageError } from '../text/index.js';
 import { binPath, SUPERVISOR_ARG } from './bin.js';
 
@@ -30,6 +31,8 @@ export interface SupervisorPlan {
   recordBlock?: Record<string, unknown>;
   /** The first pass's checks as the launch ran them before it started (all passed): written, not run again. */
   firstPassLines?: string[];
+  /** The estimate the launch made of the setup's mode (its peak and step time), for the record; absent: made here. */
+  estimate?: RunEstimate | null;
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */

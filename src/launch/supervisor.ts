@@ -57,7 +57,7 @@ import { captureTopology, recordTopology } from '../checkpoints/index.js';
 import { checkBeforePass } from '../checks/index.js';
 import { checkPlan } from '../checks/index.js';
 import { CHECK_IDS, type CheckId, skipsAll } from '../checks/index.js';
-import { RunHealth, type WatchedPath } from '../observe/index.js';
+import { RunHealth, runEstimateSchema, type WatchedPath } from '../observe/index.js';
 import { stallOptionsFromEnv } from '../observe/index.js';
 
 /**
@@ -91,6 +91,8 @@ const planSchema = z.object({
   recordBlock: z.optional(z.record(z.string(), z.unknown())),
   /** The first pass's checks as the launch ran them before it started (all passed). */
   firstPassLines: z.optional(z.array(z.string())),
+  /** The estimate the launch made of the setup's mode (its peak and step time), for the record; absent: made here. */
+  estimate: z.optional(runEstimateSchema),
 });
 
 export type { SupervisorPlan } from './supervisor-start.js';
@@ -172,7 +174,8 @@ export class Supervisor {
     readonly plan: SupervisorPlan,
     private readonly opts: SupervisorOptions,
   ) {
-    this.estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd);
+    // The launch's estimate travels in the plan; the setup is estimated again only when a step runs out of memory.
+    this.estimate = launchEstimate(plan.setup, undefined, sourcePreset(plan.source), plan.cwd, plan.estimate, opts.env);
   }
 
   /** Creates the record (its directory told to the watchdog first). Throws RecordError. */

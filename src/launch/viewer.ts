@@ -15,7 +15,8 @@ import { askLine, onHangup, onTerminalSignals, type TerminalSignal } from '../pr
 import { launchEstimate, type LaunchEstimate } from '../rules/index.js';
 import { sourcePreset } from '../config/index.js';
 import type { KindFollow, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
-import { formatLossPair } from '../observe/index.js';
+import { compareStep, formatLossPair, stepLongText, stepShortText } from '../observe/index.js';
+import { isDiffSynthStep } from '../config/index.js';
 import { RunModel } from '../pane/index.js';
 import { formatPeakVsEstimate } from '../observe/index.js';
 import { displayDir, stepLogPath, type RunRecord } from '../records/index.js';
@@ -100,7 +101,15 @@ export function openView(
     prepared.commands.map((c, i) => ({ name: c.step, logPath: stepLogPath(record0, i), command: c.text })),
     opts.ringLines,
   );
-  const estimate = launchEstimate(prepared.setup, undefined, sourcePreset(prepared.source), prepared.cwd);
+  // The estimate the launch made travels in the record; the setup is estimated again only after an OOM.
+  const estimate = launchEstimate(
+    prepared.setup,
+    undefined,
+    sourcePreset(prepared.source),
+    prepared.cwd,
+    record0.json.estimate ?? prepared.estimate,
+    prepared.env,
+  );
   const noTelemetry = kind.runsHere ? null : (kind.noTelemetry ?? "the run's GPUs are not on this machine");
   watch = watchOfRun(prepared, alertContextOf(prepared.setup, estimate), {
     telemetry: follow.telemetry,
@@ -264,6 +273,19 @@ export class LaunchStops {
 }
 
 /** What stream mode adds to a progress line: the loss, and the most memory any GPU uses now. */
+/**
+ * Pass `i`'s measured step against the predicted one (src/observe/step-time.ts), short and long, or null before its
+ * first steady iterations, for a pass that does not train with the config, or without a prediction.
+ */
+export function stepTimeOf(session: LaunchSession, i: number): { short: string; long: string } | null {
+  const predicted = session.estimate?.json?.step ?? null;
+  const p = session.model.steps[i]?.progress ?? null;
+  if (!predicted || !p || !session.prepared.commands[i]?.usesConfig) return null;
+  const args = session.prepared.setup.steps[i]?.args ?? [];
+  const c = compareStep(predicted, p, isDiffSynthStep(args) ? 'micro' : 'optimizer');
+  return c ? { short: stepShortText(c, predicted), long: stepLongText(c, predicted) } : null;
+}
+
 export function progressExtra(session: LaunchSession, i: number): string {
   const parts: string[] = [];
   const m = session.watch.steps[i]?.metrics;
@@ -277,6 +299,8 @@ export function progressExtra(session: LaunchSession, i: number): string {
     }
     if (top) parts.push(`GPU max ${formatGiB(top.used)}${top.total ? ` of ${formatGiB(top.total)}` : ''}`);
   }
+  const st = stepTimeOf(session, i);
+  if (st) parts.push(st.long);
   return parts.join(' · ');
 }
 
@@ -443,7 +467,7 @@ export function peakLines(session: LaunchSession): string[] {
     if (s.status === 'pending') return;
     const line = formatPeakVsEstimate(
       telemetry.peaksOf(i),
-      prepared.commands[i]?.usesConfig ? (estimate?.json.gpuBytesPerGpu ?? null) : null,
+      prepared.commands[i]?.usesConfig ? (estimate?.json?.gpuBytesPerGpu ?? null) : null,
     );
     if (line) out.push(`${s.name}: ${line}`);
   });

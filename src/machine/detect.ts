@@ -3,7 +3,7 @@
  * Never throws: anything missing or failing is reported as "not detected" with a reason.
  */
 import { statfs } from 'node:fs/promises';
-import { totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { runBounded } from '../proc/index.js';
 import type { Interconnect } from '../config/index.js';
 import { formatGiB } from '../text/index.js';
@@ -150,6 +150,11 @@ export function detectCpuMemory(): number {
   return totalmem();
 }
 
+/** CPU threads this process may run on (the OS's count: cores, or hardware threads with SMT). */
+export function detectCpuCores(): number {
+  return availableParallelism();
+}
+
 /** Free bytes available to this user at `path` (statfs bavail x bsize), or null if it cannot be read. */
 export async function nvmeFreeBytes(path: string): Promise<number | null> {
   try {
@@ -164,6 +169,8 @@ export async function nvmeFreeBytes(path: string): Promise<number | null> {
 export interface HostDetection {
   gpu: GpuDetection;
   cpuMemoryBytes: number;
+  /** CPU threads of this machine (detectCpuCores). */
+  cpuCores: number;
   nvmePath: string | null;
   nvmeFreeBytes: number | null;
   /** How the GPUs are linked (nvidia-smi topo -m); unknown when not asked or not detected. */
@@ -182,7 +189,14 @@ export async function detectHost(
     opts.topology && gpu.detected && gpu.gpus.length > 1
       ? await detectInterconnect(opts)
       : { kind: 'unknown', nvlinks: null };
-  return { gpu, cpuMemoryBytes: detectCpuMemory(), nvmePath: opts.nvmePath ?? null, nvmeFreeBytes: nvme, interconnect };
+  return {
+    gpu,
+    cpuMemoryBytes: detectCpuMemory(),
+    cpuCores: detectCpuCores(),
+    nvmePath: opts.nvmePath ?? null,
+    nvmeFreeBytes: nvme,
+    interconnect,
+  };
 }
 
 /** One line describing detected GPUs, e.g. `8 x NVIDIA H100 80GB HBM3 (79.6 GiB)` or a mixed list. */

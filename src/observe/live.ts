@@ -4,7 +4,9 @@
  * LIVE_SAVE_INTERVAL_MS while it runs); per run the estimate the peaks are compared with. Only additions,
  * all optional, so a version-1 reader is unaffected:
  *
- *   "estimate": {"mode": "3-offload", "gpuBytesPerGpu": 62277025792} | null,
+ *   "estimate": {"mode": "3-offload", "gpuBytesPerGpu": 62277025792, "step": {"seconds": 11.2, "low": 9.1,
+ *                "high": 14.6, "bound": "hostOptimizer", "terms": {...}, "accumulation": 1, "gpu": "h100-sxm",
+ *                "link": "NVLink x18"} | null} | null,
  *   "steps": [{ ..., "live": {
  *      "metrics": {"lossSource": "csv", "lastLoss": 0.0123 | "nan" | "inf" | "-inf" | null, "minLoss": 0.0101,
  *                  "lossCount": 4000, "nonFiniteLosses": 0, "learningRate": 0.0001, "ratePerS": 0.52,
@@ -60,13 +62,40 @@ export const liveStepSchema = z.object({
   ),
 });
 
-/** Schema of the run-level `estimate`. */
-export const runEstimateSchema = z.nullable(z.object({ mode: z.string(), gpuBytesPerGpu: bytes }));
+const seconds = z.number().check(z.nonnegative());
+/**
+ * The predicted step time of the setup's mode (src/estimate/time.ts), per optimizer step: the figure, the band,
+ * the bounding term, the terms, the gradient accumulation and what a progress bar's iteration is (a micro-batch
+ * for DiffSynth's dataloader loop, an optimizer step for trainers that count those).
+ */
+export const runStepSchema = z.object({
+  seconds,
+  low: seconds,
+  high: seconds,
+  bound: z.enum(['compute', 'collectives', 'offload', 'hostOptimizer', 'nvme']),
+  terms: z.object({
+    compute: seconds,
+    collectives: seconds,
+    offload: seconds,
+    hostOptimizer: seconds,
+    nvme: seconds,
+  }),
+  accumulation: z.int().check(z.positive()),
+  gpu: z.string(),
+  link: z.string(),
+});
+
+/** Schema of the run-level `estimate`: the peak per GPU, and (since step times) the predicted step. */
+export const runEstimateSchema = z.nullable(
+  z.object({ mode: z.string(), gpuBytesPerGpu: bytes, step: z.optional(z.nullable(runStepSchema)) }),
+);
 
 /** The per-step `live` block of run.json. */
 export type LiveStepJson = z.infer<typeof liveStepSchema>;
 /** The run-level `estimate` of run.json. */
 export type RunEstimateJson = z.infer<typeof runEstimateSchema>;
+/** The predicted step of run.json's `estimate`. */
+export type RunStepJson = z.infer<typeof runStepSchema>;
 
 /** A loss for JSON. */
 export function lossJson(v: number | null): number | 'nan' | 'inf' | '-inf' | null {

@@ -169,6 +169,12 @@ export interface PaneLive {
   noTelemetry: string | null;
   /** The estimate's peak per GPU (the marker on each GPU bar), or null. */
   estimateBytes: number | null;
+  /**
+   * The measured step of pass `i` against the predicted band (src/observe/step-time.ts): a short form for the
+   * progress row and a long one (the pass's ETA, the term that disagrees) for the side panel; null before the
+   * pass's first steady iterations or without a prediction. Absent: nothing is shown.
+   */
+  stepTime?: (i: number) => { short: string; long: string } | null;
 }
 
 /** From this width on, the GPUs and the metrics go into a side panel right of the log. */
@@ -318,7 +324,7 @@ export function paneLines(model: RunModel, state: PaneState, layout: PaneLayout,
       out.push(`${left}${SGR.dim}│${SGR.reset} ${side[k] ?? ''}`);
     }
   } else out.push(...area.map((b) => b?.toString() ?? ''));
-  out.push(progressRow(step, cols));
+  out.push(progressRow(step, cols, live?.stepTime?.(layout.selected)?.short ?? null));
   if (live) {
     out.push(metricsRow(live, layout.selected, state, cols, !layout.wide));
     const alert = layout.alertRows > 0 ? newestAlert(live, layout.selected) : null;
@@ -438,17 +444,23 @@ export function logRow(text: string, query: string, current: boolean, open: bool
   return b;
 }
 
-function progressRow(step: StepState, cols: number): string {
+/** Columns the progress bar keeps before the measured step's text is added to its row. */
+const PROGRESS_BAR_MIN_COLS = 10;
+
+function progressRow(step: StepState, cols: number, stepTime: string | null = null): string {
   const p = step.progress;
   const b = new RowBuilder(cols);
   if (!p) return b.add(step.status === 'running' ? 'no progress bar yet' : '', SGR.dim).toString();
   const desc = p.desc ? `${p.desc} ` : '';
   // A step that ended keeps where its bar stopped; the ETA of a bar that will not move again is left out.
   const ended = step.status === 'failed' || step.status === 'stopped' ? ` · ${step.status} here` : null;
-  const tail =
+  const base =
     p.percent !== null
       ? ` ${String(p.percent).padStart(3)}% ${formatTally(p.n)}/${formatTally(p.total ?? 0)} ${formatTallyRate(p.ratePerS)}${ended ?? ` ETA ${formatClock(p.remainingS)}`}`
       : ` ${formatTally(p.n)}it ${formatTallyRate(p.ratePerS)} elapsed ${formatClock(p.elapsedS)}${ended ?? ''}`;
+  // The measured step against the estimate, when the row has room for it beside a usable bar.
+  const extra = stepTime ? ` · ${stepTime}` : '';
+  const tail = cols - desc.length - base.length - extra.length >= PROGRESS_BAR_MIN_COLS ? base + extra : base;
   b.add(desc);
   if (p.percent !== null) {
     const barWidth = Math.max(5, Math.min(60, cols - desc.length - tail.length - 1));
@@ -703,6 +715,12 @@ function sidePanel(live: PaneLive, layout: PaneLayout, state: PaneState, width: 
       m.skippedSteps > 0 ? SGR.yellow : '',
     );
   if (m.dsPeakAllocatedBytes !== null) row('Max_MA', `${gib(m.dsPeakAllocatedBytes)} GiB (DeepSpeed)`);
+  // The measured step against the estimate, last: the pass's ETA and the term it disagrees with under it.
+  const st = live.stepTime?.(layout.selected) ?? null;
+  if (st) {
+    const pieces = wrap(st.long, width - 10);
+    for (const [k, piece] of pieces.entries()) row(k === 0 ? 's/step' : '', piece);
+  }
   return out;
 }
 

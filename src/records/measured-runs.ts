@@ -4,6 +4,7 @@
  * memory.
  */
 import type { Answers } from '../config/index.js';
+import { isDiffSynthStep } from '../config/index.js';
 import type { MeasuredRun } from '../estimate/index.js';
 import { listRunRecords, readRecordSetup } from './record.js';
 
@@ -40,6 +41,14 @@ export function loadMeasuredRuns(cwd: string = process.cwd()): MeasuredRun[] {
               oom: (s.live?.alerts ?? []).some((x) => x.id === 'cuda-oom'),
             };
           }),
+        passes: rec.json.steps.map((s) => ({
+          name: s.name,
+          usesConfig: s.usesConfig,
+          done: s.status === 'done',
+          seconds: s.durationMs === null ? null : s.durationMs / 1000,
+          ratePerS: s.live?.metrics.ratePerS ?? null,
+          perIteration: isDiffSynthStep(s.argv) ? 'micro' : 'optimizer',
+        })),
       });
     }
     return out;

@@ -8,10 +8,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { compareRows, estimateModes } from '../estimate/index.js';
-import type { ModeEstimate } from '../estimate/index.js';
+import type { ModeEstimate, StepTimeBand, TimeTerm } from '../estimate/index.js';
 import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
-import { rowLabel } from '../config/index.js';
+import { modeDevice, rowLabel } from '../config/index.js';
 import type { Setup } from '../config/index.js';
 import { formatBytesShort } from '../text/index.js';
 import { ownModeEstimate, type OwnModeEstimate } from './validate.js';
@@ -29,24 +29,69 @@ export interface OomFacts {
   reservedUnallocatedBytes: number | null;
 }
 
-/** The estimate a run is launched with, as run.json keeps it: the mode and its modelled peak per GPU. */
+/** The predicted step time a run is launched with, as run.json keeps it (src/estimate/time.ts, per optimizer step). */
+export interface RunStep {
+  seconds: number;
+  low: number;
+  high: number;
+  bound: TimeTerm;
+  terms: Record<TimeTerm, number>;
+  /** Micro-batches per optimizer step. */
+  accumulation: number;
+  /** The GPU catalog's name the time divides by, and the link the collectives run on. */
+  gpu: string;
+  link: string;
+}
+
+/** The estimate a run is launched with, as run.json keeps it: the mode, its modelled peak per GPU, its step time. */
 export interface RunEstimate {
   mode: string;
   gpuBytesPerGpu: number;
+  /** The predicted step (absent in records made before step times). */
+  step?: RunStep | null;
 }
 
-/** What zerowiz predicted for a run, and what it would suggest when the run runs out of memory. */
+/** A row's step time as run.json keeps it. */
+export function runStepOf(t: StepTimeBand, accumulation: number, gpu: string): RunStep {
+  return {
+    seconds: t.stepSeconds,
+    low: t.low,
+    high: t.high,
+    bound: t.bound,
+    terms: { ...t.terms },
+    accumulation,
+    gpu,
+    link: t.link,
+  };
+}
+
+/**
+ * What zerowiz predicted for a run, and what it would suggest when the run runs out of memory. Computed when first
+ * asked: a launch computes `json` once (src/launch/prepare.ts) and hands it on in the supervisor's plan and the
+ * record, and the viewers and the supervisor pass it back (launchEstimate's `known`), so they compute nothing
+ * unless a run runs out of memory.
+ */
 export interface LaunchEstimate {
-  /** run.json's `estimate`: the mode and its modelled peak per GPU. */
-  json: RunEstimate;
+  /** run.json's `estimate`: the mode, its modelled peak per GPU and its step time; null when it cannot be estimated. */
+  readonly json: RunEstimate | null;
   /** The mode as people read it (`ZeRO-3 offload`). */
   label: string;
   /** After a CUDA OOM: the next mode or setting that fits by the estimate, as one phrase; null when none. */
   whatFits(oom: OomFacts): string | null;
-  /** After the host ran out of memory: a mode that needs less CPU memory per node; null when none. */
-  hostWhatFits(): string | null;
-  /** The link the step-time figures assume, in words (`NVLink x18`, or `PCIe (assumed)` when not detected). */
-  link: string;
+  /**
+   * After the host ran out of memory (or before, short of it): the fastest mode the estimate's table says fits
+   * this host's memory (`hostBytes`, else the setup's cpu_memory), with its command; without either, a mode that
+   * needs less CPU memory and fits the GPU. Null when none.
+   */
+  hostWhatFits(hostBytes?: number): string | null;
+  /** The link the step-time figures assume, in words (`NVLink x18`, or `NVLink x12 (assumed)` when not detected). */
+  readonly link: string;
+}
+
+/** OMP_NUM_THREADS of a launch's environment (what DeepSpeedCPUAdam runs on), or null when unset or not a count. */
+export function ompThreadsOf(env: NodeJS.ProcessEnv): number | null {
+  const v = env.OMP_NUM_THREADS;
+  return v !== undefined && /^\d+$/.test(v.trim()) && Number(v) >= 1 ? Number(v) : null;
 }
 
 /**
@@ -78,8 +123,9 @@ function isDir(path: string): boolean {
 }
 
 /**
- * The estimate of a setup's own mode, or null when there is nothing to estimate (no model size) or the
- * answers cannot be estimated. Never throws.
+ * The estimate of a setup's own mode, or null when there is nothing to estimate (no model size). Nothing is
+ * computed until asked (see LaunchEstimate); `known` is the estimate a launch already made (its plan, its record).
+ * `env` is the launch's environment (OMP_NUM_THREADS). Never throws.
  */
 export function launchEstimate(
   setup: Setup,
@@ -87,38 +133,60 @@ export function launchEstimate(
   /** The preset launched, as typed (a name or file), or null (`--last`, an unsaved wizard setup); default the setup's name. */
   preset: string | null = setup.name,
   cwd: string = process.cwd(),
+  known?: RunEstimate | null,
+  env: NodeJS.ProcessEnv = process.env,
 ): LaunchEstimate | null {
   const a = setup.answers;
   if (a.model_params === null) return null;
-  let own: OwnModeEstimate | null;
-  try {
-    own = ownModeEstimate(a, models);
-  } catch {
-    return null;
-  }
-  if (!own) return null;
-  const { input, row, device } = own;
+  let cached: OwnModeEstimate | null | undefined;
+  const own = (): OwnModeEstimate | null => {
+    if (cached !== undefined) return cached;
+    try {
+      cached = ownModeEstimate(a, models, { ompThreads: ompThreadsOf(env) });
+    } catch {
+      cached = null;
+    }
+    return cached;
+  };
   const mode = a.mode;
+  const device = modeDevice(mode, a.offload_device);
   // An NVMe row is suggested only with a directory that exists here (never a made-up /nvme).
-  const nvmeDir = isDir(resolve(cwd, a.nvme_path)) ? resolve(cwd, a.nvme_path) : null;
-  const usable = (r: ModeEstimate) => r.offloadDevice !== 'nvme' || nvmeDir !== null;
+  const nvmeDir = (): string | null => (isDir(resolve(cwd, a.nvme_path)) ? resolve(cwd, a.nvme_path) : null);
+  const usable = (r: ModeEstimate) => r.offloadDevice !== 'nvme' || nvmeDir() !== null;
+  let json: RunEstimate | null | undefined = known ?? undefined;
   return {
-    json: { mode: a.mode, gpuBytesPerGpu: row.gpuNeedBytes },
+    get json() {
+      if (json !== undefined) return json;
+      const o = own();
+      json = o
+        ? {
+            mode: a.mode,
+            gpuBytesPerGpu: o.row.gpuNeedBytes,
+            step: runStepOf(o.row.time, o.accumulation, o.gpu),
+          }
+        : null;
+      return json;
+    },
     label: rowLabel(mode, device),
-    link: row.peak.time.link,
+    get link() {
+      return json?.step?.link ?? own()?.row.time.link ?? '';
+    },
     whatFits: (oom) => {
+      const o = own();
+      if (!o) return null;
+      const { input } = o;
       // The GPU's real size, when the message says it, over the one the setup assumed.
       const inp = oom.totalBytes !== null ? { ...input, gpuMemoryBytes: oom.totalBytes } : input;
       if (inp.gpuMemoryBytes === null || inp.gpuMemoryBytes === undefined) return null;
       try {
         const report = estimateModes(inp);
-        const current = own.rowIn(report);
+        const current = o.rowIn(report);
         const fitting = [...report.modes]
           .sort(compareRows)
           .filter((r) => r.fits === true && r.gpuNeedBytes < current.gpuNeedBytes);
         const next = fitting.find(usable);
         if (next) {
-          return `switch to ${rowLabel(next.mode, next.offloadDevice)}, which fits by the estimate (${formatBytesShort(next.gpuNeedBytes)} per GPU against ${formatBytesShort(current.gpuNeedBytes)} for ${rowLabel(mode, device)}): ${switchModeCommand(preset, setup.name, next, nvmeDir)}`;
+          return `switch to ${rowLabel(next.mode, next.offloadDevice)}, which fits by the estimate (${formatBytesShort(next.gpuNeedBytes)} per GPU against ${formatBytesShort(current.gpuNeedBytes)} for ${rowLabel(mode, device)}): ${switchModeCommand(preset, setup.name, next, nvmeDir())}`;
         }
         const onlyNvme = fitting[0];
         if (onlyNvme)
@@ -130,15 +198,24 @@ export function launchEstimate(
       }
       return null;
     },
-    hostWhatFits: () => {
+    hostWhatFits: (hostBytes) => {
+      const o = own();
+      if (!o) return null;
       try {
-        const report = estimateModes(input);
-        const current = own.rowIn(report);
-        const next = [...report.modes]
-          .sort(compareRows)
-          .find((r) => r.gpuFits !== false && r.peak.cpuBytes < current.peak.cpuBytes && usable(r));
+        const memory = hostBytes ?? o.input.cpuMemoryBytes ?? null;
+        const report = estimateModes(memory === null ? o.input : { ...o.input, cpuMemoryBytes: memory });
+        const current = o.rowIn(report);
+        const sorted = [...report.modes].sort(compareRows).filter(usable);
+        const less = (r: ModeEstimate) => r.peak.cpuBytes < current.peak.cpuBytes;
+        // With the host's memory known: the fastest mode the table says fits (GPU and CPU), else none.
+        if (memory !== null) {
+          const fits = sorted.find((r) => r.fits === true && less(r));
+          if (!fits) return null;
+          return `${rowLabel(fits.mode, fits.offloadDevice)} fits by the estimate on this host (${formatBytesShort(fits.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}; ${formatBytesShort(fits.gpuNeedBytes)} per GPU): ${switchModeCommand(preset, setup.name, fits, nvmeDir())}`;
+        }
+        const next = sorted.find((r) => r.gpuFits !== false && less(r));
         if (!next) return null;
-        return `${rowLabel(next.mode, next.offloadDevice)} needs ${formatBytesShort(next.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}${next.gpuFits === true ? ', and fits the GPU by the estimate' : ''}: ${switchModeCommand(preset, setup.name, next, nvmeDir)}`;
+        return `${rowLabel(next.mode, next.offloadDevice)} needs ${formatBytesShort(next.peak.cpuBytes)} of CPU memory per node against ${formatBytesShort(current.peak.cpuBytes)} for ${rowLabel(mode, device)}${next.gpuFits === true ? ', and fits the GPU by the estimate' : ''}: ${switchModeCommand(preset, setup.name, next, nvmeDir())}`;
       } catch {
         return null;
       }

@@ -1,6 +1,8 @@
 /** The face of src/rules/: what other folders may use of it (an architecture test holds every import to it). */
-export { launchEstimate, measuredFindings } from './fit.js';
-export type { LaunchEstimate, OomFacts } from './fit.js';
+export { launchEstimate, measuredFindings, ompThreadsOf, runStepOf } from './fit.js';
+export type { LaunchEstimate, OomFacts, RunEstimate, RunStep } from './fit.js';
+export { estimateLines, etaLine, setupPipeline, setupRun, setupSchedule } from './eta.js';
+export type { SetupSchedule } from './eta.js';
 export { envFromDetection, idleGpusNote, processFindings, processPlan } from './processes.js';
 export type { StepCheckContext, StepFinding, StepFix } from './step-finding.js';
 export { stepFindings } from './step-findings.js';

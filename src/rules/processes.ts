@@ -7,6 +7,7 @@ import { plural } from '../text/index.js';
 import type { HostDetection } from '../machine/index.js';
 import { withDefaults, type Answers, type DetectedEnv } from '../config/index.js';
 import type { Finding } from '../config/index.js';
+import { gpuOfSmiName } from '../estimate/index.js';
 
 /** What the answers' defaults need from detection: GPU count and memory, CPU memory (null: not detected). */
 export function envFromDetection(host: HostDetection): DetectedEnv {
@@ -16,7 +17,18 @@ export function envFromDetection(host: HostDetection): DetectedEnv {
     gpuMemoryBytes: g.minMemoryBytes,
     cpuMemoryBytes: host.cpuMemoryBytes,
     interconnect: host.interconnect,
+    ...modelOf(host),
+    ...(host.cpuCores > 0 ? { cpuCores: host.cpuCores } : {}),
   };
+}
+
+/** The GPU catalog's name for the detected GPUs (the smallest, when mixed), or nothing. */
+function modelOf(host: HostDetection): { gpuModel?: string } {
+  const g = host.gpu;
+  if (!g.detected || g.gpus.length === 0) return {};
+  const smallest = g.gpus.reduce((a, b) => (b.memoryBytes < a.memoryBytes ? b : a));
+  const hit = gpuOfSmiName(smallest.name, smallest.memoryBytes);
+  return hit ? { gpuModel: hit.id } : {};
 }
 
 /** The process count to write and where it came from. */

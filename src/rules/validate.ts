@@ -159,6 +159,7 @@ export function validate(setup: Setup): Finding[] {
     );
   }
   out.push(...fitFindings(setup));
+  out.push(...encoderFindings(setup));
   const seen = new Set(out.map((f) => f.rule));
   for (const f of [...checkAccelerateConfig(yaml), ...checkDeepSpeedConfig(json, { worldSize: a.num_processes })]) {
     if (!seen.has(f.rule)) out.push(f);
@@ -207,6 +208,9 @@ export interface OwnModeEstimate {
   device: OffloadDevice | null;
   /** The mode's row on `input`. */
   row: ModeEstimate;
+  /** Micro-batches per optimizer step, and the GPU catalog's name the step time divides by. */
+  accumulation: number;
+  gpu: string;
   /**
    * The mode's row in an estimate of every mode (estimateModes, on `input` or a variant of it): the report's
    * own row when it has the same placement, else computed on the report's input.
@@ -219,29 +223,47 @@ export interface OwnModeEstimate {
  * estimate`); null without a model size. Throws EstimateInputError for answers it cannot estimate (unknown
  * LoRA targets, ...), and the estimator's errors for figures beyond its range.
  */
-export function ownModeEstimate(a: Setup['answers'], models?: readonly ModelEntry[]): OwnModeEstimate | null {
+export function ownModeEstimate(
+  a: Setup['answers'],
+  models?: readonly ModelEntry[],
+  /** Launch facts the answers do not hold (OMP_NUM_THREADS of the launch's environment). */
+  launch: { ompThreads?: number | null } = {},
+): OwnModeEstimate | null {
   // With the catalog's models, one estimate per answers however many rules and checks ask (a throw is not kept).
-  if (models === undefined) return ownEstimates.get(JSON.stringify(a), () => estimateOwnMode(a, modelCatalogOrNone()));
-  return estimateOwnMode(a, models);
+  if (models === undefined)
+    return ownEstimates.get(JSON.stringify([a, launch.ompThreads ?? null]), () =>
+      estimateOwnMode(a, modelCatalogOrNone(), launch),
+    );
+  return estimateOwnMode(a, models, launch);
 }
 
 /** How many answers' own-mode estimates are kept. */
 const OWN_ESTIMATES_KEPT = 8;
 const ownEstimates = memoLast<OwnModeEstimate | null>(OWN_ESTIMATES_KEPT);
 
-function estimateOwnMode(a: Setup['answers'], models: readonly ModelEntry[]): OwnModeEstimate | null {
-  const est = estimateInputFromSetup(a, { models });
+function estimateOwnMode(
+  a: Setup['answers'],
+  models: readonly ModelEntry[],
+  launch: { ompThreads?: number | null },
+): OwnModeEstimate | null {
+  const est = estimateInputFromSetup(a, {
+    models,
+    ...(launch.ompThreads ? { timing: { ompThreads: launch.ompThreads } } : {}),
+  });
   if (!est.input) return null;
   const { placement } = est;
   const mode = a.mode;
   const device = modeDevice(mode, a.offload_device);
   const same = (p: Placement) =>
     p.stage === placement.stage && p.optimizer === placement.optimizer && p.param === placement.param;
+  const n = normalizeInput(est.input);
   return {
     input: est.input,
     placement,
     device,
-    row: estimatePlacement(placement, normalizeInput(est.input), mode, device),
+    accumulation: n.timing.accumulation,
+    gpu: n.timing.gpu.id,
+    row: estimatePlacement(placement, n, mode, device),
     rowIn: (report) =>
       report.modes.find((r) => r.mode === mode && r.offloadDevice === device && same(r.placement)) ??
       estimatePlacement(placement, report.input, mode, device),
@@ -281,14 +303,47 @@ export function fitFindings(setup: Setup, models?: readonly ModelEntry[]): Findi
       ? `peaks at ${formatBytes(row.gpuNeedBytes)} per GPU, over the ${formatBytes(a.gpu_memory * (1 - a.headroom / 100))} usable of ${formatBytes(a.gpu_memory)} (${a.headroom}% headroom)`
       : `needs ${formatBytes(row.peak.cpuBytes)} of CPU memory per node of ${formatBytes(a.cpu_memory ?? 0)}`;
   const better = report?.recommended ? `. Instead: ${report.reason}` : report ? `. ${report.reason}` : '';
+  // The hint names only changes the answers allow (never what is already on).
+  const changes = [
+    report?.recommended ? 'pick a mode that fits' : null,
+    a.gradient_checkpointing ? null : 'turn on gradient checkpointing',
+    a.micro_batch > 1 ? 'lower the micro-batch' : null,
+    report && !report.recommended && report.advice.length > 0 ? `what would fit: ${report.advice[0]}` : null,
+  ].filter((x): x is string => x !== null);
   return [
     warn(
       'mode-does-not-fit',
       `${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} ${where}${better}`,
-      'pick a mode that fits, turn on gradient checkpointing, lower the micro-batch, or add GPUs',
+      changes.length > 0 ? orWords(changes) : 'the estimate finds no change of these answers that fits; a larger GPU',
       ['mode', 'gpu_memory', 'cpu_memory', 'micro_batch', 'gradient_checkpointing'],
     ),
   ];
+}
+
+/**
+ * "The text encoder and VAE run on the GPU every step" for a model whose frozen models the catalog does not know:
+ * the answer changes nothing the estimate can count, so a finding says so beside it (and how to give them).
+ */
+export function encoderFindings(setup: Setup, models?: readonly ModelEntry[]): Finding[] {
+  const a = setup.answers;
+  if (!a.encoders_on_gpu || a.model_params === null || a.extra_gpu_params > 0 || a.model_kind === 'lm') return [];
+  const catalog = models ?? modelCatalogOrNone();
+  const name = a.model_name.trim();
+  const model = catalog.find((m) => m.id === name.toLowerCase() || m.name === name) ?? null;
+  if (model?.encoders) return [];
+  return [
+    warn(
+      'encoders-unknown',
+      `the encoders on the GPU are not counted: ${model ? `the catalog has no encoders for ${model.id}` : `${name || 'the model'} is not in the catalog`}, so the peak leaves out their weights and working memory`,
+      "give their parameters as extra_gpu_params (the text encoder's and the VAE's together)",
+      ['extra_gpu_params', 'encoders_on_gpu'],
+    ),
+  ];
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orWords(xs: readonly string[]): string {
+  return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} or ${xs.at(-1)}`;
 }
 
 /** How an answer is named in a finding: as its flag (`--nvme-path`) or its id (`nvme_path`, in presets). */

@@ -3,7 +3,7 @@
  * the choices of a flag. A name is near a candidate when, lower-cased and with `-`, `_`, `.` and spaces left out,
  * they are equal (`zero_3` for `zero3`, `--dry_run` for `--dry-run`), a few edits apart (a letter missing, added,
  * changed or two swapped: `lanch`, `slurmm`, `shwo`, `yml`), or it starts the candidate (`--gpus` for
- * `--gpus-per-node`). The nearest win; `NearMiss` carries them to the CLI, which says them on the hint line with
+ * `--gpus-per-node`; its first whole words win over a typo of a shorter name, `--gpu`). The nearest win; `NearMiss` carries them to the CLI, which says them on the hint line with
  * the command line that works (src/main.ts).
  */
 import { UsageError } from './errors.js';
@@ -53,10 +53,19 @@ export function nearest(word: string, candidates: readonly string[]): string[] {
   if (w === '' || candidates.includes(word)) return [];
   const limit = allowedEdits(w.length);
   const ranked: { name: string; rank: number }[] = [];
+  const typed = word.toLowerCase().replace(/^-+/, '');
   for (const name of new Set(candidates)) {
     const c = key(name);
     if (c === '') continue;
     if (c === w) ranked.push({ name, rank: 0 });
+    // The typed name is the candidate's first words (`--gpus` of `--gpus-per-node`): nearer than a typo
+    // of a shorter name (`--gpu`).
+    else if (
+      typed.length >= MIN_PREFIX_CHARS &&
+      /^[-_.]/.test(name.toLowerCase().replace(/^-+/, '').slice(typed.length)) &&
+      name.toLowerCase().replace(/^-+/, '').startsWith(typed)
+    )
+      ranked.push({ name, rank: 0.5 });
     else {
       const d = Math.abs(c.length - w.length) > limit ? Infinity : edits(w, c);
       if (d <= limit) ranked.push({ name, rank: d });

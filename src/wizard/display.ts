@@ -66,7 +66,7 @@ export interface EnterContext {
    * The row the ZeRO question starts on (tradeoff.ts modeStart: the highlight, the answer's row once a mode is
    * given, else the recommendation).
    */
-  modeStart?: { label: string; recommended: boolean } | null;
+  modeStart?: { label: string; recommended: boolean; recommendedLabel?: string | null; given?: boolean } | null;
   /** The first model of the catalog (the model question starts on it while no size is given). */
   firstModel?: string | null;
 }
@@ -74,13 +74,18 @@ export interface EnterContext {
 /**
  * What Enter chooses on this question right now, in the words the screen uses: the row the list starts on
  * (the ZeRO table's start row, the catalog's first model), else the answer given, else the default. The
- * help's "Default" line shows this, so it never names a value Enter would not give.
+ * help's "Default" line shows this, so it never names a value Enter would not give; on the ZeRO question the
+ * Default is the recommendation, and when Enter would choose another row the line says that one too.
  */
 export function enterChoice(id: QuestionId, a: Answers, given: Partial<Answers>, ctx: EnterContext = {}): string {
   if (id === 'mode') {
     const start = ctx.modeStart;
     if (!start) return question('mode').format(a.mode);
-    return start.recommended ? `${start.label} (the recommendation for your model)` : start.label;
+    const rec = start.recommended ? start.label : (start.recommendedLabel ?? null);
+    if (rec === null) return start.label;
+    const recText = `${rec} (the recommendation for your model)`;
+    if (start.recommended) return recText;
+    return `${recText}; Enter ${start.given ? 'keeps' : 'chooses'} ${start.label}`;
   }
   if (id === 'model_params' && a.model_params === null && !('model_params' in given) && ctx.firstModel)
     return `${ctx.firstModel} (the catalog's first model)`;

@@ -12,6 +12,11 @@ import { accelerateDefaultConfig } from '../fs/index.js';
 import { readUserFile } from '../fs/index.js';
 import { launchLines, MODE_INFO, type Setup } from '../config/index.js';
 import { formatWrite, type WriteResult } from '../fs/index.js';
+import { launchEstimate, setupRun } from '../rules/index.js';
+import { formatDuration } from '../text/index.js';
+import { formatBand } from '../estimate/index.js';
+import { modeDevice, rowLabel } from '../config/index.js';
+import type { MeasuredRun, ModelEntry } from '../estimate/index.js';
 import { inReportOrder, launchConfigFiles, setupFiles, setupInDir, writeConfigFiles } from '../config/index.js';
 
 /**
@@ -206,4 +211,37 @@ export function finishCheckRows(
     ...shown.map((l) => clip(l, width)),
     ...(more > 0 ? [`+${more} more: zerowiz check shows every one with its fix`] : []),
   ];
+}
+
+/**
+ * What the finish screen says of the run before it starts, in two short lines (a launch's first lines say it
+ * whole): the setup's mode and step time with what bounds it, then the ETA, its GPU-hours and price, or why the
+ * run's length is unknown. Empty without a model size.
+ */
+export function finishEstimateLines(
+  setup: Setup,
+  cwd: string,
+  models: readonly ModelEntry[],
+  measured: readonly MeasuredRun[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  // No models (the catalog not loaded yet): the catalog file, as a launch reads it.
+  const catalog = models.length > 0 ? models : undefined;
+  const e = launchEstimate(setup, catalog, setup.name, cwd, undefined, env)?.json ?? null;
+  if (!e?.step) return [];
+  const a = setup.answers;
+  const bound = e.step.bound === 'hostOptimizer' ? 'the CPU optimizer' : e.step.bound;
+  const out = [
+    `Run: ${rowLabel(a.mode, modeDevice(a.mode, a.offload_device))} ${formatBand(e.step)} (${bound} bounds it; ${e.step.gpu}, ${e.step.link})`,
+  ];
+  const { pipeline: p, schedule } = setupRun(setup, e.step, cwd, measured, catalog);
+  if (!p) return [...out, `ETA unknown: ${schedule.why}`];
+  const d = (s: number) => formatDuration(s * 1000);
+  const price = p.price === null ? '' : `, ${p.price.toFixed(2)} at ${p.gpuHourPrice}/GPU-hour`;
+  const data = p.dataSeconds === null ? '' : ` + data pass ${d(p.dataSeconds)}`;
+  // Cut to the screen's width: what it costs first, where the count comes from last.
+  out.push(
+    `ETA ${d(p.trainSeconds)} (${d(p.trainLow)}-${d(p.trainHigh)})${data}, ${p.gpuHours.toFixed(1)} GPU-hours${price}: ${p.steps} steps (${schedule.why})`,
+  );
+  return out;
 }

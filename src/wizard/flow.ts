@@ -94,6 +94,19 @@ export function answersOf(s: Pick<FlowState, 'given' | 'env'>): Answers {
   return withDefaults(s.given, s.env);
 }
 
+/**
+ * The answers a saved preset keeps: the user's, plus the machine facts the wizard detected that the step time
+ * uses (the GPU links, the GPU, the host's cores), so `estimate --preset` and a launch elsewhere give the
+ * wizard's step time (without --detect the CLI would assume PCIe, an A100 and 32 cores).
+ */
+export function presetGiven(s: Pick<FlowState, 'given' | 'env'>, answers: Answers = answersOf(s)): Partial<Answers> {
+  const out: Partial<Answers> = { ...s.given };
+  if (!('gpu_links' in s.given) && answers.gpu_links !== '') out.gpu_links = answers.gpu_links;
+  if (!('gpu_model' in s.given) && answers.gpu_model !== '') out.gpu_model = answers.gpu_model;
+  if (!('cpu_cores' in s.given) && answers.cpu_cores !== null) out.cpu_cores = answers.cpu_cores;
+  return out;
+}
+
 /** The setup the answers describe. */
 export function setupOf(s: FlowState, answers: Answers = answersOf(s)): Setup {
   return { ...s.base, answers };

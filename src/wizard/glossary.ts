@@ -76,7 +76,7 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
     term: 'Offload (CPU or NVMe)',
     text: 'Keeping the optimizer states (and at ZeRO-3 the parameters) in CPU memory or on an NVMe drive instead of the GPU; the CPU then runs the Adam step. It trades GPU memory for PCIe traffic and CPU time.',
     changes: () =>
-      "moves bytes from GPU peak to CPU/node, and adds the panel's GPU<->CPU bytes (over PCIe, per GPU per step) and their time to +s/step.",
+      "moves bytes from GPU peak to CPU/node, and adds the panel's GPU<->CPU bytes (over PCIe, per GPU per step) and their time to the s/step column.",
   },
   {
     id: 'collectives',

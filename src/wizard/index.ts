@@ -8,6 +8,7 @@ export {
   csvLogLabel,
   diffLines,
   finishCheckRows,
+  finishEstimateLines,
   launchQuestion,
   launchWritesNote,
   presetDescription,
@@ -15,7 +16,7 @@ export {
 export type { DiffLine, WritePlan, WriteTarget } from './finish.js';
 export { SLURM_FIELDS, finishEffect, finishItems } from './finishState.js';
 export type { FinishItem, FinishState, SlurmField, SlurmPartition, SlurmValues } from './finishState.js';
-export { answersOf } from './flow.js';
+export { answersOf, presetGiven } from './flow.js';
 export { glossaryView } from './glossary.js';
 export type { GlossaryView } from './glossary.js';
 export { KEY_TABLES, START_STACK, dispatchKey, hintLines, resolveKey } from './keytable.js';

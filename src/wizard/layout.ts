@@ -147,15 +147,34 @@ export const FINISH_NOTE_MAX_ROWS = 8;
  */
 export function finishRows(
   body: number,
-  menu?: { items: number; launchNote: string | null; note: string | null; width: number; checkRows?: number },
+  menu?: {
+    items: number;
+    launchNote: string | null;
+    estimateNote?: string | null;
+    note: string | null;
+    width: number;
+    checkRows?: number;
+  },
 ): number {
   const floor = Math.max(FINISH_MIN_ROWS, Math.floor(body / 2));
   if (!menu) return floor;
-  const rowsOf = (t: string | null, max = Number.POSITIVE_INFINITY) =>
-    t ? Math.min(max, softWrap(t, menu.width).length) : 0;
+  const rowsOf = (t: string | null | undefined, max = Number.POSITIVE_INFINITY) =>
+    t
+      ? Math.min(
+          max,
+          t.split('\n').reduce((n, l) => n + softWrap(l, menu.width).length, 0),
+        )
+      : 0;
+  // The estimate's lines are cut to one row each (what the last action said comes first, whole).
+  const estimateRows = menu.estimateNote ? menu.estimateNote.split('\n').length : 0;
   return Math.max(
     floor,
-    (menu.checkRows ?? 0) + 1 + menu.items + rowsOf(menu.launchNote) + rowsOf(menu.note, FINISH_NOTE_MAX_ROWS),
+    (menu.checkRows ?? 0) +
+      1 +
+      menu.items +
+      estimateRows +
+      rowsOf(menu.launchNote) +
+      rowsOf(menu.note, FINISH_NOTE_MAX_ROWS),
   );
 }
 

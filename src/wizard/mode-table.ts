@@ -25,7 +25,7 @@ export function barWidth(width: number): number {
 /** The table header, aligned with the rows. */
 export function headerText(width: number): string {
   const b = barWidth(width);
-  return `  ${padEnd('mode', LABEL_W)} ${padStart('GPU peak', NUM_W)} ${' '.repeat(b)}  ${padStart('CPU/node', NUM_W)} ${' '.repeat(b)}  ${padStart('comm', COMM_W)}  ${padStart('+s/step', TIME_W)}  fit`;
+  return `  ${padEnd('mode', LABEL_W)} ${padStart('GPU peak', NUM_W)} ${' '.repeat(b)}  ${padStart('CPU/node', NUM_W)} ${' '.repeat(b)}  ${padStart('comm', COMM_W)}  ${padStart('s/step', TIME_W)}  fit`;
 }
 
 /** ✓, ✗, or ✗ with what fails when it is not the GPU (the GPU bar is then not red). */

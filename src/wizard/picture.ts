@@ -57,6 +57,8 @@ export interface ZeroBreakdown {
   ddpBytesPerStep?: number;
   /** The table's GPU peak for this mode (the states and buffers plus the CUDA context, activations, margin). */
   gpuPeakBytes?: number;
+  /** The mode's step time in words (`9.1-12 s/step, bound by compute`), drawn under the traffic. */
+  stepTime?: string;
 }
 
 /** The colour role of a run of text (null: plain). */
@@ -297,6 +299,7 @@ export function drawPicture(b: ZeroBreakdown, opts: PictureOptions): Picture {
   else if (collectives.length === 0)
     traffic.push([{ text: clip('⇄ one GPU: nothing moves between GPUs', width), role: role('dim') }]);
   say('↕ GPU↔CPU↔NVMe, per GPU per step:', host);
+  if (b.stepTime) for (const l of wrap(`⏱ ${b.stepTime}`, width)) traffic.push([{ text: l, role: role('traffic') }]);
 
   const legendText = `${HELD} held here · ${OTHER} another GPU's slice · blank: elsewhere${wide ? '' : ' · B: bytes per parameter'}${
     buffers > 0 ? ` · each GPU's total has ${formatBytesCompact(buffers)} of working buffers` : ''

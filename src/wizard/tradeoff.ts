@@ -13,10 +13,18 @@ import {
   ddpBytesOf,
   estimateModes,
   estimatePlacement,
-  formatStepSeconds,
+  formatSeconds,
+  timeWords,
 } from '../estimate/index.js';
-import { measuredContradiction, measuredPeaks, measuredText, placementKey } from '../estimate/index.js';
-import type { MeasuredPeak, MeasuredRun } from '../estimate/index.js';
+import {
+  measuredContradiction,
+  measuredPeaks,
+  measuredStepText,
+  measuredSteps,
+  measuredText,
+  placementKey,
+} from '../estimate/index.js';
+import type { MeasuredPeak, MeasuredRun, MeasuredStep } from '../estimate/index.js';
 import type { EstimateReport, ModeEstimate } from '../estimate/index.js';
 import { estimateInputFromSetup, placementOfAnswers, topology } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
@@ -44,7 +52,7 @@ export interface TradeoffRow {
   cpu: string;
   /** Communication per step as a multiple of DDP's, e.g. `1.5x`; `-` with one GPU. */
   comm: string;
-  /** Time added to a step over ZeRO-1's traffic, e.g. `+0.8s`; `-` when none. */
+  /** Seconds per optimizer step (src/estimate/time.ts), e.g. `12s`, `0.42s`, `1m05s`. */
   time: string;
   /** 0..1 of the bar scale (GPU: GPU memory or the largest row; CPU likewise). */
   gpuBar: number;
@@ -52,6 +60,8 @@ export interface TradeoffRow {
   fits: boolean | null;
   /** The last peak a run of this setup measured here for this row's placement (run records), or null. */
   measured: MeasuredPeak | null;
+  /** The last step time a run of this setup measured here for this row's placement, or null. */
+  measuredStep: MeasuredStep | null;
   /** What does not fit (empty when it fits or is not known): the GPU bar is red only when `GPU` is here. */
   failsOn: ('GPU' | 'CPU' | 'NVMe')[];
   recommended: boolean;
@@ -139,12 +149,22 @@ export interface ModeStart {
   key: string;
   label: string;
   recommended: boolean;
+  /** The recommendation's label (null when nothing is recommended). */
+  recommendedLabel: string | null;
+  /** Whether a mode was given (Enter keeps it) rather than only highlighted. */
+  given: boolean;
 }
 
 /** The mode question's start row (see startKey), as the list and the help's "Default" both name it. */
 export function modeStart(t: Tradeoff, answers: Answers, given: boolean, highlight: string | null = null): ModeStart {
   const key = startKey(t, answers, given, highlight);
-  return { key, label: keyLabel(t, key), recommended: !given && key === t.recommendedKey };
+  return {
+    key,
+    label: keyLabel(t, key),
+    recommended: key === t.recommendedKey,
+    recommendedLabel: t.recommendedKey === null ? null : keyLabel(t, t.recommendedKey),
+    given: given && highlight === null,
+  };
 }
 
 /** The workload in a few words: `full` or `LoRA r32`, tokens x micro-batch, checkpointing. */
@@ -198,6 +218,8 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
   const ddp = ddpBytesOf(report.modes);
   const measured =
     ctx.measured && ctx.measured.length > 0 ? measuredPeaks(ctx.measured, a) : new Map<string, MeasuredPeak>();
+  const steps =
+    ctx.measured && ctx.measured.length > 0 ? measuredSteps(ctx.measured, a).steps : new Map<string, MeasuredStep>();
   const maxGpu = Math.max(1, ...report.modes.map((m) => m.peak.gpuBytes));
   const maxCpu = Math.max(1, ...report.modes.map((m) => m.peak.cpuBytes));
   const gpuScale = report.input.gpuMemoryBytes ?? maxGpu;
@@ -205,7 +227,6 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
   const recommendedKey =
     report.recommended === null ? null : rowKey(report.recommended, report.recommendedOffloadDevice);
   const row = (m: ModeEstimate, key: string, label: string): TradeoffRow => {
-    const extra = m.peak.time.extraSeconds;
     const failsOn: TradeoffRow['failsOn'] = [];
     if (m.gpuFits === false) failsOn.push('GPU');
     if (m.cpuFits === false) failsOn.push('CPU');
@@ -218,11 +239,12 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
       gpu: formatBytesCompact(m.peak.gpuBytes),
       cpu: formatBytesCompact(m.peak.cpuBytes),
       comm: commMultipleText(m.commBytesPerStep, ddp),
-      time: extra <= 0 ? '-' : formatStepSeconds(extra).replace(' s/step', 's'),
+      time: formatSeconds(m.time.stepSeconds).replace(' s', 's'),
       gpuBar: Math.min(1, m.peak.gpuBytes / gpuScale),
       cpuBar: Math.min(1, m.peak.cpuBytes / cpuScale),
       fits: m.fits,
       measured: measured.get(placementKey(m.placement)) ?? null,
+      measuredStep: steps.get(placementKey(m.placement)) ?? null,
       failsOn,
       recommended: key === recommendedKey,
       estimate: m,
@@ -260,10 +282,17 @@ export function tradeoffOf(a: Answers, zeroInit?: boolean, ctx: TradeoffContext 
  * row's placement, on the same input as the table, so the picture and the table agree. Null without an
  * estimate.
  */
-export function pictureOf(t: Tradeoff, key: string): (PictureBreakdown & { gpuPeakBytes: number }) | null {
+export function pictureOf(
+  t: Tradeoff,
+  key: string,
+): (PictureBreakdown & { gpuPeakBytes: number; stepTime: string }) | null {
   const r = t.rows.find((x) => x.key === key);
   if (!r || !t.report) return null;
-  return { ...pictureBreakdown(r.label, r.estimate.placement, t.report.input), gpuPeakBytes: r.estimate.peak.gpuBytes };
+  return {
+    ...pictureBreakdown(r.label, r.estimate.placement, t.report.input),
+    gpuPeakBytes: r.estimate.peak.gpuBytes,
+    stepTime: timeWords(r.estimate.time),
+  };
 }
 
 /** The line items of a row's peak per GPU, short: `GiB/GPU: ctx 2.4, params 1.9, ..., margin 0.9`. */
@@ -282,6 +311,20 @@ export function itemsText(m: ModeEstimate): string {
   if (i.extraModels > 0) parts.push(`extra ${gibFigureShort(i.extraModels)}`);
   parts.push(`margin ${gibFigureShort(i.margin)}`);
   return `GiB/GPU: ${parts.join(', ')}`;
+}
+
+/** The CPU column's line items: what a node holds while loading and while training (the peak is the larger). */
+export function cpuItemsText(m: Pick<ModeEstimate, 'peak'>): string {
+  const c = m.peak.cpu;
+  const g = (b: number) => (b / 2 ** 30).toFixed(1);
+  const load = [`load weights ${g(c.loadWeights)}`, c.loadEncoders > 0 ? `encoders ${g(c.loadEncoders)}` : null];
+  const train = [
+    `states ${g(c.states)}`,
+    c.pinned > 0 ? `pinned ${g(c.pinned)}` : null,
+    c.swap > 0 ? `swap buffers ${g(c.swap)}` : null,
+  ];
+  const list = (xs: (string | null)[]) => xs.filter((x) => x !== null).join(', ');
+  return `GiB/node (CPU, the larger of loading and training): ${list(load)}; ${list(train)}`;
 }
 
 /**
@@ -312,15 +355,20 @@ export function explainRow(t: Tradeoff, key: string): string[] {
   ];
   if (m.offloadBytesPerStep > 0) traffic.push(`${formatBytesCompact(m.offloadBytesPerStep)} GPU<->CPU`);
   if (m.nvmeBytesPerStep > 0) traffic.push(`${formatBytesCompact(m.nvmeBytesPerStep)} CPU<->NVMe`);
-  const time =
-    m.peak.time.extraSeconds > 0
-      ? `, ${formatStepSeconds(m.peak.time.extraSeconds).replace('/step', '')} on ${m.peak.time.link}`
-      : '';
-  const lines = [line1, itemsText(m), `Per GPU and step: ${traffic.join(', ')}${time}.`];
+  const lines = [
+    line1,
+    itemsText(m),
+    `Per GPU and step: ${traffic.join(', ')}; ${timeWords(m.time)}.`,
+    cpuItemsText(m),
+  ];
   // What each save of the weights costs in this mode (the 16-bit gather at ZeRO-3).
   const save = t.report ? saveCostOfInput(m.placement, t.report.input) : null;
   if (save) lines.push(`Saving: ${saveCostText(save)}.`);
-  if (r.measured) lines.push(`Here: ${measuredText(r.measured, m.peak.gpuBytes)}.`);
+  const here = [
+    r.measured ? measuredText(r.measured, m.peak.gpuBytes) : null,
+    r.measuredStep ? measuredStepText(r.measuredStep, m.time.stepSeconds) : null,
+  ].filter((x) => x !== null);
+  if (here.length > 0) lines.push(`Here: ${here.join('; ')}.`);
   // The split row says what it keeps where (its label cannot).
   if (key === SPLIT_ROW_KEY) lines.push(`${placementWords(m.placement)} (your offload_param_device answer).`);
   return lines;
