@@ -23,3 +23,4 @@ export type { LogPaneOptions } from './viewer.js';
 export { superviseMain } from './supervisor.js';
 export { warmSupervisor } from './supervisor-start.js';
 export { finishAfterZerowiz } from './watchdog.js';
+export { alertContextOf, watchOfRun } from './run-watch.js';

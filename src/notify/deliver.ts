@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { printable } from '../text/index.js';
+import { envNumber, printable } from '../text/index.js';
 import { signalGroup, trackGroup, untrackGroup } from '../proc/index.js';
 import type { NotifyPayload } from './message.js';
 import { commandRequestFor, httpRequestFor } from './styles.js';
@@ -44,9 +44,11 @@ export interface AttemptLimits {
 
 /** The limits in effect for an environment. */
 export function attemptLimits(env: NodeJS.ProcessEnv): AttemptLimits {
-  const n = Number(env.ZEROWIZ_NOTIFY_TIMEOUT_MS);
-  const ms = Number.isFinite(n) && n >= 50 ? n : null;
-  return { timeoutMs: ms ?? NOTIFY_TIMEOUT_MS, commandTimeoutMs: ms ?? COMMAND_TIMEOUT_MS };
+  // One setting for both (unset: each its own default).
+  const ms = envNumber(env, 'ZEROWIZ_NOTIFY_TIMEOUT_MS', -1);
+  return ms < 0
+    ? { timeoutMs: NOTIFY_TIMEOUT_MS, commandTimeoutMs: COMMAND_TIMEOUT_MS }
+    : { timeoutMs: ms, commandTimeoutMs: ms };
 }
 
 /** Errors that say the request never reached the endpoint. */

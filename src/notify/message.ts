@@ -4,7 +4,7 @@
  * printable here, once, so no target ever gets a raw control character.
  */
 import { printable } from '../text/index.js';
-import { formatDuration } from '../text/index.js';
+import { formatDuration, formatGiB } from '../text/index.js';
 
 /** The events a run notifies. */
 export type NotifyEventKind = 'started' | 'first-step' | 'alert' | 'pass-end' | 'end';
@@ -203,11 +203,9 @@ function fmtLoss(v: number | string): string {
   return typeof v === 'number' ? (Math.abs(v) >= 1e-3 && Math.abs(v) < 1e4 ? v.toPrecision(4) : v.toExponential(3)) : v;
 }
 
-const GIB = 2 ** 30;
-
 function gpuLine(g: NonNullable<NotifyPayload['gpu']>): string {
-  const peak = `GPU memory peak ${(g.peakBytes / GIB).toFixed(1)} GiB on GPU ${g.gpu}`;
+  const peak = `GPU memory peak ${formatGiB(g.peakBytes)} on GPU ${g.gpu}`;
   if (g.estimateBytes === null || g.estimateBytes <= 0) return peak;
   const pct = Math.round((g.peakBytes / g.estimateBytes - 1) * 100);
-  return `${peak} vs estimated ${(g.estimateBytes / GIB).toFixed(1)} GiB (${pct >= 0 ? '+' : ''}${pct}%)`;
+  return `${peak} vs estimated ${formatGiB(g.estimateBytes)} (${pct >= 0 ? '+' : ''}${pct}%)`;
 }

@@ -8,6 +8,7 @@
 import { type AttemptLimits, attemptLimits, deliverOnce } from './deliver.js';
 import type { NotifyPayload } from './message.js';
 import type { NotifyTarget } from './targets.js';
+import { envNumber } from '../text/index.js';
 
 /**
  * Waits before the second and third attempt of an event that may be tried again (override: ZEROWIZ_NOTIFY_RETRY_MS,
@@ -18,8 +19,8 @@ export const RETRY_DELAYS_MS: readonly number[] = [2_000, 8_000];
 
 /** The retry waits in effect for an environment. */
 export function retryDelaysMs(env: NodeJS.ProcessEnv): readonly number[] {
-  const n = Number(env.ZEROWIZ_NOTIFY_RETRY_MS);
-  return Number.isFinite(n) && n >= 10 ? [n, 4 * n] : RETRY_DELAYS_MS;
+  const n = envNumber(env, 'ZEROWIZ_NOTIFY_RETRY_MS', -1);
+  return n < 0 ? RETRY_DELAYS_MS : [n, 4 * n];
 }
 /** Events waiting per target at most; past it the oldest (never the end) is dropped and said so. */
 export const MAX_QUEUED_EVENTS = 20;

@@ -8,6 +8,7 @@
 import type { GpuData, LossSeriesData } from './read-series.js';
 import type { AlertView, CheckpointView, PassView, ReportData } from './data.js';
 import { esc } from './escape.js';
+import { formatGiB } from '../text/index.js';
 import {
   areaOf,
   axes,
@@ -463,7 +464,7 @@ function gpuChart(d: ReportData): Chart {
   const est = d.estimate;
   const gpus = d.series.gpus;
   const band = est
-    ? `; shaded: the estimate for ZeRO ${est.mode} (${(est.bytes / GIB).toFixed(1)} GiB, dashed) ±${ESTIMATE_BAND_FRACTION * 100}%, the error the estimate is held to`
+    ? `; shaded: the estimate for ZeRO ${est.mode} (${formatGiB(est.bytes)}, dashed) ±${ESTIMATE_BAND_FRACTION * 100}%, the error the estimate is held to`
     : '; no estimate for this setup';
   const total = gpus.some((g) => g.totalMiB !== null) ? "; dotted: the GPU's memory" : '';
   const head = gpus.length > 0 ? `each GPU in its own colour (${legend(gpus)}), ` : '';

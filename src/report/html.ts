@@ -6,7 +6,7 @@
  * phone) and the page shows the one that fits.
  */
 import { SOURCE_LABELS, showValue, type ExplainedValue, type StepExplanation } from '../config/index.js';
-import { formatDuration } from '../text/index.js';
+import { formatDuration, formatGiB } from '../text/index.js';
 import { chartsOf, type Chart } from './charts.js';
 import type { ReportData } from './data.js';
 import { esc, escLines } from './escape.js';
@@ -22,8 +22,6 @@ export const NARROW_PLOT_PX = 350;
 /** What the page forbids: everything but its inline styles. */
 export const REPORT_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
-
-const GIB = 2 ** 30;
 
 const STYLE = `
 :root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--panel:#f6f8fa;--area:#fff;--grid:#e8ecf0;
@@ -110,7 +108,7 @@ function lossText(v: number): string {
 }
 
 function gib(bytes: number): string {
-  return `${(bytes / GIB).toFixed(1)} GiB`;
+  return formatGiB(bytes);
 }
 
 function card(k: string, v: string, s = '', cls = ''): string {

@@ -19,6 +19,7 @@
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GpuSample, LossSource } from '../observe/index.js';
+import { formatCap } from '../text/index.js';
 
 /** The losses' file in a run directory. */
 export const LOSSES_FILE = 'losses.csv';
@@ -80,7 +81,7 @@ class SeriesFile {
         text = `${this.header}\n${text}`;
       }
       if (this.bytes + text.length > SERIES_MAX_BYTES) {
-        this.stop(`it reached ${SERIES_MAX_BYTES / MIB} MiB`);
+        this.stop(`it reached ${formatCap(SERIES_MAX_BYTES)}`);
         return;
       }
       writeSync(this.fd, text);

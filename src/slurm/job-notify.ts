@@ -12,7 +12,8 @@
  */
 import { join } from 'node:path';
 import { RunFollower } from '../launch/index.js';
-import { LineSplitter, type LineSink, RunWatch, watchStepOf } from '../observe/index.js';
+import { LineSplitter, type LineSink } from '../observe/index.js';
+import { alertContextOf, watchOfRun } from '../launch/index.js';
 import type { PipelineOutcome } from '../observe/index.js';
 import { readRunRecord, setupOfRecord, type RunRecord } from '../records/index.js';
 import { Tail } from '../fs/index.js';
@@ -153,8 +154,7 @@ async function notifyJob(rec: RunRecord, jobId: string, targets: ReturnType<type
     text: s.command,
   }));
   let notices: RunNotices | null = null;
-  const watch = new RunWatch({
-    steps: commands.map((_, i) => watchStepOf(setup, commands, rec.json.cwd, i)),
+  const watch = watchOfRun({ setup, commands, cwd: rec.json.cwd }, alertContextOf(setup, null), {
     noTelemetry: "the job's GPUs are watched by nobody on the nodes",
     onLoss: (i, _v, _src, step, count) => notices?.loss(i, step, count),
   });

@@ -28,6 +28,8 @@ export const ENV_NUMBERS = {
   ZEROWIZ_STALL_FACTOR: { min: 0, aboveMin: true, unit: 'times the median step' },
   ZEROWIZ_STALL_MIN_S: { min: 0, aboveMin: true, unit: 'seconds' },
   ZEROWIZ_STALL_STARTUP_S: { min: 0, aboveMin: true, unit: 'seconds' },
+  ZEROWIZ_NOTIFY_TIMEOUT_MS: { min: 50, unit: 'milliseconds' },
+  ZEROWIZ_NOTIFY_RETRY_MS: { min: 10, unit: 'milliseconds' },
 } as const satisfies Record<string, EnvNumberRule>;
 
 /** The name of a numeric setting. */
