@@ -130,10 +130,8 @@ describe('the wizard after writing', () => {
     await at(s, 'lora (user)', KEYS.up);
     await at(s, /❯ lora \(user\)/);
     await at(s, '→ Finish');
-    await at(s, 'Launch the 1 step(s)', KEYS.down);
-    await at(s, /❯ Write as accelerate's default/, KEYS.down);
-    await at(s, /❯ Save the answers/, KEYS.down);
-    await at(s, /❯ Launch the 1 step\(s\)/);
+    await settled(s, 'Launch the 1 step(s)');
+    await launchFromFinish(s);
     expect(await closeWhenDone(s)).toBe(0);
     const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
     const run = JSON.parse(readFileSync(join(cwd, '.zerowiz', 'runs', id!, 'run.json'), 'utf8'));
@@ -192,7 +190,11 @@ describe("the wizard's Launch on a machine that fails the first pass's checks, a
     await settled(s, 'Launch the 2 step(s)');
     await launchFromFinish(s);
     const screen = await s.waitFor(/cannot launch: the checks of pass 1 \(data_process\) failed/, 30_000);
-    const note = screen.slice(screen.indexOf('cannot launch:')).split('────')[0]!.replace(/\s+/g, ' ');
+    // The note ends where the run's estimate (its step time, its ETA) or the preview begins.
+    const note = screen
+      .slice(screen.indexOf('cannot launch:'))
+      .split(/────|\nRun: /)[0]!
+      .replace(/\s+/g, ' ');
     expect(note).toMatch(/failed: python: \S+ is run by \S+, not by Python;/);
     expect(note).toMatch(
       /fix: fix (it|them) and choose Launch again .* start zerowiz with ZEROWIZ_SKIP_CHECKS=python\S* to go on without $/,
@@ -215,9 +217,13 @@ describe("the wizard's Launch without accelerate, at 80x24", () => {
     await settled(s, /^Finish/m);
     await launchFromFinish(s);
     const screen = await s.waitFor(/cannot launch: accelerate is not on PATH/, 30_000);
-    const note = screen.slice(screen.indexOf('cannot launch:')).split('────')[0]!.replace(/\s+/g, ' ');
+    // The note ends where the run's estimate (its step time, its ETA) or the preview begins.
+    const note = screen
+      .slice(screen.indexOf('cannot launch:'))
+      .split(/────|\nRun: /)[0]!
+      .replace(/\s+/g, ' ');
     expect(note).toMatch(
-      /fix: quit, activate the Python environment .* or start it with ZEROWIZ_ACCELERATE=\/path\/to\/accelerate $/,
+      /fix: quit, activate the Python environment .* or start it with ZEROWIZ_ACCELERATE=\/path\/to\/accelerate\s*$/,
     );
     expect(note).not.toContain('--accelerate');
   });
