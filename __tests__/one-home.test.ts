@@ -55,10 +55,10 @@ describe('one home', () => {
     // A size divided into a binary unit and written as text: toFixed on it, or the quotient in a template.
     const sizeText = new RegExp(String.raw`\/\s*${unit}\s*\)\s*\.toFixed\(|\$\{[^}\x60]*\/\s*${unit}[^}\x60]*\}`);
     expect(filesMatching(sizeText)).toEqual(['src/text/format.ts']);
-    // Each format of a quantity is defined there, once (the estimate table's step seconds are the estimator's own).
+    // Each format of a quantity is defined there, once (a step time's seconds too).
     const formatter =
       /^export function (format\w*(Bytes|Count|Clock|Duration|GiB|Tally|Rate|Cap|Seconds)\w*|timestamp|gib\w*|\w*Bytes[A-Z]?\w*(?<!Needs?)|compact\w*)\(\w+: number[^)]*\): string/m;
-    expect(filesMatching(formatter).filter((f) => f !== 'src/text/format.ts')).toEqual(['src/estimate/estimate.ts']);
+    expect(filesMatching(formatter).filter((f) => f !== 'src/text/format.ts')).toEqual([]);
   });
 
   it("a run's directory and its step logs are named by records/record.ts (runDirName, stepLogName)", () => {

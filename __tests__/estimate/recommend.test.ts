@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HEADROOM_PERCENT, estimateModes, usableGpu } from '../../src/estimate/estimate.js';
-import { formatBand, formatSeconds } from '../../src/estimate/time.js';
+import { formatBand } from '../../src/estimate/time.js';
+import { formatSeconds } from '../../src/text/format.js';
 import type { EstimateInput } from '../../src/estimate/estimate.js';
 import { LLAMA_8B_SHAPE } from '../helpers/fixtures.js';
 import { formatBytesShort } from '../../src/text/format.js';

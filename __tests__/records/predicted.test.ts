@@ -30,7 +30,7 @@ describe("the launch's predicted step time, read back from run.json", () => {
     expect(predictedStepTime(json(STEP, ['launch', 'train.py']))).toEqual({ seconds: 10, low: 8, high: 12 });
   });
 
-  it("is per micro-batch for DiffSynth-Studio, whose bar counts micro-batches (the step over the accumulation)", () => {
+  it('is per micro-batch for DiffSynth-Studio, whose bar counts micro-batches (the step over the accumulation)', () => {
     expect(predictedStepTime(json(STEP, DIFFSYNTH))).toEqual({ seconds: 2.5, low: 2, high: 3 });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSeconds } from '../../src/estimate/time.js';
+import { formatSeconds } from '../../src/text/format.js';
 import { explainRow, selectedKey, tradeoffOf } from '../../src/wizard/tradeoff.js';
 import { formatBytesCompact } from '../../src/text/format.js';
 import { loadModelCatalog } from '../../src/estimate/models.js';

@@ -12,7 +12,7 @@ import { isAbsolute } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { runBounded, whichSync } from '../proc/index.js';
-import { printable } from '../text/index.js';
+import { envNumber, printable } from '../text/index.js';
 import type { OpNeed } from './plan.js';
 
 /** How long the probe may take (the imports of a cold machine, a compile test per op) before it counts as hung. */
@@ -140,8 +140,7 @@ export function parseProbeAnswer(stdout: string): { result: ProbeResult } | { pr
  * DeepSpeed on a cold disk takes tens of seconds.
  */
 export function probeTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.ZEROWIZ_PROBE_TIMEOUT_MS);
-  return Number.isFinite(n) && n >= 100 ? n : PROBE_TIMEOUT_MS;
+  return envNumber(env, 'ZEROWIZ_PROBE_TIMEOUT_MS', PROBE_TIMEOUT_MS);
 }
 
 /** The probe's Python source (run with `-c`; the request is argv[1]). */

@@ -7,7 +7,6 @@
  */
 import { Option } from 'commander';
 import type { RunJson, RunRecord } from '../records/index.js';
-import { checkpointBlocksProblem } from '../checkpoints/index.js';
 import { UsageError } from '../text/index.js';
 import type { LaunchFlags } from './launch-flags.js';
 import type { KindFlag, RunKindEntry, RunKindModule } from './kind-entry.js';
@@ -54,6 +53,8 @@ export interface RecordKinds {
 export async function recordKinds(): Promise<RecordKinds> {
   const checks = new Map<RunKindEntry, (json: RunJson) => string | null>();
   for (const k of RUN_KINDS) checks.set(k, await k.loadCheck());
+  // The checkpoint guard's blocks, loaded with the records (the command line's start never needs them).
+  const { checkpointBlocksProblem } = await import('../checkpoints/record-blocks.js');
   return {
     check: (json) => {
       const k = kindOfRecord(json);

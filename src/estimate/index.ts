@@ -57,7 +57,7 @@ export {
   parseInternode,
 } from './gpus.js';
 export type { GpuSpec, Internode } from './gpus.js';
-export { NVME_BYTES_PER_S, TERM_WORDS, boundWords, formatBand, formatSeconds } from './time.js';
+export { NVME_BYTES_PER_S, TERM_WORDS, boundWords, formatBand } from './time.js';
 export type { StepTimeBand, TimeContext, TimeTerm } from './time.js';
 export { globalBatchOf, minBox, pipelineOf, stepsOf } from './pipeline.js';
 export type { MinBoxRow, PipelineEstimate, StepCount } from './pipeline.js';

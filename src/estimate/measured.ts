@@ -14,7 +14,7 @@
  * Pure: src/rules/fit.ts loadMeasuredRuns reads the records.
  */
 import { placementOfAnswers } from './input.js';
-import { formatSeconds } from './time.js';
+import { formatSeconds } from '../text/index.js';
 import type { EstimateAnswers } from './input.js';
 import type { Placement } from '../config/index.js';
 import type { Answers } from '../config/index.js';

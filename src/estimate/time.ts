@@ -36,6 +36,7 @@
  */
 import type { ActivationInput } from './activations.js';
 import { trainingFlops } from './flops.js';
+import { formatSeconds } from '../text/index.js';
 import type { GpuSpec, Internode } from './gpus.js';
 import { internodeBytesPerS, intraNodeLink, pcieBytesPerS, peakFlops } from './gpus.js';
 import type { Interconnect, Precision } from '../config/index.js';
@@ -342,16 +343,6 @@ export const TERM_WORDS: Record<TimeTerm, string> = {
   hostOptimizer: 'the CPU optimizer',
   nvme: 'NVMe swapping',
 };
-
-/** Seconds as a step time reads: `0.42 s`, `3.1 s`, `12 s`, `1m05s`. */
-export function formatSeconds(s: number): string {
-  if (!Number.isFinite(s) || s < 0) return '?';
-  if (s >= 60) {
-    const m = Math.floor(s / 60);
-    return `${m}m${String(Math.round(s - m * 60)).padStart(2, '0')}s`;
-  }
-  return `${s >= 10 ? Math.round(s) : s >= 1 ? s.toFixed(1) : s >= 0.01 ? s.toFixed(2) : '<0.01'} s`;
-}
 
 /** A band as the table prints it: `9.1-12 s/step`; one figure when the ends round alike. */
 export function formatBand(t: Pick<StepTimeBand, 'low' | 'high'>): string {

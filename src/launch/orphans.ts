@@ -37,7 +37,7 @@ import {
   type RunRecord,
 } from '../records/index.js';
 import { ladderSoFar, ledgerHooks } from './ladder.js';
-import { RUN_DIR_ENV } from './watchdog.js';
+import { RUN_DIR_ENV } from './run-env.js';
 
 /** The note a record gets when `runs` finds nobody running it and none of its processes alive. */
 export const ORPHAN_NOTE =
@@ -67,9 +67,9 @@ export function stepProcesses(rec: RunRecord): RunProcess[] {
   return processesOfRun(`${RUN_DIR_ENV}=${rec.dir}`, groups);
 }
 
-/** Where a local record's run stands (a Slurm record is `ended` here: its kind knows it). */
+/** Where a local record's run stands (the callers pass local records: another kind's is its own module's). */
 export function localRunState(rec: RunRecord): LocalRunState {
-  if (rec.json.slurm || rec.json.ended !== 'running') return { kind: 'ended' };
+  if (rec.json.ended !== 'running') return { kind: 'ended' };
   const owner = ownerState(rec.json.supervisor);
   if (owner === 'alive') return { kind: 'running' };
   if (owner === 'elsewhere') return { kind: 'elsewhere', host: rec.json.supervisor?.host ?? '?' };

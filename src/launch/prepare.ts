@@ -45,9 +45,15 @@ export function stepLaunchFindings(setup: Setup, cwd: string, env: NodeJS.Proces
  * as typed (a preset name or file, `--last`); null for the wizard's launch (its steps screen pins).
  */
 export function launchAgainPinned(source: LaunchSource): ((pin: string) => string) | null {
-  if (source.kind === 'wizard') return null;
-  const what = source.kind === 'last' ? '--last' : shellWord(source.ref);
-  return (pin) => `zerowiz launch ${what} --pin-step ${shellWord(pin)}`;
+  switch (source.kind) {
+    case 'wizard':
+      // The wizard pins in its steps screen (invalidSetup's wizard hint).
+      return null;
+    case 'last':
+      return (pin) => `zerowiz launch --last --pin-step ${shellWord(pin)}`;
+    case 'preset':
+      return (pin) => `zerowiz launch ${shellWord(source.ref)} --pin-step ${shellWord(pin)}`;
+  }
 }
 
 /**

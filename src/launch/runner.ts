@@ -32,7 +32,7 @@ import {
   type StopSignal,
 } from '../proc/index.js';
 import { StepLogReader } from '../observe/index.js';
-import { RUN_DIR_ENV } from './watchdog.js';
+import { RUN_DIR_ENV } from './run-env.js';
 import type { PipelineListener, PipelineOutcome, RunControl, StepResult, StepStatus } from '../observe/index.js';
 
 /** One command of a pipeline. */

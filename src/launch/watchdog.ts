@@ -30,14 +30,7 @@ import { type ProcessGuard, type StopSignal, processesWithEnv, stopGroup } from 
 import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord } from '../records/index.js';
 import { EVENTS_FILE, EventsWriter } from '../records/index.js';
 import { ladderSoFar, ledgerHooks } from './ladder.js';
-
-/** The environment variable every step gets: its run's record directory (absolute). */
-export const RUN_DIR_ENV = 'ZEROWIZ_RUN_DIR';
-/**
- * The variable a run's helper processes get (the GPU telemetry's nvidia-smi): the record directory, under
- * another name than the steps', so the finisher never counts a helper as a step.
- */
-export const HELPER_OF_ENV = 'ZEROWIZ_HELPER_OF';
+import { HELPER_OF_ENV, RUN_DIR_ENV } from './run-env.js';
 
 // $1 node, $2 the bin, $3 the grace periods; then lines from zerowiz on stdin. 'e' (nothing left to
 // watch) ends the watchdog; end of file without it runs the finisher with every line it was told.

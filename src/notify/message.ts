@@ -4,7 +4,7 @@
  * printable here, once, so no target ever gets a raw control character.
  */
 import { printable } from '../text/index.js';
-import { formatDuration, formatGiB } from '../text/index.js';
+import { formatDuration, formatGiB, formatSeconds } from '../text/index.js';
 
 /** The events a run notifies. */
 export type NotifyEventKind = 'started' | 'first-step' | 'alert' | 'pass-end' | 'end';
@@ -140,12 +140,6 @@ function severityOf(kind: NotifyEventKind, f: EventFacts): Severity {
   return 'info';
 }
 
-/** Seconds as people read them (`1.84 s`, `3m 12s`, `2d 4h`). */
-export function formatSeconds(s: number): string {
-  if (s < 1) return `${Number(s.toPrecision(3))} s`;
-  return s < 60 ? `${s < 10 ? s.toFixed(2) : s.toFixed(1)} s` : formatDuration(s * 1000);
-}
-
 /** The title: the setup, what happened, the headline number. */
 function titleOf(p: NotifyPayload): string {
   const name = p.run.name;
@@ -156,17 +150,17 @@ function titleOf(p: NotifyPayload): string {
     case 'first-step': {
       const st = p.stepTime;
       if (!st) return `${name}: the first training step ran`;
-      return `${name}: ${formatSeconds(st.seconds)}/step${st.etaSeconds !== null ? `, ETA ${formatSeconds(st.etaSeconds)}` : ''}`;
+      return `${name}: ${formatSeconds(st.seconds)}/step${st.etaSeconds !== null ? `, ETA ${formatDuration(st.etaSeconds * 1000)}` : ''}`;
     }
     case 'alert':
       return `${name}: ${p.alert?.title ?? 'alert'}`;
     case 'pass-end': {
       const how = p.pass?.status === 'done' ? 'done' : (p.pass?.status ?? 'ended');
-      return `${name}: ${pass} ${how}${p.pass?.seconds != null ? ` in ${formatSeconds(p.pass.seconds)}` : ''}`;
+      return `${name}: ${pass} ${how}${p.pass?.seconds != null ? ` in ${formatDuration(p.pass.seconds * 1000)}` : ''}`;
     }
     case 'end': {
       const o = p.outcome;
-      const took = o?.wallSeconds != null ? ` after ${formatSeconds(o.wallSeconds)}` : '';
+      const took = o?.wallSeconds != null ? ` after ${formatDuration(o.wallSeconds * 1000)}` : '';
       const code = o?.ended === 'failed' && o.exitCode !== null ? ` (exit ${o.exitCode})` : '';
       return `${name} ${o?.ended ?? 'ended'}${took}${code}`;
     }
@@ -192,7 +186,7 @@ function textOf(p: NotifyPayload): string {
 
 function stepTimeLine(st: NonNullable<NotifyPayload['stepTime']>): string {
   const of = st.total !== null ? ` of ${st.total}` : '';
-  const eta = st.etaSeconds !== null ? `, ETA ${formatSeconds(st.etaSeconds)}` : '';
+  const eta = st.etaSeconds !== null ? `, ETA ${formatDuration(st.etaSeconds * 1000)}` : '';
   const pred = st.predicted
     ? ` (predicted ${formatSeconds(st.predicted.low)}-${formatSeconds(st.predicted.high)})`
     : '';

@@ -5,7 +5,8 @@
  * row and side panel and stream mode's progress lines show.
  */
 import { formatDuration } from '../text/index.js';
-import { TERM_WORDS, formatBand, formatSeconds, stepSecondsOfRate } from '../estimate/index.js';
+import { TERM_WORDS, formatBand, stepSecondsOfRate } from '../estimate/index.js';
+import { formatSeconds } from '../text/index.js';
 import type { TimeTerm } from '../estimate/index.js';
 import type { Progress } from './logparse.js';
 import type { RunStepJson } from './live.js';

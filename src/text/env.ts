@@ -30,6 +30,7 @@ export const ENV_NUMBERS = {
   ZEROWIZ_STALL_STARTUP_S: { min: 0, aboveMin: true, unit: 'seconds' },
   ZEROWIZ_NOTIFY_TIMEOUT_MS: { min: 50, unit: 'milliseconds' },
   ZEROWIZ_NOTIFY_RETRY_MS: { min: 10, unit: 'milliseconds' },
+  ZEROWIZ_PROBE_TIMEOUT_MS: { min: 100, unit: 'milliseconds' },
 } as const satisfies Record<string, EnvNumberRule>;
 
 /** The name of a numeric setting. */

@@ -29,6 +29,16 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
+/** Seconds as a step time reads: `0.42 s`, `3.1 s`, `12 s`, `1m05s`. */
+export function formatSeconds(s: number): string {
+  if (!Number.isFinite(s) || s < 0) return '?';
+  if (s >= 60) {
+    const m = Math.floor(s / 60);
+    return `${m}m${String(Math.round(s - m * 60)).padStart(2, '0')}s`;
+  }
+  return `${s >= 10 ? Math.round(s) : s >= 1 ? s.toFixed(1) : s >= 0.01 ? s.toFixed(2) : '<0.01'} s`;
+}
+
 /** `2026-11-30 10:01 UTC`: a moment in records and files, the same on every host whatever its time zone. */
 export function formatUtcMinute(ms: number): string {
   if (!Number.isFinite(ms)) return '-';

@@ -14,6 +14,7 @@ export {
   formatCount,
   formatCountExact,
   formatDuration,
+  formatSeconds,
   formatGiB,
   formatUtcMinute,
   formatTally,

@@ -13,7 +13,6 @@ import {
   ddpBytesOf,
   estimateModes,
   estimatePlacement,
-  formatSeconds,
   timeWords,
 } from '../estimate/index.js';
 import {
@@ -36,7 +35,7 @@ import type { Answers } from '../config/index.js';
 import { formatCount } from '../text/index.js';
 import { humanAnswer } from './display.js';
 import type { GlossaryContext } from './glossary.js';
-import { formatBytesCompact, gibFigureShort } from '../text/index.js';
+import { formatBytesCompact, formatSeconds, gibFigure, gibFigureShort } from '../text/index.js';
 
 export { rowKey, topology };
 
@@ -316,7 +315,7 @@ export function itemsText(m: ModeEstimate): string {
 /** The CPU column's line items: what a node holds while loading and while training (the peak is the larger). */
 export function cpuItemsText(m: Pick<ModeEstimate, 'peak'>): string {
   const c = m.peak.cpu;
-  const g = (b: number) => (b / 2 ** 30).toFixed(1);
+  const g = (b: number) => gibFigure(b);
   const load = [`load weights ${g(c.loadWeights)}`, c.loadEncoders > 0 ? `encoders ${g(c.loadEncoders)}` : null];
   const train = [
     `states ${g(c.states)}`,
