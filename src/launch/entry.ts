@@ -19,7 +19,7 @@ import { compileSetup, inReportOrder, launchConfigFiles } from '../config/index.
 import type { LaunchOptions, OpenContext, OpenedRun, PreparedLaunch, RunKind } from './kind.js';
 import { localKind } from './local.js';
 import { estimateLines, formatFindings, prepareLaunch } from './prepare.js';
-import { checkFirstPass, cliRefusal, dryRunCheckLines, failLines } from './precheck.js';
+import { type FirstPassCheck, checkFirstPass, cliRefusal, dryRunCheckLines, failLines } from './precheck.js';
 import type { TextSink } from './stream.js';
 import { LaunchStops, type LaunchSession, type LogPaneOptions, openView, runStream, summaryLines } from './viewer.js';
 
@@ -91,6 +91,25 @@ function planOnce(req: LaunchRequest): PlannedLaunch {
 }
 
 /**
+ * The first pass's checks, which a stop (Ctrl+C, SIGTERM) ends: the probe and every child of a check are ended
+ * with them (a Python that never answers would otherwise hold the launch until the probe's timeout), and the
+ * launch ends with 130 before anything is written.
+ */
+async function firstPassStoppable(prepared: PlannedLaunch['prepared']): Promise<FirstPassCheck | 'stopped'> {
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    const first = await checkFirstPass(prepared, abort.signal);
+    return abort.signal.aborted ? 'stopped' : first;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/**
  * Runs a launch to its end; resolves with the exit code (0 done, or left running; 1 a step failed; 130
  * stopped). Bad input (an invalid setup, accelerate or a training script missing, a record that cannot be
  * created) throws UsageError for the CLI's one line and hint (exit 2); nothing has run then.
@@ -104,7 +123,13 @@ export async function launch(req: LaunchRequest): Promise<number> {
   if (!req.quiet) for (const l of lines) say(l);
   // On this machine, the first pass's checks run now: a machine that cannot run it is said before anything
   // is written or started (the pane never opens on a refused pass).
-  const first = kind.runsHere ? await checkFirstPass(planned.prepared) : null;
+  const first = kind.runsHere ? await firstPassStoppable(planned.prepared) : null;
+  if (first === 'stopped') {
+    say(
+      'stopped before the run started (during the checks of its first pass): no step ran, and there is no run record',
+    );
+    return 130;
+  }
   const prepared = first ? { ...planned.prepared, firstPassLines: first.gate.logLines } : planned.prepared;
 
   if (req.dryRun) {

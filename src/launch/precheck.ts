@@ -13,7 +13,7 @@ import type { PreparedLaunch } from './kind.js';
 export type FirstPassCheck = { gate: PassGate; failed: CheckResult[] } | null;
 
 /** Runs the checks of the first pass of a prepared local launch. */
-export async function checkFirstPass(prepared: PreparedLaunch): Promise<FirstPassCheck> {
+export async function checkFirstPass(prepared: PreparedLaunch, signal?: AbortSignal): Promise<FirstPassCheck> {
   const skip = new Set(prepared.skipChecks);
   if (skipsAll(skip) || prepared.commands.length === 0) return null;
   const gate = await checkBeforePass(prepared.setup, 0, {
@@ -22,6 +22,7 @@ export async function checkFirstPass(prepared: PreparedLaunch): Promise<FirstPas
     ...(prepared.exe ? { accelerate: prepared.exe.path } : {}),
     skip,
     ...(prepared.skipWhy ? { skipWhy: prepared.skipWhy } : {}),
+    ...(signal ? { signal } : {}),
   });
   return { gate, failed: failures(gate.results) };
 }

@@ -98,7 +98,17 @@ export async function stopLocalRun(rec: RunRecord, opts: LocalStopOptions): Prom
     return endWords(rec, opts);
   }
   await ask(rec, opts);
-  return waitForEnd(rec, opts);
+  // Ctrl+C stops the waiting, not the stop: the supervisor goes on with its ladder.
+  let interrupted = false;
+  const onInterrupt = () => {
+    interrupted = true;
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    return await waitForEnd(rec, opts, () => interrupted);
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
 }
 
 /** Asks the run's owner: the supervisor's signal, or nothing when a stop is under way (this one joins it). */
@@ -130,13 +140,22 @@ async function ask(rec: RunRecord, opts: LocalStopOptions): Promise<void> {
   opts.say(`stopping run ${id} (SIGINT to its steps, then SIGTERM, then SIGKILL); waiting for it to end`);
 }
 
-/** Waits for the run's end, saying what it waits for; an owner that dies meanwhile leaves it to this stop. */
-async function waitForEnd(rec: RunRecord, opts: LocalStopOptions): Promise<number> {
+/**
+ * Waits for the run's end, saying what it waits for; an owner that dies meanwhile leaves it to this stop. Ctrl+C
+ * ends the waiting (130), not the stop.
+ */
+async function waitForEnd(rec: RunRecord, opts: LocalStopOptions, interrupted: () => boolean): Promise<number> {
   const sup = rec.json.supervisor!;
   let toldHeld: string | null = null;
   let newsAt = Date.now();
   for (;;) {
     if (fresh(rec).ended !== 'running') return endWords(rec, opts);
+    if (interrupted()) {
+      opts.say(
+        `stopped waiting (Ctrl+C); run ${rec.json.id} goes on stopping as asked (its supervisor ends it): \`zerowiz runs\` says when it has ended`,
+      );
+      return 130;
+    }
     const state = localRunState(rec);
     if (state.kind === 'orphaned' || state.kind === 'abandoned') {
       opts.say(
