@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { BIN } from '../helpers/pty.js';
 import { running, until } from '../helpers/proc.js';
+import { barePath } from '../helpers/seal.js';
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -40,7 +41,7 @@ function box(body: string): { dir: string; accelerate: string; mark: string; env
     for (const p of marked(mark)) process.kill(p, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  return { dir, accelerate, mark, env: { ZW_TEST_MARK: mark, NO_COLOR: '1', PATH: `/usr/bin:/bin` } };
+  return { dir, accelerate, mark, env: { ZW_TEST_MARK: mark, NO_COLOR: '1', PATH: barePath() } };
 }
 
 /** The processes this test started under zerowiz (they carry its mark in their environment). */

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { barePath } from '../helpers/seal.js';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = join(here, '..');
@@ -113,7 +114,7 @@ describe('estimate --json: a step time for every mode, and the baseline', () => 
     expect(slow.input.links.internode).toBe('10 Gb/s per node');
   });
   it('--detect reads the GPU from nvidia-smi (an 8 x H100 stand-in) and the host cores from the OS', () => {
-    const out = json(['--model', 'llama-3.1-8b', '--detect'], { PATH: `${FAKE_BIN}:/usr/bin:/bin` });
+    const out = json(['--model', 'llama-3.1-8b', '--detect'], { PATH: `${FAKE_BIN}:${barePath()}` });
     expect(out.input.gpu).toMatchObject({ id: 'h100-sxm', source: 'detected' });
     expect(out.input.hostCores.source).toBe('detected');
     expect(out.input.hostCores.count).toBeGreaterThan(0);

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, ROOT, spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
+import { barePath } from '../helpers/seal.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const HF = join(FIXTURES, 'trainers', 'accelerate-hf');
@@ -30,7 +31,7 @@ function workDir(): string {
 }
 
 const env = (more: Record<string, string> = {}) => ({
-  PATH: `${join(FIXTURES, 'bin-empty')}:${NODE_DIR}:/usr/bin:/bin`,
+  PATH: `${join(FIXTURES, 'bin-empty')}:${NODE_DIR}:${barePath()}`,
   FAKE_TRAIN_STEP_MS: '10',
   FAKE_TRAIN_STEPS: '200',
   NO_COLOR: '1',
