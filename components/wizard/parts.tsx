@@ -1,8 +1,7 @@
 import type React from 'react';
 import { memo } from 'react';
-import { Box, Text } from 'ink';
+import { Text } from 'ink';
 import { tint } from '../common/index.js';
-import { wrap } from '../../src/text/index.js';
 
 /** The two markers, made once: the same element every frame, so React does not even compare them. */
 const MARKER_ON = <Text color={tint('accent')}>{'❯ '}</Text>;
@@ -42,28 +41,5 @@ export function PlainItem({ isSelected, label }: { isSelected?: boolean; label: 
     <Text bold={isSelected} wrap="truncate">
       {label}
     </Text>
-  );
-}
-
-/** Wrapped lines of text. */
-export function Para({
-  text,
-  width,
-  color,
-  bold,
-}: {
-  text: string;
-  width: number;
-  color?: string | undefined;
-  bold?: boolean;
-}): React.JSX.Element {
-  return (
-    <Box flexDirection="column">
-      {wrap(text, width).map((l, i) => (
-        <Text key={i} color={color} bold={bold}>
-          {l}
-        </Text>
-      ))}
-    </Box>
   );
 }

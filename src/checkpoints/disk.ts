@@ -1,5 +1,5 @@
 /**
- * Disk room for the checkpoints a run will write, for the pre-launch checks (`zerowiz check`, issue 19):
+ * Disk room for the checkpoints a run will write, for the pre-launch checks (`zerowiz check`):
  * `checkpointBytes(setup, cwd)` says, per training step, where it saves, what one save weighs and how many it
  * keeps; `checkpointRoom(space)` sets that against the free space of the file system each folder is on.
  *

@@ -497,11 +497,3 @@ export function relaunchTopologyChecks(
 
 /** Schema of run.json's `topologyWarnings` (kept when there was no terminal to ask). */
 export const topologyWarningsJsonSchema = z.array(z.object({ checkpoint: z.string(), warning: z.string() }));
-
-/** Keeps the relaunch's topology warnings in its record (the caller saves run.json). */
-export function recordTopologyWarnings(rec: RunRecord, checks: readonly TopologyCheck[]): void {
-  rec.json.topologyWarnings = checks.map((c) => ({
-    checkpoint: c.checkpoint,
-    warning: c.warning,
-  }));
-}

@@ -317,8 +317,3 @@ function linksCell(g: GpuSpec): string {
   if (g.nvlinks === 0) return `PCIe ${g.pcieGen}.0`;
   return `NVLink x${g.nvlinks}${g.nvlinkBoard ? ' (board)' : ' (bridge)'}`;
 }
-
-/** The step-time line for a table cell. */
-export function stepCell(t: StepTimeBand): string {
-  return formatBand(t);
-}

@@ -108,9 +108,6 @@ export function toAccelerateYaml(setup: Setup): string {
 // ---------------------------------------------------------------------------------------------
 // DeepSpeed JSON
 
-/** DeepSpeed's `aio` defaults, written for NVMe offload. */
-export const AIO_DEFAULTS = DEEPSPEED_DEFAULTS.aio;
-
 function sciOrAuto(v: number | 'auto'): JsonOut {
   return v === 'auto' ? 'auto' : new Sci(v);
 }
@@ -142,7 +139,7 @@ export function deepSpeedConfigObject(setup: Setup): { [key: string]: JsonOut } 
     ...DEEPSPEED_DEFAULTS.fp16,
   };
   const bf16: { [key: string]: JsonOut } = { enabled: precision === 'auto' ? 'auto' : precision === 'bf16' };
-  // No fp32 master weights (issue 23): DeepSpeed keeps the master weights, gradients and moments in bf16.
+  // No fp32 master weights: DeepSpeed keeps the master weights, gradients and moments in bf16.
   if (a.master_weights === 'none' && (precision === 'bf16' || precision === 'auto')) {
     bf16.bf16_master_weights_and_grads = true;
     bf16.bf16_optimizer_states = true;

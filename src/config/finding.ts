@@ -39,8 +39,3 @@ export const warn = (rule: string, message: string, fix: string, questions?: Que
 export function formatFinding(f: Finding): string {
   return `${f.level}: ${f.message}\n  fix: ${f.fix}`;
 }
-
-/** True when no finding is an error. */
-export function isValid(findings: Finding[]): boolean {
-  return findings.every((f) => f.level !== 'error');
-}

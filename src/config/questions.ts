@@ -1197,9 +1197,6 @@ export function question<K extends QuestionId>(id: K): Question<K> {
   return found;
 }
 
-/** Every question id, in order. */
-export const QUESTION_IDS: readonly QuestionId[] = QUESTIONS.map((x) => x.id);
-
 /** The kebab-case flag name of a question id (`num_processes` -> `num-processes`). */
 export function flagName(id: QuestionId): string {
   return id.replace(/_/g, '-');
@@ -1228,19 +1225,6 @@ export function activeQuestions(a: Answers, includeAdvanced = false): Question[]
 
 /** The accelerate YAML keys accelerate refuses next to a deepspeed_config_file: the key table's list. */
 export { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE };
-
-/**
- * When an answer is zerowiz's default and `accelerate config`'s default differs: what accelerate's is and why
- * zerowiz's is different (for the help and the review). Null otherwise.
- */
-export function accelerateDefaultNote(id: QuestionId, a: Answers, env: DetectedEnv = NO_DETECTION): string | null {
-  const qq = question(id) as Question;
-  const d = qq.accelerateDefault;
-  if (!d) return null;
-  const value = qq.format(a[id] as never);
-  if (value !== qq.format(qq.defaultValue(a, env) as never) || value === d.value) return null;
-  return `accelerate config's default: ${d.value}; zerowiz's ${value}: ${d.why}`;
-}
 
 /** A raw answer that could not be parsed: which key, and why. */
 export class AnswerKeyError extends Error {

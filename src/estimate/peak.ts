@@ -413,7 +413,7 @@ export function memoryLayout(placement: PeakPlacement, n: PeakInput): MemoryLayo
   return { placement, states, traffic };
 }
 
-/** One piece of the model states for the ZeRO picture (issue 9's `StatePiece`, structurally). */
+/** One piece of the model states for the ZeRO picture. */
 export interface PicturePiece {
   kind: 'params' | 'grads' | 'master' | 'momentum' | 'variance';
   bytesPerParam: number;
@@ -424,7 +424,7 @@ export interface PicturePiece {
   bytes: number;
 }
 
-/** One flow of bytes per GPU per step for the picture (issue 9's `TrafficFlow`, structurally). */
+/** One flow of bytes per GPU per step for the picture. */
 export interface PictureFlow {
   kind: 'all-reduce' | 'reduce-scatter' | 'all-gather' | 'pcie' | 'nvme';
   what: PicturePiece['kind'];
@@ -433,7 +433,7 @@ export interface PictureFlow {
   when?: string;
 }
 
-/** The per-mode split the ZeRO picture draws (issue 9's `ZeroBreakdown`, structurally), from the layout. */
+/** The per-mode split the ZeRO picture draws, from the layout. */
 export interface PictureBreakdown {
   label: string;
   gpusPerNode: number;

@@ -86,11 +86,6 @@ export function ownedByMe(st: Pick<Stats, 'uid'>): boolean {
   return me === -1 || st.uid === me;
 }
 
-/** Whether group or others may create, rename or remove entries in a folder with these stats. */
-export function othersCanWrite(st: Pick<Stats, 'mode'>): boolean {
-  return (st.mode & 0o022) !== 0;
-}
-
 /**
  * The one-line refusal for something another user owns: `PATH belongs to user NAME (uid N), not to you;
  * WHY` and the fix as the hint.

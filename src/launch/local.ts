@@ -147,8 +147,3 @@ export function localRunOpen(record: RunRecord): boolean {
   const k = localRunState(record).kind;
   return k === 'running' || k === 'orphaned' || k === 'elsewhere';
 }
-
-/** The local kind for an existing record (attach): the same follower. */
-export function attachKind(): RunKind {
-  return localKind();
-}

@@ -1,7 +1,7 @@
 /** The face of src/notify/: what other folders may use of it (an architecture test holds every import to it). */
 export { attemptLimits, deliverOnce } from './deliver.js';
 export type { AttemptResult } from './deliver.js';
-export { NOTIFY_EVENTS, PAYLOAD_SCHEMA, payloadOf } from './message.js';
+export { PAYLOAD_SCHEMA, payloadOf } from './message.js';
 export type { NotifyEventKind, NotifyPayload } from './message.js';
 export { Notifier, NOTIFY_FLUSH_MS } from './notifier.js';
 export type { NotifySummary } from './notifier.js';

@@ -9,9 +9,6 @@ import { formatDuration, formatGiB, formatSeconds } from '../text/index.js';
 /** The events a run notifies. */
 export type NotifyEventKind = 'started' | 'first-step' | 'alert' | 'pass-end' | 'end';
 
-/** Every event, in the order a run sends them. */
-export const NOTIFY_EVENTS: readonly NotifyEventKind[] = ['started', 'first-step', 'alert', 'pass-end', 'end'];
-
 /** The payload's schema name and version. */
 export const PAYLOAD_SCHEMA = 'zerowiz.notify/1';
 

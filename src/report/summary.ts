@@ -1,8 +1,3 @@
-/**
- * The numbers a reviewer asks for first, from a run's report data: the final and best loss, the steps, the
- * wall time, GPU-hours, each GPU's peak against the estimate, and why the run ended.
- */
-import { formatDuration } from '../text/index.js';
 import type { ReportData } from './data.js';
 import type { LossSeriesData } from './read-series.js';
 
@@ -98,9 +93,4 @@ export function summaryOf(d: ReportData): ReportSummary {
     ended: d.json.ended,
     why: whyOf(d),
   };
-}
-
-/** A duration for the summary. */
-export function wallText(ms: number): string {
-  return formatDuration(ms);
 }

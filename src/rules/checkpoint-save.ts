@@ -1,5 +1,5 @@
 /**
- * The save path against the stage (issue 21): under ZeRO-3 each rank holds only a slice of every parameter, so
+ * The save path against the stage: under ZeRO-3 each rank holds only a slice of every parameter, so
  * a script that saves with accelerate's `get_state_dict` (or `save_model`, which calls it) needs
  * `stage3_gather_16bit_weights_on_model_save`: without it accelerate raises "Cannot get 16bit model weights
  * because `stage3_gather_16bit_weights_on_model_save` in DeepSpeed config is False" at the first save

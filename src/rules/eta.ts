@@ -16,14 +16,7 @@ import {
   normalizeInput,
   pipelineOf,
 } from '../estimate/index.js';
-import type {
-  EstimateReport,
-  MeasuredRun,
-  ModelEntry,
-  PipelineEstimate,
-  StepCount,
-  StepTimeBand,
-} from '../estimate/index.js';
+import type { MeasuredRun, ModelEntry, PipelineEstimate, StepCount } from '../estimate/index.js';
 import type { RunEstimate } from './fit.js';
 
 /** Where a setup's step count comes from, for the sentence. */
@@ -75,18 +68,6 @@ export function setupSchedule(setup: Setup, cwd: string, read?: (path: string) =
     },
     why: `${many}${sched.epochs} epoch${sched.epochs === 1 ? '' : 's'} of ${rows} samples${sched.repeat > 1 ? ` x ${sched.repeat} (--dataset_repeat)` : ''} in ${metadata}`,
   };
-}
-
-/** The setup's run at a row's step time, or null when its length is unknown. */
-export function setupPipeline(
-  setup: Setup,
-  report: Pick<EstimateReport, 'input'>,
-  row: { time: Pick<StepTimeBand, 'stepSeconds' | 'low' | 'high'> },
-  schedule: SetupSchedule,
-  dataSeconds: number | null = null,
-): PipelineEstimate | null {
-  if (!schedule.count) return null;
-  return pipelineOf(report, row, schedule.count, setup.answers.gpu_hour_price, dataSeconds);
 }
 
 /** The run in one line: `ETA: 1,250 steps (5 epochs of ...): 3h12m (2h40m-4h05m), data pass 4m10s; 25.6 GPU-hours, 64.00`. */

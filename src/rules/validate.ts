@@ -406,7 +406,7 @@ export function answerFindings(a: Answers, given: Iterable<QuestionId>, as: Answ
 }
 
 /**
- * An NVMe offload whose nvme_path does not exist here (issue 23: the NVMe presets write /nvme): DeepSpeed
+ * An NVMe offload whose nvme_path does not exist here (the NVMe presets write /nvme): DeepSpeed
  * creates its swap folder under it only if it can, and a missing mount means swapping to whatever disk
  * holds the path, or failing at the first step.
  */

@@ -16,4 +16,4 @@ export { listPartitions } from './preflight.js';
 export { slurmAttachKind } from './kind.js';
 export { recordJobSetup } from './kind.js';
 export { stopSlurmJob } from './stop.js';
-export { JOB_END_MARK, jobNotifyMain, jobOutcome, parseJobEnd } from './job-notify.js';
+export { jobNotifyMain, jobOutcome, parseJobEnd } from './job-notify.js';

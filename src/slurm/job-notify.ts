@@ -20,8 +20,6 @@ import { Tail } from '../fs/index.js';
 import { NOTIFY_ENV, Notifier, RunNotices, targetsFromEnv } from '../notify/index.js';
 import { parseStepMark, type StepMark } from './script.js';
 
-/** The batch shell's mark of the job's end (its exit status, then the time in ms). */
-export const JOB_END_MARK = 'zerowiz-job end';
 /** How often the job's files are read on the node. */
 const JOB_WATCH_POLL_MS = 500;
 /**

@@ -9,7 +9,6 @@
 import {
   QUESTIONS,
   activeQuestions,
-  question,
   withDefaults,
   type Answers,
   type DetectedEnv,
@@ -289,9 +288,4 @@ export function flowReducer(s: FlowState, action: FlowAction): FlowState {
     case 'toStart':
       return { ...s, screen: 'start', returnToReview: false };
   }
-}
-
-/** The question shown now, or null off the question screen. */
-export function currentQuestion(s: FlowState): Question | null {
-  return s.screen === 'question' ? (question(s.current) as Question) : null;
 }
