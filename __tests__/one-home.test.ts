@@ -36,7 +36,7 @@ describe('one home', () => {
     expect(filesMatching(/\b(deepSpeedConfigObject|accelerateConfigObject)\(/)).toEqual([
       'src/config/compile.ts',
       'src/config/emit.ts',
-      'src/config/import.ts',
+      'src/setups/import.ts',
     ]);
   });
 

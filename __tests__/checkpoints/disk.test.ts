@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { withDefaults } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 import { checkpointBytes, checkpointRoom } from '../../src/checkpoints/disk.js';

@@ -12,8 +12,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../../src/config/presets.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { findPreset } from '../../src/setups/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import type { Setup } from '../../src/config/setup.js';
 import { nodeCheckLine, nodeDoneLine, parseNodeCheckLine, reportLines } from '../../src/checks/format.js';
 import {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { SEED_DIR } from '../helpers/paths.js';
-import { importAccelerateConfig } from '../../src/config/import.js';
+import { importAccelerateConfig } from '../../src/setups/import.js';
 import { validate } from '../../src/rules/validate.js';
 
 const seedYaml = readFileSync(join(SEED_DIR, 'deepspeed_zero3_cpuoffload.yaml'), 'utf8');

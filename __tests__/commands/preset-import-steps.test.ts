@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { loadTemplates } from '../../src/config/templates.js';
+import { loadTemplates } from '../../src/setups/templates.js';
 import { expectOneLineError, runCli, sandbox } from '../helpers/cli.js';
 
 const script = (id: string) => loadTemplates().templates.find((t) => t.id === id)!.script;

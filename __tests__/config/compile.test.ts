@@ -15,9 +15,9 @@ vi.mock('../../src/config/emit.js', async (load) =>
 );
 
 const { setupFiles, configTexts } = await import('../../src/config/files.js');
-const { effectiveLines } = await import('../../src/config/effective.js');
-const { explainSetup } = await import('../../src/config/explain.js');
-const { loadPreset } = await import('../../src/config/presets.js');
+const { effectiveLines } = await import('../../src/explain/effective.js');
+const { explainSetup } = await import('../../src/explain/explain.js');
+const { loadPreset } = await import('../../src/setups/presets.js');
 const { toAccelerateYaml, toDeepSpeedJson } = await import('../../src/config/emit.js');
 const { readAccelerateConfigSummary } = await import('../../src/config/accelerate-config.js');
 const { validate, stepFindings } = await import('../../src/rules/index.js');

@@ -9,7 +9,7 @@ import {
   planCsvLog,
   withCsvLog,
 } from '../../src/config/diffsynth.js';
-import { readPresetFile } from '../../src/config/presets.js';
+import { readPresetFile } from '../../src/setups/presets.js';
 import { tempDir } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 

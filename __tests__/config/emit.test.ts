@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../../src/config/presets.js';
+import { findPreset } from '../../src/setups/presets.js';
 import { toAccelerateYaml, toDeepSpeedJson } from '../../src/config/emit.js';
 import { ROOT, SEED_DIR } from '../helpers/paths.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { findPreset } from '../../src/config/presets.js';
+import { findPreset } from '../../src/setups/presets.js';
 import { accelerateConfigObject, dumpYaml, toAccelerateYaml, toDeepSpeedJson } from '../../src/config/emit.js';
 import { validate } from '../../src/rules/validate.js';
 import { checkAccelerateConfig, checkDeepSpeedConfig, ZERO_KEYS } from '../../src/config/accept.js';

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadTemplates } from '../../src/config/templates.js';
+import { loadTemplates } from '../../src/setups/templates.js';
 import { BIN, KEYS, ROOT, type PtySession } from '../helpers/pty.js';
 import { at, moveTo, settled, startWizard } from '../helpers/wizard-pty.js';
 

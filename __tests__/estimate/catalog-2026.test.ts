@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { withDefaults } from '../../src/config/questions.js';
-import { findPreset } from '../../src/config/presets.js';
+import { findPreset } from '../../src/setups/presets.js';
 import { estimateInputFromSetup } from '../../src/estimate/input.js';
 import { estimateModes } from '../../src/estimate/estimate.js';
 import { loadModelCatalog } from '../../src/estimate/models.js';

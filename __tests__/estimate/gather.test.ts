@@ -15,7 +15,7 @@ import { NVME_BYTES_PER_S } from '../../src/estimate/time.js';
 const NVLINK_BYTES_PER_S_PER_LINK = 25e9 * LINK_EFFICIENCY;
 const PCIE_BYTES_PER_S = 31.5e9 * LINK_EFFICIENCY;
 import { withDefaults } from '../../src/config/questions.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInProcess } from '../../src/launch/supervisor.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import type { RunEstimate } from '../../src/rules/fit.js';
 import { ROOT } from '../helpers/paths.js';
 

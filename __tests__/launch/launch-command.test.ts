@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as shellParse } from 'shell-quote';
 import { BIN, ROOT } from '../helpers/pty.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { toAccelerateYaml } from '../../src/config/emit.js';
 import { shellJoin } from '../../src/text/quote.js';
 import { trainingScript } from '../../src/config/argv.js';

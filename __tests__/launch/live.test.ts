@@ -18,7 +18,7 @@ import type { PipelineOutcome } from '../../src/observe/events.js';
 import { runGpus } from '../../src/launch/supervisor.js';
 import { LaunchStops, openView, type LaunchSession, type StopAnswer } from '../../src/launch/viewer.js';
 import { PROGRESS_UNKNOWN_TOTAL_MAX_INTERVAL_MS, StreamPrinter } from '../../src/launch/stream.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { ownModeEstimate } from '../../src/rules/validate.js';
 import { ROOT } from '../helpers/paths.js';
 import { presetSource } from '../../src/config/source.js';

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import type { Setup } from '../../src/config/setup.js';
 import { runChecks } from '../../src/checks/run.js';
 import type { CheckId, CheckResult } from '../../src/checks/types.js';

@@ -2,7 +2,7 @@
  * The real `accelerate launch --config_file Y probe.py`: accelerate's CLI, its DeepSpeed launcher and torchrun
  * start the processes on the CPU (gloo), each runs Accelerator() + prepare() + one step, and the DeepSpeed
  * stand-in records, per rank, the dict accelerate hands to deepspeed.initialize. It must hold no "auto" and
- * equal zerowiz's prediction (src/config/effective.ts) for the processes that really ran.
+ * equal zerowiz's prediction (src/explain/effective.ts) for the processes that really ran.
  *
  * Two cores: `--num_processes` is overridden to min(num_processes, 2) (the test names say so), and
  * `--main_process_port 0` lets accelerate pick a free port (several test runs share the machine).
@@ -10,9 +10,9 @@
  * the launcher and by every rank); the whole matrix goes through accelerate's functions in matrix.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { effectiveDeepSpeedConfig } from '../../src/config/effective.js';
+import { effectiveDeepSpeedConfig } from '../../src/explain/effective.js';
 import { launchMixedPrecision } from '../../src/config/argv.js';
-import { findPreset } from '../../src/config/presets.js';
+import { findPreset } from '../../src/setups/presets.js';
 import { withDefaults, type Answers } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 import { PROBE_HIDDEN, PROBE_MICRO, accelerateLaunch, asRecorded, autosIn, tempDir, writeSetup } from './real.js';

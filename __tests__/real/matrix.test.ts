@@ -5,7 +5,7 @@
  * prepare() of the probe's tiny model run with exactly the environment that builder made (world size 1:
  * the process count is checked in the launch command here and through real `accelerate launch` runs in
  * launch.test.ts). The DeepSpeed stand-in records the dict accelerate hands to deepspeed.initialize, which
- * must hold no "auto" and equal zerowiz's own prediction (src/config/effective.ts, what the preview shows).
+ * must hold no "auto" and equal zerowiz's own prediction (src/explain/effective.ts, what the preview shows).
  *
  * The matrix: every built-in preset; every mode (1, 2, 2-offload, 3, 3-offload, and NVMe for the two offload
  * modes) x {1, 2, 8} processes x {bf16, fp16, auto, auto with --mixed_precision bf16, no} x gradient
@@ -15,9 +15,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { effectiveDeepSpeedConfig } from '../../src/config/effective.js';
+import { effectiveDeepSpeedConfig } from '../../src/explain/effective.js';
 import { MODE_INFO, type Mode } from '../../src/config/modes.js';
-import { listPresets } from '../../src/config/presets.js';
+import { listPresets } from '../../src/setups/presets.js';
 import { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE, withDefaults, type Answers } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 import {

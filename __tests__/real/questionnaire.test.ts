@@ -12,8 +12,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { deepSpeedMeaning } from '../../src/config/effective.js';
-import { importAccelerateConfig, type ImportResult } from '../../src/config/import.js';
+import { deepSpeedMeaning } from '../../src/explain/effective.js';
+import { importAccelerateConfig, type ImportResult } from '../../src/setups/import.js';
 import { QUESTIONS, type Question, type QuestionId } from '../../src/config/questions.js';
 import type { Setup } from '../../src/config/setup.js';
 import { validate } from '../../src/rules/validate.js';

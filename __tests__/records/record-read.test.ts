@@ -122,7 +122,7 @@ describe("run.json's estimate and live blocks", () => {
 
 describe('the setup a record ran, read back for `launch --last`', () => {
   it('keeps every answer as it was: a GPU memory in bytes is not read again as GiB', async () => {
-    const { loadPreset } = await import('../../src/config/presets.js');
+    const { loadPreset } = await import('../../src/setups/presets.js');
     const { createRunRecord, readRecordSetup } = await import('../../src/records/record.js');
     const setup = await loadPreset(join(__dirname, '..', 'fixtures', 'launch', 'hf-eight.yaml'));
     const cwd = mkdtempSync(join(tmpdir(), 'zw-rec-setup-'));

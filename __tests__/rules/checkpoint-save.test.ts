@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAccelerateConfigSummary, type AccelerateConfigSummary } from '../../src/config/accelerate-config.js';
 import { checkpointSaveFindings } from '../../src/rules/checkpoint-save.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { withDefaults } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 import type { StepCheckContext } from '../../src/rules/step-finding.js';

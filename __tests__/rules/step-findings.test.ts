@@ -7,7 +7,7 @@ import {
   readAccelerateConfigSummary,
   type AccelerateConfigSummary,
 } from '../../src/config/accelerate-config.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { noStepsNote, type Setup } from '../../src/config/setup.js';
 import { withStepConfig } from '../../src/config/step-args.js';
 import type { StepCheckContext } from '../../src/rules/step-finding.js';

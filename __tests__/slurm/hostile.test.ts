@@ -24,7 +24,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { expectOneLineError, runCli } from '../helpers/cli.js';
 import { expandPattern, sbatchArgs, sbatchOption } from '../helpers/sbatch-directives.js';
 import { ROOT } from '../helpers/pty.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import { UsageError } from '../../src/text/errors.js';
 import { hasControl } from '../../src/text/printable.js';
 import { cancelJob, describeJob, parseSacct, parseScontrolJob, queryJob } from '../../src/slurm/job.js';

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/pty.js';
-import { loadPreset } from '../../src/config/presets.js';
+import { loadPreset } from '../../src/setups/presets.js';
 import type { Setup } from '../../src/config/setup.js';
 import { UsageError } from '../../src/text/errors.js';
 import { SECRET_MARK, isSecretName, redactArgv, redactRunJson, restoreSecrets } from '../../src/text/redact.js';
@@ -274,7 +274,7 @@ describe('a Slurm job', () => {
 
 describe('a preset', () => {
   it('whose steps pass a secret is saved 0600 whatever the umask (one without keeps 0644 less the umask)', async () => {
-    const { savePresetFile } = await import('../../src/config/presets.js');
+    const { savePresetFile } = await import('../../src/setups/presets.js');
     const { lstatSync } = await import('node:fs');
     const d = tmp();
     const env = { HOME: d, XDG_CONFIG_HOME: join(d, 'cfg') };

@@ -3,8 +3,8 @@
  * GPUs"), a mode is named by its label, and a default is "not set by" whoever answered.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCRIPT, explainSetup } from '../../src/config/explain.js';
-import { findPreset } from '../../src/config/presets.js';
+import { DEFAULT_SCRIPT, explainSetup } from '../../src/explain/explain.js';
+import { findPreset } from '../../src/setups/presets.js';
 import { idleGpusNote } from '../../src/rules/processes.js';
 import { plural } from '../../src/text/format.js';
 import { presetDescription } from '../../src/wizard/finish.js';

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type DetectedEnv, withDefaults } from '../../src/config/questions.js';
-import { presetFileFor, renderPresetFile } from '../../src/config/presets.js';
+import { presetFileFor, renderPresetFile } from '../../src/setups/presets.js';
 import { loadModelCatalog } from '../../src/estimate/models.js';
 import { NEW_BASE, presetGiven } from '../../src/wizard/flow.js';
 import { tradeoffOf } from '../../src/wizard/tradeoff.js';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../../src/config/presets.js';
+import { findPreset } from '../../src/setups/presets.js';
 import type { LaunchStep } from '../../src/config/setup.js';
 import { toLaunchCommands } from '../../src/config/setup.js';
 import {

@@ -2,7 +2,7 @@ import type React from 'react';
 import { Box, Text } from 'ink';
 import { List } from '../common/index.js';
 import { TextField } from '../common/index.js';
-import type { Preset, PresetProblem } from '../../src/config/index.js';
+import type { Preset, PresetProblem } from '../../src/setups/index.js';
 import { clip, padEnd, wrap } from '../../src/text/index.js';
 import { tint } from '../common/index.js';
 import { Indicator, PlainItem } from './parts.js';

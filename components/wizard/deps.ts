@@ -1,8 +1,8 @@
 /** What the wizard reads or writes outside itself: the one type App.tsx and its hooks (./hooks.ts) both take. */
-import type { DiffSynthTemplate } from '../../src/config/index.js';
+import type { DiffSynthTemplate } from '../../src/setups/index.js';
 import type { AccelerateConfigSummary } from '../../src/config/index.js';
-import type { ImportResult } from '../../src/config/index.js';
-import type { Preset, PresetProblem } from '../../src/config/index.js';
+import type { ImportResult } from '../../src/setups/index.js';
+import type { Preset, PresetProblem } from '../../src/setups/index.js';
 import type { DetectedEnv } from '../../src/config/index.js';
 import type { LaunchStep } from '../../src/config/index.js';
 import type { MeasuredRun } from '../../src/estimate/index.js';

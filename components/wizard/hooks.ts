@@ -6,13 +6,13 @@
  */
 import type { Dispatch } from 'react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ImportResult } from '../../src/config/index.js';
+import type { ImportResult } from '../../src/setups/index.js';
 import type { Setup } from '../../src/config/index.js';
 import { noStepsNote } from '../../src/config/index.js';
 import type { MeasuredRun } from '../../src/estimate/index.js';
 import type { ModelEntry } from '../../src/estimate/index.js';
 import { expandPath, type ExpandContext } from '../../src/fs/index.js';
-import type { Preset, PresetProblem } from '../../src/config/index.js';
+import type { Preset, PresetProblem } from '../../src/setups/index.js';
 import { finishEffect } from '../../src/wizard/index.js';
 import { presetDescription, presetGiven } from '../../src/wizard/index.js';
 import type { WizardAction, WizardResult, WizardState } from '../../src/wizard/index.js';
@@ -26,8 +26,8 @@ const loadPreview = (): Promise<PreviewModule> =>
   import('../../src/wizard/preview.js').then((m) => (previewModule = m));
 
 /** explain's module (the provenance model), loaded when the explain view first opens. */
-export type ExplainModule = typeof import('../../src/config/explain.js');
-const loadExplain = (): Promise<ExplainModule> => import('../../src/config/explain.js');
+export type ExplainModule = typeof import('../../src/explain/explain.js');
+const loadExplain = (): Promise<ExplainModule> => import('../../src/explain/explain.js');
 
 /** What the wizard reads outside itself, once loaded. */
 export interface WizardData {

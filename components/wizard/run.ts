@@ -60,13 +60,13 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
   const defaultConfigPath = accelerateDefaultConfig(env);
   const later = () =>
     Promise.all([
-      import('../../src/config/presets.js'),
-      import('../../src/config/import.js'),
+      import('../../src/setups/presets.js'),
+      import('../../src/setups/import.js'),
       import('../../src/estimate/models.js'),
       import('../../src/wizard/finish.js'),
       import('../../src/config/accelerate-config.js'),
       import('../../src/records/measured-runs.js'),
-      import('../../src/config/templates.js'),
+      import('../../src/setups/templates.js'),
     ]);
   let mods: Awaited<ReturnType<typeof later>> | null = null;
   // Loading starts when the app asks (after its first frame), so it never competes with Ink's start-up.

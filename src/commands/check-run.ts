@@ -1,7 +1,7 @@
 /** The work of `zerowiz check`: load the setup, run the checks (src/checks/), print them. */
 import { hostname } from 'node:os';
 import { UsageError } from '../text/index.js';
-import { loadPreset } from '../config/index.js';
+import { loadPreset } from '../setups/index.js';
 import { pathFlag } from '../fs/index.js';
 import { parseInteger } from '../text/index.js';
 import type { PassFilter } from '../checks/index.js';

@@ -289,7 +289,7 @@ async function buildPresetInput(flags: EstimateFlags): Promise<BuiltInput> {
       `--preset takes the model and machine from the preset; --${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} would contradict it`,
       'change the preset (zerowiz preset save NAME --preset NAME ...), or estimate without --preset',
     );
-  const { loadPreset } = await import('../config/presets.js');
+  const { loadPreset } = await import('../setups/presets.js');
   const setup = await loadPreset(flags.preset!);
   const notes: string[] = [];
   const catalog = loadModelCatalog();

@@ -10,8 +10,8 @@ import {
   reportJson,
   type ExplainContext,
   type ExplainReport,
-} from '../config/index.js';
-import type { ScriptContext } from '../config/index.js';
+} from '../explain/index.js';
+import type { ScriptContext } from '../explain/index.js';
 import { withDefaults, type Answers, type QuestionId } from '../config/index.js';
 import { listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
 import { printable } from '../text/index.js';

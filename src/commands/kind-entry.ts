@@ -2,7 +2,8 @@
  * What a kind of run is at the command line's edges (./run-kinds.ts holds the kinds): the types a kind's module
  * implements, apart from the registry so that a kind's module and the registry do not import each other.
  */
-import type { LaunchSource, Preset, Setup } from '../config/index.js';
+import type { LaunchSource, Setup } from '../config/index.js';
+import type { Preset } from '../setups/index.js';
 import type { PreparedLaunch, RunKind } from '../launch/index.js';
 import type { RunJson, RunRecord } from '../records/index.js';
 import type { LaunchFlags } from './launch-flags.js';

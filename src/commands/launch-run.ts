@@ -5,7 +5,8 @@
  */
 import { dirname } from 'node:path';
 import { pinSteps } from '../config/index.js';
-import { type LaunchSource, findPreset, presetSource, sourcePreset } from '../config/index.js';
+import { type LaunchSource, presetSource, sourcePreset } from '../config/index.js';
+import { findPreset } from '../setups/index.js';
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
 import { launch, planLaunch, warmSupervisor, type LaunchRequest } from '../launch/index.js';

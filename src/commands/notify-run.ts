@@ -3,7 +3,7 @@
  * attempt each with a run's time limits, and a line per target saying what happened (never a URL's secret).
  */
 import { UsageError } from '../text/index.js';
-import { findPreset } from '../config/index.js';
+import { findPreset } from '../setups/index.js';
 import { attemptLimits, deliverOnce, samplePayload } from '../notify/index.js';
 import { NOTIFY_ENV } from '../notify/index.js';
 import { launchTargets } from './notify-targets.js';

@@ -2,20 +2,15 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { pathFlag, readUserFile } from '../fs/index.js';
+import { argValue, DEFAULT_FILES, withDefaults, type Answers, type LaunchStep, type Setup } from '../config/index.js';
 import {
-  argValue,
-  DEFAULT_FILES,
   renderStepsYaml,
   scriptSteps,
   stepModelRepos,
   stepsForSetup,
   stepTuning,
   templatesOrNone,
-  withDefaults,
-  type Answers,
-  type LaunchStep,
-  type Setup,
-} from '../config/index.js';
+} from '../setups/index.js';
 import { lookupModel, modelCatalogOrNone } from '../estimate/index.js';
 import { MODE_INFO } from '../config/index.js';
 import {
@@ -26,7 +21,7 @@ import {
   presetName,
   renderPresetFile,
   savePresetFile,
-} from '../config/index.js';
+} from '../setups/index.js';
 import { printable, printableLines } from '../text/index.js';
 import type { QuestionId } from '../config/index.js';
 import { formatCount } from '../text/index.js';

@@ -3,7 +3,7 @@ import { UsageError } from '../text/index.js';
 import * as output from './output.js';
 import { NearMiss } from '../text/index.js';
 import { expandPathAnswer, pathFlag, processContext, type ExpandContext } from '../fs/index.js';
-import { findPreset } from '../config/index.js';
+import { findPreset } from '../setups/index.js';
 import {
   QUESTIONS,
   flagName,
@@ -15,7 +15,7 @@ import {
   type Question,
   type QuestionId,
 } from '../config/index.js';
-import { IMPORT_REPAIRS, importAccelerateConfig } from '../config/index.js';
+import { IMPORT_REPAIRS, importAccelerateConfig } from '../setups/index.js';
 import type { Finding } from '../config/index.js';
 import { DEFAULT_FILES, dropKeptFor, UNNAMED_SETUP, type Setup } from '../config/index.js';
 
@@ -33,7 +33,7 @@ export function setupFromOptions(
   given: Partial<Answers>;
   /** The answers given as flags (for the findings about flags that do not apply). */
   flagged: QuestionId[];
-  /** What an import (--from) changed or kept in a way the files do not say (src/config/import.ts notes). */
+  /** What an import (--from) changed or kept in a way the files do not say (src/setups/import.ts notes). */
   importNotes: string[];
   /**
    * What accelerate and DeepSpeed say of the --from files themselves (src/config/accept.ts, the rules `explain`

@@ -28,7 +28,6 @@ export {
   withCsvLog,
 } from './diffsynth.js';
 export type { CsvLogChoice, CsvLogOffer, DiffSynthSchedule } from './diffsynth.js';
-export { effectiveLines } from './effective.js';
 export {
   accelerateConfigObject,
   deepMerge,
@@ -38,24 +37,11 @@ export {
   toAccelerateYaml,
   toDeepSpeedJson,
 } from './emit.js';
-export {
-  DEFAULT_SCRIPT,
-  diffLines,
-  diffReports,
-  explainLines,
-  explainRef,
-  explainSetup,
-  reportJson,
-  showValue,
-} from './explain.js';
-export type { ExplainContext, ExplainReport } from './explain.js';
 export { inReportOrder, launchConfigFiles, setupFiles, setupInDir } from './files.js';
 export type { SetupFileRole } from './files.js';
 export { writeConfigFiles, writeLaunchConfigFiles } from './write-files.js';
 export { err, formatFinding, warn } from './finding.js';
 export type { Finding } from './finding.js';
-export { IMPORT_REPAIRS, importAccelerateConfig } from './import.js';
-export type { ImportResult } from './import.js';
 export { autoFill, numberDefault } from './keys.js';
 export {
   MODES,
@@ -69,20 +55,6 @@ export {
   rowLabel,
 } from './modes.js';
 export type { Mode, OffloadDevice, OffloadTarget, Placement } from './modes.js';
-export {
-  deletePreset,
-  findPreset,
-  listPresets,
-  loadPreset,
-  presetFileFor,
-  presetName,
-  renderPresetFile,
-  renderStepsYaml,
-  savePresetFile,
-} from './presets.js';
-export type { Preset, PresetProblem } from './presets.js';
-export { SOURCE_LABELS } from './provenance.js';
-export type { ExplainedValue, ScriptContext, StepExplanation } from './provenance.js';
 export {
   QUESTIONS,
   activeQuestions,
@@ -111,14 +83,24 @@ export { argValue, flattenArgs, groupArgs, isDataPass, isFlag, stepConfig, withS
 export type { StepArg, StepConfig } from './step-args.js';
 export { OPTIMIZER_KINDS } from './training.js';
 export type { Interconnect, MasterWeights, OptimizerKind, Precision } from './training.js';
-export { savePreset } from './presets.js';
-export { scriptSteps, splitCommands, stepsForSetup } from './shell-script.js';
-export type { ScriptNote, ScriptSteps } from './shell-script.js';
-export {
-  loadTemplates,
-  stepModelRepos,
-  stepTuning,
-  templateScriptSteps,
-  templatesOrNone,
-} from './templates.js';
-export type { DiffSynthTemplate, TemplateCatalog, TemplateTuning } from './templates.js';
+export { ACCELERATE_KEYS_REFUSED_WITH_DS_FILE } from './keys.js';
+export { AnswerKeyError } from './questions.js';
+export { BATCH_KEYS } from './emit.js';
+export { CONFIG_KEYS } from './keys.js';
+export { DEPRECATED_JSON_KEYS } from './keys.js';
+export { HIDDEN_SIZE_KEYS } from './keys.js';
+export type { KeyInfo } from './keys.js';
+export { PLUGIN_KEYS } from './keys.js';
+export { autoRule } from './keys.js';
+export { canonicalPath } from './keys.js';
+export { defaultOf } from './keys.js';
+export { dsConfigReference } from './setup.js';
+export { dumpYaml } from './emit.js';
+export { formatSci } from './questions.js';
+export { keyInfo } from './keys.js';
+export { modeFromStage } from './modes.js';
+export { mustKey } from './keys.js';
+export type { LaunchPrecision } from './argv.js';
+export { deepSpeedDefault } from './keys.js';
+export { noDeepSpeedConfigObject } from './accelerate-config.js';
+export { parseDeepSpeedJson } from './json-file.js';

@@ -6,7 +6,8 @@
  */
 import { join } from 'node:path';
 import { readFirstBytes } from '../fs/index.js';
-import { DEFAULT_SCRIPT, explainSetup, type ExplainReport, type Setup } from '../config/index.js';
+import type { Setup } from '../config/index.js';
+import { DEFAULT_SCRIPT, explainSetup, type ExplainReport } from '../explain/index.js';
 import {
   predictedStepTime,
   readRecordSetup,

@@ -5,7 +5,7 @@
  * (./escape.ts). Light and dark follow the reader's system; each plot is drawn twice (wide, and narrow for a
  * phone) and the page shows the one that fits.
  */
-import { SOURCE_LABELS, showValue, type ExplainedValue, type StepExplanation } from '../config/index.js';
+import { SOURCE_LABELS, showValue, type ExplainedValue, type StepExplanation } from '../explain/index.js';
 import { formatDuration, formatGiB } from '../text/index.js';
 import { chartsOf, type Chart } from './charts.js';
 import type { ReportData } from './data.js';

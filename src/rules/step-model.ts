@@ -5,7 +5,8 @@
  * DiffSynth flags: the models it loads (--model_id_with_origin_paths, mapped to catalog models by
  * presets/templates.yaml) and what it trains (--lora_base_model / --lora_rank, or --trainable_models).
  */
-import { isDataPass, stepModelRepos, stepTuning, templatesOrNone, type Setup } from '../config/index.js';
+import { isDataPass, type Setup } from '../config/index.js';
+import { stepModelRepos, stepTuning, templatesOrNone } from '../setups/index.js';
 import { lookupModel, modelCatalogOrNone, type ModelEntry } from '../estimate/index.js';
 import type { StepFinding } from './step-finding.js';
 

@@ -6,7 +6,7 @@
  *   submitSlurm      the run record (configs for the shape, the script), `sbatch --parsable`, the job id.
  * Following the job is the launch lifecycle's (src/launch/lifecycle.ts) with the Slurm run kind (./kind.ts).
  */
-import { presetFileFor, renderPresetFile } from '../config/index.js';
+import { presetFileFor, renderPresetFile } from '../setups/index.js';
 import { binPath } from '../launch/index.js';
 import { type CheckId, launchSkips, skipsAll } from '../checks/index.js';
 import { join } from 'node:path';

@@ -1,9 +1,10 @@
 /**
  * The steps screen's paste box (P): a whole `accelerate launch ...` line or an example `.sh` pasted as text,
- * read into steps as a shell would split it (src/config/shell-script.ts) and made for the setup (a data pass
+ * read into steps as a shell would split it (src/setups/shell-script.ts) and made for the setup (a data pass
  * pinned to its config without DeepSpeed), with what the reading said about each line.
  */
-import { scriptSteps, stepsForSetup, type LaunchStep, type Setup } from '../config/index.js';
+import type { LaunchStep, Setup } from '../config/index.js';
+import { scriptSteps, stepsForSetup } from '../setups/index.js';
 
 /** The box: the text so far and, once read, what the reading said (its first line is the summary). */
 export interface PasteBox {

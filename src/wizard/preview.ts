@@ -2,7 +2,7 @@
  * What the live preview shows: the exact file texts, the launch commands and the validation findings of
  * a setup. Pure but for one existence check (a ds_config_path that names no file); the view memoises it on the answers so a keypress that changes nothing costs nothing.
  */
-import { effectiveLines } from '../config/index.js';
+import { effectiveLines } from '../explain/index.js';
 import { processFindings } from '../rules/index.js';
 import { launchLines, type Setup } from '../config/index.js';
 import type { StepCheckContext, StepFinding } from '../rules/index.js';

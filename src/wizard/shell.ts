@@ -72,7 +72,7 @@ export interface ImportNotes {
   path: string;
   kept: string[];
   moved: string[];
-  /** What the import changed or kept in a way the files do not say (src/config/import.ts notes). */
+  /** What the import changed or kept in a way the files do not say (src/setups/import.ts notes). */
   notes?: string[];
 }
 
@@ -82,7 +82,7 @@ export type Overlay =
   | { kind: 'picture' }
   /** `from`: the overlay Esc returns to; `at`: the entry it opened on. */
   | { kind: 'glossary'; top: number; at?: string; from: 'help' | 'picture' | null }
-  /** Every value each step will use and where it comes from (src/config/explain.ts), scrolled to `top`. */
+  /** Every value each step will use and where it comes from (src/explain/explain.ts), scrolled to `top`. */
   | { kind: 'explain'; top: number };
 
 /** The review row the cursor stays on: the row's key, and the question's row if that one is gone. */

@@ -5,8 +5,9 @@
  * pass writes and the training pass reads, model ids, LoRA options) offers to change it everywhere: the
  * offer and its acceptance are state here, so the view only renders them.
  */
-import { SAFE_NAME_RE, stepsForSetup, templateScriptSteps, type LaunchStep, type Setup } from '../config/index.js';
-import type { DiffSynthTemplate } from '../config/index.js';
+import { SAFE_NAME_RE, type LaunchStep, type Setup } from '../config/index.js';
+import { stepsForSetup, templateScriptSteps } from '../setups/index.js';
+import type { DiffSynthTemplate } from '../setups/index.js';
 import {
   flattenArgs,
   groupArgs,

@@ -5,13 +5,13 @@
  * real accelerate hands to `deepspeed.initialize`, case by case; the preview's "at launch" lines are drawn from
  * it, so what the preview says is what the tier proves.
  */
-import { compileSetup } from './compile.js';
-import { DEEPSPEED_DEFAULTS, isPlainObject } from './emit.js';
+import { compileSetup } from '../config/index.js';
+import { DEEPSPEED_DEFAULTS, isPlainObject } from '../config/index.js';
 import { explainStep, type Origin } from './provenance.js';
-import type { Setup } from './setup.js';
-import { type LaunchPrecision, launchMixedPrecision } from './argv.js';
+import type { Setup } from '../config/index.js';
+import { type LaunchPrecision, launchMixedPrecision } from '../config/index.js';
 
-export type { LaunchPrecision } from './argv.js';
+export type { LaunchPrecision } from '../config/index.js';
 
 /** What the run supplies that accelerate fills the "auto"s from. */
 export interface RunContext {

@@ -9,9 +9,9 @@
  * newline, `;`, `&&`, `||` or `|` ends a command (outside quotes), `#` at the start of a word starts a comment.
  */
 import { parse } from 'shell-quote';
-import { argValue, flattenArgs, groupArgs, isDataPass, withStepConfig } from './step-args.js';
-import { noDeepSpeedConfigPath } from './accelerate-config.js';
-import { SAFE_NAME_RE, type LaunchStep, type Setup } from './setup.js';
+import { argValue, flattenArgs, groupArgs, isDataPass, withStepConfig } from '../config/index.js';
+import { noDeepSpeedConfigPath } from '../config/index.js';
+import { SAFE_NAME_RE, type LaunchStep, type Setup } from '../config/index.js';
 
 /** One command of a script: its text (continuations joined) and the line it starts on (1-based). */
 export interface ScriptCommand {

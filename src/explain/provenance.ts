@@ -15,7 +15,7 @@
  * The key table (keys.ts) says which key is which. effective.ts reads the dict this model builds, so the real
  * accelerate tier (__tests__/real), which checks that dict against the real accelerate, checks this model.
  */
-import { isPlainObject } from './emit.js';
+import { isPlainObject } from '../config/index.js';
 import {
   CONFIG_KEYS,
   HIDDEN_SIZE_KEYS,
@@ -26,8 +26,8 @@ import {
   keyInfo,
   mustKey,
   type KeyInfo,
-} from './keys.js';
-import { groupArgs } from './step-args.js';
+} from '../config/index.js';
+import { groupArgs } from '../config/index.js';
 
 /** Where a value comes from. */
 export type Source =

@@ -1,14 +1,14 @@
 /**
- * Steps from a pasted command or an example script (src/config/shell-script.ts) and the templates from
- * DiffSynth-Studio's examples (presets/templates.yaml, src/config/templates.ts): words split as the real bash
+ * Steps from a pasted command or an example script (src/setups/shell-script.ts) and the templates from
+ * DiffSynth-Studio's examples (presets/templates.yaml, src/setups/templates.ts): words split as the real bash
  * splits them, one step per `accelerate launch`, and every template training the model and the kind of
  * training it says (a step that does not, under the answers, is a finding: src/rules/step-model.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../../src/config/presets.js';
-import { scriptSteps, splitCommands, stepsForSetup } from '../../src/config/shell-script.js';
-import { loadTemplates, stepModelRepos, stepTuning, templateScriptSteps } from '../../src/config/templates.js';
+import { findPreset } from '../../src/setups/presets.js';
+import { scriptSteps, splitCommands, stepsForSetup } from '../../src/setups/shell-script.js';
+import { loadTemplates, stepModelRepos, stepTuning, templateScriptSteps } from '../../src/setups/templates.js';
 import { stepModelFindings } from '../../src/rules/step-model.js';
 
 /** The words bash gives each `accelerate launch` of a script (a function stands in for accelerate). */

@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importAccelerateConfig } from '../../src/config/import.js';
+import { importAccelerateConfig } from '../../src/setups/import.js';
 import { validate } from '../../src/rules/validate.js';
 import { configTexts } from '../../src/config/files.js';
 import { runCli } from '../helpers/cli.js';

@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import '../text/zod.js';
 import { UsageError, fileError } from '../text/index.js';
 import { NearMiss } from '../text/index.js';
-import { dumpYaml } from './emit.js';
+import { dumpYaml } from '../config/index.js';
 import { presetsDir, userPresetsDir } from '../fs/index.js';
 import {
   UntrustedPathError,
@@ -28,8 +28,8 @@ import {
   type Answers,
   type Question,
   type QuestionId,
-} from './questions.js';
-import { DEFAULT_FILES, SAFE_NAME_RE, type LaunchStep, type Setup } from './setup.js';
+} from '../config/index.js';
+import { DEFAULT_FILES, SAFE_NAME_RE, type LaunchStep, type Setup } from '../config/index.js';
 import { printable } from '../text/index.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
 import { moveAside, writeFilesTogether, type WriteResult } from '../fs/index.js';

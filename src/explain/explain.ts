@@ -11,12 +11,12 @@ import { UsageError } from '../text/index.js';
 import { accelerateDefaultConfig } from '../fs/index.js';
 import { printable } from '../text/index.js';
 import { parseYamlQuietly, pathPresent, readUserFile } from '../fs/index.js';
-import { noDeepSpeedConfigObject, noDeepSpeedConfigPath } from './accelerate-config.js';
-import { compileSetup } from './compile.js';
-import { isPlainObject } from './emit.js';
-import { parseDeepSpeedJson } from './json-file.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
-import { findPreset } from './presets.js';
+import { noDeepSpeedConfigObject, noDeepSpeedConfigPath } from '../config/index.js';
+import { compileSetup } from '../config/index.js';
+import { isPlainObject } from '../config/index.js';
+import { parseDeepSpeedJson } from '../config/index.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from '../config/index.js';
+import { findPreset } from '../setups/index.js';
 import {
   SOURCE_LABELS,
   UNKNOWN_SCRIPT,
@@ -28,8 +28,8 @@ import {
   type Source,
   type StepExplanation,
 } from './provenance.js';
-import { QUESTIONS, type Answers, type Question, type QuestionId } from './questions.js';
-import { dsConfigReference, toLaunchCommands, type LaunchStep, type Setup } from './setup.js';
+import { QUESTIONS, type Answers, type Question, type QuestionId } from '../config/index.js';
+import { dsConfigReference, toLaunchCommands, type LaunchStep, type Setup } from '../config/index.js';
 
 /** What is explained: a preset (or the wizard's setup), or an accelerate YAML. */
 export interface ExplainTarget {

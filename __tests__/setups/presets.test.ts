@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deletePreset, findPreset, listPresets, loadPreset, savePreset } from '../../src/config/presets.js';
+import { deletePreset, findPreset, listPresets, loadPreset, savePreset } from '../../src/setups/presets.js';
 import { withDefaults } from '../../src/config/questions.js';
 import { UsageError } from '../../src/text/errors.js';
 import { userPresetsDir } from '../../src/fs/paths.js';

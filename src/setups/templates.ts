@@ -13,8 +13,8 @@ import '../text/zod.js';
 import { presetsDir } from '../fs/index.js';
 import { UsageError } from '../text/index.js';
 import { scriptSteps, type ScriptSteps } from './shell-script.js';
-import { argValue } from './step-args.js';
-import type { LaunchStep } from './setup.js';
+import { argValue } from '../config/index.js';
+import type { LaunchStep } from '../config/index.js';
 
 /** The kind of training a template does. */
 export type TemplateTuning = 'lora' | 'full';

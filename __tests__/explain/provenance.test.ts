@@ -1,5 +1,5 @@
 /**
- * The provenance model (src/config/provenance.ts): for one step, every value accelerate and DeepSpeed use and
+ * The provenance model (src/explain/provenance.ts): for one step, every value accelerate and DeepSpeed use and
  * where it came from, by the rules of accelerate 1.15.0. The real accelerate tier (__tests__/real/explain.test.ts)
  * flips each source against the real accelerate; these cases pin the rules without Python.
  */
@@ -11,7 +11,7 @@ import {
   type ExplainedValue,
   type StepExplanation,
   type StepInput,
-} from '../../src/config/provenance.js';
+} from '../../src/explain/provenance.js';
 
 const yamlOf = (over: Record<string, unknown> = {}, ds: Record<string, unknown> = {}) => ({
   compute_environment: 'LOCAL_MACHINE',

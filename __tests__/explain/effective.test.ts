@@ -1,5 +1,5 @@
 /**
- * zerowiz's model of what accelerate 1.15.0 hands DeepSpeed (src/config/effective.ts). The real accelerate tier
+ * zerowiz's model of what accelerate 1.15.0 hands DeepSpeed (src/explain/effective.ts). The real accelerate tier
  * (__tests__/real) checks it against the real accelerate over the whole matrix; these cases pin the rules
  * that tier found, so they hold without Python too.
  */
@@ -11,8 +11,8 @@ import {
   effectiveLines,
   summarizeEffective,
   type RunContext,
-} from '../../src/config/effective.js';
-import { findPreset, listPresets } from '../../src/config/presets.js';
+} from '../../src/explain/effective.js';
+import { findPreset, listPresets } from '../../src/setups/presets.js';
 import { withDefaults, type Answers } from '../../src/config/questions.js';
 import { DEFAULT_FILES, type Setup } from '../../src/config/setup.js';
 

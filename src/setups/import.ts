@@ -18,9 +18,9 @@ import {
   deepSpeedConfigObject,
   isPlainObject,
   plainJson,
-} from './emit.js';
-import { MODE_INFO, modeFromStage } from './modes.js';
-import { parseDeepSpeedJson } from './json-file.js';
+} from '../config/index.js';
+import { MODE_INFO, modeFromStage } from '../config/index.js';
+import { parseDeepSpeedJson } from '../config/index.js';
 import {
   ACCELERATE_KEYS_REFUSED_WITH_DS_FILE,
   DEPRECATED_JSON_KEYS,
@@ -29,11 +29,11 @@ import {
   canonicalPath,
   deepSpeedDefault,
   mustKey,
-} from './keys.js';
-import { formatSci, parseAnswers, question, withDefaults, type Answers, type QuestionId } from './questions.js';
-import { DEFAULT_FILES, type Setup } from './setup.js';
-import { checkAccelerateConfig, checkDeepSpeedConfig } from './accept.js';
-import type { Finding } from './finding.js';
+} from '../config/index.js';
+import { formatSci, parseAnswers, question, withDefaults, type Answers, type QuestionId } from '../config/index.js';
+import { DEFAULT_FILES, type Setup } from '../config/index.js';
+import { checkAccelerateConfig, checkDeepSpeedConfig } from '../config/index.js';
+import type { Finding } from '../config/index.js';
 
 /** The result of an import. */
 export interface ImportResult {
