@@ -87,6 +87,31 @@ function rank(s: StopSignal | undefined): number {
 }
 
 /**
+ * A record's run ended by nobody's hand (its owner gone): its running steps `stopped`, with the signal that ended
+ * each when one did (else `unknown` as the step's warning), the run `interrupted` with `note`. Not saved here.
+ */
+export function markInterrupted(
+  rec: RunRecord,
+  how: { stopped: ReadonlyMap<number, StopSignal>; note: string; unknown: string; now?: number },
+): void {
+  const now = how.now ?? Date.now();
+  const at = new Date(now).toISOString();
+  rec.json.steps.forEach((s, i) => {
+    if (s.status !== 'running') return;
+    s.status = 'stopped';
+    s.endedAt = at;
+    s.durationMs = s.startedAt ? now - Date.parse(s.startedAt) : null;
+    const sig = how.stopped.get(i);
+    if (sig && sig !== 'none') s.stopSignal = sig;
+    else s.warning = how.unknown;
+  });
+  rec.json.ended = 'interrupted';
+  rec.json.exitCode = null;
+  rec.json.endedAt = at;
+  rec.json.note = how.note;
+}
+
+/**
  * Writes the final state of a record nobody owns any more (read again first: its owner's last save may have
  * landed meanwhile): its running steps `stopped` (with the signal that ended each, when one did), the run
  * `interrupted` with `note`, the space reserve given back. Saved only when the folder is the user's own.
@@ -95,21 +120,7 @@ export function settleRecord(rec: RunRecord, note: string, stopped = new Map<num
   const again = readRunRecord(rec.dir);
   if ('record' in again) rec.json = again.record.json;
   if (rec.json.ended !== 'running') return;
-  const now = Date.now();
-  const at = new Date(now).toISOString();
-  rec.json.steps.forEach((s, i) => {
-    if (s.status !== 'running') return;
-    s.status = 'stopped';
-    s.endedAt = at;
-    s.durationMs = s.startedAt ? now - Date.parse(s.startedAt) : null;
-    const sig = stopped.get(i);
-    if (sig && sig !== 'none') s.stopSignal = sig;
-    else s.warning = 'zerowiz does not know how this step ended';
-  });
-  rec.json.ended = 'interrupted';
-  rec.json.exitCode = null;
-  rec.json.endedAt = at;
-  rec.json.note = note;
+  markInterrupted(rec, { stopped, note, unknown: 'zerowiz does not know how this step ended' });
   // The reserve goes first: on a full disk it is the room the last save needs.
   releaseReserve(rec.dir);
   saveRunJson(rec);

@@ -31,6 +31,7 @@ import { TMP_SUFFIX, readRunRecord, releaseReserve, saveRunJson, type RunRecord 
 import { EVENTS_FILE, EventsWriter } from '../records/index.js';
 import { ladderSoFar, ledgerHooks } from './ladder.js';
 import { HELPER_OF_ENV, RUN_DIR_ENV } from './run-env.js';
+import { markInterrupted } from './orphans.js';
 
 // $1 node, $2 the bin, $3 the grace periods; then lines from zerowiz on stdin. 'e' (nothing left to
 // watch) ends the watchdog; end of file without it runs the finisher with every line it was told.
@@ -285,22 +286,13 @@ function endRecord(dir: string, stopped: Map<number, StopSignal>, anyStep: boole
   }
   const r = readRunRecord(dir);
   const rec: RunRecord | null = 'record' in r && r.record.json.ended === 'running' ? r.record : null;
-  if (rec) {
-    const at = new Date(now).toISOString();
-    rec.json.steps.forEach((s, i) => {
-      if (s.status !== 'running') return;
-      s.status = 'stopped';
-      s.endedAt = at;
-      s.durationMs = s.startedAt ? now - Date.parse(s.startedAt) : null;
-      const sig = stopped.get(i);
-      if (sig && sig !== 'none') s.stopSignal = sig;
-      else s.warning = 'zerowiz ended before it saw how this step ended';
+  if (rec)
+    markInterrupted(rec, {
+      stopped,
+      note: WATCHDOG_NOTE,
+      unknown: 'zerowiz ended before it saw how this step ended',
+      now,
     });
-    rec.json.ended = 'interrupted';
-    rec.json.exitCode = null;
-    rec.json.endedAt = at;
-    rec.json.note = WATCHDOG_NOTE;
-  }
   // The reserve goes first: on a full disk it is the room the last save needs.
   releaseReserve(dir);
   if (rec) saveRunJson(rec);
