@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { BIN } from '../helpers/pty.js';
 import { expectOneLineError, runCli, sandbox, tempDir } from '../helpers/cli.js';
 import { mountTmpfs, unmountAll } from '../helpers/tmpfs.js';
@@ -76,6 +77,21 @@ describe('preset names (every verb checks them the same way)', () => {
     expect(dry.stdout).toContain('train.py');
     expect(runCli(['preset', 'delete', 'x.yaml'], { env: box.env, cwd: box.cwd }).code).toBe(0);
     expect(readdirSync(box.presets).filter((f) => f.startsWith('x.yaml.deleted-'))).toHaveLength(1);
+  });
+
+  it("a preset saved from another keeps its notify: list (where its runs' notifications go)", () => {
+    const box = sandbox();
+    mkdirSync(box.presets, { recursive: true });
+    writeFileSync(
+      join(box.presets, 'base.yaml'),
+      'name: base\nanswers:\n  num_processes: 1\n  mode: "2"\nsteps:\n  - name: train\n    uses_config: true\n    args: [train.py]\nnotify:\n  - https://ntfy.example.org/runs\n  - [notify-send, "{title}"]\n',
+    );
+    const saved = runCli(['preset', 'save', 'copy', '--preset', 'base', '--mode', '3'], { env: box.env, cwd: box.cwd });
+    expect(saved.code, saved.stderr).toBe(0);
+    const text = readFileSync(join(box.presets, 'copy.yaml'), 'utf8');
+    expect(parseYaml(text).notify).toEqual(['https://ntfy.example.org/runs', ['notify-send', '{title}']]);
+    const shown = runCli(['preset', 'show', 'copy'], { env: box.env, cwd: box.cwd });
+    expect(shown.code).toBe(0);
   });
 
   it('deleting the same name twice in one second keeps both deleted copies', () => {

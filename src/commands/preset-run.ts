@@ -115,7 +115,9 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
       : typeof opts.preset === 'string'
         ? `based on ${opts.preset}`
         : '';
-  const saved = await savePresetFile(name, { ...setup, name }, description, given);
+  // A preset saved from another keeps where its runs' notifications go.
+  const notify = typeof opts.preset === 'string' ? findPreset(opts.preset).notify : [];
+  const saved = await savePresetFile(name, { ...setup, name }, description, given, process.env, notify);
   const how =
     saved.status === 'unchanged'
       ? 'unchanged'

@@ -341,7 +341,13 @@ export async function loadPreset(ref: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /** The preset file for a setup: the answers that differ from the defaults, the model, files and steps. */
-export function presetFileFor(setup: Setup, description = '', given?: Partial<Answers>): PresetFile {
+export function presetFileFor(
+  setup: Setup,
+  description = '',
+  given?: Partial<Answers>,
+  /** The `notify:` list to keep (a preset saved from another keeps its targets). */
+  notify: readonly (string | string[])[] = [],
+): PresetFile {
   const defaults = withDefaults({});
   const answers: Record<string, string | number | boolean | null> = {};
   const model: NonNullable<PresetFile['model']> = {};
@@ -373,6 +379,7 @@ export function presetFileFor(setup: Setup, description = '', given?: Partial<An
   };
   if (Object.keys(model).length > 0) file.model = model;
   file.files = { accelerate_config: setup.files.accelerateConfig, ds_config: setup.files.dsConfig };
+  if (notify.length > 0) file.notify = notify.map((t) => (Array.isArray(t) ? [...t] : t));
   return file;
 }
 
@@ -381,13 +388,14 @@ export function renderStepsYaml(steps: readonly LaunchStep[]): string {
   return dumpYamlInOrder({ steps: steps.map((s) => ({ name: s.name, uses_config: s.usesConfig, args: s.args })) });
 }
 
-/** Renders a preset file in the documented layout (name, description, model, answers, files, steps). */
+/** Renders a preset file in the documented layout (name, description, model, answers, files, steps, notify). */
 export function renderPresetFile(file: PresetFile): string {
   const ordered: Record<string, unknown> = { name: file.name, description: file.description };
   if (file.model) ordered.model = file.model;
   ordered.answers = file.answers;
   if (file.files) ordered.files = file.files;
   ordered.steps = file.steps;
+  if (file.notify && file.notify.length > 0) ordered.notify = file.notify;
   return dumpYamlInOrder(ordered);
 }
 
@@ -411,6 +419,7 @@ export async function savePresetFile(
   description = '',
   given?: Partial<Answers>,
   env: NodeJS.ProcessEnv = process.env,
+  notify: readonly (string | string[])[] = [],
 ): Promise<SavedPreset> {
   const clean = presetName(name);
   const path = userPresetPath(clean, env);
@@ -418,7 +427,7 @@ export async function savePresetFile(
   if (untrusted) throw untrusted;
   // Folders zerowiz makes for presets are the user's alone (0700 whatever the umask): presets name commands.
   mkdirPrivate(dirname(path));
-  const text = renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given));
+  const text = renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given, notify));
   const guard = (old: string) => {
     try {
       parsePresetText(old, path, 'user');
