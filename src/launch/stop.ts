@@ -136,6 +136,12 @@ async function ask(rec: RunRecord, opts: LocalStopOptions): Promise<void> {
     return;
   }
   const why = signalSupervisor(sup, 'stop');
+  // Gone between the look above and the signal (killed, or its run just ended): its watchdog ends the run, or the
+  // run has ended; the waiting below says which.
+  if (why && supervisorState(sup) === 'gone') {
+    opts.say(`run ${id}: its supervisor has just ended; waiting for the run's end (its watchdog stops the steps)`);
+    return;
+  }
   if (why) throw new UsageError(`cannot stop run ${id}: ${why}`, `its logs are in ${displayDir(rec.dir)}`);
   opts.say(`stopping run ${id} (SIGINT to its steps, then SIGTERM, then SIGKILL); waiting for it to end`);
 }

@@ -106,6 +106,7 @@ export function signalSupervisor(id: SupervisorId, req: SupervisorRequest): stri
     return null;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return "the run's supervisor is no longer running";
     return code === 'EPERM'
       ? `the run's supervisor (pid ${id.pid}) belongs to another user`
       : `could not signal the run's supervisor (pid ${id.pid}): ${(err as Error).message}`;
