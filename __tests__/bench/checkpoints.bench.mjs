@@ -115,6 +115,6 @@ export async function bench({ root }) {
       },
     ];
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

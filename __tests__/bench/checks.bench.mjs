@@ -116,7 +116,7 @@ export async function bench({ root, bin, nodeBaselineMs }) {
       value: nvme.per.get('nvme-speed'),
       unit: 'ms',
     });
-    rmSync(nv, { recursive: true, force: true });
+    rmSync(nv, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 
     const outfile = join(home, 'health.mjs');
     await build({
@@ -163,7 +163,7 @@ export async function bench({ root, bin, nodeBaselineMs }) {
       process.kill(-group.pid, 'SIGKILL');
     } catch {}
   } finally {
-    rmSync(home, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
   return rows;
 }

@@ -222,6 +222,6 @@ export async function bench({ root, bin, nodeBaselineMs, timeNode }) {
       { name: 'zerowiz estimate --json (vs node -e 0)', value: cli, unit: 'ms', ratio: cli / nodeBaselineMs },
     ];
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

@@ -406,7 +406,7 @@ export async function bench({ root, bin }) {
       ratio: watchdog.median / overheadMs,
     });
   } finally {
-    rmSync(cwd, { recursive: true, force: true });
+    rmSync(cwd, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
   return rows;
 }

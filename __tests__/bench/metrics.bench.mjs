@@ -156,6 +156,6 @@ export async function bench({ root }) {
     if (sink === -1) console.log(sink);
     return rows;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

@@ -257,7 +257,7 @@ async function notifyRows(ctx, label) {
   } finally {
     await supervisorsGone(dir);
     servers.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
 
@@ -282,6 +282,6 @@ export async function bench(ctx) {
     rows.push(...(await withBusyNeighbour(() => notifyRows(ctx, ', beside a busy neighbour'))));
     return rows;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

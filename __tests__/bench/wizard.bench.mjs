@@ -185,7 +185,7 @@ export async function bench({ bin, nodeBaselineMs }) {
     s.child.write('\x03');
     s.child.kill();
   } finally {
-    rmSync(box.dir, { recursive: true, force: true });
+    rmSync(box.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
   return rows;
 }

@@ -31,7 +31,7 @@ interface Bundle {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'zw-ink-caches-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 /** Ink's Output and a renderer of frames, bundled as the bin bundles them, with or without the patch. */
 async function bundle(patched: boolean): Promise<Bundle> {

@@ -39,7 +39,7 @@ function box(body: string): { dir: string; accelerate: string; mark: string; env
   const mark = `zw-bounded-${process.pid}-${Math.random().toString(36).slice(2)}`;
   cleanup.push(() => {
     for (const p of marked(mark)) process.kill(p, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   return { dir, accelerate, mark, env: { ZW_TEST_MARK: mark, NO_COLOR: '1', PATH: barePath() } };
 }

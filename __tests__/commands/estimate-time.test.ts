@@ -304,8 +304,8 @@ describe('estimate --preset: the run of a DiffSynth preset, end to end', () => {
       }).stdout;
       expect(text).toMatch(/150 steps \(50 an epoch of 4 samples a step\): .* GPU-hours, 2 per GPU-hour: [0-9.]+/);
     } finally {
-      rmSync(cwd, { recursive: true, force: true });
-      rmSync(home, { recursive: true, force: true });
+      rmSync(cwd, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 });

@@ -21,7 +21,7 @@ describe('the report of a run', { timeout: 90_000 }, () => {
     dir = runDirs(d)[0]!;
     rel = relative(d, join(dir, 'report.html'));
   }, 90_000);
-  afterAll(() => rmSync(d, { recursive: true, force: true }));
+  afterAll(() => rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
   it('is written into the run directory at its end, and the summary says where', () => {
     expect(launched.code, launched.stderr).toBe(0);

@@ -13,7 +13,7 @@ import { spawnPty } from '../helpers/pty.js';
 
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** What the hostile step prints: on lines of their own, inside log lines, in a tqdm redraw, on both streams. */

@@ -10,7 +10,7 @@ const SIGINT_GRACE_MS = 800;
 const SIGTERM_GRACE_MS = 800;
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function setup() {

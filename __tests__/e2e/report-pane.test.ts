@@ -11,7 +11,7 @@ import { DIFFSYNTH, diffsynthCheckout, runDirs, runEnv } from '../helpers/diffsy
 
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe('the pane and the report', () => {

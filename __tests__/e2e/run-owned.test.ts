@@ -38,7 +38,7 @@ afterEach(() => {
       process.kill(p, 'SIGKILL');
     } catch {}
   }
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

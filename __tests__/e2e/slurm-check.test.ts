@@ -32,7 +32,7 @@ describe.skipIf(!availability.ok)('the checks before a Slurm pass, on every node
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }, 60_000);
 
   /** A job of one pass with the check lines before it; returns the job id and the folder. */

@@ -43,7 +43,7 @@ describe.skipIf(!availability.ok)('Slurm: a hostile launch directory, on a real 
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }, 60_000);
 
   function run(

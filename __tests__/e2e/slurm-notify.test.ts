@@ -36,7 +36,7 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }, 60_000);
 
   function checkout(): string {

@@ -62,7 +62,7 @@ describe.skipIf(!availability.ok)('Slurm: a real cluster with two emulated nodes
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }, 60_000);
 
   /** A DiffSynth-like checkout with the seed's training script. */

@@ -12,7 +12,7 @@ const sessions: PtySession[] = [];
 const dirs: string[] = [];
 afterEach(() => {
   for (const s of sessions.splice(0)) s.kill();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** Starts the wizard in a wide terminal inside a sandbox prepared by `prepare`. */

@@ -24,7 +24,7 @@ const sessions: PtySession[] = [];
 const dirs: string[] = [];
 afterEach(() => {
   for (const s of sessions.splice(0)) s.kill('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

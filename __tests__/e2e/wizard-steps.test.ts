@@ -17,7 +17,7 @@ const SCRIPT = 'examples/qwen_image/model_training/train.py';
 
 const hfDirs: string[] = [];
 afterEach(() => {
-  for (const d of hfDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of hfDirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 beforeAll(() => {

@@ -28,7 +28,7 @@ import { saveRunJson, type RunRecord } from '../../src/records/record.js';
 
 const roots: string[] = [];
 afterEach(() => {
-  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 beforeAll(() => {

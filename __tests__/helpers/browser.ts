@@ -48,7 +48,7 @@ export async function startBrowser(): Promise<BrowserSession> {
     context,
     async close() {
       await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

@@ -22,7 +22,7 @@ export function setup(): void {
 
 /** Fails the run when a test reached one of the host's programs; removes the host and the seal. */
 export function teardown(): void {
-  if (sealDir) rmSync(sealDir, { recursive: true, force: true });
+  if (sealDir) rmSync(sealDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   if (!host) return;
   const calls = hostCalls(host);
   if (calls.length > 0) {
@@ -31,5 +31,5 @@ export function teardown(): void {
     );
     process.exitCode = 1;
   }
-  rmSync(host.dir, { recursive: true, force: true });
+  rmSync(host.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }

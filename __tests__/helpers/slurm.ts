@@ -275,7 +275,7 @@ export async function startCluster(): Promise<SlurmCluster> {
     writeConfig(dir, { ctld: ctld!, nodes: nodePorts });
   } catch (e) {
     // Nothing runs yet: the directory is all there is to remove.
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     throw e;
   }
 
@@ -344,7 +344,7 @@ export async function startCluster(): Promise<SlurmCluster> {
       }
     }
     process.off('exit', killAll);
-    if (!process.env.ZW_SLURM_KEEP) rmSync(dir, { recursive: true, force: true });
+    if (!process.env.ZW_SLURM_KEEP) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   };
 
   try {

@@ -25,6 +25,6 @@ export function mountTmpfs(size: string, readOnly = false): { ok: true; dir: str
 export function unmountAll(): void {
   for (const dir of mounted.splice(0)) {
     spawnSync('umount', [dir]);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }

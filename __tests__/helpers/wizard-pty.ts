@@ -33,7 +33,7 @@ const sessions: PtySession[] = [];
 const dirs: string[] = [];
 afterEach(() => {
   for (const s of sessions.splice(0)) s.kill();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 export function startWizard(

@@ -14,7 +14,7 @@ import { ROOT } from '../helpers/paths.js';
 const HF = join(ROOT, '__tests__', 'fixtures', 'trainers', 'accelerate-hf');
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** An estimate no model would give: 12345 bytes, a 42-second step. */

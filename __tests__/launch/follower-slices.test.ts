@@ -14,7 +14,7 @@ import { EVENTS_FILE } from '../../src/records/run-files.js';
 
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** A finished one-step run whose log holds `lines` lines, as its supervisor leaves it. */

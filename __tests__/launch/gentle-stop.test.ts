@@ -105,7 +105,7 @@ async function launch(more: Record<string, string> = {}): Promise<Run> {
   cleanup.push(() => {
     for (const p of alive(run)) process.kill(p, 'SIGKILL');
     viewer.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   // A Node start, the supervisor's and Python's: seconds on a loaded 2-core machine.
   await until(() => notes(run).some((l) => l.startsWith('start 0')), 'the trainer to start', 90_000);

@@ -15,7 +15,7 @@ const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('dist/zerowiz.js is missing: run `node scripts/build.mjs` first');

@@ -27,7 +27,7 @@ const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 const GIB = 2 ** 30;
 

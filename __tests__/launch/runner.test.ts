@@ -14,7 +14,7 @@ import { running, until } from '../helpers/proc.js';
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 function tmp(): string {

@@ -22,7 +22,7 @@ const sinks: HttpSink[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const s of sinks.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 async function sink(mode: HttpSink['mode'] = 'ok'): Promise<HttpSink> {

@@ -264,7 +264,7 @@ describe('the step log file', () => {
       expect(readFileSync(path)).toEqual(Buffer.concat([Buffer.from('before\n'), ...chunks]));
       expect(log.error).toBeNull();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 
@@ -285,7 +285,7 @@ describe('the step log file', () => {
       await until(() => readFileSync(path).length === (n + 1) * chunk.length, 'the batch on disk');
       await log.close();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 
@@ -299,7 +299,7 @@ describe('the step log file', () => {
       await log.close();
       expect(readFileSync(path, 'utf8')).toBe('one line\n');
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 

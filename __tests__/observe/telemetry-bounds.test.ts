@@ -20,7 +20,7 @@ const dirs: string[] = [];
 const started: GpuTelemetry[] = [];
 afterEach(async () => {
   for (const t of started.splice(0)) await t.stop();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** An nvidia-smi that prints `rows` once per loop (and `stderr` once), looping until stopped. */

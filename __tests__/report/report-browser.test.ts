@@ -106,7 +106,7 @@ describe.skipIf(missing !== null)('the report in a real browser, from a real run
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(d, { recursive: true, force: true });
+    rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
   it('finds every plot with points that are the rows of loss.csv and of the telemetry; no error, no request', async () => {

@@ -98,7 +98,7 @@ describe.skipIf(missing !== null)('a hostile run directory', { timeout: 180_000 
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(d, { recursive: true, force: true });
+    rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
   it('the log is huge; the report stays small, and `zerowiz report` writes it again from the rewritten record', async () => {

@@ -36,7 +36,7 @@ import { presetSource } from '../../src/config/source.js';
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'zw-slurm-hostile-'));

@@ -35,7 +35,7 @@ const KEY = 'wandbKEYvalue987';
 const PASS = 'pa55-w0rd';
 const dirs: string[] = [];
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'zw-secrets-'));

@@ -46,7 +46,7 @@ export async function setup(ctx) {
 }
 
 export async function teardown() {
-  if (neighbourDir) rmSync(neighbourDir, { recursive: true, force: true });
+  if (neighbourDir) rmSync(neighbourDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 /** Every file (not folder) under `dir` owned by `uid`, as paths relative to `dir`; links are not followed. */

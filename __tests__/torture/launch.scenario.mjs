@@ -170,7 +170,7 @@ function walk(dir, out = []) {
 export async function setup(ctx) {
   // One undisturbed run: how long it takes, and the config files it writes.
   const dir = join(tmpdir(), `zw-torture-launch-setup-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   mkdirSync(dir, { recursive: true });
   try {
     prepare(dir);
@@ -182,7 +182,7 @@ export async function setup(ctx) {
       ['accelerate_config.yaml', 'ds_config.json'].map((n) => [n, readFileSync(join(dir, 'cfg', n), 'utf8')]),
     );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 }
 

@@ -105,7 +105,7 @@ export async function calibrate(bin, make) {
     const t = Date.now();
     await runBin(bin, argv, { cwd: dir, env });
     times.push(Date.now() - t);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
   return times.sort((a, b) => a - b)[1];
 }

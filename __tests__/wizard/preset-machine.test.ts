@@ -25,7 +25,7 @@ const env: DetectedEnv = {
   cpuCores: 96,
 };
 const dir = mkdtempSync(join(tmpdir(), 'zw-preset-machine-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe('a preset keeps the detected machine facts', () => {
   const models = loadModelCatalog();
