@@ -73,7 +73,14 @@ function filesOf(dir, uid, out = [], base = dir) {
 
 /** A snapshot of the victim folder: names and contents. */
 function snapshot(dir) {
-  return JSON.stringify(readdirSync(dir).map((n) => [n, readFileSync(join(dir, n), 'utf8')]));
+  return JSON.stringify(
+    readdirSync(dir).map((n) => {
+      const p = join(dir, n);
+      const st = lstatSync(p);
+      // Anything but a regular file is named as such (a folder or a link in the victim folder is a change).
+      return [n, st.isFile() ? readFileSync(p, 'utf8') : st.isDirectory() ? '<folder>' : '<not a file>'];
+    }),
+  );
 }
 
 /** stderr without the lines a run may print before a refusal (warnings and their fixes, files written). */

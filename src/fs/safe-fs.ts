@@ -350,7 +350,10 @@ export function untrustedDirProblem(path: string): string | null {
 
 /**
  * Makes the folder `path` and any missing parent, each new one private (0700 exactly, whatever the umask);
- * folders that exist are left as they are (a link of the user's among them is fine). Throws a FileError.
+ * folders that exist are left as they are (a link of the user's among them is fine). Throws a FileError, or an
+ * UntrustedPathError when another user's link is on the way, or when what it was about to make turns out to be
+ * another user's (a link or a folder planted in a shared folder between the look and the mkdir): nothing is
+ * made through it.
  */
 export function mkdirPrivate(path: string): void {
   const abs = resolve(path);
@@ -359,6 +362,15 @@ export function mkdirPrivate(path: string): void {
     missing.unshift(p);
     if (dirname(p) === p) break;
   }
+  const fix = 'remove it, or choose a folder of your own';
+  if (missing.length > 0) {
+    const parent = dirname(missing[0]!);
+    const foreign = foreignLinkOnPath(parent);
+    if (foreign) throw notYoursError(foreign.link, { uid: foreign.uid }, 'zerowiz makes no folder through it', fix);
+    // The folder it makes them in is the user's or the system's (a sticky /tmp-like folder), never another user's.
+    const st = lstatOrNull(parent);
+    if (st && !ownedByMe(st) && st.uid !== 0) throw notYoursError(parent, st, 'zerowiz makes no folder in it', fix);
+  }
   for (const p of missing) {
     try {
       mkdirSync(p, { mode: PRIVATE_DIR_MODE });
@@ -366,6 +378,12 @@ export function mkdirPrivate(path: string): void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(e, p, 'cannot create');
     }
+    // What is there now must be the folder just made (or one of the user's): never a link or another's folder.
+    const st = lstatOrNull(p);
+    if (!st) throw fileError(Object.assign(new Error('ENOENT'), { code: 'ENOENT' }), p, 'cannot create');
+    if (!ownedByMe(st)) throw notYoursError(p, st, 'zerowiz makes no folder in it', fix);
+    if (st.isSymbolicLink() || !st.isDirectory())
+      throw new UntrustedPathError(p, 'is not a folder zerowiz made (a link or a file took its place)', fix);
   }
 }
 

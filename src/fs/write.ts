@@ -725,6 +725,14 @@ function sleep(ms: number): Promise<void> {
 
 /** Makes `dir` (and its parents) exist as a directory, or says in one line why it cannot. */
 function ensureDir(dir: string): void {
+  // Looked at again right before the mkdir: a link another user planted since the first look makes no folder.
+  const foreign = foreignLinkOnPath(dir);
+  if (foreign)
+    throw new UntrustedPathError(
+      foreign.link,
+      `is a symbolic link of ${userName(foreign.uid)}; zerowiz never writes through a link another user made`,
+      'look at where it leads and remove it, or write somewhere else; nothing was written',
+    );
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
