@@ -6,19 +6,19 @@
  * that answers something else than the probe's answer is named, never a crash.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
 import { BIN } from '../helpers/pty.js';
-import { running, until } from '../helpers/proc.js';
+import { removeWorkDirs, running, until } from '../helpers/proc.js';
 import { barePath } from '../helpers/seal.js';
 
-const cleanup: (() => void)[] = [];
-afterEach(() => {
+const cleanup: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
   for (const f of cleanup.splice(0)) {
     try {
-      f();
+      await f();
     } catch {}
   }
 });
@@ -39,7 +39,7 @@ function box(body: string): { dir: string; accelerate: string; mark: string; env
   const mark = `zw-bounded-${process.pid}-${Math.random().toString(36).slice(2)}`;
   cleanup.push(() => {
     for (const p of marked(mark)) process.kill(p, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    return removeWorkDirs([dir]);
   });
   return { dir, accelerate, mark, env: { ZW_TEST_MARK: mark, NO_COLOR: '1', PATH: barePath() } };
 }
@@ -76,7 +76,9 @@ function start(
   child.stderr!.on('data', (d) => {
     out += d;
   });
-  cleanup.push(() => child.kill('SIGKILL'));
+  cleanup.push(() => {
+    child.kill('SIGKILL');
+  });
   return { child, done: new Promise((res) => child.on('exit', (code) => res({ code, out }))) };
 }
 

@@ -6,19 +6,20 @@
  * command target that hangs is killed after its time; the steps never see the targets.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { startSink, type HttpSink } from '../helpers/http-sink.js';
 import { diffsynthCheckout, launchSeed, runDirs, runEnv, SEED_OUTPUT, zerowiz } from '../helpers/diffsynth-run.js';
 import { expectOneLineError } from '../helpers/cli.js';
 import type { NotifyPayload } from '../../src/notify/index.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const sinks: HttpSink[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const s of sinks.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await removeWorkDirs(dirs.splice(0));
 });
 
 async function sink(mode: HttpSink['mode'] = 'ok'): Promise<HttpSink> {

@@ -6,14 +6,15 @@
  * them may reach the terminal. The pane also honours NO_COLOR: no colour sequence at all.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnPty } from '../helpers/pty.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 /** What the hostile step prints: on lines of their own, inside log lines, in a tqdm redraw, on both streams. */

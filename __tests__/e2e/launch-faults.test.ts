@@ -4,21 +4,12 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_ACCELERATE as FAKE, TWO_STEP } from '../helpers/launch.js';
 import { BIN, ROOT } from '../helpers/pty.js';
-import { running } from '../helpers/proc.js';
+import { running, removeWorkDirs } from '../helpers/proc.js';
 import type { RunJson } from '../../src/records/record.js';
 
 const GRACE = { ZEROWIZ_SIGINT_GRACE_MS: '300', ZEROWIZ_SIGTERM_GRACE_MS: '300' };
@@ -26,7 +17,7 @@ const GRACE = { ZEROWIZ_SIGINT_GRACE_MS: '300', ZEROWIZ_SIGTERM_GRACE_MS: '300' 
 const dirs: string[] = [];
 const pids: number[] = [];
 const mounts: string[] = [];
-afterEach(() => {
+afterEach(async () => {
   // Whatever a failed test left running is ended here, so one failure does not leak into the next test.
   for (const p of pids.splice(0)) {
     try {
@@ -39,7 +30,7 @@ afterEach(() => {
       rmdirSync(m);
     } catch {}
   }
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await removeWorkDirs(dirs.splice(0));
 });
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
-import { processesWithEnv, running, until } from '../helpers/proc.js';
+import { processesWithEnv, running, until, removeWorkDirs } from '../helpers/proc.js';
 import type { RunJson } from '../../src/records/record.js';
 import { barePath } from '../helpers/seal.js';
 
@@ -43,8 +43,8 @@ const NODE_DIR = dirname(process.execPath);
 const USED_MIB = '44000:78000:30000';
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 function workDir(): string {

@@ -6,12 +6,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BIN, ROOT, spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
 import { barePath } from '../helpers/seal.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const FIXTURES = join(ROOT, '__tests__', 'fixtures');
 const HF = join(FIXTURES, 'trainers', 'accelerate-hf');
@@ -19,8 +20,8 @@ const HF_EIGHT = join(FIXTURES, 'launch', 'hf-eight.yaml');
 const NODE_DIR = dirname(process.execPath);
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 function workDir(): string {

@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_ACCELERATE as FAKE, TWO_STEP, paneLaunch } from '../helpers/launch.js';
 import { KEYS, ROOT } from '../helpers/pty.js';
-import { running } from '../helpers/proc.js';
+import { running, removeWorkDirs } from '../helpers/proc.js';
 
 const SIGINT_GRACE_MS = 800;
 const SIGTERM_GRACE_MS = 800;
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 function setup() {

@@ -3,15 +3,15 @@
  * and the summary printed after the pane closes does too (a real pseudo-terminal over the built bin).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
 import { relative, join } from 'node:path';
 import { spawnPty } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
 import { DIFFSYNTH, diffsynthCheckout, runDirs, runEnv } from '../helpers/diffsynth-run.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 describe('the pane and the report', () => {

@@ -8,11 +8,11 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
-import { running, until } from '../helpers/proc.js';
+import { running, until, removeWorkDirs } from '../helpers/proc.js';
 import type { RunJson } from '../../src/records/record.js';
 
 /** The trainer's period and its output per step: 4 KB every 20 ms fills any pipe or socket buffer in about 1 s. */
@@ -32,13 +32,13 @@ const PYTHON = realPython();
 
 const dirs: string[] = [];
 const pids: number[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const p of pids.splice(0)) {
     try {
       process.kill(p, 'SIGKILL');
     } catch {}
   }
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await removeWorkDirs(dirs.splice(0));
 });
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

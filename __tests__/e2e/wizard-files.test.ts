@@ -2,17 +2,18 @@
  * The wizard with broken files around it, in a real pseudo-terminal: a dangling link, a huge file and a
  * hostile description in the presets folder, and `--config` naming a YAML whose DeepSpeed JSON is missing.
  */
-import { mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandbox } from '../helpers/cli.js';
 import { KEYS, spawnPty, type PtySession } from '../helpers/pty.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const sessions: PtySession[] = [];
 const dirs: string[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const s of sessions.splice(0)) s.kill();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await removeWorkDirs(dirs.splice(0));
 });
 
 /** Starts the wizard in a wide terminal inside a sandbox prepared by `prepare`. */

@@ -3,28 +3,20 @@
  * changes one that exists, as "Write as accelerate's default config" does (issue 22), at 80x24 and 160x45.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_ACCELERATE, TWO_STEP, closeWhenDone } from '../helpers/launch.js';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { at, launchFromFinish, settled } from '../helpers/wizard-pty.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const sessions: PtySession[] = [];
 const dirs: string[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const s of sessions.splice(0)) s.kill('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await removeWorkDirs(dirs.splice(0));
 });
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
 import { at as wizardAt, launchFromFinish, settled, startWizard } from '../helpers/wizard-pty.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const DIFFSYNTH = join(ROOT, '__tests__', 'fixtures', 'trainers', 'accelerate-diffsynth');
@@ -29,9 +30,9 @@ const SETTLE_MS = 60;
 
 const sessions: PtySession[] = [];
 const dirs: string[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const s of sessions.splice(0)) s.kill('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await removeWorkDirs(dirs.splice(0));
 });
 beforeAll(() => {
   if (!existsSync(BIN)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')]);

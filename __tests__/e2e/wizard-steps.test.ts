@@ -4,20 +4,21 @@
  * the keys of a step's argument field; the one quit dialog; an import typed with `~` whose JSON is missing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { BIN, KEYS, ROOT, type PtySession } from '../helpers/pty.js';
 import { at, moveTo, settled, startWizard } from '../helpers/wizard-pty.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const SCRIPT = 'examples/qwen_image/model_training/train.py';
 
 const hfDirs: string[] = [];
-afterEach(() => {
-  for (const d of hfDirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(hfDirs.splice(0));
 });
 
 beforeAll(() => {

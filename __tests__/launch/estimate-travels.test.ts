@@ -2,7 +2,7 @@
  * A run computes its estimate once: the launch's (src/launch/prepare.ts) goes into the supervisor's plan, and the
  * supervisor writes that one into run.json instead of estimating again; the viewers read it from the record.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,11 +10,12 @@ import { startInProcess } from '../../src/launch/supervisor.js';
 import { loadPreset } from '../../src/setups/presets.js';
 import type { RunEstimate } from '../../src/rules/fit.js';
 import { ROOT } from '../helpers/paths.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const HF = join(ROOT, '__tests__', 'fixtures', 'trainers', 'accelerate-hf');
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 /** An estimate no model would give: 12345 bytes, a 42-second step. */

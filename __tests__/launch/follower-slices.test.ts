@@ -4,17 +4,18 @@
  * in one go held the pane for hundreds of milliseconds (the bench's pane keypress p95 during the 1M-line flood:
  * 296 ms idle, 496 ms beside a busy neighbour, against a goal of 100 ms).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FOLLOW_SLICE_BYTES, LocalFollower } from '../../src/launch/follower.js';
 import type { RunJson } from '../../src/records/record.js';
 import { EVENTS_FILE } from '../../src/records/run-files.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 /** A finished one-step run whose log holds `lines` lines, as its supervisor leaves it. */

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as shellParse } from 'shell-quote';
@@ -10,12 +10,13 @@ import { toAccelerateYaml } from '../../src/config/emit.js';
 import { shellJoin } from '../../src/text/quote.js';
 import { trainingScript } from '../../src/config/argv.js';
 import type { RunJson } from '../../src/records/record.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('dist/zerowiz.js is missing: run `node scripts/build.mjs` first');

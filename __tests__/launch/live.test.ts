@@ -3,7 +3,7 @@
  * GPUs a run's bars show, and stream mode's spacing for a bar without a total (run.json's `estimate` and
  * `live` blocks read back: record-read.test.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -22,12 +22,13 @@ import { loadPreset } from '../../src/setups/presets.js';
 import { ownModeEstimate } from '../../src/rules/validate.js';
 import { ROOT } from '../helpers/paths.js';
 import { presetSource } from '../../src/config/source.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const HF_EIGHT = join(ROOT, '__tests__', 'fixtures', 'launch', 'hf-eight.yaml');
 const TWO_STEP = join(ROOT, '__tests__', 'fixtures', 'launch', 'two-step.yaml');
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 const GIB = 2 ** 30;
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pipeline, type StepSpec } from '../../src/launch/runner.js';
@@ -9,12 +9,12 @@ import { StreamPrinter } from '../../src/launch/stream.js';
 import type { Progress } from '../../src/observe/logparse.js';
 import { RunWatch } from '../../src/observe/watch.js';
 import { ROOT } from '../helpers/pty.js';
-import { running, until } from '../helpers/proc.js';
+import { running, until, removeWorkDirs } from '../helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 function tmp(): string {

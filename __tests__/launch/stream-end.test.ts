@@ -5,17 +5,17 @@
  * where the record is) must still come, after the backlog, once the reader reads again.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_ACCELERATE } from '../helpers/launch.js';
-import { until } from '../helpers/proc.js';
+import { until, removeWorkDirs } from '../helpers/proc.js';
 import { BIN } from '../helpers/pty.js';
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 
 const PRESET = `name: flood

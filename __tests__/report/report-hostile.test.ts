@@ -7,9 +7,10 @@
  * runs no script, opens no dialog, requests nothing, and stays small.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, chmodSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { browserMissing, openFile, startBrowser, type BrowserSession } from '../helpers/browser.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 import { diffsynthCheckout, runDirs, runEnv, zerowiz } from '../helpers/diffsynth-run.js';
 
 const missing = browserMissing();
@@ -98,7 +99,7 @@ describe.skipIf(missing !== null)('a hostile run directory', { timeout: 180_000 
 
   afterAll(async () => {
     await browser?.close();
-    rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    await removeWorkDirs([d]);
   });
 
   it('the log is huge; the report stays small, and `zerowiz report` writes it again from the rewritten record', async () => {

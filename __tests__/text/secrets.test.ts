@@ -28,14 +28,15 @@ import { shellJoin } from '../../src/text/quote.js';
 import { planSlurmLaunch, submitSlurm } from '../../src/slurm/launch.js';
 import { perNodeCommands } from '../../src/slurm/script.js';
 import { presetSource } from '../../src/config/source.js';
+import { removeWorkDirs } from '../helpers/proc.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const TOKEN = 'hf_SeCrEtVaLuE123';
 const KEY = 'wandbKEYvalue987';
 const PASS = 'pa55-w0rd';
 const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+afterEach(async () => {
+  await removeWorkDirs(dirs.splice(0));
 });
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'zw-secrets-'));
