@@ -94,6 +94,19 @@ describe('preset names (every verb checks them the same way)', () => {
     expect(shown.code).toBe(0);
   });
 
+  it('a preset saved again under its own name keeps its notify: list (the save sets the setup, not the targets)', () => {
+    const box = sandbox();
+    mkdirSync(box.presets, { recursive: true });
+    writeFileSync(
+      join(box.presets, 'mine.yaml'),
+      'name: mine\nanswers:\n  num_processes: 1\n  mode: "2"\nnotify:\n  - https://ntfy.example.org/runs\n',
+    );
+    const saved = runCli(['preset', 'save', 'mine', '--mode', '3'], { env: box.env, cwd: box.cwd });
+    expect(saved.code, saved.stderr).toBe(0);
+    const text = readFileSync(join(box.presets, 'mine.yaml'), 'utf8');
+    expect(parseYaml(text)).toMatchObject({ answers: { mode: '3' }, notify: ['https://ntfy.example.org/runs'] });
+  });
+
   it('deleting the same name twice in one second keeps both deleted copies', () => {
     const box = sandbox();
     for (const d of ['first', 'second']) {

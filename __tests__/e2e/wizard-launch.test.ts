@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, KEYS, ROOT, spawnPty, type PtySession } from '../helpers/pty.js';
 import { closeWhenDone } from '../helpers/launch.js';
-import { at as wizardAt, launchFromFinish, settled, startWizard } from '../helpers/wizard-pty.js';
-import { removeWorkDirs } from '../helpers/proc.js';
+import { at as wizardAt, launchFromFinish, moveTo, settled, startWizard } from '../helpers/wizard-pty.js';
+import { removeWorkDirs, until } from '../helpers/proc.js';
+import { startSink, type HttpSink } from '../helpers/http-sink.js';
+import { parse as parseYaml } from 'yaml';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
 const DIFFSYNTH = join(ROOT, '__tests__', 'fixtures', 'trainers', 'accelerate-diffsynth');
@@ -30,8 +32,10 @@ const SETTLE_MS = 60;
 
 const sessions: PtySession[] = [];
 const dirs: string[] = [];
+const sinks: HttpSink[] = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) s.kill('SIGKILL');
+  for (const k of sinks.splice(0)) await k.close();
   await removeWorkDirs(dirs.splice(0));
 });
 beforeAll(() => {
@@ -161,6 +165,53 @@ describe('the wizard after writing', () => {
     expect(await closeWhenDone(s)).toBe(0);
     const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
     expect(id).toMatch(/two-step/);
+  });
+});
+
+describe("a preset's notify: list in the wizard", () => {
+  it('goes with the setup: saved as another preset it is kept, and the Launch notifies it, as `zerowiz launch NAME` does', async () => {
+    const sink = await startSink();
+    sinks.push(sink);
+    const yaml = [
+      'name: lora',
+      'steps: [{ name: train, uses_config: true, args: [train.py] }]',
+      'answers: { num_processes: 1, mode: "2", mixed_precision: bf16 }',
+      'files: { accelerate_config: cfg/accelerate_config.yaml, ds_config: cfg/ds_config.json }',
+      `notify: ["${sink.url}/runs"]`,
+      '',
+    ].join('\n');
+    const { s, cwd } = start({ yaml, accelerate: FAKE, env: {} });
+    await at(s, 'Start from a preset', KEYS.down);
+    await at(s, /❯ Start from a preset/);
+    await at(s, 'lora (user)', KEYS.up);
+    await at(s, /❯ lora \(user\)/);
+    await at(s, '→ Finish');
+    // Saved under another name: the copy keeps where its runs' notifications go.
+    await moveTo(s, /^❯ Save (these|the) answers and steps as a user preset/);
+    s.write(KEYS.enter);
+    await settled(s, 'Name of the user preset');
+    s.write('copy');
+    await s.waitFor(/❯ copy(\s|$)/m);
+    s.write(KEYS.enter);
+    await s.waitFor('saved preset copy');
+    const presets = join(cwd, '..', 'config', 'zerowiz', 'presets');
+    expect(parseYaml(readFileSync(join(presets, 'copy.yaml'), 'utf8')).notify).toEqual([`${sink.url}/runs`]);
+    await settled(s, 'Launch the 1 step(s)');
+    await launchFromFinish(s);
+    expect(await closeWhenDone(s)).toBe(0);
+    // The label hides the URL's path (it may hold a secret).
+    await s.waitFor(`notifications go to ${sink.url}/… [`);
+    const got = (await sink.waitFor(2, 20_000)).map(
+      (r) => JSON.parse(r.body) as { event: string; run: { id: string } },
+    );
+    expect(got[0]!.event).toBe('started');
+    await until(
+      () => sink.requests.some((r) => (JSON.parse(r.body) as { event: string }).event === 'end'),
+      'the end event',
+      20_000,
+    );
+    const [id] = readdirSync(join(cwd, '.zerowiz', 'runs'));
+    expect(got[0]!.run.id).toBe(id);
   });
 });
 

@@ -32,7 +32,14 @@ export interface FinishDeps {
   carryOut(plan: WritePlan): Promise<WriteResult[]>;
   /** The lines printed after a write: paths and the launch command. */
   summarize(results: WriteResult[], setup: Setup): string[];
-  savePreset(name: string, setup: Setup, description: string, given: Partial<Answers>): Promise<string>;
+  /** `from`: the preset the wizard started from (its notify: list goes with the setup), or null. */
+  savePreset(
+    name: string,
+    setup: Setup,
+    description: string,
+    given: Partial<Answers>,
+    from: string | null,
+  ): Promise<string>;
   defaultConfigPath: string;
   /** Slurm, when its sbatch is on PATH: the partitions (sinfo) and the check of a form field. */
   slurm?: SlurmDeps | null;

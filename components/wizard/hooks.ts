@@ -178,7 +178,8 @@ export function useFinishEffects(
       );
     } else if (effect.kind === 'save') {
       const name = effect.name;
-      deps.savePreset(name, current, presetDescription(current), presetGiven(s.flow, current.answers)).then(
+      const from = s.flow.origin.kind === 'preset' ? s.flow.origin.name : null;
+      deps.savePreset(name, current, presetDescription(current), presetGiven(s.flow, current.answers), from).then(
         (path) => act({ type: 'saved', name, path, warning: noStepsNote(current, name) }),
         (e) => act({ type: 'saveFailed', error: (e as Error).message }),
       );

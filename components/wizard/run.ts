@@ -100,7 +100,8 @@ export async function realDeps(env: NodeJS.ProcessEnv = process.env, startCwd = 
     planWrite: (setup, target) => need()[3].planWrite(setup, target, env, cwd),
     carryOut: (plan) => need()[3].carryOut(plan),
     summarize: (results, setup) => need()[3].summaryLines(results, setup),
-    savePreset: (name, setup, description, given) => need()[0].savePreset(name, setup, description, given, env),
+    savePreset: (name, setup, description, given, from) =>
+      need()[0].savePreset(name, setup, description, given, env, from),
     presetSteps: (name) => need()[0].findPreset(name, env).setup.steps,
     diffsynthTemplates: () => need()[6].templatesOrNone().templates,
     defaultConfigSummary: () => need()[4].readAccelerateConfigSummary(defaultConfigPath, cwd),
@@ -303,6 +304,7 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
   await drainOutput();
   const write = result.code === 0 ? writeOut : writeErr;
   for (const line of result.summary) write(`${line}\n`);
+  if (result.launch || result.slurm) await handOnNotify(result.notifyFrom ?? null);
   if (result.launch) {
     // The one launch entry, as `zerowiz launch` runs it.
     const { launch } = await import('../../src/launch/entry.js');
@@ -337,6 +339,24 @@ export async function runWizard(opts: WizardOptions): Promise<number> {
     });
   }
   return result.code;
+}
+
+/**
+ * Where the run's notifications go, as `zerowiz launch NAME` sends them: ZEROWIZ_NOTIFY and the `notify:` list of
+ * the preset the setup was saved as or started from (a bad target: one line and a hint, exit 2, nothing run).
+ */
+async function handOnNotify(presetName: string | null): Promise<void> {
+  const [{ launchTargets, handOnTargets }, { findPreset }] = await Promise.all([
+    import('../../src/commands/notify-targets.js'),
+    import('../../src/setups/presets.js'),
+  ]);
+  let preset: { name: string; notify: (string | string[])[] } | null = null;
+  try {
+    preset = presetName === null ? null : findPreset(presetName);
+  } catch {
+    // Deleted or broken since the wizard read it: the environment's targets only.
+  }
+  handOnTargets(launchTargets({}, preset, process.env), null);
 }
 
 /**

@@ -8,6 +8,7 @@ export { registerExport } from './export.js';
 export { registerGenerate } from './generate.js';
 export { registerLaunch } from './launch.js';
 export { configureOutput, error } from './output.js';
+export { handOnTargets, launchTargets } from './notify-targets.js';
 export { registerNotify } from './notify.js';
 export { registerPreset } from './preset.js';
 export { registerReport } from './html-report.js';

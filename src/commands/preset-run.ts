@@ -116,7 +116,8 @@ export async function presetSave(name: string, opts: Record<string, unknown>): P
         ? `based on ${opts.preset}`
         : '';
   // A preset saved from another keeps where its runs' notifications go.
-  const notify = typeof opts.preset === 'string' ? findPreset(opts.preset).notify : [];
+  // From another preset, its list; otherwise a preset replaced keeps its own (savePresetFile).
+  const notify = typeof opts.preset === 'string' ? findPreset(opts.preset).notify : undefined;
   const saved = await savePresetFile(name, { ...setup, name }, description, given, process.env, notify);
   const how =
     saved.status === 'unchanged'

@@ -23,4 +23,4 @@ export {
 } from './safe-fs.js';
 export { Tail, readFirstBytes, readLastBytes } from './tail.js';
 export { formatWrite, moveAside, withDirLocks, writeFileSafely, writeFilesTogether } from './write.js';
-export type { FileToWrite, WriteResult } from './write.js';
+export type { FileToSave, FileToWrite, WriteResult } from './write.js';

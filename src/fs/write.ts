@@ -78,6 +78,15 @@ export interface FileToWrite {
   mode?: number;
 }
 
+/**
+ * A file of a transaction whose content may be a function of the current one (null when there is none), called
+ * with the folder's lock held: a save that keeps what it does not set reads it from the file it replaces, not
+ * from a copy read before the lock.
+ */
+export interface FileToSave extends Omit<FileToWrite, 'text'> {
+  text: string | ((old: string | null) => string);
+}
+
 /** The lock file's name in each folder zerowiz writes to. */
 export const LOCK_FILE_NAME = '.zerowiz.lock';
 /** How long a writer waits for a live zerowiz holding the lock before it gives up with a hint. */
@@ -639,9 +648,12 @@ function currentContent(path: string): { old: string | null; big: boolean; oldMo
 }
 
 /** The synchronous part, run with the locks held: check, stage, back up, commit (or roll back). */
-function transact(files: readonly FileToWrite[], held: readonly Held[]): WriteResult[] {
+function transact(files: readonly FileToSave[], held: readonly Held[]): WriteResult[] {
   for (const h of held) recoverDir(h.dir);
-  const checked = files.map((f) => ({ ...f, ...currentContent(f.path) }));
+  const checked = files.map((f) => {
+    const current = currentContent(f.path);
+    return { ...f, ...current, text: typeof f.text === 'function' ? f.text(current.old) : f.text };
+  });
   for (const f of checked) if (f.old !== null && f.guard) f.guard(f.old);
   const results: WriteResult[] = checked.map((f) => ({
     path: f.path,
@@ -810,7 +822,7 @@ async function lockedLoop<T>(sorted: readonly string[], fn: (held: readonly Held
  * Writes `files` as one transaction: all of them or none (see the module comment). Results come in the
  * order given. Refuses (UsageError, nothing written) a target that is a link, a directory or a special file.
  */
-export async function writeFilesTogether(files: readonly FileToWrite[]): Promise<WriteResult[]> {
+export async function writeFilesTogether(files: readonly FileToSave[]): Promise<WriteResult[]> {
   const abs = files.map((f) => ({ ...f, path: resolve(f.path) }));
   // A link another user made on the way (a folder swapped for a link to somewhere of the user's) would send
   // the write where the user never asked: refused before anything, the user's own and system links are fine.

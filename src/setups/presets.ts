@@ -419,7 +419,7 @@ export async function savePresetFile(
   description = '',
   given?: Partial<Answers>,
   env: NodeJS.ProcessEnv = process.env,
-  notify: readonly (string | string[])[] = [],
+  notify?: readonly (string | string[])[],
 ): Promise<SavedPreset> {
   const clean = presetName(name);
   const path = userPresetPath(clean, env);
@@ -427,7 +427,10 @@ export async function savePresetFile(
   if (untrusted) throw untrusted;
   // Folders zerowiz makes for presets are the user's alone (0700 whatever the umask): presets name commands.
   mkdirPrivate(dirname(path));
-  const text = renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given, notify));
+  // Without a list given, the preset replaced keeps its own: a save from the wizard or `preset save NAME` sets the
+  // setup, not where its runs' notifications go.
+  const text = (old: string | null) =>
+    renderPresetFile(presetFileFor({ ...setup, name: clean }, description, given, notify ?? notifyKept(old, path)));
   const guard = (old: string) => {
     try {
       parsePresetText(old, path, 'user');
@@ -446,15 +449,40 @@ export async function savePresetFile(
   return { ...result!, shadows: existsSync(builtin) ? builtin : null };
 }
 
-/** Saves a user preset (see savePresetFile); resolves with its path. */
+/** The `notify:` list of the preset a save replaces (none when there is no file, or it is not a readable preset). */
+function notifyKept(old: string | null, path: string): (string | string[])[] {
+  if (old === null) return [];
+  try {
+    return parsePresetText(old, path, 'user').notify;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Saves a user preset (see savePresetFile); resolves with its path. `from` names the preset the setup came from
+ * (the wizard's start): its `notify:` list goes with it, as `preset save NAME --preset FROM` keeps it; without
+ * one, a preset replaced keeps its own.
+ */
 export async function savePreset(
   name: string,
   setup: Setup,
   description = '',
   given?: Partial<Answers>,
   env: NodeJS.ProcessEnv = process.env,
+  from: string | null = null,
 ): Promise<string> {
-  return (await savePresetFile(name, setup, description, given, env)).path;
+  return (await savePresetFile(name, setup, description, given, env, from === null ? undefined : notifyOf(from, env)))
+    .path;
+}
+
+/** The `notify:` list of a preset, or none when it can no longer be read (deleted or broken since it was loaded). */
+function notifyOf(name: string, env: NodeJS.ProcessEnv): (string | string[])[] {
+  try {
+    return findPreset(name, env).notify;
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -61,6 +61,11 @@ export interface WizardResult {
   /** What the launch ran: the wizard's setup, and the preset it was saved as on the finish screen, if any. */
   launchSource?: LaunchSource;
   /**
+   * The preset whose `notify:` list the run's notifications go to, as `zerowiz launch NAME` sends them: the
+   * one saved on the finish screen, else the one the wizard started from (null: none, ZEROWIZ_NOTIFY only).
+   */
+  notifyFrom?: string | null;
+  /**
    * With a launch or a Slurm job: add `--enable_csv_log` to the DiffSynth training steps that take it, for
    * this run only (src/config/diffsynth.ts csvLogOffer / withCsvLog), so the pane shows their loss.
    */
@@ -435,6 +440,7 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
         // `--slurm`) starts it: the setup as written, or as it stands (the launch writes its files first).
         const setup = s.finish.written?.setup ?? setupOfWizard(s);
         const launchSource: LaunchSource = { kind: 'wizard', preset: s.finish.savedPreset ?? null };
+        const notifyFrom = s.finish.savedPreset ?? (s.flow.origin.kind === 'preset' ? s.flow.origin.name : null);
         const values = finish.step.slurm;
         return ended(
           { ...s, finish },
@@ -445,8 +451,16 @@ export function wizardReducer(s: WizardState, a: WizardAction): WizardState {
                 slurm: { setup, values },
                 csvLog: s.csvLog,
                 launchSource,
+                notifyFrom,
               }
-            : { code: 0, summary: s.finish.written?.lines ?? [], launch: setup, csvLog: s.csvLog, launchSource },
+            : {
+                code: 0,
+                summary: s.finish.written?.lines ?? [],
+                launch: setup,
+                csvLog: s.csvLog,
+                launchSource,
+                notifyFrom,
+              },
         );
       }
       let next: WizardState = { ...s, finish };
