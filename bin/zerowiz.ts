@@ -1,7 +1,7 @@
 // The shipped entry point: wires the plain CLI (src/) to the lazily loaded terminal views (components/), and
 // runs the two roles a launch starts the bin in: a local run's supervisor and its watchdog's finisher.
 import { fileURLToPath } from 'node:url';
-import { JOB_NOTIFY_ARG, SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/index.js';
+import { JOB_WATCH_ARG, SUPERVISOR_ARG, WATCHDOG_ARG, setBinPath } from '../src/launch/index.js';
 
 setBinPath(fileURLToPath(import.meta.url));
 if (process.argv[2] === WATCHDOG_ARG) {
@@ -10,9 +10,9 @@ if (process.argv[2] === WATCHDOG_ARG) {
 } else if (process.argv[2] === SUPERVISOR_ARG) {
   // A local run's supervisor (src/launch/supervisor.ts): started by `zerowiz launch` with the plan on stdin.
   await (await import('../src/launch/supervisor.js')).superviseMain();
-} else if (process.argv[2] === JOB_NOTIFY_ARG) {
-  // A Slurm job's notifications, on its batch node (src/slurm/job-notify.ts): started by the job's script.
-  await (await import('../src/slurm/job-notify.js')).jobNotifyMain(process.argv.slice(3));
+} else if (process.argv[2] === JOB_WATCH_ARG) {
+  // A Slurm job's watch on its batch node (src/slurm/job-watch.ts): its series and notifications, started by the job's script.
+  await (await import('../src/slurm/job-watch.js')).jobWatchMain(process.argv.slice(3));
 } else {
   // The command line loads only here: the supervisor and the finisher above never pay for it.
   const { main } = await import('../src/main.js');

@@ -59,7 +59,7 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
     });
   }
 
-  const launch = (d: string, more: Record<string, string>, url: string) =>
+  const launch = (d: string, more: Record<string, string>, url: string | null) =>
     zerowiz(
       [
         'launch',
@@ -73,8 +73,7 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
         'debug',
         '--accelerate',
         FAKE,
-        '--notify',
-        url,
+        ...(url === null ? [] : ['--notify', url]),
       ],
       d,
       {
@@ -121,7 +120,7 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
     for (const f of readdirSync(dir)) expect(readFileSync(join(dir, f), 'utf8')).not.toContain('SeCrEt');
     // The end mark is the notifier's, not shown to people.
     expect(r.stdout).not.toContain('zerowiz-job end');
-    expect(existsSync(join(dir, 'notify.log'))).toBe(true);
+    expect(existsSync(join(dir, 'job-watch.log'))).toBe(true);
   });
 
   it('a job cancelled during a pass still says it ended (interrupted)', async () => {
@@ -140,5 +139,25 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
     const end = all.map((q) => JSON.parse(q.body) as NotifyPayload).find((p) => p.event === 'end');
     expect(end, JSON.stringify(all.map((q) => q.body))).toBeDefined();
     expect(end!.outcome!.ended).toBe('interrupted');
+  });
+
+  it("without --notify the batch node still writes the series: the report plots both passes' loss and s/step", async () => {
+    const d = checkout();
+    const r = await launch(d, {}, null);
+    expect(r.code, r.stderr).toBe(0);
+    const root = join(d, '.zerowiz', 'runs');
+    const dir = join(root, readdirSync(root)[0]!);
+    const log = existsSync(join(dir, 'job-watch.log')) ? readFileSync(join(dir, 'job-watch.log'), 'utf8') : '';
+    expect(log, 'the job watch said nothing').toBe('');
+    const losses = readFileSync(join(dir, 'losses.csv'), 'utf8').trim().split('\n');
+    expect(losses[0]).toBe('pass,source,step,loss,t_ms');
+    // Each pass's loss, from the trainer's lines the two nodes wrote (the stand-in's tqdm postfix).
+    const passes = new Set(losses.slice(1).map((l) => l.split(',')[0]));
+    expect([...passes].sort()).toEqual(['0', '1']);
+    expect(readFileSync(join(dir, 'progress.csv'), 'utf8').trim().split('\n').length).toBeGreaterThan(1);
+    // The viewer wrote the report once the job had ended, with the series the node wrote.
+    const html = readFileSync(join(dir, 'report.html'), 'utf8');
+    expect(html).not.toContain('has no losses.csv');
+    expect(html).not.toMatch(/pass \d \S+: no loss was read/);
   });
 });

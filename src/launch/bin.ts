@@ -8,8 +8,11 @@
 export const WATCHDOG_ARG = '__zerowiz-watchdog';
 /** The argument that makes the bin run a local run's supervisor (its plan on stdin) instead of the CLI. */
 export const SUPERVISOR_ARG = '__zerowiz-supervise';
-/** The argument that makes the bin send a Slurm job's notifications on its batch node (src/slurm/job-notify.ts). */
-export const JOB_NOTIFY_ARG = '__zerowiz-job-notify';
+/**
+ * The argument that makes the bin watch a Slurm job on its batch node (src/slurm/job-watch.ts): the series the
+ * report draws, and the job's notifications.
+ */
+export const JOB_WATCH_ARG = '__zerowiz-job-watch';
 
 let bin: string | null = null;
 

@@ -1,5 +1,5 @@
 /** The face of src/launch/: what other folders may use of it (an architecture test holds every import to it). */
-export { JOB_NOTIFY_ARG, SUPERVISOR_ARG, WATCHDOG_ARG, binPath, setBinPath } from './bin.js';
+export { JOB_WATCH_ARG, SUPERVISOR_ARG, WATCHDOG_ARG, binPath, setBinPath } from './bin.js';
 export { followRun, launch, planLaunch } from './entry.js';
 export type { LaunchRequest, PlannedLaunch } from './entry.js';
 export { RunFollower } from './follower.js';
@@ -24,3 +24,4 @@ export { superviseMain } from './supervisor.js';
 export { warmSupervisor } from './supervisor-start.js';
 export { finishAfterZerowiz } from './watchdog.js';
 export { alertContextOf, watchOfRun } from './run-watch.js';
+export { RunOutputs } from './run-outputs.js';

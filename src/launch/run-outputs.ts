@@ -27,6 +27,11 @@ export interface RunOutputsOptions {
   env: NodeJS.ProcessEnv;
   /** The GPU telemetry's loop interval (the GPU series' window follows it). */
   telemetryIntervalMs: number;
+  /**
+   * A Slurm job watched on its batch node (src/slurm/job-watch.ts): its id for the notifications, and the record
+   * is left alone (the viewer on the login node keeps it; two writers of run.json would lose each other's fields).
+   */
+  job?: { id: string };
 }
 
 /** The environment a step gets: the notification targets (and their secrets) left out. */
@@ -63,6 +68,7 @@ export class RunOutputs implements PipelineListener {
 
   /** The record's `notify` block: each target's label and counts, each failure a line. */
   private keep(s: NotifySummary): void {
+    if (this.opts.job) return;
     (this.opts.record.json as unknown as { notify: NotifySummary }).notify = s;
     saveRunJson(this.opts.record);
   }
@@ -81,7 +87,13 @@ export class RunOutputs implements PipelineListener {
   /** Starts the notices (the run started) once the watch and telemetry exist. */
   start(watch: RunWatch, telemetry: TelemetryView | null): void {
     if (!this.notifier.active) return;
-    this.notices = new RunNotices({ record: this.opts.record, notifier: this.notifier, watch, telemetry });
+    this.notices = new RunNotices({
+      record: this.opts.record,
+      notifier: this.notifier,
+      watch,
+      telemetry,
+      ...(this.opts.job ? { jobId: this.opts.job.id } : {}),
+    });
     this.notices.started();
   }
 
@@ -100,10 +112,15 @@ export class RunOutputs implements PipelineListener {
     this.notices?.stepEnd(i, r);
   }
 
+  /** The series written and closed; returns why a file of them stopped early, by file. */
+  closeSeries(): Record<string, string> {
+    this.series.close();
+    return this.series.problems();
+  }
+
   /** The series written and closed, the report written; returns the report's path (null when it failed). */
   finishFiles(): string | null {
-    this.series.close();
-    const problems = this.series.problems();
+    const problems = this.closeSeries();
     if (Object.keys(problems).length > 0) {
       (this.opts.record.json as unknown as { seriesStopped: Record<string, string> }).seriesStopped = problems;
       saveRunJson(this.opts.record);

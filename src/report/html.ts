@@ -204,7 +204,7 @@ function lossSection(d: ReportData, charts: Chart[]): string {
   const none =
     d.series.files['losses.csv']?.present === false
       ? [
-          'this run has no losses.csv: it was recorded by a zerowiz without series, or by a Slurm job (whose steps run without a supervisor beside them)',
+          'this run has no losses.csv: it was recorded by a zerowiz without series, or by a Slurm job whose batch node could not run zerowiz (its job-watch.log says why)',
         ]
       : [];
   const notes = [...none, ...missing];

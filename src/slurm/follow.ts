@@ -14,7 +14,7 @@ import { Tail } from '../fs/index.js';
 import { cancelJob, describeJob, pendingHint, queryJob, type JobInfo } from './job.js';
 import { jobEnding, jobOutputPath, recordJobEnd, recordJobState, settleRecord } from './record.js';
 import { parseStepMark, type StepMark } from './script.js';
-import { parseJobEnd } from './job-notify.js';
+import { parseJobEnd } from './job-watch.js';
 import type { SlurmContext } from './tools.js';
 import { envNumber } from '../text/index.js';
 
@@ -161,7 +161,7 @@ export class SlurmFollower extends RunFollower {
       line: (text) => {
         const m = parseStepMark(text);
         if (!m) {
-          // The end mark is for the job's notifier on the node (./job-notify.ts), not for people.
+          // The end mark is for the job's watch on the node (./job-watch.ts), not for people.
           if (text.trim() !== '' && parseJobEnd(text) === null) this.jobLine(text);
           return;
         }

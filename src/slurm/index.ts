@@ -16,4 +16,4 @@ export { listPartitions } from './preflight.js';
 export { slurmAttachKind } from './kind.js';
 export { recordJobSetup } from './kind.js';
 export { stopSlurmJob } from './stop.js';
-export { jobNotifyMain, jobOutcome, parseJobEnd } from './job-notify.js';
+export { jobOutcome, jobWatchMain, parseJobEnd } from './job-watch.js';

@@ -42,7 +42,6 @@ import { CLUSTER_NAME_RE, requireSlurm, slurm, type SlurmAnswer, type SlurmConte
 import { shellArgs, shellWord } from '../text/index.js';
 import { redactArgv, redactSetup, secretEnv } from '../text/index.js';
 import { PRIVATE_FILE_MODE } from '../fs/index.js';
-import { NOTIFY_ENV } from '../notify/index.js';
 import { printable } from '../text/index.js';
 
 /** What the user asks of the job (flags of `launch --slurm`, or the wizard's answers). */
@@ -234,11 +233,9 @@ export function slurmScript(
     opts.checks && bin !== null && !skipsAll(new Set(plan.skipChecks))
       ? { node: process.execPath, bin, setupFile: join(recordDir, SETUP_FILE), skip: plan.skipChecks }
       : undefined;
-  // The targets are in this process's environment (launch --notify, a preset's, the user's): sbatch hands them on.
-  const notify =
-    opts.checks && bin !== null && (process.env[NOTIFY_ENV] ?? '').trim() !== ''
-      ? { node: process.execPath, bin }
-      : undefined;
+  // The job's watch on its batch node: always with a launch (the report's series); the notification targets are
+  // in this process's environment (launch --notify, a preset's, the user's), and sbatch hands them on.
+  const watch = opts.checks && bin !== null ? { node: process.execPath, bin } : undefined;
   return sbatchScript({
     jobName: jobName(plan.setup),
     shape: plan.shape,
@@ -255,7 +252,7 @@ export function slurmScript(
       ...changeLines(plan).map((l) => `zerowiz changed: ${l}`),
     ],
     checks,
-    notify,
+    watch,
   });
 }
 

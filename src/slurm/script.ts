@@ -17,7 +17,7 @@ import { printable } from '../text/index.js';
 import { shellArgs, shellJoin, shellWord } from '../text/index.js';
 import { secretGuards } from '../text/index.js';
 import type { LaunchStep } from '../config/index.js';
-import { JOB_NOTIFY_ARG } from '../launch/index.js';
+import { JOB_WATCH_ARG } from '../launch/index.js';
 import { stepConfig } from '../config/index.js';
 import { NO_DEEPSPEED_CONFIG_NAME } from '../config/index.js';
 import { basename } from 'node:path';
@@ -83,41 +83,41 @@ export interface ScriptSpec {
    */
   checks?: { node: string; bin: string; setupFile: string; skip: readonly CheckId[] };
   /**
-   * The job's notifications, sent from its batch node by zerowiz (./job-notify.ts) with the node runtime and
-   * bin the login node used; the targets come in ZEROWIZ_NOTIFY from the submitting environment. Absent: none.
+   * The job's watch on its batch node (./job-watch.ts), run by zerowiz with the node runtime and bin the login
+   * node used: the series the report draws, and the notifications to the targets in ZEROWIZ_NOTIFY (from the
+   * submitting environment). Absent (a script for plain sbatch): neither.
    */
-  notify?: { node: string; bin: string };
+  watch?: { node: string; bin: string };
 }
 
 /**
- * The lines that start the job's notifier in the background, keep the targets from the passes, and at the
- * shell's exit (the end, a failed pass, SIGTERM at a time limit or a scancel) mark the end and give the notifier
- * up to NOTIFY_WAIT_S to send it.
+ * The lines that start the job's watch in the background (it takes ZEROWIZ_NOTIFY with it; the passes do not),
+ * and at the shell's exit (the end, a failed pass, SIGTERM at a time limit or a scancel) mark the end and give
+ * the watch up to JOB_WATCH_WAIT_S to close its series and send the end.
  */
-function notifyLines(n: { node: string; bin: string }): string[] {
+function watchLines(n: { node: string; bin: string }): string[] {
   return [
     '',
-    "# This job's notifications: sent from this node by zerowiz, to the targets in ZEROWIZ_NOTIFY (given by the",
-    '# submitting environment, never written down); the passes do not see them. This node must reach each URL.',
-    'ZW_NOTIFY_PID=',
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, expanded by the batch shell.
-    'if [ -n "${ZEROWIZ_NOTIFY:-}" ]; then',
-    `  ${shellWord(n.node)} ${shellWord(n.bin)} ${JOB_NOTIFY_ARG} "$LOG_DIR" "$SLURM_JOB_ID" </dev/null >>"$LOG_DIR"/notify.log 2>&1 &`,
-    '  ZW_NOTIFY_PID=$!',
-    'fi',
+    "# This job's watch: zerowiz on this node reads the passes' logs for the series the report draws, and sends",
+    '# the notifications to the targets in ZEROWIZ_NOTIFY (given by the submitting environment, never written',
+    '# down); the passes do not see them. This node must reach each URL.',
+    `${shellWord(n.node)} ${shellWord(n.bin)} ${JOB_WATCH_ARG} "$LOG_DIR" "$SLURM_JOB_ID" </dev/null >>"$LOG_DIR"/${JOB_WATCH_LOG} 2>&1 &`,
+    'ZW_WATCH_PID=$!',
     'unset ZEROWIZ_NOTIFY',
     'zw_end() {',
     '  local rc=$?',
     '  echo "zerowiz-job end $rc $(date +%s%3N)"',
-    `  if [ -n "$ZW_NOTIFY_PID" ]; then (sleep ${NOTIFY_WAIT_S}; kill "$ZW_NOTIFY_PID" 2>/dev/null) & wait "$ZW_NOTIFY_PID" 2>/dev/null; fi`,
+    `  (sleep ${JOB_WATCH_WAIT_S}; kill "$ZW_WATCH_PID" 2>/dev/null) & wait "$ZW_WATCH_PID" 2>/dev/null`,
     '}',
     'trap zw_end EXIT',
     "trap 'exit 143' TERM",
   ];
 }
 
-/** How long the batch shell waits at its end for the notifier (Slurm's KillWait is 30 s by default). */
-export const NOTIFY_WAIT_S = 40;
+/** How long the batch shell waits at its end for the job's watch (Slurm's KillWait is 30 s by default). */
+export const JOB_WATCH_WAIT_S = 40;
+/** The job's watch's own messages, in the run's record. */
+export const JOB_WATCH_LOG = 'job-watch.log';
 
 /** The first port tried for the rendezvous: 20000 + job id mod 10000 keeps jobs on one node apart. */
 export const MAIN_PORT_BASE = 20_000;
@@ -381,7 +381,7 @@ export function sbatchScript(spec: ScriptSpec): string {
           ...nodeCheckPreamble({ ...spec.checks, accelerate: spec.accelerate }),
         ]
       : []),
-    ...(spec.notify ? notifyLines(spec.notify) : []),
+    ...(spec.watch ? watchLines(spec.watch) : []),
   ];
   const flags: NodeFlags = {
     nodes: { sh: '"$SLURM_NNODES"' },

@@ -1,14 +1,15 @@
 /**
- * A Slurm job's notifications, sent from the job's batch node: a job has no supervisor beside it, so when
- * the user asked for notifications the batch script starts `zerowiz __zerowiz-job-notify RUN_DIR JOB_ID` in the
- * background (with the node runtime and zerowiz's bin the login node used: ./script.ts), with the targets in
- * ZEROWIZ_NOTIFY, which sbatch hands the job from the submitting environment (never in a file; the passes
- * do not get it). It follows the job's files as a viewer does (the `zerowiz-step` marks of the job's output,
- * each pass's log, the pass's loss.csv) and sends what a local run's supervisor sends: started, the first
- * training step, each alert, each pass's end, and the job's end, which the batch shell marks as it exits
- * (`zerowiz-job end RC MS`, also on a time limit or a scancel: SIGTERM) and then waits for this process.
- * The node must reach each URL (or run each command): many clusters' compute nodes have no internet, and
- * only a proxy or a local relay (a `mail` command) reaches out from there.
+ * A Slurm job's watch on its batch node: a job has no supervisor beside it, so the batch script starts
+ * `zerowiz __zerowiz-job-watch RUN_DIR JOB_ID` in the background (with the node runtime and zerowiz's bin the
+ * login node used: ./script.ts). It follows the job's files as a viewer does (the `zerowiz-step` marks of the
+ * job's output, each pass's log, the pass's loss.csv) and does what a local run's supervisor does besides
+ * running the steps (../launch/run-outputs.ts): it writes the series the report draws (losses.csv,
+ * progress.csv: no GPU series, nobody watches the nodes' GPUs) into the record, and sends the notifications to
+ * the targets in ZEROWIZ_NOTIFY, which sbatch hands the job from the submitting environment (never in a file;
+ * the passes do not get it): started, the first training step, each alert, each pass's end, and the job's end,
+ * which the batch shell marks as it exits (`zerowiz-job end RC MS`, also on a time limit or a scancel: SIGTERM)
+ * and then waits for this process. The node must reach each URL (or run each command): many clusters' compute
+ * nodes have no internet, and only a proxy or a local relay (a `mail` command) reaches out from there.
  */
 import { join } from 'node:path';
 import { RunFollower } from '../launch/index.js';
@@ -17,7 +18,9 @@ import { alertContextOf, watchOfRun } from '../launch/index.js';
 import type { PipelineOutcome } from '../observe/index.js';
 import { readRunRecord, setupOfRecord, type RunRecord } from '../records/index.js';
 import { Tail } from '../fs/index.js';
-import { NOTIFY_ENV, Notifier, RunNotices, targetsFromEnv } from '../notify/index.js';
+import { RunOutputs } from '../launch/index.js';
+import { targetsFromEnv } from '../notify/index.js';
+import { printable } from '../text/index.js';
 import { parseStepMark, type StepMark } from './script.js';
 
 /** How often the job's files are read on the node. */
@@ -124,26 +127,33 @@ export class JobWatch extends RunFollower {
   }
 }
 
-/** `zerowiz __zerowiz-job-notify RUN_DIR JOB_ID`, on the batch node: the job's notifications, then exit. */
-export async function jobNotifyMain(args: readonly string[]): Promise<void> {
+/**
+ * `zerowiz __zerowiz-job-watch RUN_DIR JOB_ID`, on the batch node: follows the job to its end, writing the series
+ * the report draws (losses, the progress bar) into the record and sending the notifications, then exits. The
+ * record's run.json is the login node's viewer's to keep; this process only adds the series files.
+ */
+export async function jobWatchMain(args: readonly string[]): Promise<void> {
   const [dir, jobId] = args;
   if (!dir || !jobId) return;
   process.on('SIGHUP', () => undefined);
   const r = readRunRecord(dir);
-  if (!('record' in r)) return;
-  let targets: ReturnType<typeof targetsFromEnv>;
-  try {
-    targets = targetsFromEnv(process.env);
-  } catch (e) {
-    process.stderr.write(`zerowiz: ${(e as Error).message}\n`);
+  if (!('record' in r)) {
+    process.stderr.write(`zerowiz: the job's watch: ${printable(r.damaged.path)}: ${printable(r.damaged.problem)}\n`);
     return;
   }
-  if (targets.length === 0) return;
-  await notifyJob(r.record, jobId, targets);
-}
-
-/** Follows the job and sends its events; resolves once the end's notification went out (or was given up). */
-async function notifyJob(rec: RunRecord, jobId: string, targets: ReturnType<typeof targetsFromEnv>): Promise<void> {
+  const rec = r.record;
+  try {
+    targetsFromEnv(process.env);
+  } catch (e) {
+    // Said here, in the job's watch log (the record is the viewer's); the series are still written.
+    process.stderr.write(`zerowiz: ${printable((e as Error).message)}\n`);
+  }
+  const outputs = new RunOutputs({
+    record: rec,
+    env: process.env,
+    telemetryIntervalMs: JOB_WATCH_POLL_MS,
+    job: { id: jobId },
+  });
   const setup = setupOfRecord(rec);
   const commands = rec.json.steps.map((s) => ({
     step: s.name,
@@ -151,20 +161,19 @@ async function notifyJob(rec: RunRecord, jobId: string, targets: ReturnType<type
     usesConfig: s.usesConfig,
     text: s.command,
   }));
-  let notices: RunNotices | null = null;
   const watch = watchOfRun({ setup, commands, cwd: rec.json.cwd }, alertContextOf(setup, null), {
     noTelemetry: "the job's GPUs are watched by nobody on the nodes",
-    onLoss: (i, _v, _src, step, count) => notices?.loss(i, step, count),
+    onLoss: outputs.onLoss,
   });
-  const notifier = new Notifier({ targets, env: { ...process.env, [NOTIFY_ENV]: undefined } });
-  notices = new RunNotices({ record: rec, notifier, watch, telemetry: null, jobId });
   const follower = new JobWatch(rec, join(rec.dir, `job-${jobId}.out`));
-  // Slurm's SIGTERM to every process of an ending job: this one stays to say it ended.
+  // Slurm's SIGTERM to every process of an ending job: this one stays to close the series and say it ended.
   process.on('SIGTERM', () => follower.terminating());
   follower.subscribe(watch);
-  follower.subscribe(notices);
-  notices.started();
+  follower.subscribe(outputs);
+  outputs.start(watch, null);
   const o = await follower.run();
   await watch.close();
-  await notices.finish(o, null);
+  for (const [file, why] of Object.entries(outputs.closeSeries()))
+    process.stderr.write(`zerowiz: the series ${file} stopped: ${why}\n`);
+  await outputs.notifyEnd(o, null);
 }
