@@ -16,6 +16,8 @@ import {
 } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { facesPlugin } from './faces.mjs';
 import { inkCaches } from './ink-caches.mjs';
 
@@ -66,6 +68,22 @@ const tmp = `${outfile}.${process.pid}.tmp`;
 writeFileSync(tmp, entryText, { mode: 0o755 });
 chmodSync(tmp, 0o755);
 renameSync(tmp, outfile);
+// zerowiz's own YAML data, parsed once here (src/fs/data-file.ts): a fresh process takes a copy whose source is
+// the file's exact text, and parses any other text itself. A value JSON cannot carry (.inf, a date) gets no copy.
+mkdirSync(join(outdir, 'data'), { recursive: true });
+for (const name of ['models.yaml', 'templates.yaml']) {
+  const text = readFileSync(join(root, 'presets', name), 'utf8');
+  const data = parseYaml(text);
+  const json = JSON.stringify({ source: text, data });
+  const target = join(outdir, 'data', name.replace(/\.yaml$/, '.json'));
+  if (!isDeepStrictEqual(JSON.parse(json).data, data)) {
+    rmSync(target, { force: true });
+    continue;
+  }
+  const part = `${target}.${process.pid}.tmp`;
+  writeFileSync(part, json);
+  renameSync(part, target);
+}
 // Chunks no build has produced for an hour are stale.
 const fresh = new Set(result.outputFiles.map((f) => f.path));
 for (const name of readdirSync(join(outdir, 'chunks'))) {

@@ -9,7 +9,7 @@ import { type LaunchSource, presetSource, sourcePreset } from '../config/index.j
 import { findPreset } from '../setups/index.js';
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
-import { launch, planLaunch, warmSupervisor, type LaunchRequest } from '../launch/index.js';
+import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
 import { chosenKindFlag, kindOfLaunch, type LaunchFrom, recordKinds } from './run-kinds.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
 import { reportDamaged } from './report.js';
@@ -80,8 +80,6 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
   handOnTargets(launchTargets(flags, from.preset, process.env), from.record);
   // Another kind than the local run (src/commands/run-kinds.ts): its flag, or --last when the newest run was one.
   const entry = kindOfLaunch(flags, from.record);
-  // A local run's supervisor starts now and loads while the launch is checked (it ends at once if refused).
-  if (!entry && !flags.dryRun) warmSupervisor(process.env, process.cwd());
   const kind = entry ? await (await entry.load()).launchKind(from, flags) : undefined;
   return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, keptSkips(flags, from.record), ctx, {
     kind,

@@ -8,7 +8,7 @@ import type { CommandContext } from './context.js';
 import { SIGINT_GRACE_MS, SIGTERM_GRACE_MS } from '../proc/index.js';
 import type { LaunchFlags } from './launch-flags.js';
 import { TOPOLOGY_CHOICE_TEXT, TOPOLOGY_CHOICES } from '../checkpoints/index.js';
-import { kindOptions, runKinds } from './run-kinds.js';
+import { chosenKindFlag, kindOptions, runKinds } from './run-kinds.js';
 
 /** Registers `launch` and `runs`. */
 export function registerLaunch(program: Command, ctx: CommandContext): void {
@@ -83,6 +83,10 @@ export function registerLaunch(program: Command, ctx: CommandContext): void {
       ].join('\n'),
     )
     .action(async (ref: string | undefined, flags: LaunchFlags) => {
+      // A local run's supervisor starts first and loads its code while this zerowiz loads the launch's and checks
+      // the setup (it ends at once, doing nothing, if the launch is refused or turns out to be of another kind).
+      if (!flags.dryRun && chosenKindFlag(flags) === null)
+        (await import('../launch/supervisor-start.js')).warmSupervisor(process.env, process.cwd());
       ctx.setExitCode(await (await import('./launch-run.js')).launchCommand(ref, flags, ctx));
     });
 

@@ -4,12 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import * as z from 'zod/mini';
 import '../text/zod.js';
 import { UsageError } from '../text/index.js';
 import { NearMiss } from '../text/index.js';
-import { presetsDir } from '../fs/index.js';
+import { parseDataFile, presetsDir } from '../fs/index.js';
 
 const positiveInt = z.int().check(z.positive());
 
@@ -157,7 +156,7 @@ export interface ModelEntry {
 export function parseModelCatalog(text: string, file = 'models.yaml'): ModelEntry[] {
   let data: unknown;
   try {
-    data = parse(text);
+    data = parseDataFile(file, text);
   } catch (err) {
     throw new UsageError(
       `${file} is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,

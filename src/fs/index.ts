@@ -2,6 +2,7 @@
 export { expandPath, expandPathAnswer, expandWord, pathFlag, processContext } from './expand.js';
 export type { ExpandContext } from './expand.js';
 export { accelerateDefaultConfig, presetsDir, userPresetsDir } from './paths.js';
+export { parseDataFile } from './data-file.js';
 export { openOwnedFile, parseYamlQuietly, pathPresent, readOwnedFile, readUserFile } from './read.js';
 export type { FileProblem, OwnedFile } from './read.js';
 export {

@@ -9,6 +9,7 @@ import type { CheckId } from '../checks/index.js';
 import type { LaunchSource, PreparedCommand, Setup } from '../config/index.js';
 import type { RunEstimate } from '../rules/index.js';
 import { UsageError } from '../text/index.js';
+import { NOTIFY_ENV } from '../notify/index.js';
 import { binPath, SUPERVISOR_ARG } from './bin.js';
 
 /** What the launching zerowiz hands its run's supervisor (JSON on the supervisor's stdin). */
@@ -33,6 +34,12 @@ export interface SupervisorPlan {
   firstPassLines?: string[];
   /** The estimate the launch made of the setup's mode (its peak and step time), for the record; absent: made here. */
   estimate?: RunEstimate | null;
+  /**
+   * The run's notification targets, ZEROWIZ_NOTIFY's text as the launch had it when it handed the plan over (null:
+   * none): a supervisor started before the launch knew them (warmSupervisor) takes them from here, on its stdin,
+   * never from a file. Set by startSupervisor.
+   */
+  notify?: string | null;
 }
 
 /** The supervisor's one line to its launcher: the record it opened, or why it could not. */
@@ -114,7 +121,7 @@ export async function startSupervisor(plan: SupervisorPlan, env: NodeJS.ProcessE
     child.on('error', () => res());
   });
   child.stdin!.on('error', () => undefined);
-  child.stdin!.end(JSON.stringify(plan));
+  child.stdin!.end(JSON.stringify({ ...plan, notify: env[NOTIFY_ENV] ?? null }));
   let text = '';
   child.stdout!.setEncoding('utf8');
   const hello = await new Promise<SupervisorHello | null>((res) => {

@@ -58,6 +58,7 @@ import { captureTopology, recordTopology } from '../checkpoints/index.js';
 import { checkBeforePass } from '../checks/index.js';
 import { checkPlan } from '../checks/index.js';
 import { CHECK_IDS, type CheckId, skipsAll } from '../checks/index.js';
+import { NOTIFY_ENV } from '../notify/index.js';
 import { RunHealth, runEstimateSchema, type WatchedPath } from '../observe/index.js';
 import { stallOptionsFromEnv } from '../observe/index.js';
 
@@ -94,6 +95,8 @@ const planSchema = z.object({
   firstPassLines: z.optional(z.array(z.string())),
   /** The estimate the launch made of the setup's mode (its peak and step time), for the record; absent: made here. */
   estimate: z.optional(runEstimateSchema),
+  /** The notification targets (ZEROWIZ_NOTIFY's text; null: none), set by startSupervisor. */
+  notify: z.optional(z.nullable(z.string())),
 });
 
 export type { SupervisorPlan } from './supervisor-start.js';
@@ -546,6 +549,9 @@ export async function superviseMain(): Promise<void> {
   }
   capYoungGeneration();
   const env = process.env;
+  // The targets as the launch had them when it handed the plan over (it may have started this process first).
+  if (plan.notify === null) delete env[NOTIFY_ENV];
+  else if (plan.notify !== undefined) env[NOTIFY_ENV] = plan.notify;
   const guard = Watchdog.start({
     grace: gracePeriods(env),
     bin: binPath(),

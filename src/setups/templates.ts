@@ -7,10 +7,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import * as z from 'zod/mini';
 import '../text/zod.js';
-import { presetsDir } from '../fs/index.js';
+import { parseDataFile, presetsDir } from '../fs/index.js';
 import { UsageError } from '../text/index.js';
 import { scriptSteps, type ScriptSteps } from './shell-script.js';
 import { argValue } from '../config/index.js';
@@ -68,7 +67,7 @@ export function loadTemplates(file: string = join(presetsDir(), 'templates.yaml'
   if (builtIn && cached) return cached;
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(file, 'utf8'));
+    raw = parseDataFile(file, readFileSync(file, 'utf8'));
   } catch (e) {
     throw new UsageError(`the step templates ${file} cannot be read: ${(e as Error).message}`, 'reinstall zerowiz');
   }
