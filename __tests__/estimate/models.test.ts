@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/text/errors.js';
 import { findModel, loadModelCatalog, lookupModel, parseModelCatalog } from '../../src/estimate/models.js';
 import { presetsDir } from '../../src/fs/paths.js';
+import { loadTemplates } from '../../src/setups/templates.js';
 import { modelEntry } from '../helpers/fixtures.js';
 
 const linear = (i: number, o: number) => i * o + o;
@@ -105,6 +106,27 @@ describe('the shapes the peak model needs', () => {
     // A module's Linears are counted in the model: 8 attention projections + 2 modulations + 4 MLP Linears per block.
     const inBlocks = Object.values(q.modules).reduce((s, [i, o, c]) => s + (i * o + o) * c, 0);
     expect(inBlocks).toBeLessThan(q.params);
+  });
+  it("every built-in template's --lora_target_modules are modules of its model (DiffSynth's FLUX names included)", () => {
+    const catalog = loadTemplates();
+    const checked: string[] = [];
+    for (const t of catalog.templates) {
+      const m = /--lora_target_modules "([^"]+)"/.exec(t.script);
+      if (!m) continue;
+      const known = findModel(t.model, models).modules;
+      expect(
+        m[1]!.split(',').filter((x) => !(x in known)),
+        t.id,
+      ).toEqual([]);
+      checked.push(t.id);
+    }
+    expect(checked).toContain('flux.1-dev-lora');
+    // DiffSynth's FLUX double blocks' fused qkv and the single blocks' fused qkv+MLP, counted in the model.
+    const f = findModel('flux.1-dev', models);
+    expect([f.modules.a_to_qkv, f.modules.to_qkv_mlp]).toEqual([
+      [3072, 9216, 19],
+      [3072, 21504, 38],
+    ]);
   });
   it("Llama's grouped-query attention: 8 KV heads, so k_proj and v_proj are 4096 -> 1024", () => {
     const l = findModel('llama-3.1-8b', models);
