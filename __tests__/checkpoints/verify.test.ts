@@ -159,14 +159,16 @@ describe('a DiffSynth LoRA file: what the run saved is what it trained', () => {
   it('says when the shapes cannot be checked (targets the catalog does not know), and checks the rest', () => {
     const f = join(tmp(), 'epoch-0.safetensors');
     writeSafetensors(f, [
-      { name: 'blocks.0.a_to_qkv.lora_A.default.weight', shape: [2, 8] },
-      { name: 'blocks.0.a_to_qkv.lora_B.default.weight', shape: [24, 2] },
+      { name: 'blocks.0.my_adapter_proj.lora_A.default.weight', shape: [2, 8] },
+      { name: 'blocks.0.my_adapter_proj.lora_B.default.weight', shape: [24, 2] },
     ]);
-    const e = loraExpectation(2, ['a_to_qkv'], loadModelCatalog().find((m) => m.id === 'flux.1-dev')!);
+    const e = loraExpectation(2, ['my_adapter_proj'], loadModelCatalog().find((m) => m.id === 'flux.1-dev')!);
     expect('unknown' in e).toBe(true);
     const v = verifyWeightsFile(f, { ...NO_EXPECTATION, loraUnknown: 'unknown' in e ? e.unknown : null });
     expect(v.verdict).toBe('ok');
-    expect(v.reason).toMatch(/LoRA shapes not checked: the LoRA targets a_to_qkv are not modules of flux\.1-dev/);
+    expect(v.reason).toMatch(
+      /LoRA shapes not checked: the LoRA targets my_adapter_proj are not modules of flux\.1-dev/,
+    );
   });
 
   it('bad for full weights holding less than half of the model', () => {

@@ -217,19 +217,24 @@ if (!PYTHON3) console.log('skipped the zero_to_fp32 export tests: no python3 on 
 
 describe('zerowiz export weights: a DiffSynth FLUX.1-dev LoRA', () => {
   const R = 2;
-  /** DiffSynth's FLUX DiT names (the example's targets), two double blocks and one single block. */
+  /** FLUX.1-dev's 19 double-stream and 38 single-stream blocks. */
+  const DOUBLE = [...Array(19).keys()];
+  const SINGLE = [...Array(38).keys()];
+  /** A whole LoRA of three of the example's targets, in DiffSynth's FLUX DiT names, as the run saves it. */
   const FLUX_LORA = [
-    ...[0, 1].flatMap((b) => [
+    ...DOUBLE.flatMap((b) => [
       { name: `blocks.${b}.attn.a_to_qkv.lora_A.default.weight`, dtype: 'BF16' as const, shape: [R, 3072] },
       { name: `blocks.${b}.attn.a_to_qkv.lora_B.default.weight`, dtype: 'BF16' as const, shape: [9216, R] },
       { name: `blocks.${b}.ff_b.2.lora_A.default.weight`, dtype: 'BF16' as const, shape: [R, 12288] },
       { name: `blocks.${b}.ff_b.2.lora_B.default.weight`, dtype: 'BF16' as const, shape: [3072, R] },
     ]),
-    { name: 'single_blocks.0.to_qkv_mlp.lora_A.default.weight', dtype: 'BF16' as const, shape: [R, 3072] },
-    { name: 'single_blocks.0.to_qkv_mlp.lora_B.default.weight', dtype: 'BF16' as const, shape: [21504, R] },
+    ...SINGLE.flatMap((b) => [
+      { name: `single_blocks.${b}.to_qkv_mlp.lora_A.default.weight`, dtype: 'BF16' as const, shape: [R, 3072] },
+      { name: `single_blocks.${b}.to_qkv_mlp.lora_B.default.weight`, dtype: 'BF16' as const, shape: [21504, R] },
+    ]),
   ];
 
-  function fluxRun(tensors: Parameters<typeof writeSafetensors>[1]) {
+  function fluxRun(tensors: Parameters<typeof writeSafetensors>[1], targets = 'a_to_qkv,ff_b.2,to_qkv_mlp') {
     const box = sandbox();
     writeRunRecord(box.cwd, {
       id: RUN,
@@ -238,7 +243,7 @@ describe('zerowiz export weights: a DiffSynth FLUX.1-dev LoRA', () => {
         model_name: 'flux.1-dev',
         fine_tuning: 'lora',
         lora_rank: R,
-        lora_targets: 'a_to_qkv,ff_b.2,to_qkv_mlp',
+        lora_targets: targets,
       },
       steps: [
         {
@@ -262,7 +267,7 @@ describe('zerowiz export weights: a DiffSynth FLUX.1-dev LoRA', () => {
     const names = h.header.tensors.map((t) => t.name).sort();
     expect(names).toEqual(
       [
-        ...[0, 1].flatMap((b) => [
+        ...DOUBLE.flatMap((b) => [
           `lora_unet_double_blocks_${b}_img_attn_qkv.alpha`,
           `lora_unet_double_blocks_${b}_img_attn_qkv.lora_down.weight`,
           `lora_unet_double_blocks_${b}_img_attn_qkv.lora_up.weight`,
@@ -270,9 +275,11 @@ describe('zerowiz export weights: a DiffSynth FLUX.1-dev LoRA', () => {
           `lora_unet_double_blocks_${b}_txt_mlp_2.lora_down.weight`,
           `lora_unet_double_blocks_${b}_txt_mlp_2.lora_up.weight`,
         ]),
-        'lora_unet_single_blocks_0_linear1.alpha',
-        'lora_unet_single_blocks_0_linear1.lora_down.weight',
-        'lora_unet_single_blocks_0_linear1.lora_up.weight',
+        ...SINGLE.flatMap((b) => [
+          `lora_unet_single_blocks_${b}_linear1.alpha`,
+          `lora_unet_single_blocks_${b}_linear1.lora_down.weight`,
+          `lora_unet_single_blocks_${b}_linear1.lora_up.weight`,
+        ]),
       ].sort(),
     );
     const up = h.header.tensors.find((t) => t.name === 'lora_unet_double_blocks_0_img_attn_qkv.lora_up.weight')!;
@@ -286,12 +293,25 @@ describe('zerowiz export weights: a DiffSynth FLUX.1-dev LoRA', () => {
     expect(r.stdout).toMatch(/ComfyUI layout for FLUX: the open-source names lora_unet_/);
   });
 
+  it('a LoRA missing a block is no good checkpoint: the catalog knows each DiffSynth FLUX module and how many there are', () => {
+    const box = fluxRun(FLUX_LORA.filter((t) => !t.name.startsWith('single_blocks.37.')));
+    const r = runCli(['export', 'weights', RUN, '--out', 'w'], { cwd: box.cwd, env: box.env });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/no good checkpoint/);
+    expect(r.stderr).toMatch(/to_qkv_mlp has 37 lora_A and 37 lora_B of 38/);
+    expect(existsSync(join(box.cwd, 'w'))).toBe(false);
+  });
+
   it('a module with no open-source name, or the diffusers layout: refused in one line, nothing written', () => {
-    const box = fluxRun([
-      ...FLUX_LORA,
-      { name: 'blocks.0.attn.norm_q.lora_A.default.weight', dtype: 'BF16', shape: [R, 128] },
-      { name: 'blocks.0.attn.norm_q.lora_B.default.weight', dtype: 'BF16', shape: [128, R] },
-    ]);
+    // norm_q is a target the catalog has no shape for: the file is not checked against shapes, and exported as it is.
+    const box = fluxRun(
+      [
+        ...FLUX_LORA,
+        { name: 'blocks.0.attn.norm_q.lora_A.default.weight', dtype: 'BF16', shape: [R, 128] },
+        { name: 'blocks.0.attn.norm_q.lora_B.default.weight', dtype: 'BF16', shape: [128, R] },
+      ],
+      'a_to_qkv,ff_b.2,to_qkv_mlp,norm_q',
+    );
     const r = runCli(['export', 'weights', RUN, '--out', 'w'], { cwd: box.cwd, env: box.env });
     expectOneLineError(
       r,
