@@ -148,7 +148,7 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
     const root = join(d, '.zerowiz', 'runs');
     const dir = join(root, readdirSync(root)[0]!);
     const log = existsSync(join(dir, 'job-watch.log')) ? readFileSync(join(dir, 'job-watch.log'), 'utf8') : '';
-    expect(log, 'the job watch said nothing').toBe('');
+    expect(log, 'the job watch had nothing to say').not.toMatch(/zerowiz:/);
     const losses = readFileSync(join(dir, 'losses.csv'), 'utf8').trim().split('\n');
     expect(losses[0]).toBe('pass,source,step,loss,t_ms');
     // Each pass's loss, from the trainer's lines the two nodes wrote (the stand-in's tqdm postfix).
