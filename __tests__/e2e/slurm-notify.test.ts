@@ -7,12 +7,22 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, ROOT } from '../helpers/pty.js';
 import { GPUS_PER_NODE, slurmAvailability, startCluster, type SlurmCluster } from '../helpers/slurm.js';
 import { startSink, type HttpSink } from '../helpers/http-sink.js';
+import { processesUnder, until } from '../helpers/proc.js';
 import type { NotifyPayload } from '../../src/notify/index.js';
 
 const FAKE = join(ROOT, '__tests__', 'fixtures', 'accelerate');
@@ -159,5 +169,39 @@ describe.skipIf(!availability.ok)('Slurm: notifications from the batch node', { 
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
     expect(html).not.toContain('has no losses.csv');
     expect(html).not.toMatch(/pass \d \S+: no loss was read/);
+  });
+
+  it('launch --last of a Slurm run lets the supervisor it started with the command go at once (no process waits beside the job)', async () => {
+    const d = checkout();
+    const first = await launch(d, {}, null);
+    expect(first.code, first.stderr).toBe(0);
+    const root = join(d, '.zerowiz', 'runs');
+    const again = zerowiz(['launch', '--last', '--accelerate', FAKE, '--no-tui'], d, {
+      ...cluster.env,
+      FAKE_ACCELERATE_HANG: '1',
+      ZEROWIZ_SLURM_POLL_MS: '250',
+      NO_COLOR: '1',
+    });
+    let ended = false;
+    void again.then(() => {
+      ended = true;
+    });
+    await until(() => readdirSync(root).length === 2, 'the second job submitted', 60_000);
+    const here = realpathSync(d);
+    const supervisors = () =>
+      processesUnder([here]).filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('__zerowiz-supervise');
+        } catch {
+          return false;
+        }
+      });
+    // The job hangs until stopped: a supervisor kept waiting would be there all along.
+    await until(() => supervisors().length === 0, 'no local supervisor beside the Slurm job', 20_000);
+    expect(ended).toBe(false);
+    const id2 = readdirSync(root).sort()[1]!;
+    const stop = await zerowiz(['stop', id2], d, cluster.env);
+    expect(stop.code, stop.stderr).toBe(0);
+    await again;
   });
 });

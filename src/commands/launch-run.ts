@@ -9,7 +9,7 @@ import { type LaunchSource, presetSource, sourcePreset } from '../config/index.j
 import { findPreset } from '../setups/index.js';
 import type { Setup } from '../config/index.js';
 import { UsageError } from '../text/index.js';
-import { launch, planLaunch, type LaunchRequest } from '../launch/index.js';
+import { launch, planLaunch, releaseWarmSupervisor, type LaunchRequest } from '../launch/index.js';
 import { chosenKindFlag, kindOfLaunch, type LaunchFrom, recordKinds } from './run-kinds.js';
 import { displayDir, listRunRecords, readRecordSetup, type RunRecord } from '../records/index.js';
 import { reportDamaged } from './report.js';
@@ -80,6 +80,8 @@ export async function launchCommand(ref: string | undefined, flags: LaunchFlags,
   handOnTargets(launchTargets(flags, from.preset, process.env), from.record);
   // Another kind than the local run (src/commands/run-kinds.ts): its flag, or --last when the newest run was one.
   const entry = kindOfLaunch(flags, from.record);
+  // The supervisor started with the command is a local run's (--last of a Slurm run is a job).
+  if (entry) releaseWarmSupervisor();
   const kind = entry ? await (await entry.load()).launchKind(from, flags) : undefined;
   return launchFromCli(pinSteps(from.setup, flags.pinStep ?? []), from.source, keptSkips(flags, from.record), ctx, {
     kind,

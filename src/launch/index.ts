@@ -21,7 +21,7 @@ export type { TextSink } from './stream.js';
 export { stepTimeOf } from './viewer.js';
 export type { LogPaneOptions } from './viewer.js';
 export { superviseMain } from './supervisor.js';
-export { warmSupervisor } from './supervisor-start.js';
+export { releaseWarmSupervisor, warmSupervisor } from './supervisor-start.js';
 export { finishAfterZerowiz } from './watchdog.js';
 export { alertContextOf, watchOfRun } from './run-watch.js';
 export { RunOutputs } from './run-outputs.js';

@@ -89,6 +89,15 @@ export function warmSupervisor(env: NodeJS.ProcessEnv, cwd: string): void {
   warm = { child, env, cwd };
 }
 
+/**
+ * Lets the supervisor warmSupervisor started go (the launch is of another kind: a Slurm job): the end of its stdin,
+ * and it ends without doing anything, instead of waiting beside a launch that may follow a job for days.
+ */
+export function releaseWarmSupervisor(): void {
+  warm?.child.stdin?.end();
+  warm = null;
+}
+
 /** The supervisor process warmSupervisor started, when it has this environment and directory; else a new one. */
 function supervisorProcess(bin: string, env: NodeJS.ProcessEnv, cwd: string): ChildProcess {
   const w = warm;
