@@ -6,7 +6,7 @@
  * scontrol stand-ins; sbatch's reading of `#SBATCH` lines is helpers/sbatch-directives.ts (measured
  * against the real sbatch and slurmd in e2e/slurm-hostile.test.ts).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -330,6 +330,39 @@ describe('sbatch that submitted but answered oddly: the job is never lost', () =
     const calls = box.calls();
     expect(calls).toContain('scontrol -M clusterA -o show job 4242');
     expect(calls).toContain('scancel -M clusterA 4242');
+  });
+
+  it('`zerowiz stop` while sbatch has not answered yet waits for its answer, then cancels that job', async () => {
+    const d = tmp();
+    const cancelled = join(d, 'cancelled');
+    const state = (st: string, code: string) =>
+      `echo "JobId=4242 JobName=x JobState=${st} Reason=None NodeList=n1 ExitCode=${code}"`;
+    const { box, run } = await submitWith(
+      'sleep 1; echo 4242',
+      {
+        scontrol: `if [ -f '${cancelled}' ]; then ${state('CANCELLED', '0:15')}; else ${state('RUNNING', '0:0')}; fi`,
+        scancel: `touch '${cancelled}'`,
+        sacct: 'exit 0',
+      },
+      d,
+    );
+    const submitting = run();
+    const root = join(d, '.zerowiz', 'runs');
+    // The record is made before sbatch is asked: stop comes in that window.
+    while (!existsSync(root) || readdirSync(root).length === 0) await new Promise((r) => setTimeout(r, 20));
+    const [id] = readdirSync(root);
+    const stop = await new Promise<{ code: number; stderr: string }>((res) =>
+      execFile(
+        process.execPath,
+        [join(ROOT, 'dist', 'zerowiz.js'), 'stop', id!],
+        { cwd: d, env: { ...box.env, ZEROWIZ_SLURM_POLL_MS: '100' } },
+        (err, _out, stderr) => res({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+      ),
+    );
+    expect((await submitting).jobId).toBe('4242');
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stderr).toMatch(/cancelling Slurm job 4242/);
+    expect(box.calls()).toContain('scancel 4242');
   });
 
   it('sbatch that exits 0 but names no job: not "refused"; the record stays for a job that may run', async () => {

@@ -9,7 +9,7 @@ import { preparedOfRecord, type RunKind } from '../launch/index.js';
 import { displayDir } from '../records/index.js';
 import { UsageError } from '../text/index.js';
 import { whichSync } from '../proc/index.js';
-import { describeJob, queryJob } from '../slurm/index.js';
+import { awaitSubmission, describeJob, queryJob, slurmTimeoutMs, statePollMs } from '../slurm/index.js';
 import { slurmLaunchKind } from '../slurm/index.js';
 import type { SlurmRequest } from '../slurm/index.js';
 import { settleRecord, slurmRunOpen } from '../slurm/index.js';
@@ -93,20 +93,23 @@ export const SLURM_KIND_MODULE: RunKindModule = {
  * the job is over. Throws UsageError when Slurm cannot be asked or has forgotten a job whose end is unknown.
  */
 async function settleSlurmRun(rec: RunRecord, sctx: SlurmContext = slurmContext()): Promise<boolean> {
-  const s = rec.json.slurm;
-  if (!s) return true;
-  if (!s.jobId)
+  if (!rec.json.slurm) return true;
+  // A launch still waiting for sbatch's answer: its answer, within sbatch's own time.
+  const jobId =
+    rec.json.slurm.jobId ?? (await awaitSubmission(rec, slurmTimeoutMs(sctx.env) + 5_000, statePollMs(sctx.env)));
+  if (!jobId)
     throw new UsageError(
       `run ${rec.json.id} was never submitted (sbatch did not answer)`,
       'submit it again with `zerowiz launch --last`',
     );
+  const s = rec.json.slurm!;
   if (!slurmRunOpen(rec)) return true;
   if (!whichSync('scontrol', sctx.env))
     throw new UsageError(
-      `Slurm's scontrol is not on PATH, so zerowiz cannot ask about job ${s.jobId}`,
+      `Slurm's scontrol is not on PATH, so zerowiz cannot ask about job ${jobId}`,
       `${NO_SLURM_HINT.split(';')[0]}; its logs so far are in ${displayDir(rec.dir)}`,
     );
-  const r = await queryJob(s.jobId, sctx, s.cluster ?? null);
+  const r = await queryJob(jobId, sctx, s.cluster ?? null);
   if (!r.found) {
     if (!r.gone) throw new UsageError(r.message, 'check that Slurm answers here (`squeue`), then try again');
     settleRecord(rec, null, true);

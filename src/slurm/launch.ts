@@ -19,7 +19,14 @@ import type { Finding } from '../config/index.js';
 import { writeFileSafely, type WriteResult } from '../fs/index.js';
 import { setupInDir, writeLaunchConfigFiles } from '../config/index.js';
 import { listPartitions, requirePartition, storageWarnings, type Partition } from './preflight.js';
-import { createSlurmRecord, discardRecord, JOB_OUTPUT_PATTERN, recordSubmitted, SCRIPT_FILE } from './record.js';
+import {
+  createSlurmRecord,
+  discardRecord,
+  JOB_OUTPUT_PATTERN,
+  recordSubmitted,
+  SCRIPT_FILE,
+  UNKNOWN_SUBMISSION,
+} from './record.js';
 import {
   checkJobPaths,
   refuseBadSbatchArgs,
@@ -371,7 +378,6 @@ export async function submitSlurm(plan: SlurmPlan, ctx: SlurmContext): Promise<S
 }
 
 /** The record state of a submission sbatch did not answer clearly (the job may exist). */
-const UNKNOWN_SUBMISSION = 'UNKNOWN';
 
 /** What sbatch's answer means: a job (with notes on what was odd), a refusal, or no telling. */
 export type SbatchAnswer =

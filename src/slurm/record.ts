@@ -6,7 +6,14 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRunRecord, pendingStepJson, releaseReserve, saveRunJson, type RunRecord } from '../records/index.js';
+import {
+  createRunRecord,
+  pendingStepJson,
+  readRunRecord,
+  releaseReserve,
+  saveRunJson,
+  type RunRecord,
+} from '../records/index.js';
 import type { PipelineOutcome, StepStatus } from '../observe/index.js';
 import { shellWord } from '../text/index.js';
 import { PRIVATE_EXEC_MODE, Tail, unpinDir } from '../fs/index.js';
@@ -107,6 +114,28 @@ export function recordSubmitted(rec: RunRecord, jobId: string, cluster: string |
   s.state = 'PENDING';
   s.phase = 'pending';
   saveRunJson(rec);
+}
+
+/** The state of a record whose sbatch answered without naming a job (the job may run: the record stays). */
+export const UNKNOWN_SUBMISSION = 'UNKNOWN';
+
+/**
+ * A record made for a job that sbatch has not answered for yet (`launch --slurm` makes the record, writes the
+ * job's files, then submits): waits, re-reading it, until sbatch's answer is recorded, the submission failed
+ * (the record is gone), or sbatch's time (`waitMs`, from the record's start) has passed. `stop` and `attach` in
+ * that window answer for the job, instead of calling it never submitted. Returns the job id, or null.
+ */
+export async function awaitSubmission(rec: RunRecord, waitMs: number, pollMs: number): Promise<string | null> {
+  const until = Date.parse(rec.json.startedAt) + waitMs;
+  for (;;) {
+    const id = rec.json.slurm?.jobId;
+    if (id) return id;
+    if (rec.json.slurm?.state === UNKNOWN_SUBMISSION || Date.now() >= until) return null;
+    await new Promise((res) => setTimeout(res, pollMs));
+    const r = readRunRecord(rec.dir);
+    if (!('record' in r)) return null;
+    rec.json = r.record.json;
+  }
 }
 
 /** Removes a record whose job was never submitted (zerowiz made every file in it). */
