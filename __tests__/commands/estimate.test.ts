@@ -226,6 +226,14 @@ describe('zerowiz estimate (table)', () => {
     expect(r.stdout).toMatch(/zero3\s+71\.69 GiB\s+0\.12 GiB\s+offload_param=cpu, offload_optimizer=cpu, zero_init=1/);
     expect(r.stdout).toContain('Recommended: ZeRO-2.');
   });
+  it('a size in decimal units is said in GiB, as generate says it (an "80 GB" card holds 80 GiB, not 74.5)', () => {
+    const r = run(['--params', '7B', '--gpus-per-node', '1', '--gpu-memory', '80GB', '--cpu-memory', '512GB']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('note: --gpu-memory 80GB = 74.51 GiB (GB counts 10^9; 80G or 80GiB counts 2^30).');
+    expect(r.stdout).toContain('note: --cpu-memory 512GB = 476.84 GiB (GB counts 10^9; 512G or 512GiB counts 2^30).');
+    const binary = run(['--params', '7B', '--gpus-per-node', '1', '--gpu-memory', '80GiB', '--cpu-memory', '512G']);
+    expect(binary.stdout).not.toMatch(/counts 10\^9/);
+  });
   it('a missing or failing nvidia-smi under --detect is a note, not a failure', () => {
     for (const env of [{ PATH: EMPTY_BIN }, { PATH: FAKE_BIN, ZW_FAKE_NVIDIA_SMI: 'fail' }]) {
       const r = run(['--params', '7B', '--detect'], env);

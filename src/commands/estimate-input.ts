@@ -5,7 +5,7 @@
 import { pathFlag } from '../fs/index.js';
 import { describeGpus, describeInterconnect, detectHost } from '../machine/index.js';
 import type { HostDetection } from '../machine/index.js';
-import { UsageError } from '../text/index.js';
+import { UsageError, decimalSizeNote } from '../text/index.js';
 import { NearMiss } from '../text/index.js';
 import {
   EstimateInputError,
@@ -180,6 +180,14 @@ export async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     flags.gpuMemory !== undefined ? bytesFlag(flags.gpuMemory, '--gpu-memory', MAX_GPU_MEMORY_BYTES) : null;
   let cpuMemoryBytes =
     flags.cpuMemory !== undefined ? bytesFlag(flags.cpuMemory, '--cpu-memory', MAX_HOST_BYTES) : null;
+  // A size in decimal units is said in GiB, as `generate` says it: an "80 GB" card holds 80 GiB, not 74.5.
+  for (const [flag, text] of [
+    ['--gpu-memory', flags.gpuMemory],
+    ['--cpu-memory', flags.cpuMemory],
+  ] as const) {
+    const note = text === undefined ? null : decimalSizeNote(text);
+    if (note) notes.push(`${flag} ${note}.`);
+  }
   const workload = workloadAnswers(flags, model);
   const shape = shapeOverrides(flags, workload.model_kind ?? 'lm', notes);
   let detection: HostDetection | null = null;
