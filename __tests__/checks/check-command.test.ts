@@ -258,8 +258,23 @@ describe('zerowiz check with real limits', () => {
     expect(check(r.stdout, 'nvme-speed').measured).toMatch(/too little room/);
     // A tiny model fits the bigger tmpfs: the speed test runs (dd with O_DIRECT) and says what it measured.
     const q = presetFile(dir, { ...answers, nvme_path: big.dir }, 'model:\n  params: 10M\n  largest_layer: 1M\n');
-    const speed = check(runCli(['check', q, '--json'], { cwd: dir, env: { PATH: BARE_PATH } }).stdout, 'nvme-speed');
+    const cache = { PATH: BARE_PATH, XDG_CACHE_HOME: tempDir('zw-cache-') };
+    const estimate = () =>
+      runCli(
+        ['estimate', '--params', '10M', '--largest-layer', '1M', '--gpu-memory', '80GiB', '--nvme-path', big.dir],
+        {
+          cwd: dir,
+          env: cache,
+        },
+      ).stdout;
+    expect(estimate()).toMatch(/; NVMe 2\.00 GB\/s \(assumed; `zerowiz check` measures the drive\);/);
+    const speed = check(runCli(['check', q, '--json'], { cwd: dir, env: cache }).stdout, 'nvme-speed');
     expect(speed.measured).toMatch(/^\d+ MiB with O_DIRECT: write [\d.]+ GB\/s, read [\d.]+ GB\/s/);
+    // The estimate's NVMe term now takes the drive's slower direction, as check measured it.
+    const rates = [...speed.measured.matchAll(/(?:write|read) ([\d.]+ [kMG]?B\/s)/g)].map((m) => m[1]!);
+    const bytes = (r: string) => Number.parseFloat(r) * 10 ** (3 * ' kMG'.indexOf(r.split(' ')[1]![0]!));
+    const slower = rates.sort((a, b) => bytes(a) - bytes(b))[0];
+    expect(estimate()).toContain(`; NVMe ${slower} (measured by \`zerowiz check\`);`);
     const skipped = runCli(['check', q, '--json', '--no-speed-test'], { cwd: dir, env: { PATH: BARE_PATH } });
     expect(check(skipped.stdout, 'nvme-speed')).toMatchObject({
       status: 'skip',

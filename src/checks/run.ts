@@ -4,6 +4,7 @@
  * against the plan, and returns the results in the fix order. The one entry for `zerowiz check`, the wizard's
  * finish screen, a local launch before each pass and a Slurm job's node before each pass.
  */
+import { rememberNvmeSpeed } from '../machine/index.js';
 import { UsageError } from '../text/index.js';
 import type { Setup } from '../config/index.js';
 import { launchEstimate } from '../rules/index.js';
@@ -152,6 +153,8 @@ export async function runChecks(setup: Setup, opts: CheckOptions = {}): Promise<
             !skip.has('nvme-speed') && nvmeUsable(n)
               ? await timed(() => measureNvmeSpeed(plan.nvme!.path, n.freeBytes))
               : null;
+          // The estimate's NVMe term takes the drive's measured speed from now on (src/machine/nvme-speed.ts).
+          if (speed?.value.ok) rememberNvmeSpeed(plan.nvme!.path, speed.value, env);
           return { n, speed };
         })
       : null;

@@ -241,6 +241,8 @@ export async function buildInput(flags: EstimateFlags): Promise<BuiltInput> {
     ...given,
     ...time.answers,
     ...(interconnect ? { gpu_links: gpuLinksAnswer(interconnect) } : {}),
+    // The folder `check` may have measured the drive's speed in (the NVMe term then takes it).
+    ...(flags.nvmePath !== undefined ? { nvme_path: flags.nvmePath } : {}),
   });
   const input = setupInput(flags, answers, model, shape, tokens, nvmeFreeBytes, notes);
   return { input, model, detection, notes, answers, preset: null, time };

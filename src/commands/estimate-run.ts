@@ -13,7 +13,7 @@ import { measuredContradiction, measuredStepText, measuredText, placementKey } f
 import { rowLabel } from '../config/index.js';
 import { loadModelCatalog } from '../estimate/index.js';
 import type { ModelEntry } from '../estimate/index.js';
-import { formatBytes, formatCount, formatGiB, gibFigure } from '../text/index.js';
+import { formatByteRate, formatBytes, formatCount, formatGiB, gibFigure } from '../text/index.js';
 import {
   boundCell,
   gpuCatalogText,
@@ -289,8 +289,11 @@ function renderTable(report: EstimateReport, built: BuiltInput, extra: Extra): s
   }
   out.push(pad(rows, [4, 5, 6]));
   const t = input.timing;
+  const nvme = report.modes.some((m) => m.time.nvme !== null)
+    ? `; NVMe ${formatByteRate(t.nvmeBytesPerS)} (${t.nvmeMeasured ? 'measured by `zerowiz check`' : 'assumed; `zerowiz check` measures the drive'})`
+    : '';
   out.push(
-    `step time: ${t.gpu.name} (${built.time.gpuSource}), ${report.modes[0]?.time.link ?? ''}${input.nodes > 1 ? `, ${describeInternode(t.internode)} between nodes` : ''}; ${t.hostCores} CPU cores per node (${built.time.coresSource}); gradient accumulation ${t.accumulation}; per optimizer step`,
+    `step time: ${t.gpu.name} (${built.time.gpuSource}), ${report.modes[0]?.time.link ?? ''}${input.nodes > 1 ? `, ${describeInternode(t.internode)} between nodes` : ''}; ${t.hostCores} CPU cores per node (${built.time.coresSource})${nvme}; gradient accumulation ${t.accumulation}; per optimizer step`,
   );
   if (extra.pipeline)
     out.push(

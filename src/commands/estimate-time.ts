@@ -178,6 +178,7 @@ export function machineJson(report: EstimateReport, opts: TimeOptions): unknown 
       internode: report.input.nodes > 1 ? describeInternode(t.internode) : null,
     },
     hostCores: { count: t.hostCores, source: opts.coresSource },
+    nvme: { bytesPerS: Math.round(t.nvmeBytesPerS), source: t.nvmeMeasured ? 'measured' : 'assumed' },
     ompThreads: t.ompThreads,
     gradientAccumulationSteps: t.accumulation,
   };

@@ -3,6 +3,7 @@
  * (src/wizard/tradeoff.ts), the fit finding (src/rules/validate.ts) and `zerowiz estimate` (which turns its flags
  * into answers first) all call estimateInputFromSetup, so they agree on every figure.
  */
+import { rememberedNvmeSpeed } from '../machine/index.js';
 import type { ActivationInput } from './activations.js';
 import { EstimateInputError } from './estimate.js';
 import type { EstimateInput, LoraSpec, TokenShape } from './estimate.js';
@@ -63,7 +64,13 @@ export type EstimateAnswers = Pick<
   Partial<
     Pick<
       Answers,
-      'offload_param_device' | 'gpu_links' | 'gpu_model' | 'cpu_cores' | 'internode' | 'gradient_accumulation_steps'
+      | 'offload_param_device'
+      | 'gpu_links'
+      | 'gpu_model'
+      | 'cpu_cores'
+      | 'internode'
+      | 'gradient_accumulation_steps'
+      | 'nvme_path'
     >
   >;
 
@@ -525,8 +532,14 @@ function timingOfAnswers(a: EstimateAnswers, ctx: EstimateContext, notes: string
     notes.push(
       `step times assume an ${lookupGpu(DEFAULT_GPU_ID)!.name} (the default; give --gpu NAME, the gpu_model answer, or --detect)`,
     );
+  // The drive's speed `check` measured in the offload folder, when it did (src/machine/nvme-speed.ts).
+  const nvme =
+    ctx.timing?.nvmeBytesPerS === undefined && typeof a.nvme_path === 'string' && a.nvme_path !== ''
+      ? rememberedNvmeSpeed(a.nvme_path)
+      : null;
   return {
     ...ctx.timing,
+    ...(nvme ? { nvmeBytesPerS: Math.min(nvme.readBytesPerS, nvme.writeBytesPerS), nvmeMeasured: true } : {}),
     ...(gpu ? { gpu, gpuSource: a.gpu_model ? 'given' : (ctx.timing?.gpuSource ?? 'given') } : {}),
     ...(cores !== undefined && cores !== null
       ? { hostCores: cores, hostCoresSource: a.cpu_cores ? 'given' : (ctx.timing?.hostCoresSource ?? 'given') }

@@ -36,7 +36,7 @@
  */
 import type { ActivationInput } from './activations.js';
 import { trainingFlops } from './flops.js';
-import { formatSeconds } from '../text/index.js';
+import { formatByteRate, formatSeconds } from '../text/index.js';
 import type { GpuSpec, Internode } from './gpus.js';
 import { internodeBytesPerS, intraNodeLink, pcieBytesPerS, peakFlops } from './gpus.js';
 import type { Interconnect, Precision } from '../config/index.js';
@@ -106,6 +106,8 @@ export interface StepTimeBand {
   link: string;
   /** Threads DeepSpeedCPUAdam runs on per node (0 when the optimizer is on the GPU). */
   hostThreads: number;
+  /** The NVMe speed the swapping term used, and whether `check` measured it (null: nothing swaps to NVMe). */
+  nvme: { bytesPerS: number; measured: boolean } | null;
 }
 
 /** The machine and launch facts the time model needs beyond the peak's input. */
@@ -332,6 +334,7 @@ export function stepTimeOf(p: TimePlacement, n: TimeInput): StepTimeBand {
     raw: central.raw,
     link: central.link,
     hostThreads: p.stage !== 0 && p.optimizer !== 'none' ? hostOptimizerThreads(n) : 0,
+    nvme: terms.nvme > 0 ? { bytesPerS: n.timing.nvmeBytesPerS, measured: n.timing.nvmeMeasured } : null,
   };
 }
 
@@ -357,5 +360,7 @@ export function boundWords(t: StepTimeBand): string {
   if (t.bound === 'hostOptimizer')
     return `bound by the CPU optimizer on ${t.hostThreads} thread${t.hostThreads === 1 ? '' : 's'} per node`;
   if (t.bound === 'collectives') return `bound by the collectives on ${t.link}`;
+  if (t.bound === 'nvme' && t.nvme)
+    return `bound by NVMe swapping at ${formatByteRate(t.nvme.bytesPerS)} (${t.nvme.measured ? 'measured by `zerowiz check`' : 'assumed; `zerowiz check` measures the drive'})`;
   return `bound by ${TERM_WORDS[t.bound]}`;
 }
