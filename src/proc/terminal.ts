@@ -248,10 +248,13 @@ export function askLine(question: string): {
     stdin.pause();
     settle(a);
   };
-  writeErr(question);
+  // Ctrl+C is handled before the question shows: one typed as soon as it is seen (the process may not run again
+  // between its write and the next line, on a busy machine) must reach onInterrupt, not SIGINT's default, which
+  // ends zerowiz without a word.
+  process.on('SIGINT', onInterrupt);
   stdin.on('data', onData);
   stdin.on('end', onEnd);
-  process.on('SIGINT', onInterrupt);
+  writeErr(question);
   stdin.resume();
   return { answer, withdraw: () => done(null), interrupted: () => interrupted };
 }
