@@ -11,11 +11,11 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
 import '../text/zod.js';
-import { readOwnedFile } from '../fs/index.js';
+import { cacheHome, readOwnedFile } from '../fs/index.js';
 import { probeResultOf, type ProbeRequest, type ProbeResult } from './probe.js';
 
 /** How long a remembered answer is used at most. */
@@ -28,9 +28,7 @@ const ENV_KEYS_RE =
 
 /** The folder of the cache (XDG_CACHE_HOME, else ~/.cache). */
 export function probeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(env.HOME ?? homedir(), '.cache');
-  return join(base, 'zerowiz', 'probe');
+  return join(cacheHome(env), 'zerowiz', 'probe');
 }
 
 /** The key of a probe: the interpreter, the request, the host and the environment that matters. */

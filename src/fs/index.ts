@@ -1,7 +1,7 @@
 /** The face of src/fs/: what other folders may use of it (an architecture test holds every import to it). */
 export { expandPath, expandPathAnswer, expandWord, pathFlag, processContext } from './expand.js';
 export type { ExpandContext } from './expand.js';
-export { accelerateDefaultConfig, presetsDir, userPresetsDir } from './paths.js';
+export { accelerateDefaultConfig, cacheHome, presetsDir, userPresetsDir } from './paths.js';
 export { parseDataFile } from './data-file.js';
 export { openOwnedFile, parseYamlQuietly, pathPresent, readOwnedFile, readUserFile } from './read.js';
 export type { FileProblem, OwnedFile } from './read.js';

@@ -28,13 +28,16 @@ export function userPresetsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'zerowiz', 'presets');
 }
 
+/** The user's cache folder: `$XDG_CACHE_HOME`, default `~/.cache` (zerowiz keeps its own under `zerowiz/`). */
+export function cacheHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(env.HOME ?? homedir(), '.cache');
+}
+
 /**
  * accelerate's default config file: `$HF_HOME/accelerate/default_config.yaml`, else
  * `${XDG_CACHE_HOME:-~/.cache}/huggingface/accelerate/default_config.yaml`.
  */
 export function accelerateDefaultConfig(env: NodeJS.ProcessEnv = process.env): string {
   if (env.HF_HOME) return join(env.HF_HOME, 'accelerate', 'default_config.yaml');
-  const cache =
-    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(env.HOME ?? homedir(), '.cache');
-  return join(cache, 'huggingface', 'accelerate', 'default_config.yaml');
+  return join(cacheHome(env), 'huggingface', 'accelerate', 'default_config.yaml');
 }

@@ -5,9 +5,9 @@
  * and says that. Kept in `$XDG_CACHE_HOME/zerowiz/nvme-speed.json` (else ~/.cache) for 30 days, the folder 0700
  * and the file 0600, written by rename and read without following a link.
  */
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { mkdirPrivate, readOwnedFile, writePrivateFile } from '../fs/index.js';
+import { cacheHome, mkdirPrivate, readOwnedFile, writePrivateFile } from '../fs/index.js';
 
 /** How long a measurement is used. */
 export const NVME_SPEED_MAX_AGE_MS = 30 * 24 * 3600_000;
@@ -23,9 +23,7 @@ export interface NvmeSpeed {
 
 /** The file the measurements are kept in. */
 export function nvmeSpeedFile(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(env.HOME ?? homedir(), '.cache');
-  return join(base, 'zerowiz', 'nvme-speed.json');
+  return join(cacheHome(env), 'zerowiz', 'nvme-speed.json');
 }
 
 function keyOf(path: string): string {
